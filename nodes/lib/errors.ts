@@ -1,0 +1,76 @@
+/** Short machine-readable error codes; nodes and users can switch on them in a Catch flow. */
+export type ErrorCode =
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'RATE_LIMITED'
+  | 'TIMEOUT'
+  | 'NETWORK'
+  | 'SERVER'
+  | 'BAD_REQUEST'
+  | 'NOT_FOUND'
+  | 'BAD_RESPONSE'
+  | 'INVALID_INPUT'
+  | 'QUEUE_FULL'
+  | 'JOB_FAILED'
+  | 'CANCELLED';
+
+const EXCERPT_LENGTH = 300;
+
+export interface PlatformErrorOptions {
+  statusCode?: number;
+  body?: string;
+  cause?: unknown;
+  /** True when the request certainly never reached the server, so any request may be retried. */
+  notSent?: boolean;
+  retryAfterMs?: number;
+}
+
+/** Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`. */
+export class PlatformError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode?: number;
+  /** Redacted, shortened copy of the response body, for diagnosis. */
+  readonly bodyExcerpt?: string;
+  readonly notSent: boolean;
+  readonly retryAfterMs?: number;
+
+  constructor(code: ErrorCode, message: string, options: PlatformErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'PlatformError';
+    this.code = code;
+    this.statusCode = options.statusCode;
+    this.bodyExcerpt = options.body === undefined ? undefined : redact(options.body).slice(0, EXCERPT_LENGTH);
+    this.notSent = options.notSent ?? false;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+export function invalidInput(message: string): PlatformError {
+  return new PlatformError('INVALID_INPUT', message, { notSent: true });
+}
+
+export function cancelled(what = 'request'): PlatformError {
+  return new PlatformError('CANCELLED', `${what} cancelled: the node was closed or redeployed`, { notSent: true });
+}
+
+const SECRET_MEMBER = /("?(?:access_token|id_token|refresh_token|client_secret|secret|secrettoken|token|apikey|api_key|password|authorization)"?\s*[:=]\s*"?)[^",&\s}]+/gi;
+const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
+
+/** Removes anything that looks like a credential from text that may reach logs or messages. */
+export function redact(text: string, secrets: readonly string[] = []): string {
+  let out = text.replace(SECRET_MEMBER, '$1***').replace(BEARER, '$1***');
+  for (const secret of secrets) {
+    if (secret.length >= 4) out = out.split(secret).join('***');
+  }
+  return out;
+}
+
+/** Maps an HTTP status to the error code users see. */
+export function codeForStatus(status: number): ErrorCode {
+  if (status === 401) return 'UNAUTHORIZED';
+  if (status === 403) return 'FORBIDDEN';
+  if (status === 404) return 'NOT_FOUND';
+  if (status === 429) return 'RATE_LIMITED';
+  if (status >= 500) return 'SERVER';
+  return 'BAD_REQUEST';
+}

@@ -1,0 +1,52 @@
+import type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow } from 'node-red';
+
+export type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow };
+
+/** A TypedInput as stored in flow JSON: the value and, beside it, `<name>Type`. */
+export interface TypedProperty {
+  value: string;
+  type: string;
+}
+
+/** Output messages carry whatever the node adds; Node-RED messages are open objects. */
+export type OutputMessage = NodeMessageInFlow & Record<string, unknown>;
+
+/** Reads `<name>` and `<name>Type` from a node definition, defaulting to `msg.<defaultPath>`. */
+export function typedProperty(def: Record<string, unknown>, name: string, defaultPath: string): TypedProperty {
+  const type = typeof def[`${name}Type`] === 'string' && def[`${name}Type`] !== '' ? (def[`${name}Type`] as string) : 'msg';
+  const raw = def[name];
+  const value = typeof raw === 'string' ? raw : raw === undefined || raw === null ? '' : String(raw);
+  return type === 'msg' && value === '' ? { type, value: defaultPath } : { type, value };
+}
+
+/**
+ * Evaluates a TypedInput for one message: a value fixed in the editor wins, `msg` reads the message.
+ * Context reads go through the callback form, which works with asynchronous context stores.
+ */
+export function evaluateProperty(RED: NodeAPI, node: Node, msg: NodeMessage, property: TypedProperty): Promise<unknown> {
+  if (property.type === 'msg') return Promise.resolve(RED.util.getMessageProperty(msg, property.value));
+  return new Promise((resolve, reject) => {
+    RED.util.evaluateNodeProperty(property.value, property.type, node, msg, (err: Error | null, value: unknown) => {
+      if (err) reject(err);
+      else resolve(value);
+    });
+  });
+}
+
+/** Evaluates several TypedInputs; members whose source holds nothing come out undefined. */
+export async function evaluateProperties<K extends string>(
+  RED: NodeAPI,
+  node: Node,
+  msg: NodeMessage,
+  properties: Record<K, TypedProperty>,
+): Promise<Record<K, unknown>> {
+  const entries = await Promise.all(
+    (Object.keys(properties) as K[]).map(async (key) => {
+      const property = properties[key];
+      // An editor field left empty means "not set", not an empty fixed value.
+      const value = property.type !== 'msg' && property.value === '' ? undefined : await evaluateProperty(RED, node, msg, property);
+      return [key, value] as const;
+    }),
+  );
+  return Object.fromEntries(entries) as Record<K, unknown>;
+}

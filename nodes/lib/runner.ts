@@ -1,0 +1,72 @@
+import type { Node, NodeMessageInFlow, OutputMessage } from './node-red';
+import { PlatformError, cancelled } from './errors';
+import type { WaitEvent } from './platform-client';
+import { NodeStatus } from './status';
+
+export interface InputContext {
+  /** Aborted when the node closes (redeploy, shutdown): pass it to every request and wait. */
+  signal: AbortSignal;
+  status: NodeStatus;
+  /** Hand to platform requests so the status shows queueing and retries. */
+  onWait: (event: WaitEvent) => void;
+}
+
+export interface HandlerResult {
+  msg: OutputMessage;
+  /** Short status text shown after success; defaults to the HTTP status. */
+  statusText?: string;
+}
+
+export type InputHandler = (msg: NodeMessageInFlow, context: InputContext) => Promise<HandlerResult>;
+
+/**
+ * Wires a node's input to an async handler with Node-RED's send/done contract:
+ * exactly one output or one done(err) per message, errors carrying `msg.statusCode` to Catch nodes,
+ * status while requesting, and every request, wait and poll of the node aborted when it closes.
+ */
+export function handleInputs(node: Node, handler: InputHandler): NodeStatus {
+  const status = new NodeStatus(node);
+  const inFlight = new Set<AbortController>();
+
+  node.on('input', (msg, send, done) => {
+    const controller = new AbortController();
+    inFlight.add(controller);
+    status.requesting(inFlight.size);
+    const context: InputContext = {
+      signal: controller.signal,
+      status,
+      onWait: (event) => {
+        if (event.kind === 'queued') status.queued(event.position);
+        else status.retrying(event.attempt, event.reason);
+      },
+    };
+    handler(msg, context)
+      .then(
+        (result) => {
+          if (controller.signal.aborted) throw cancelled('message');
+          status.done(result.statusText ?? String(result.msg.statusCode ?? 'ok'));
+          send(result.msg);
+          done();
+        },
+        (err: unknown) => {
+          throw controller.signal.aborted && !(err instanceof PlatformError && err.code === 'INVALID_INPUT') ? cancelled('message') : err;
+        },
+      )
+      .catch((err: unknown) => {
+        if (err instanceof PlatformError && err.statusCode !== undefined) {
+          (msg as OutputMessage).statusCode = err.statusCode;
+        }
+        if (!controller.signal.aborted) status.error(err);
+        done(err instanceof Error ? err : new Error(String(err)));
+      })
+      .finally(() => inFlight.delete(controller));
+  });
+
+  node.on('close', (_removed: boolean, closeDone: () => void) => {
+    for (const controller of inFlight) controller.abort();
+    status.clear();
+    closeDone();
+  });
+
+  return status;
+}

@@ -1,0 +1,134 @@
+import type { ConnectionOptions } from 'node:tls';
+import type { Request, Response } from 'express';
+import type { Node, NodeAPI, NodeDef } from './lib/node-red';
+import type { SvcConfigNode, SvcCredentials } from './lib/config';
+import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform-client';
+import { PlatformError } from './lib/errors';
+
+interface SvcConfigDef extends NodeDef {
+  baseUrl: string;
+  authUrl: string;
+  sandboxUrl: string;
+  audience: string;
+  projectId: string;
+  timeout: number | string;
+  rateLimit: number | string;
+  maxConcurrency: number | string;
+  maxQueue?: number | string;
+  maxRetries?: number | string;
+  tokenLifetime?: number | string;
+  tls?: string;
+  proxy?: string;
+}
+
+/** Node-RED's `tls-config` node, as far as this pack uses it. */
+interface TlsConfigNode extends Node {
+  addTLSOptions(options: ConnectionOptions): void;
+}
+
+/** Node-RED's `http proxy` node. */
+interface HttpProxyNode extends Node<{ username?: string; password?: string }> {
+  url: string;
+  noproxy?: string[];
+}
+
+const DEFAULTS = {
+  timeout: 30_000,
+  rateLimit: 80,
+  maxConcurrency: 8,
+  maxQueue: 1000,
+  maxRetries: 3,
+  tokenLifetime: 3600,
+};
+
+/** Placeholder the editor sends for a password that the user has not changed. */
+const UNCHANGED_PASSWORD = '__PWRD__';
+
+export = function register(RED: NodeAPI): void {
+  function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
+    RED.nodes.createNode(this, def);
+    this.client = new PlatformClient(clientConfig(def, this.credentials ?? {}));
+    this.on('close', (_removed: boolean, done: () => void) => {
+      this.client.close().then(done, done);
+    });
+  }
+
+  function clientConfig(def: SvcConfigDef, credentials: SvcCredentials): ClientConfig {
+    return {
+      baseUrl: def.baseUrl ?? '',
+      authUrl: def.authUrl ?? '',
+      sandboxUrl: def.sandboxUrl || def.baseUrl || '',
+      audience: def.audience ?? '',
+      projectId: def.projectId ?? '',
+      credentials,
+      timeoutMs: numberOr(def.timeout, DEFAULTS.timeout),
+      ratePerMinute: numberOr(def.rateLimit, DEFAULTS.rateLimit),
+      maxConcurrency: numberOr(def.maxConcurrency, DEFAULTS.maxConcurrency),
+      maxQueue: numberOr(def.maxQueue, DEFAULTS.maxQueue),
+      maxRetries: numberOr(def.maxRetries, DEFAULTS.maxRetries),
+      tokenLifetimeSec: numberOr(def.tokenLifetime, DEFAULTS.tokenLifetime),
+      tls: tlsOptions(def.tls),
+      proxy: proxySettings(def.proxy),
+    };
+  }
+
+  function tlsOptions(id: string | undefined): ConnectionOptions | undefined {
+    const tlsNode = id ? (RED.nodes.getNode(id) as TlsConfigNode | null) : null;
+    if (!tlsNode) return undefined;
+    const options: ConnectionOptions = {};
+    tlsNode.addTLSOptions(options);
+    return options;
+  }
+
+  function proxySettings(id: string | undefined): ProxySettings | undefined {
+    const proxyNode = id ? (RED.nodes.getNode(id) as HttpProxyNode | null) : null;
+    if (!proxyNode?.url) return undefined;
+    return {
+      url: proxyNode.url,
+      noProxy: proxyNode.noproxy,
+      username: proxyNode.credentials?.username,
+      password: proxyNode.credentials?.password,
+    };
+  }
+
+  RED.nodes.registerType<SvcConfigNode, SvcConfigDef, unknown, SvcCredentials>('svc-config', SvcConfig, {
+    credentials: {
+      clientId: { type: 'text' },
+      clientSecret: { type: 'password' },
+      apiKey: { type: 'password' },
+      pubsubApiKey: { type: 'password' },
+    },
+  });
+
+  /**
+   * "Test connection": fetches a token with the values in the open dialog. Passwords the user has
+   * not retyped arrive as a placeholder and are taken from the deployed node's credentials.
+   */
+  RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response) => {
+    const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: SvcCredentials };
+    const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as SvcCredentials | undefined;
+    const given = body.credentials ?? {};
+    const credentials: SvcCredentials = {
+      clientId: given.clientId || stored?.clientId,
+      clientSecret: given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD ? given.clientSecret : stored?.clientSecret,
+    };
+    const client = new PlatformClient(
+      clientConfig({ ...(body as SvcConfigDef), maxRetries: 0, rateLimit: 0 }, credentials),
+    );
+    client
+      .fetchToken()
+      .then(
+        (token) => res.json({ ok: true, expiresIn: token.expiresIn ?? null }),
+        (err: unknown) => {
+          const error = err instanceof PlatformError ? err : new PlatformError('NETWORK', String(err));
+          res.json({ ok: false, code: error.code, statusCode: error.statusCode ?? null, message: error.message });
+        },
+      )
+      .finally(() => client.close());
+  });
+};
+
+function numberOr(value: unknown, fallback: number): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(n) && n >= 0 ? n : fallback;
+}

@@ -1,0 +1,64 @@
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
+import { evaluateProperty, typedProperty } from './lib/node-red';
+import { clientFor } from './lib/config';
+import { invalidInput } from './lib/errors';
+import { bestFeature, encodeGeohash, featurePoint, DEFAULT_GEOHASH_PRECISION } from './lib/geo';
+import { handleInputs } from './lib/runner';
+
+interface GeocodeDef extends NodeDef {
+  server: string;
+  address: string;
+  addressType: string;
+  precision?: number | string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function SvcGeocode(this: Node, def: GeocodeDef): void {
+    RED.nodes.createNode(this, def);
+    const client = clientFor(RED, this, def.server);
+    const addressInput = typedProperty(def as unknown as Record<string, unknown>, 'address', 'payload');
+    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
+
+    handleInputs(this, async (msg, { signal, onWait }) => {
+      const address = readAddress(await evaluateProperty(RED, this, msg, addressInput));
+      const response = await client().request({
+        auth: 'project',
+        method: 'POST',
+        path: '/v1/geocode',
+        query: { address },
+        retry: 'read',
+        signal,
+        onWait,
+      });
+      const feature = bestFeature(response.body);
+      const location = featurePoint(feature);
+      const out = msg as OutputMessage;
+      out.payload = response.body;
+      out.feature = feature;
+      out.location = location;
+      out.geohash = location ? encodeGeohash(location, precision) : undefined;
+      out.statusCode = response.statusCode;
+      return { msg: out, statusText: location ? 'found' : 'no match' };
+    });
+  }
+
+  RED.nodes.registerType('svc-geocode', SvcGeocode);
+};
+
+/** A string, or an object with an `address` member; empty or other values are input errors. */
+function readAddress(value: unknown): string {
+  const candidate =
+    value !== null && typeof value === 'object' && 'address' in value ? (value as { address: unknown }).address : value;
+  if (typeof candidate !== 'string') {
+    throw invalidInput(`address must be a string or an object with an "address" string, got ${describe(candidate)}`);
+  }
+  const address = candidate.trim();
+  if (address === '') throw invalidInput('address is empty');
+  return address;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}

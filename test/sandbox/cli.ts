@@ -1,0 +1,13 @@
+import { startSandbox } from './index';
+
+/** `npm run sandbox`: the sandbox platform on its own, for trying flows by hand. */
+async function main(): Promise<void> {
+  const port = Number(process.env.SANDBOX_PORT ?? 18790);
+  const sandbox = await startSandbox({ port });
+  console.log(`sandbox platform listening on ${sandbox.url}`);
+  const stop = () => void sandbox.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+void main();

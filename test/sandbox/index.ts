@@ -1,0 +1,20 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Sandbox, SandboxModule, SandboxOptions } from './server';
+
+export * from './server';
+
+/**
+ * Starts a sandbox with every endpoint module in `endpoints/` (one file per endpoint family),
+ * listening on 127.0.0.1 (an ephemeral port unless `port` is given).
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const sandbox = new Sandbox(options);
+  const dir = path.join(__dirname, 'endpoints');
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.js')).sort()) {
+    const module = require(path.join(dir, file)) as { default: SandboxModule };
+    sandbox.use(module.default);
+  }
+  await sandbox.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  return sandbox;
+}

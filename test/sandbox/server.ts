@@ -1,0 +1,385 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * The sandbox platform: a strict local implementation of the location platform interface
+ * (../shared/spec/location-platform-interface.md) for tests, examples and `npm start`.
+ * Each endpoint family lives in its own module and registers its routes here.
+ */
+
+/** How a route authenticates, as the spec's endpoint families do. */
+export type AuthFamily = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
+
+/** What an API key may call; a key lacking the permission gets 401, as the spec says. */
+export type Permission = 'geocode' | 'bulk' | 'isoline' | 'sequence' | 'routing' | 'pubsub';
+
+export interface Fault {
+  /** Answer with this status instead of handling the request. */
+  status?: number;
+  /** Body sent with `status` (JSON error body by default). */
+  body?: string;
+  /** Retry-After header sent with `status` (seconds, or an HTTP date). */
+  retryAfter?: string;
+  /** Wait before answering. */
+  delayMs?: number;
+  /** Destroy the connection without answering. */
+  reset?: boolean;
+  /** Never answer (until the sandbox closes). */
+  hang?: boolean;
+  /** Answer 200 with a truncated, invalid JSON body. */
+  malformedJson?: boolean;
+  /** Send the body slowly: this many milliseconds between chunks. */
+  slowBodyMs?: number;
+  /** 429 with Retry-After beyond this many requests in any sliding minute. */
+  rateLimitPerMinute?: number;
+  /** Apply to this many requests only, then clear. */
+  times?: number;
+}
+
+export interface LoggedRequest {
+  time: number;
+  endpoint: string;
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  status?: number;
+}
+
+export interface RouteContext {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  url: URL;
+  params: Record<string, string>;
+  body: Buffer;
+  sandbox: Sandbox;
+  /** Parses the body as JSON, answering 400 and returning undefined when it is not. */
+  json(): unknown;
+}
+
+export type RouteHandler = (ctx: RouteContext) => void | Promise<void>;
+
+interface Route {
+  method: string;
+  pattern: RegExp;
+  keys: string[];
+  endpoint: string;
+  auth: AuthFamily;
+  permission?: Permission;
+  handler: RouteHandler;
+}
+
+export interface SandboxOptions {
+  port?: number;
+  host?: string;
+  clientId?: string;
+  clientSecret?: string;
+  audience?: string;
+  projectId?: string;
+  /** API keys for geocoding and routing, each with what it may call. */
+  apiKeys?: Record<string, Permission[]>;
+  pubsubApiKey?: string;
+  /** Lifetime of issued tokens, seconds. */
+  tokenLifetimeSec?: number;
+  /** Which members the token response carries (the spec does not show them). */
+  tokenResponse?: 'standard' | 'jwt-only' | 'opaque-no-expiry';
+  /** Polls a job takes before it completes. */
+  jobPolls?: number;
+}
+
+export type SandboxModule = (sandbox: Sandbox) => void;
+
+export const SANDBOX_DEFAULTS = {
+  clientId: 'sandbox-client',
+  clientSecret: 'sandbox-client-secret',
+  audience: 'https://api.sandbox.svc/location',
+  projectId: 'sandbox-project',
+  apiKey: 'sandbox-api-key',
+  geocodeOnlyApiKey: 'sandbox-geocode-only-key',
+  pubsubApiKey: 'sandbox-pubsub-key',
+} as const;
+
+const ALL_PERMISSIONS: Permission[] = ['geocode', 'bulk', 'isoline', 'sequence', 'routing', 'pubsub'];
+
+export class Sandbox {
+  readonly options: Required<Omit<SandboxOptions, 'port' | 'host'>>;
+  readonly log: LoggedRequest[] = [];
+  /** Shared state for the endpoint modules (jobs, topics, issued tokens …), keyed by module. */
+  readonly state = new Map<string, unknown>();
+  url = '';
+  private readonly routes: Route[] = [];
+  private readonly faults = new Map<string, Fault>();
+  private readonly hits = new Map<string, number[]>();
+  private readonly server: http.Server;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly closeHooks: Array<() => void | Promise<void>> = [];
+
+  constructor(options: SandboxOptions = {}) {
+    this.options = {
+      clientId: options.clientId ?? SANDBOX_DEFAULTS.clientId,
+      clientSecret: options.clientSecret ?? SANDBOX_DEFAULTS.clientSecret,
+      audience: options.audience ?? SANDBOX_DEFAULTS.audience,
+      projectId: options.projectId ?? SANDBOX_DEFAULTS.projectId,
+      apiKeys: options.apiKeys ?? {
+        [SANDBOX_DEFAULTS.apiKey]: ALL_PERMISSIONS,
+        [SANDBOX_DEFAULTS.geocodeOnlyApiKey]: ['geocode'],
+      },
+      pubsubApiKey: options.pubsubApiKey ?? SANDBOX_DEFAULTS.pubsubApiKey,
+      tokenLifetimeSec: options.tokenLifetimeSec ?? 3600,
+      tokenResponse: options.tokenResponse ?? 'standard',
+      jobPolls: options.jobPolls ?? 3,
+    };
+    this.server = http.createServer((req, res) => {
+      this.dispatch(req, res).catch((err: unknown) => {
+        if (!res.headersSent) sendJson(res, 500, { error: 'internal', message: String(err) });
+      });
+    });
+    this.server.keepAliveTimeout = 60_000;
+  }
+
+  /** Registers a route; `:name` segments become `params.name`. */
+  route(
+    method: string,
+    path: string,
+    spec: { endpoint: string; auth: AuthFamily; permission?: Permission },
+    handler: RouteHandler,
+  ): void {
+    const keys: string[] = [];
+    const pattern = new RegExp(
+      '^' +
+        path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\/:(\w+)/g, (_m, key: string) => {
+          keys.push(key);
+          return '/([^/]+)';
+        }) +
+        '$',
+    );
+    this.routes.push({ method, pattern, keys, handler, ...spec });
+  }
+
+  use(module: SandboxModule): this {
+    module(this);
+    return this;
+  }
+
+  /** Switches a fault on for one endpoint name (see each module), or for every endpoint with `*`. */
+  setFault(endpoint: string, fault: Fault): void {
+    this.faults.set(endpoint, { ...fault });
+  }
+
+  clearFaults(): void {
+    this.faults.clear();
+    this.hits.clear();
+  }
+
+  /** Requests logged for one endpoint name. */
+  requests(endpoint?: string): LoggedRequest[] {
+    return endpoint ? this.log.filter((r) => r.endpoint === endpoint) : this.log;
+  }
+
+  /** Module state, created on first use. */
+  stateOf<T>(key: string, create: () => T): T {
+    if (!this.state.has(key)) this.state.set(key, create());
+    return this.state.get(key) as T;
+  }
+
+  /** A timer the sandbox clears when it closes. */
+  later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  onClose(hook: () => void | Promise<void>): void {
+    this.closeHooks.push(hook);
+  }
+
+  async listen(port = 0, host = '127.0.0.1'): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => resolve());
+    });
+    const address = this.server.address() as AddressInfo;
+    this.url = `http://${host}:${address.port}`;
+    return this.url;
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const hook of this.closeHooks) await hook();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Checks the credentials a family requires; answers 401 and returns false when they are wrong. */
+  authorize(ctx: RouteContext, auth: AuthFamily, permission?: Permission): boolean {
+    const header = (name: string) => {
+      const value = ctx.req.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const deny = (message: string) => {
+      sendJson(ctx.res, 401, { error: 'unauthorized', message });
+      return false;
+    };
+    switch (auth) {
+      case 'project':
+      case 'vpm': {
+        const idHeader = auth === 'project' ? 'x-svc-project-id' : 'x-svc-vpm-id';
+        if (header(idHeader) !== this.options.projectId) return deny(`missing or unknown ${idHeader}`);
+        const key = header('x-svc-api-key');
+        if (!key || !this.options.apiKeys[key]) return deny('missing or unknown x-svc-api-key');
+        if (permission && !this.options.apiKeys[key].includes(permission)) {
+          return deny(`this API key may not call the ${permission} endpoints`);
+        }
+        return true;
+      }
+      case 'pubsub':
+        return header('apikey') === this.options.pubsubApiKey || deny('missing or unknown apikey');
+      case 'bearer': {
+        const match = /^Bearer (.+)$/.exec(header('authorization') ?? '');
+        const tokens = this.stateOf('tokens', () => new Map<string, number>());
+        const expiresAt = match ? tokens.get(match[1]) : undefined;
+        if (expiresAt === undefined) return deny('missing or unknown bearer token');
+        if (Date.now() >= expiresAt) return deny('token expired');
+        return true;
+      }
+      case 'none':
+        return true;
+    }
+  }
+
+  private async dispatch(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const body = await readBody(req);
+    let params: Record<string, string> = {};
+    const route = this.routes.find((r) => {
+      if (r.method !== req.method) return false;
+      const match = r.pattern.exec(url.pathname);
+      if (!match) return false;
+      params = Object.fromEntries(r.keys.map((key, i) => [key, decodeURIComponent(match[i + 1])]));
+      return true;
+    });
+    const entry: LoggedRequest = {
+      time: Date.now(),
+      endpoint: route?.endpoint ?? 'unknown',
+      method: req.method ?? '',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: req.headers,
+      body: body.toString('utf8'),
+    };
+    this.log.push(entry);
+    res.on('finish', () => {
+      entry.status = res.statusCode;
+    });
+    if (!route) {
+      const pathKnown = this.routes.some((r) => r.pattern.test(url.pathname));
+      sendJson(res, pathKnown ? 405 : 404, { error: pathKnown ? 'method_not_allowed' : 'not_found', message: `${req.method} ${url.pathname}` });
+      return;
+    }
+    const ctx: RouteContext = {
+      req,
+      res,
+      url,
+      params,
+      body,
+      sandbox: this,
+      json: () => {
+        try {
+          return JSON.parse(body.toString('utf8'));
+        } catch {
+          sendJson(res, 400, { error: 'bad_request', message: 'body is not valid JSON' });
+          return undefined;
+        }
+      },
+    };
+    if (await this.applyFault(route.endpoint, ctx)) return;
+    if (!this.authorize(ctx, route.auth, route.permission)) return;
+    await route.handler(ctx);
+  }
+
+  /** Returns true when a fault answered (or swallowed) the request. */
+  private async applyFault(endpoint: string, ctx: RouteContext): Promise<boolean> {
+    const fault = this.faults.get(endpoint) ?? this.faults.get('*');
+    if (!fault) return false;
+    if (fault.times !== undefined) {
+      fault.times--;
+      if (fault.times <= 0) this.faults.delete(this.faults.get(endpoint) === fault ? endpoint : '*');
+    }
+    if (fault.rateLimitPerMinute !== undefined) {
+      const now = Date.now();
+      const hits = (this.hits.get(endpoint) ?? []).filter((t) => t > now - 60_000);
+      if (hits.length >= fault.rateLimitPerMinute) {
+        this.hits.set(endpoint, hits);
+        const retryAfter = Math.max(1, Math.ceil((hits[0] + 60_000 - now) / 1000));
+        ctx.res.setHeader('retry-after', String(retryAfter));
+        sendJson(ctx.res, 429, { error: 'rate_limited', message: `more than ${fault.rateLimitPerMinute} requests per minute` });
+        return true;
+      }
+      hits.push(now);
+      this.hits.set(endpoint, hits);
+    }
+    if (fault.delayMs) await new Promise<void>((resolve) => this.later(fault.delayMs as number, resolve));
+    if (fault.hang) return true;
+    if (fault.reset) {
+      ctx.req.socket.destroy();
+      return true;
+    }
+    if (fault.status !== undefined) {
+      if (fault.retryAfter !== undefined) ctx.res.setHeader('retry-after', fault.retryAfter);
+      ctx.res.writeHead(fault.status, { 'content-type': 'application/json' });
+      ctx.res.end(fault.body ?? JSON.stringify({ error: 'fault', message: `injected ${fault.status}` }));
+      return true;
+    }
+    if (fault.malformedJson) {
+      ctx.res.writeHead(200, { 'content-type': 'application/json' });
+      ctx.res.end('{"type":"FeatureCollection","features":[{"type":"Feat');
+      return true;
+    }
+    if (fault.slowBodyMs) {
+      const original = ctx.res.end.bind(ctx.res);
+      const slowEnd = (chunk?: unknown): http.ServerResponse => {
+        const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : '';
+        let offset = 0;
+        const step = () => {
+          if (ctx.res.destroyed) return;
+          if (offset >= text.length) {
+            original();
+            return;
+          }
+          ctx.res.write(text.slice(offset, offset + 16));
+          offset += 16;
+          this.later(fault.slowBodyMs as number, step);
+        };
+        step();
+        return ctx.res;
+      };
+      ctx.res.end = slowEnd as typeof ctx.res.end;
+    }
+    return false;
+  }
+}
+
+export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** 400 with the sandbox's JSON error body; returns false so validators can `return badRequest(...)`. */
+export function badRequest(res: http.ServerResponse, message: string): false {
+  sendJson(res, 400, { error: 'bad_request', message });
+  return false;
+}
+
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}

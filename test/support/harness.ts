@@ -1,0 +1,155 @@
+import path from 'node:path';
+import helper from 'node-red-node-test-helper';
+type TestNode = helper.TestNode;
+import { Sandbox, SANDBOX_DEFAULTS, SandboxOptions, startSandbox } from '../sandbox';
+
+/**
+ * Shared test plumbing: Node-RED (4.x by default, another build with NODE_RED_PATH),
+ * a sandbox per suite, a config node pointed at it, and one-message-one-outcome helpers.
+ */
+const nodeRedPath = process.env.NODE_RED_PATH
+  ? require.resolve(path.resolve(process.env.NODE_RED_PATH))
+  : require.resolve('node-red');
+helper.init(nodeRedPath);
+
+export { helper, Sandbox, SANDBOX_DEFAULTS };
+export type { TestNode };
+
+export const CONFIG_ID = 'cfg';
+export const NODES_DIR = path.resolve(__dirname, '..', '..', 'nodes');
+
+/** The compiled node module of a node type, ready for helper.load(). */
+export function nodeModule(type: string): unknown {
+  return require(path.join(NODES_DIR, `${type}.js`));
+}
+
+export type Json = Record<string, unknown>;
+
+/** A svc-config node pointed at the sandbox; `overrides` change its properties. */
+export function configNode(sandbox: Sandbox, overrides: Json = {}): Json {
+  return {
+    id: CONFIG_ID,
+    type: 'svc-config',
+    name: 'sandbox',
+    baseUrl: sandbox.url,
+    authUrl: sandbox.url,
+    sandboxUrl: sandbox.url,
+    audience: SANDBOX_DEFAULTS.audience,
+    projectId: SANDBOX_DEFAULTS.projectId,
+    timeout: 2000,
+    rateLimit: 0,
+    maxConcurrency: 8,
+    maxQueue: 1000,
+    maxRetries: 2,
+    tokenLifetime: 3600,
+    ...overrides,
+  };
+}
+
+export function sandboxCredentials(overrides: Json = {}): Record<string, Record<string, string>> {
+  return {
+    [CONFIG_ID]: {
+      clientId: SANDBOX_DEFAULTS.clientId,
+      clientSecret: SANDBOX_DEFAULTS.clientSecret,
+      apiKey: SANDBOX_DEFAULTS.apiKey,
+      pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+      ...(overrides as Record<string, string>),
+    },
+  };
+}
+
+export interface LoadOptions {
+  /** Node types to load besides svc-config. */
+  types: string[];
+  /** The node under test and any others; a helper node `out` is added and wired from `nodeId`. */
+  nodes: Json[];
+  config?: Json;
+  credentials?: Json;
+  /** Extra credentials for other nodes, by id. */
+  nodeCredentials?: Record<string, Record<string, string>>;
+}
+
+/** Loads svc-config + the given nodes with a helper node `out` wired to the first node's output. */
+export async function loadWithSandbox(sandbox: Sandbox, options: LoadOptions): Promise<void> {
+  const first = options.nodes[0];
+  const flow: Json[] = [
+    configNode(sandbox, options.config),
+    ...options.nodes.map((n, i) => (i === 0 ? { wires: [['out']], ...n, server: n.server ?? CONFIG_ID } : n)),
+    { id: 'out', type: 'helper' },
+  ];
+  if (!first) throw new Error('loadWithSandbox needs a node');
+  await helper.load(
+    ['svc-config', ...options.types].map(nodeModule),
+    flow,
+    { ...sandboxCredentials(options.credentials), ...(options.nodeCredentials ?? {}) },
+  );
+}
+
+export type Outcome = { kind: 'output'; msg: Json } | { kind: 'error'; error: Error & Json; msg: Json };
+
+/**
+ * Sends one message to `nodeId` and resolves with what came of it: the output at `out`,
+ * or the error the node reported (done(err) reaches node.error, and so Catch nodes).
+ * Rejects if both or neither happen within `timeoutMs`.
+ */
+export function sendAndWait(nodeId: string, msg: Json, timeoutMs = 5000): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const node = helper.getNode(nodeId);
+    const out = helper.getNode('out');
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`no output and no error from ${nodeId} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onOutput = (received: Json) => finish({ kind: 'output', msg: received });
+    const onError = (call: { args: unknown[] }) =>
+      finish({ kind: 'error', error: call.args[0] as Error & Json, msg: (call.args[1] ?? {}) as Json });
+    function cleanup(): void {
+      clearTimeout(timer);
+      out.removeListener('input', onOutput);
+      node.removeListener('call:error', onError);
+    }
+    function finish(outcome: Outcome): void {
+      cleanup();
+      resolve(outcome);
+    }
+    out.on('input', onOutput);
+    node.on('call:error', onError);
+    node.receive(msg);
+  });
+}
+
+/** Sends one message and expects an output; fails the test with the error otherwise. */
+export async function expectOutput(nodeId: string, msg: Json, timeoutMs?: number): Promise<Json> {
+  const outcome = await sendAndWait(nodeId, msg, timeoutMs);
+  if (outcome.kind === 'error') throw new Error(`expected an output, got error: ${outcome.error.message}`);
+  return outcome.msg;
+}
+
+/** Sends one message and expects an error; returns it with the message it was reported with. */
+export async function expectError(nodeId: string, msg: Json, timeoutMs?: number): Promise<{ error: Error & Json; msg: Json }> {
+  const outcome = await sendAndWait(nodeId, msg, timeoutMs);
+  if (outcome.kind === 'output') throw new Error(`expected an error, got output: ${JSON.stringify(outcome.msg).slice(0, 300)}`);
+  return outcome;
+}
+
+/** Starts a sandbox before the suite and stops it after; faults and logs are cleared between tests. */
+export function useSandbox(options: SandboxOptions = {}): { readonly sandbox: Sandbox } {
+  const holder: { sandbox?: Sandbox } = {};
+  before(async () => {
+    holder.sandbox = await startSandbox(options);
+  });
+  afterEach(async () => {
+    await helper.unload();
+    holder.sandbox?.clearFaults();
+    holder.sandbox?.log.splice(0);
+  });
+  after(async () => {
+    await holder.sandbox?.close();
+  });
+  return {
+    get sandbox(): Sandbox {
+      if (!holder.sandbox) throw new Error('sandbox not started');
+      return holder.sandbox;
+    },
+  };
+}
