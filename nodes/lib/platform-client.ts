@@ -199,8 +199,7 @@ export class PlatformClient {
     } else if (req.form) {
       body = req.form;
     }
-    if (this.gate.waiting > 0 || this.gate.active > 0) req.onWait?.({ kind: 'queued', position: this.gate.waiting + 1 });
-    const release = await this.gate.acquire(req.signal);
+    const release = await this.gate.acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position }));
     try {
       return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal);
     } catch (err) {

@@ -43,8 +43,11 @@ export class RequestGate {
     return this.inFlight;
   }
 
-  /** Resolves with a release function once the request may go; call it when the request ends. */
-  acquire(signal?: AbortSignal): Promise<() => void> {
+  /**
+   * Resolves with a release function once the request may go; call it when the request ends.
+   * `onQueued` is told the queue position when the request has to wait.
+   */
+  acquire(signal?: AbortSignal, onQueued?: (position: number) => void): Promise<() => void> {
     if (this.closed) return Promise.reject(cancelled());
     if (signal?.aborted) return Promise.reject(cancelled());
     if (this.queue.length === 0 && this.canStartNow()) return Promise.resolve(this.start());
@@ -66,6 +69,7 @@ export class RequestGate {
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
       this.queue.push(waiter);
+      onQueued?.(this.queue.length);
       this.schedule();
     });
   }
