@@ -48,6 +48,11 @@ export function toPosition(point: LatLon): [number, number] {
 
 type Json = Record<string, unknown>;
 
+/** A JSON object: not null, not an array. */
+export function isRecord(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 export interface GeoJsonFeature extends Json {
   type: 'Feature';
   geometry: { type: string; coordinates: unknown } | null;
@@ -98,7 +103,25 @@ export function featurePoint(feature: GeoJsonFeature | undefined): LatLon | unde
   }
 }
 
-function toNumber(value: unknown): number | undefined {
+/** A finite number from a number or a numeric string (CSV fields are text), else undefined. */
+export function toNumber(value: unknown): number | undefined {
   const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
   return Number.isFinite(n) ? n : undefined;
+}
+
+const EARTH_RADIUS_M = 6_371_008.8;
+
+/** Great-circle distance in meters (haversine). */
+export function distanceMeters(a: LatLon, b: LatLon): number {
+  const rad = Math.PI / 180;
+  const dLat = (b.lat - a.lat) * rad;
+  const dLon = (b.lon - a.lon) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLon / 2) ** 2;
+  return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+/** Half the diagonal of a geohash's cell in meters: how far a point in the cell may lie from its centre. */
+export function geohashRadiusMeters(geohash: string): number {
+  const [south, west, north, east] = ngeohash.decode_bbox(geohash.toLowerCase());
+  return distanceMeters({ lat: south, lon: west }, { lat: north, lon: east }) / 2;
 }

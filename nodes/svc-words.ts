@@ -1,0 +1,85 @@
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
+import { evaluateProperty, typedProperty } from './lib/node-red';
+import { clientFor } from './lib/config';
+import { PlatformError, codeForStatus } from './lib/errors';
+import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash, isRecord, toNumber } from './lib/geo';
+import { handleInputs } from './lib/runner';
+import { formatThreeWords, parseThreeWords } from './lib/words';
+
+interface WordsDef extends NodeDef {
+  server: string;
+  words: string;
+  wordsType: string;
+}
+
+interface WordsLocation extends LatLon {
+  elevation: number | undefined;
+}
+
+export = function register(RED: NodeAPI): void {
+  function SvcWords(this: Node, def: WordsDef): void {
+    RED.nodes.createNode(this, def);
+    const client = clientFor(RED, this, def.server);
+    const wordsInput = typedProperty(def as unknown as Record<string, unknown>, 'words', 'payload');
+
+    handleInputs(this, async (msg, { signal, onWait }) => {
+      const words = parseThreeWords(await evaluateProperty(RED, this, msg, wordsInput));
+      const response = await client()
+        .request({
+          auth: 'bearer',
+          method: 'GET',
+          path: `/v1/location/words/${words.map(encodeURIComponent).join('.')}`,
+          retry: 'read',
+          signal,
+          onWait,
+        })
+        .catch((err: unknown) => {
+          throw err instanceof PlatformError && err.code === 'NOT_FOUND' ? noSuchAddress(words, 404) : err;
+        });
+      const { location, geohash } = readLookup(response.body, words, response.statusCode);
+      const out = msg as OutputMessage;
+      out.payload = response.body;
+      out.location = location;
+      out.geohash = geohash;
+      out.statusCode = response.statusCode;
+      return { msg: out, statusText: 'found' };
+    });
+  }
+
+  RED.nodes.registerType('svc-words', SvcWords);
+};
+
+/**
+ * The location in a lookup result. An empty answer, or one whose `httpStatusCode` says 404, means
+ * the words name no cell; coordinates that cannot be a place are a bad response.
+ */
+function readLookup(body: unknown, words: string[], statusCode: number): { location: WordsLocation; geohash: string } {
+  if (!isRecord(body) || Object.keys(body).length === 0) throw noSuchAddress(words, statusCode);
+  if (typeof body.httpStatusCode === 'number' && body.httpStatusCode >= 400) {
+    if (body.httpStatusCode === 404) throw noSuchAddress(words, body.httpStatusCode);
+    throw new PlatformError(codeForStatus(body.httpStatusCode), `the lookup answered with httpStatusCode ${body.httpStatusCode}`, {
+      statusCode: body.httpStatusCode,
+      body: JSON.stringify(body),
+    });
+  }
+  const coordinates = isRecord(body.coordinates) ? body.coordinates : undefined;
+  const geohash = isGeohash(body.geohash) ? body.geohash.toLowerCase() : undefined;
+  if (!coordinates && !geohash) throw noSuchAddress(words, statusCode);
+  try {
+    const point = coordinates ? checkLatLon(coordinates.lat, coordinates.lon, 'coordinates') : decodeGeohash(geohash as string);
+    return {
+      location: { ...point, elevation: toNumber(coordinates?.elevation) },
+      geohash: geohash ?? encodeGeohash(point),
+    };
+  } catch (err) {
+    throw new PlatformError('BAD_RESPONSE', `the lookup result holds no usable location: ${(err as Error).message}`, {
+      statusCode,
+      body: JSON.stringify(body),
+      cause: err,
+    });
+  }
+}
+
+function noSuchAddress(words: string[], statusCode: number): PlatformError {
+  return new PlatformError('NOT_FOUND', `no such three-word address: ${formatThreeWords(words)}`, { statusCode });
+}

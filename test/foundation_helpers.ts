@@ -1,0 +1,103 @@
+import should from 'should';
+import { ClientConfig, PlatformClient } from '../nodes/lib/platform-client';
+import { PlatformError } from '../nodes/lib/errors';
+import { Sandbox, SANDBOX_DEFAULTS } from './sandbox';
+
+/**
+ * Plumbing shared by the foundation specs (token manager, platform client, request gate,
+ * config, geocode, sandbox): a PlatformClient pointed at a sandbox, waiting for conditions,
+ * and counting the process's open handles for the "close leaves nothing behind" checks.
+ */
+
+/** Client settings matching the harness's config node: no rate limit, short timeout, two retries. */
+export function sandboxClientConfig(sandbox: Sandbox, overrides: Partial<ClientConfig> = {}): ClientConfig {
+  return {
+    baseUrl: sandbox.url,
+    authUrl: sandbox.url,
+    sandboxUrl: sandbox.url,
+    audience: SANDBOX_DEFAULTS.audience,
+    projectId: SANDBOX_DEFAULTS.projectId,
+    credentials: {
+      clientId: SANDBOX_DEFAULTS.clientId,
+      clientSecret: SANDBOX_DEFAULTS.clientSecret,
+      apiKey: SANDBOX_DEFAULTS.apiKey,
+      pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+    },
+    timeoutMs: 2000,
+    ratePerMinute: 0,
+    maxConcurrency: 8,
+    maxQueue: 1000,
+    maxRetries: 2,
+    tokenLifetimeSec: 3600,
+    ...overrides,
+  };
+}
+
+/** Tracks the clients a suite creates so that `closeClients()` in afterEach closes every one. */
+export function clientFactory(): {
+  create(sandbox: Sandbox, overrides?: Partial<ClientConfig>): PlatformClient;
+  closeClients(): Promise<void>;
+} {
+  const open: PlatformClient[] = [];
+  return {
+    create(sandbox, overrides = {}) {
+      const client = new PlatformClient(sandboxClientConfig(sandbox, overrides));
+      open.push(client);
+      return client;
+    },
+    async closeClients() {
+      await Promise.all(open.splice(0).map((client) => client.close()));
+    },
+  };
+}
+
+/** Resolves once `predicate` holds; polls, so it never depends on how fast the machine is. */
+export async function waitUntil(predicate: () => boolean, what: string, timeoutMs = 4000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The promise's rejection as a PlatformError; fails the test if it resolves or rejects otherwise. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<PlatformError> {
+  try {
+    await promise;
+  } catch (err) {
+    should(err).be.instanceOf(PlatformError);
+    return err as PlatformError;
+  }
+  throw new Error('expected a rejection, got a result');
+}
+
+/** Open timers and sockets of this process, by kind (`Timeout`, `TCPSocketWrap`, …). */
+export function openHandles(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * The open handles to compare against later. Taken after a turn of the event loop, so that
+ * the test runner's own timeout timer (armed after a test function starts) is already counted.
+ */
+export async function handleBaseline(): Promise<Record<string, number>> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return openHandles();
+}
+
+/**
+ * Waits until no more timers and sockets are open than in `baseline` (the test's own handles,
+ * such as the sandbox's listening socket, are in the baseline). Sockets close asynchronously
+ * on both ends, hence the wait; a leak keeps the count up and fails after `timeoutMs`.
+ */
+export async function expectHandlesBackTo(baseline: Record<string, number>, timeoutMs = 3000): Promise<void> {
+  const kinds = ['Timeout', 'TCPSocketWrap'];
+  const excess = () => kinds.filter((kind) => (openHandles()[kind] ?? 0) > (baseline[kind] ?? 0));
+  try {
+    await waitUntil(() => excess().length === 0, 'handles to close', timeoutMs);
+  } catch {
+    throw new Error(`still open after close: ${JSON.stringify(openHandles())}, before: ${JSON.stringify(baseline)}`);
+  }
+}
