@@ -61,12 +61,13 @@ export = function register(RED: NodeAPI): void {
       audience: def.audience ?? '',
       projectId: def.projectId ?? '',
       credentials,
-      timeoutMs: numberOr(def.timeout, DEFAULTS.timeout),
+      // 0 would time every request out at once (and make every token stale at once): not a valid setting.
+      timeoutMs: positiveOr(def.timeout, DEFAULTS.timeout),
       ratePerMinute: numberOr(def.rateLimit, DEFAULTS.rateLimit),
       maxConcurrency: numberOr(def.maxConcurrency, DEFAULTS.maxConcurrency),
       maxQueue: numberOr(def.maxQueue, DEFAULTS.maxQueue),
       maxRetries: numberOr(def.maxRetries, DEFAULTS.maxRetries),
-      tokenLifetimeSec: numberOr(def.tokenLifetime, DEFAULTS.tokenLifetime),
+      tokenLifetimeSec: positiveOr(def.tokenLifetime, DEFAULTS.tokenLifetime),
       tls: tlsOptions(def.tls),
       proxy: proxySettings(def.proxy),
     };
@@ -131,4 +132,9 @@ export = function register(RED: NodeAPI): void {
 function numberOr(value: unknown, fallback: number): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
   return Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
+function positiveOr(value: unknown, fallback: number): number {
+  const n = numberOr(value, fallback);
+  return n > 0 ? n : fallback;
 }

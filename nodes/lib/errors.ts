@@ -53,12 +53,17 @@ export function cancelled(what = 'request'): PlatformError {
   return new PlatformError('CANCELLED', `${what} cancelled: the node was closed or redeployed`, { notSent: true });
 }
 
-const SECRET_MEMBER = /("?(?:access_token|id_token|refresh_token|client_secret|secret|secrettoken|token|apikey|api_key|password|authorization)"?\s*[:=]\s*"?)[^",&\s}]+/gi;
+/** A credential-named member or header and its value: a quoted string (whole, spaces included) or a bare word. */
+const SECRET_MEMBER =
+  /("?(?:access_token|id_token|refresh_token|client_secret|secret|secrettoken|token|x-svc-api-key|apikey|api_key|api-key|password|authorization)"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|[^",&\s}]+)/gi;
 const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
 
 /** Removes anything that looks like a credential from text that may reach logs or messages. */
 export function redact(text: string, secrets: readonly string[] = []): string {
-  let out = text.replace(SECRET_MEMBER, '$1***').replace(BEARER, '$1***');
+  // Bearer first, so `authorization: Bearer <token>` loses the token and not just the word "Bearer".
+  let out = text
+    .replace(BEARER, '$1***')
+    .replace(SECRET_MEMBER, (_match, name: string, value: string) => `${name}${value.startsWith('"') ? '"***"' : '***'}`);
   for (const secret of secrets) {
     if (secret.length >= 4) out = out.split(secret).join('***');
   }

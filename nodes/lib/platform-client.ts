@@ -105,6 +105,8 @@ export class PlatformClient {
   readonly gate: RequestGate;
   private readonly dispatcher: Dispatcher;
   private readonly secrets: string[];
+  /** Aborted by close(): ends the shared token fetch and retry waits that no caller's signal covers. */
+  private readonly lifetime = new AbortController();
 
   constructor(private readonly config: ClientConfig) {
     this.dispatcher = createDispatcher(config);
@@ -114,7 +116,8 @@ export class PlatformClient {
       maxQueue: config.maxQueue,
     });
     this.tokens = new TokenManager({
-      fetchToken: (signal) => this.fetchToken(signal),
+      // The shared fetch follows the client's life, not one caller's signal (TokenManager passes none).
+      fetchToken: () => this.fetchToken(this.lifetime.signal),
       defaultLifetimeSec: config.tokenLifetimeSec,
     });
     const { clientSecret, apiKey, pubsubApiKey } = config.credentials;
@@ -125,24 +128,33 @@ export class PlatformClient {
     return this.config.projectId;
   }
 
+  /** `{base_url}`: links the service hands out are resolved against it and compared with its origin. */
+  get baseUrl(): string {
+    return this.config.baseUrl;
+  }
+
   /** Sends a request to the platform, with the retries its policy allows. */
   async request<T = unknown>(req: PlatformRequest): Promise<PlatformResponse<T>> {
     let refreshedAfter401 = false;
     for (let attempt = 0; ; attempt++) {
+      // Outside the try: a failed token fetch has made its own retries and is not retried again.
+      const headers = await this.headersFor(req);
       try {
-        return await this.attempt<T>(req);
+        return await this.attempt<T>(req, headers);
       } catch (err) {
         const error = toPlatformError(err, this.secrets);
-        if (error.code === 'UNAUTHORIZED' && req.auth === 'bearer' && !refreshedAfter401 && error.staleToken) {
+        const staleToken = req.auth === 'bearer' ? headers.authorization?.slice('Bearer '.length) : undefined;
+        if (error.code === 'UNAUTHORIZED' && staleToken && !refreshedAfter401) {
           // The token may have been revoked or expired early: drop it, fetch one more, try once more.
           refreshedAfter401 = true;
-          this.tokens.invalidate(error.staleToken);
+          this.tokens.invalidate(staleToken);
           continue;
         }
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, req.retry, attempt) : undefined;
         if (delayMs === undefined) throw error;
         req.onWait?.({ kind: 'retry', attempt: attempt + 1, delayMs, reason: error.code });
-        await sleep(delayMs, req.signal);
+        // close() must end a retry wait even for a caller that passed no signal.
+        await sleep(delayMs, req.signal ? AbortSignal.any([req.signal, this.lifetime.signal]) : this.lifetime.signal);
       }
     }
   }
@@ -185,12 +197,12 @@ export class PlatformClient {
 
   /** Aborts queued requests and closes every connection. */
   async close(): Promise<void> {
+    this.lifetime.abort();
     this.gate.close();
     await this.dispatcher.destroy();
   }
 
-  private async attempt<T>(req: PlatformRequest): Promise<PlatformResponse<T>> {
-    const headers = await this.headersFor(req);
+  private async attempt<T>(req: PlatformRequest, headers: Record<string, string>): Promise<PlatformResponse<T>> {
     const url = this.urlFor(req);
     let body: string | FormData | undefined;
     if (req.json !== undefined) {
@@ -202,11 +214,6 @@ export class PlatformClient {
     const release = await this.gate.acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position }));
     try {
       return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal);
-    } catch (err) {
-      if (err instanceof PlatformError && err.code === 'UNAUTHORIZED' && req.auth === 'bearer') {
-        throw Object.assign(err, { staleToken: headers.authorization?.slice('Bearer '.length) });
-      }
-      throw err;
     } finally {
       release();
     }
@@ -275,14 +282,16 @@ export class PlatformClient {
       });
       const raw = Buffer.from(await res.body.arrayBuffer());
       const contentType = headerValue(res.headers['content-type']);
+      // A server may echo what it was sent: the configured secrets and this request's token never reach an error.
+      const secrets = headers.authorization ? [...this.secrets, headers.authorization.slice('Bearer '.length)] : this.secrets;
       if (res.statusCode < 200 || res.statusCode >= 300) {
-        throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, raw), {
+        throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, raw, secrets), {
           statusCode: res.statusCode,
-          body: raw.toString('utf8'),
+          body: redact(raw.toString('utf8'), secrets),
           retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
         });
       }
-      const parsed = kind === 'buffer' ? raw : parseJson(raw, res.statusCode);
+      const parsed = kind === 'buffer' ? raw : parseJson(raw, res.statusCode, secrets);
       return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
     } catch (err) {
       if (timedOut) {
@@ -334,7 +343,7 @@ function headerValue(value: string | string[] | undefined): string {
   return (Array.isArray(value) ? value[0] : value) ?? '';
 }
 
-function parseJson(raw: Buffer, statusCode: number): unknown {
+function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]): unknown {
   const text = raw.toString('utf8');
   if (text.trim() === '') return undefined;
   try {
@@ -342,13 +351,13 @@ function parseJson(raw: Buffer, statusCode: number): unknown {
   } catch (err) {
     throw new PlatformError('BAD_RESPONSE', `the service answered ${statusCode} with a body that is not valid JSON`, {
       statusCode,
-      body: text,
+      body: redact(text, secrets),
       cause: err,
     });
   }
 }
 
-function statusMessage(status: number, raw: Buffer): string {
+function statusMessage(status: number, raw: Buffer, secrets: readonly string[]): string {
   let detail = '';
   try {
     const body: unknown = JSON.parse(raw.toString('utf8'));
@@ -360,7 +369,7 @@ function statusMessage(status: number, raw: Buffer): string {
   } catch {
     // The body is not JSON; the status alone says enough and the excerpt keeps the text.
   }
-  return `the service answered ${status}${redact(detail).slice(0, 200)}`;
+  return `the service answered ${status}${redact(detail, secrets).slice(0, 200)}`;
 }
 
 /** Retry-After as seconds or an HTTP date, in milliseconds. */
@@ -384,9 +393,7 @@ function retryDelay(error: PlatformError, policy: RetryPolicy, attempt: number):
   return Math.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
 }
 
-type StaleTokenError = PlatformError & { staleToken?: string };
-
-function toPlatformError(err: unknown, secrets: string[]): StaleTokenError {
+function toPlatformError(err: unknown, secrets: string[]): PlatformError {
   if (err instanceof PlatformError) return err;
   const code = (err as { code?: unknown })?.code;
   const text = redact(err instanceof Error ? err.message : String(err), secrets);

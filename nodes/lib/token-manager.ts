@@ -36,6 +36,8 @@ export class TokenManager {
 
   /** A token valid for a while yet; fetches one when there is none or it is due for renewal. */
   getToken(signal?: AbortSignal): Promise<string> {
+    // A caller cancelled already must not start a token request nobody else asked for.
+    if (signal?.aborted) return Promise.reject(cancelled());
     if (this.token && this.now() < this.refreshAt) return Promise.resolve(this.token);
     return this.refresh(signal);
   }

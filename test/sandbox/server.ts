@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -34,6 +35,10 @@ export interface Fault {
   rateLimitPerMinute?: number;
   /** Apply to this many requests only, then clear. */
   times?: number;
+  /** Answer as the handler would (status, headers, declared length), but cut the connection halfway through the body. */
+  truncateBody?: boolean;
+  /** Chooses the fault for each request (none: handled normally), in place of this fault's own fields. */
+  pick?: (endpoint: string) => Fault | undefined;
 }
 
 export interface LoggedRequest {
@@ -86,6 +91,8 @@ export interface SandboxOptions {
   tokenResponse?: 'standard' | 'jwt-only' | 'opaque-no-expiry';
   /** Polls a job takes before it completes. */
   jobPolls?: number;
+  /** Serve HTTPS with this key and certificate instead of plain HTTP (for the TLS option tests). */
+  tls?: { key: string | Buffer; cert: string | Buffer };
 }
 
 export type SandboxModule = (sandbox: Sandbox) => void;
@@ -103,7 +110,7 @@ export const SANDBOX_DEFAULTS = {
 const ALL_PERMISSIONS: Permission[] = ['geocode', 'bulk', 'isoline', 'sequence', 'routing', 'pubsub'];
 
 export class Sandbox {
-  readonly options: Required<Omit<SandboxOptions, 'port' | 'host'>>;
+  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls'>>;
   readonly log: LoggedRequest[] = [];
   /** Shared state for the endpoint modules (jobs, topics, issued tokens …), keyed by module. */
   readonly state = new Map<string, unknown>();
@@ -111,7 +118,7 @@ export class Sandbox {
   private readonly routes: Route[] = [];
   private readonly faults = new Map<string, Fault>();
   private readonly hits = new Map<string, number[]>();
-  private readonly server: http.Server;
+  private readonly server: http.Server | https.Server;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly closeHooks: Array<() => void | Promise<void>> = [];
 
@@ -130,11 +137,12 @@ export class Sandbox {
       tokenResponse: options.tokenResponse ?? 'standard',
       jobPolls: options.jobPolls ?? 3,
     };
-    this.server = http.createServer((req, res) => {
+    const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
       this.dispatch(req, res).catch((err: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { error: 'internal', message: String(err) });
       });
-    });
+    };
+    this.server = options.tls ? https.createServer(options.tls, handle) : http.createServer(handle);
     this.server.keepAliveTimeout = 60_000;
   }
 
@@ -202,7 +210,7 @@ export class Sandbox {
       this.server.listen(port, host, () => resolve());
     });
     const address = this.server.address() as AddressInfo;
-    this.url = `http://${host}:${address.port}`;
+    this.url = `${this.server instanceof https.Server ? 'https' : 'http'}://${host}:${address.port}`;
     return this.url;
   }
 
@@ -303,12 +311,14 @@ export class Sandbox {
 
   /** Returns true when a fault answered (or swallowed) the request. */
   private async applyFault(endpoint: string, ctx: RouteContext): Promise<boolean> {
-    const fault = this.faults.get(endpoint) ?? this.faults.get('*');
-    if (!fault) return false;
-    if (fault.times !== undefined) {
-      fault.times--;
-      if (fault.times <= 0) this.faults.delete(this.faults.get(endpoint) === fault ? endpoint : '*');
+    const configured = this.faults.get(endpoint) ?? this.faults.get('*');
+    if (!configured) return false;
+    if (configured.times !== undefined) {
+      configured.times--;
+      if (configured.times <= 0) this.faults.delete(this.faults.get(endpoint) === configured ? endpoint : '*');
     }
+    const fault = configured.pick ? configured.pick(endpoint) : configured;
+    if (!fault) return false;
     if (fault.rateLimitPerMinute !== undefined) {
       const now = Date.now();
       const hits = (this.hits.get(endpoint) ?? []).filter((t) => t > now - 60_000);
@@ -338,6 +348,13 @@ export class Sandbox {
       ctx.res.writeHead(200, { 'content-type': 'application/json' });
       ctx.res.end('{"type":"FeatureCollection","features":[{"type":"Feat');
       return true;
+    }
+    if (fault.truncateBody) {
+      ctx.res.end = ((chunk?: unknown) => {
+        const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.isBuffer(chunk) ? chunk : Buffer.alloc(0);
+        ctx.res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => ctx.req.socket.destroy());
+        return ctx.res;
+      }) as typeof ctx.res.end;
     }
     if (fault.slowBodyMs) {
       const original = ctx.res.end.bind(ctx.res);

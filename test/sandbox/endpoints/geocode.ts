@@ -11,7 +11,7 @@ import { Sandbox, badRequest, sendJson } from '../server';
  * - a known street misspelt by one or two letters: fuzzy / Point / street;
  * - a known street without a number: exact / Centroid / street;
  * - anything else (a town, a postal code): fallback / Centroid / street, a Cluster of cells.
- * The wrapper is set by `geocodeWrapper` state: 'collection' (default), 'feature' or 'wrapped'.
+ * The wrapper is set by `sandbox.stateOf('geocode', …).wrapper`: 'collection' (default), 'feature' or 'wrapped'.
  */
 
 export const KNOWN_STREETS = ['main street', 'high street', 'station road', 'market square', 'church lane'];

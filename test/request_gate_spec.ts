@@ -1,0 +1,133 @@
+import should from 'should';
+import { RequestGate, GateOptions } from '../nodes/lib/request-gate';
+import { expectHandlesBackTo, handleBaseline, openHandles, rejectionOf, waitUntil } from './foundation_helpers';
+
+type Release = () => void;
+
+/** Acquires in order and records the order and time in which each caller was let through. */
+function admitAll(gate: RequestGate, count: number, signals: Array<AbortSignal | undefined> = []) {
+  const admitted: Array<{ index: number; at: number; release: Release }> = [];
+  const outcomes = Array.from({ length: count }, (_v, index) =>
+    gate.acquire(signals[index]).then((release) => {
+      admitted.push({ index, at: Date.now(), release });
+      return release;
+    }),
+  );
+  return { admitted, outcomes };
+}
+
+const gateWith = (options: Partial<GateOptions>) =>
+  new RequestGate({ ratePerMinute: 0, maxConcurrency: 0, maxQueue: 100, ...options });
+
+describe('request gate', function () {
+  const gates: RequestGate[] = [];
+  const track = (gate: RequestGate) => (gates.push(gate), gate);
+  afterEach(function () {
+    for (const gate of gates.splice(0)) gate.close();
+  });
+
+  it('lets waiters through in arrival order as slots free up', async function () {
+    const gate = track(gateWith({ maxConcurrency: 1 }));
+    const { admitted, outcomes } = admitAll(gate, 6);
+    await waitUntil(() => admitted.length === 1, 'the first admission');
+    for (let i = 1; i < 6; i++) {
+      admitted[i - 1].release();
+      await waitUntil(() => admitted.length === i + 1, `admission ${i}`);
+    }
+    should(admitted.map((a) => a.index)).eql([0, 1, 2, 3, 4, 5]);
+    await Promise.all(outcomes);
+  });
+
+  it('spaces admissions at 60/rate seconds (600 per minute: at least 100 ms apart)', async function () {
+    const gate = track(gateWith({ ratePerMinute: 600 }));
+    const started = Date.now();
+    const { admitted, outcomes } = admitAll(gate, 5);
+    await Promise.all(outcomes);
+    should(admitted.map((a) => a.index)).eql([0, 1, 2, 3, 4]);
+    // Lower bounds only (with a little slack for millisecond rounding): a slow machine only adds time.
+    for (const { index, at } of admitted) should(at - started).be.aboveOrEqual(index * 100 - 5);
+    for (let i = 1; i < admitted.length; i++) should(admitted[i].at - admitted[i - 1].at).be.aboveOrEqual(95);
+  });
+
+  it('holds the concurrency cap and reports how many wait', async function () {
+    const gate = track(gateWith({ maxConcurrency: 2 }));
+    const positions: number[] = [];
+    const admitted: Release[] = [];
+    const outcomes = Array.from({ length: 5 }, () =>
+      gate.acquire(undefined, (position) => positions.push(position)).then((release) => (admitted.push(release), release)),
+    );
+    await waitUntil(() => admitted.length === 2, 'two admissions');
+    should(gate.active).equal(2);
+    should(gate.waiting).equal(3);
+    should(positions).eql([1, 2, 3]);
+
+    admitted[0]();
+    admitted[0]();
+    await waitUntil(() => admitted.length === 3, 'a third admission');
+    // Releasing twice frees one slot, not two.
+    should(gate.active).equal(2);
+    should(gate.waiting).equal(2);
+    for (let next = 1; next < 5; next++) {
+      admitted[next]();
+      await waitUntil(() => admitted.length === Math.min(5, next + 3), `admission ${next + 3}`);
+      should(gate.active).be.belowOrEqual(2);
+    }
+    await Promise.all(outcomes);
+    should(gate.active).equal(0);
+  });
+
+  it('refuses a waiter beyond the queue bound with QUEUE_FULL and serves the rest', async function () {
+    const gate = track(gateWith({ maxConcurrency: 1, maxQueue: 2 }));
+    const first = await gate.acquire();
+    const queued = [gate.acquire(), gate.acquire()];
+    const overflow = await rejectionOf(gate.acquire());
+    should(overflow.code).equal('QUEUE_FULL');
+    should(overflow.notSent).be.true();
+    should(overflow.message).match(/queue full/);
+    should(gate.waiting).equal(2);
+    first();
+    (await queued[0])();
+    (await queued[1])();
+    should(gate.active).equal(0);
+  });
+
+  it('an abort while queued removes only that waiter; the others keep their order', async function () {
+    const gate = track(gateWith({ maxConcurrency: 1 }));
+    const controller = new AbortController();
+    const first = await gate.acquire();
+    const { admitted, outcomes } = admitAll(gate, 3, [undefined, controller.signal, undefined]);
+    should(gate.waiting).equal(3);
+    controller.abort();
+    should((await rejectionOf(outcomes[1])).code).equal('CANCELLED');
+    should(gate.waiting).equal(2);
+    first();
+    await waitUntil(() => admitted.length === 1, 'the next admission');
+    admitted[0].release();
+    await waitUntil(() => admitted.length === 2, 'the last admission');
+    should(admitted.map((a) => a.index)).eql([0, 2]);
+    should((await rejectionOf(gate.acquire(AbortSignal.abort()))).code).equal('CANCELLED');
+  });
+
+  it('close rejects every waiter, refuses new callers and leaves no timer behind', async function () {
+    const baseline = await handleBaseline();
+    // One per minute: the second waiter's timer would run for a minute if close left it.
+    const gate = track(gateWith({ ratePerMinute: 1, maxConcurrency: 1 }));
+    const first = await gate.acquire();
+    const waiters = [gate.acquire(), gate.acquire(new AbortController().signal)];
+    first();
+    should(openHandles().Timeout ?? 0).be.above(baseline.Timeout ?? 0);
+    gate.close();
+    for (const waiter of waiters) should((await rejectionOf(waiter)).code).equal('CANCELLED');
+    should(gate.waiting).equal(0);
+    should((await rejectionOf(gate.acquire())).code).equal('CANCELLED');
+    await expectHandlesBackTo(baseline);
+  });
+
+  it('without rate limit and cap every caller goes at once', async function () {
+    const gate = track(gateWith({}));
+    const releases = await Promise.all(Array.from({ length: 50 }, () => gate.acquire()));
+    should(gate.active).equal(50);
+    should(gate.waiting).equal(0);
+    releases.forEach((release) => release());
+  });
+});
