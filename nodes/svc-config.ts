@@ -47,6 +47,7 @@ const UNCHANGED_PASSWORD = '__PWRD__';
 export = function register(RED: NodeAPI): void {
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
+    this.authUrl = def.authUrl;
     this.client = new PlatformClient(clientConfig(def, this.credentials ?? {}));
     this.on('close', (_removed: boolean, done: () => void) => {
       this.client.close().then(done, done);
@@ -103,15 +104,22 @@ export = function register(RED: NodeAPI): void {
 
   /**
    * "Test connection": fetches a token with the values in the open dialog. Passwords the user has
-   * not retyped arrive as a placeholder and are taken from the deployed node's credentials.
+   * not retyped arrive as a placeholder and are taken from the deployed node's credentials, but only
+   * for the token URL that node is deployed with: a stored secret is never sent to a new address.
    */
   RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response) => {
     const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: SvcCredentials };
-    const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as SvcCredentials | undefined;
     const given = body.credentials ?? {};
+    const retyped = !!given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD;
+    const deployed = body.id ? (RED.nodes.getNode(body.id) as SvcConfigNode | null) : null;
+    if (!retyped && deployed && deployed.authUrl !== body.authUrl) {
+      res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: 'the token URL has changed: type the client secret again to test it' });
+      return;
+    }
+    const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as SvcCredentials | undefined;
     const credentials: SvcCredentials = {
       clientId: given.clientId || stored?.clientId,
-      clientSecret: given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD ? given.clientSecret : stored?.clientSecret,
+      clientSecret: retyped ? given.clientSecret : stored?.clientSecret,
     };
     const client = new PlatformClient(
       clientConfig({ ...(body as SvcConfigDef), maxRetries: 0, rateLimit: 0 }, credentials),

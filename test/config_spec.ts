@@ -169,6 +169,13 @@ describe('svc-config', function () {
       should(JSON.parse(tokenRequest.body).client_secret).equal(SANDBOX_DEFAULTS.clientSecret);
     });
 
+    it('never sends a stored secret to a token URL other than the deployed one', async function () {
+      await loadConfigOnly(configNode(ctx.sandbox));
+      const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }, { authUrl: 'http://127.0.0.1:9' }));
+      should(answer).containDeep({ ok: false, code: 'INVALID_INPUT' });
+      should(ctx.sandbox.requests('token')).have.length(0);
+    });
+
     it('without a deployed node the placeholder is no secret: a clear failure before any request', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }, { id: 'never-deployed' }));

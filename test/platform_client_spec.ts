@@ -589,10 +589,12 @@ describe('platform client', function () {
         should((await configClient().fetchToken()).token).be.a.String();
       });
 
-      it('fails without it, as a NETWORK error naming the certificate problem', async function () {
+      it('fails without it, at once, as a TLS error naming the certificate problem', async function () {
         await loadConfig(secure as Sandbox, {});
+        const before = (secure as Sandbox).log.length;
         const error = await rejectionOf(configClient().request(geocode()));
-        should(error.code).equal('NETWORK');
+        should(error.code).equal('TLS');
+        should((secure as Sandbox).log.length).equal(before, 'nothing reached the server');
         should(error.message).match(/self[- ]signed certificate/);
       });
 

@@ -76,12 +76,13 @@ describe('token manager', function () {
       should(fake.calls).have.length(1);
 
       clock.now = issuedAt + 91_000;
-      const renewed = manager.getToken();
+      should(await manager.getToken()).equal('short', 'the still-valid token is used while renewal runs');
       await tick();
       should(fake.calls).have.length(2);
       should(manager.remainingMs).be.above(0);
       fake.calls[1].resolve({ token: 'long', expiresIn: 3600 });
-      should(await renewed).equal('long');
+      await tick();
+      should(await manager.getToken()).equal('long');
 
       const longIssuedAt = clock.now;
       clock.now = longIssuedAt + 3_539_000;
@@ -104,6 +105,7 @@ describe('token manager', function () {
         { response: { token: jwtWithExp(nowSec + 300), expiresIn: Number.NaN }, lifetimeMs: 300_000 },
         { response: { token: 'opaque-token' }, lifetimeMs: 45_000 },
         { response: { token: 'a.not-json.c' }, lifetimeMs: 45_000 },
+        { response: { token: jwtWithExp(nowSec - 10) }, lifetimeMs: 45_000 },
       ];
       for (const [i, { response, lifetimeMs }] of cases.entries()) {
         const pending = manager.getToken();
@@ -115,6 +117,26 @@ describe('token manager', function () {
       }
       should(jwtExpiry(jwtWithExp(1234))).equal(1234);
       should(jwtExpiry('opaque')).be.undefined();
+    });
+
+    it('a failed background renewal keeps the still-valid token in use and is tried again', async function () {
+      const { clock, fake, manager } = managerWithClock();
+      const issuedAt = clock.now;
+      const first = manager.getToken();
+      fake.calls[0].resolve({ token: 't1', expiresIn: 100 });
+      await first;
+      clock.now = issuedAt + 95_000;
+      should(await manager.getToken()).equal('t1');
+      await tick();
+      fake.calls[1].reject(new Error('token endpoint down'));
+      await tick();
+      should(await manager.getToken()).equal('t1');
+      await tick();
+      should(fake.calls).have.length(3);
+      clock.now = issuedAt + 100_000;
+      const afterExpiry = manager.getToken();
+      fake.calls[2].resolve({ token: 't2', expiresIn: 100 });
+      should(await afterExpiry).equal('t2');
     });
 
     it('invalidate drops only the token the server refused, never a newer one', async function () {

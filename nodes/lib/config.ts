@@ -12,6 +12,8 @@ export interface SvcCredentials {
 /** The running `svc-config` node as the other nodes see it. */
 export interface SvcConfigNode extends Node<SvcCredentials> {
   client: PlatformClient;
+  /** The deployed token URL: "Test connection" sends a stored secret only there. */
+  authUrl: string;
 }
 
 /**

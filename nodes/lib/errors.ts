@@ -5,6 +5,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'TIMEOUT'
   | 'NETWORK'
+  | 'TLS'
   | 'SERVER'
   | 'BAD_REQUEST'
   | 'NOT_FOUND'

@@ -96,6 +96,9 @@ const NOT_SENT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/** Node's codes for certificate and TLS handshake failures. */
+const TLS_CODE = /CERT|^ERR_TLS_|^ERR_SSL_/;
+
 /**
  * The one way the pack talks to the platform: one keep-alive dispatcher per config node,
  * the spec's headers per endpoint family, timeouts, retries, rate limiting and typed errors.
@@ -398,6 +401,10 @@ function toPlatformError(err: unknown, secrets: string[]): PlatformError {
   const code = (err as { code?: unknown })?.code;
   const text = redact(err instanceof Error ? err.message : String(err), secrets);
   const notSent = typeof code === 'string' && NOT_SENT_CODES.has(code);
+  if (typeof code === 'string' && TLS_CODE.test(code)) {
+    // A certificate problem does not go away by trying again: report it at once.
+    return new PlatformError('TLS', `TLS error: ${text} (${code})`, { cause: err, notSent: true });
+  }
   return new PlatformError('NETWORK', `network error: ${text}${typeof code === 'string' ? ` (${code})` : ''}`, {
     cause: err,
     notSent,

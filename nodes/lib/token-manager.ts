@@ -34,11 +34,18 @@ export class TokenManager {
     this.now = options.now ?? Date.now;
   }
 
-  /** A token valid for a while yet; fetches one when there is none or it is due for renewal. */
+  /** A valid token; waits for a new one only when there is none or the current one has expired. */
   getToken(signal?: AbortSignal): Promise<string> {
     // A caller cancelled already must not start a token request nobody else asked for.
     if (signal?.aborted) return Promise.reject(cancelled());
-    if (this.token && this.now() < this.refreshAt) return Promise.resolve(this.token);
+    const now = this.now();
+    if (this.token && now < this.refreshAt) return Promise.resolve(this.token);
+    if (this.token && now < this.expiresAt) {
+      // Due for renewal but still valid: renew in the background, so no message waits for it and a
+      // failed renewal costs nothing while the current token lasts (the next caller tries again).
+      this.refresh().catch(() => undefined);
+      return Promise.resolve(this.token);
+    }
     return this.refresh(signal);
   }
 
@@ -82,7 +89,9 @@ export class TokenManager {
     function lifetimeSeconds(r: TokenResponse): number {
       if (r.expiresIn !== undefined && Number.isFinite(r.expiresIn) && r.expiresIn > 0) return r.expiresIn;
       const exp = jwtExpiry(r.token);
-      if (exp !== undefined) return Math.max(0, exp - Math.floor(issuedAt / 1000));
+      // An `exp` already past says more about clock skew than about the token: use the default.
+      const untilExp = exp === undefined ? 0 : exp - Math.floor(issuedAt / 1000);
+      if (untilExp > 0) return untilExp;
       return defaultSec;
     }
   }
