@@ -1,0 +1,70 @@
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
+import { evaluateProperties, typedProperty } from './lib/node-red';
+import { clientFor } from './lib/config';
+import { invalidInput } from './lib/errors';
+import { handleInputs } from './lib/runner';
+import { describe, pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/topics';
+
+interface TopicPublishDef extends NodeDef {
+  server: string;
+  topicId: string;
+  topicIdType: string;
+  locationId: string;
+  locationIdType: string;
+  data: string;
+  dataType: string;
+  /** Wrap a value that is not a JSON object as `{ "value": ... }` instead of refusing it. */
+  wrapValue?: boolean;
+}
+
+export = function register(RED: NodeAPI): void {
+  function SvcTopicPublish(this: Node, def: TopicPublishDef): void {
+    RED.nodes.createNode(this, def);
+    const client = clientFor(RED, this, def.server);
+    const raw = def as unknown as Record<string, unknown>;
+    const inputs = {
+      topicId: typedProperty(raw, 'topicId', 'topicId'),
+      locationId: typedProperty(raw, 'locationId', 'locationId'),
+      data: typedProperty(raw, 'data', 'payload'),
+    };
+    const wrapValue = def.wrapValue === true;
+
+    handleInputs(this, async (msg, { signal, onWait }) => {
+      const values = await evaluateProperties(RED, this, msg, inputs);
+      const topicId = readTopicId(values.topicId);
+      const locationId = readRequiredText(values.locationId, 'location id');
+      const data = readData(values.data, wrapValue);
+      // A publish triggers webhooks: retried only when it certainly did not reach the service, or on 429.
+      const response = await pubsubRequest(client(), {
+        method: 'POST',
+        path: `${topicPath(topicId)}/publish`,
+        json: { LocationId: locationId, Data: data },
+        retry: 'create',
+        signal,
+        onWait,
+      });
+      const out = msg as OutputMessage;
+      out.payload = response.body;
+      out.statusCode = response.statusCode;
+      return { msg: out, statusText: 'published' };
+    });
+  }
+
+  RED.nodes.registerType('svc-topic-publish', SvcTopicPublish);
+};
+
+/** `Data` must be a JSON object; with `wrapValue` any other JSON value becomes `{ value }`. */
+function readData(value: unknown, wrapValue: boolean): Record<string, unknown> {
+  if (value === undefined) throw invalidInput('there is no data to publish (msg.payload is undefined)');
+  const isObject = value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
+  if (!isObject && !wrapValue) {
+    throw invalidInput(`Data must be a JSON object, got ${describe(value)}; enable "wrap other values" to send it as {"value": ...}`);
+  }
+  const data = isObject ? (value as Record<string, unknown>) : { value };
+  try {
+    JSON.stringify(data);
+  } catch (err) {
+    throw invalidInput(`Data cannot be sent as JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return data;
+}

@@ -1,0 +1,288 @@
+import type { NodeAPI, NodeDef, Node, OutputMessage, TypedProperty } from './lib/node-red';
+import { evaluateProperties, typedProperty } from './lib/node-red';
+import { clientFor } from './lib/config';
+import { PlatformError, invalidInput } from './lib/errors';
+import type { PlatformClient } from './lib/platform-client';
+import { HandlerResult, InputContext, handleInputs } from './lib/runner';
+import {
+  SUBSCRIPTIONS_PATH,
+  TOPICS_PATH,
+  describe,
+  pubsubRequest,
+  readInteger,
+  readLocationIds,
+  readOptionalText,
+  readRequiredText,
+  readTopicId,
+  readWebhookAddress,
+  readWebhookHeader,
+  topicPath,
+  unwrapEnvelope,
+} from './lib/topics';
+
+const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
+type Operation = (typeof OPERATIONS)[number];
+
+const DEFAULT_LIMIT = 100;
+const DEFAULT_MAX_PAGES = 100;
+
+interface TopicDef extends NodeDef {
+  server: string;
+  operation: string;
+  operationType: string;
+  topicId: string;
+  topicIdType: string;
+  topicName: string;
+  topicNameType: string;
+  topicDescription: string;
+  topicDescriptionType: string;
+  webhookAddress: string;
+  webhookAddressType: string;
+  webhookHeaderFrom: string;
+  webhookHeaderFromType: string;
+  secretTokenFrom: string;
+  secretTokenFromType: string;
+  locationIds: string;
+  locationIdsType: string;
+  limit: string;
+  limitType: string;
+  offset: string;
+  offsetType: string;
+  allPages?: boolean;
+  maxPages?: number | string;
+}
+
+/** Values that may be kept out of the flow: when set here they win over the message. */
+interface TopicCredentials {
+  secretToken?: string;
+  webhookHeader?: string;
+}
+
+/** A page of the topic listing: `limit`, `offset`, `totalCount`, `items`. */
+interface TopicPage {
+  limit: number;
+  offset: number;
+  totalCount: number;
+  items: unknown[];
+}
+
+type Inputs = Record<
+  | 'operation'
+  | 'topicId'
+  | 'topicName'
+  | 'topicDescription'
+  | 'webhookAddress'
+  | 'webhookHeader'
+  | 'secretToken'
+  | 'locationIds'
+  | 'limit'
+  | 'offset',
+  TypedProperty
+>;
+
+/** The inputs each operation reads, so that an unrelated field's source is never evaluated. */
+const INPUTS_OF: Record<Operation, Array<keyof Inputs>> = {
+  'create-topic': ['topicName', 'topicDescription'],
+  'list-topics': ['limit', 'offset'],
+  'get-topic': ['topicId'],
+  'delete-topic': ['topicId'],
+  'create-subscription': ['topicId', 'webhookAddress', 'webhookHeader', 'secretToken', 'locationIds'],
+};
+
+interface Settings {
+  allPages: boolean;
+  maxPages: number;
+  credentials: TopicCredentials;
+  warn: (text: string) => void;
+}
+
+/** What an operation works with: the client, the message (becoming the output) and its inputs. */
+interface OperationCall {
+  platform: PlatformClient;
+  out: OutputMessage;
+  values: Partial<Record<keyof Inputs, unknown>>;
+  context: InputContext;
+  settings: Settings;
+}
+
+export = function register(RED: NodeAPI): void {
+  function SvcTopic(this: Node<TopicCredentials>, def: TopicDef): void {
+    RED.nodes.createNode(this, def);
+    const client = clientFor(RED, this, def.server);
+    const raw = def as unknown as Record<string, unknown>;
+    const inputs: Inputs = {
+      operation: typedProperty(raw, 'operation', 'operation'),
+      topicId: typedProperty(raw, 'topicId', 'topicId'),
+      topicName: typedProperty(raw, 'topicName', 'payload.Name'),
+      topicDescription: typedProperty(raw, 'topicDescription', 'payload.Description'),
+      webhookAddress: typedProperty(raw, 'webhookAddress', 'payload.WebhookAddress'),
+      webhookHeader: typedProperty(raw, 'webhookHeaderFrom', 'payload.WebhookHeader'),
+      secretToken: typedProperty(raw, 'secretTokenFrom', 'payload.SecretToken'),
+      locationIds: typedProperty(raw, 'locationIds', 'payload.LocationIds'),
+      limit: typedProperty(raw, 'limit', 'payload.limit'),
+      offset: typedProperty(raw, 'offset', 'payload.offset'),
+    };
+    const settings: Settings = {
+      allPages: def.allPages === true,
+      maxPages: positiveInteger(def.maxPages) ?? DEFAULT_MAX_PAGES,
+      credentials: this.credentials ?? {},
+      warn: (text) => this.warn(text),
+    };
+    const topicIdIsDefault = inputs.topicId.type === 'msg' && inputs.topicId.value === 'topicId';
+
+    handleInputs(this, async (msg, context) => {
+      /** One input; a msg path through a missing member (msg.payload.Name without a payload) reads as unset. */
+      const readInput = async (property: TypedProperty): Promise<unknown> => {
+        try {
+          return (await evaluateProperties(RED, this, msg, { value: property })).value;
+        } catch (err) {
+          if (property.type === 'msg' && err instanceof TypeError) return undefined;
+          throw err;
+        }
+      };
+      const op = readOperation(await readInput(inputs.operation));
+      const values: OperationCall['values'] = Object.fromEntries(
+        await Promise.all(INPUTS_OF[op].map(async (key) => [key, await readInput(inputs[key])] as const)),
+      );
+      // Topic id: msg.topicId by default, else the subscription request's own member name.
+      if (values.topicId === undefined && topicIdIsDefault) {
+        values.topicId = await readInput({ type: 'msg', value: 'payload.TopicId' });
+      }
+      return OPERATION_HANDLERS[op]({ platform: client(), out: msg as OutputMessage, values, context, settings });
+    });
+  }
+
+  RED.nodes.registerType<Node<TopicCredentials>, TopicDef, unknown, TopicCredentials>('svc-topic', SvcTopic, {
+    credentials: {
+      secretToken: { type: 'password' },
+      webhookHeader: { type: 'password' },
+    },
+  });
+};
+
+const OPERATION_HANDLERS: Record<Operation, (call: OperationCall) => Promise<HandlerResult>> = {
+  'create-topic': createTopic,
+  'list-topics': listTopics,
+  'get-topic': getTopic,
+  'delete-topic': deleteTopic,
+  'create-subscription': createSubscription,
+};
+
+async function createTopic({ platform, out, values, context }: OperationCall): Promise<HandlerResult> {
+  const request = {
+    Name: readRequiredText(values.topicName, 'Name'),
+    Description: readOptionalText(values.topicDescription, 'Description') ?? '',
+  };
+  const response = await pubsubRequest(platform, { method: 'POST', path: TOPICS_PATH, json: request, retry: 'create', ...signals(context) });
+  const topic = unwrapEnvelope(response.body);
+  out.payload = topic;
+  out.statusCode = response.statusCode;
+  const id = topicIdOf(topic);
+  if (id !== undefined) out.topicId = id;
+  return { msg: out, statusText: id === undefined ? 'created' : `created topic ${id}` };
+}
+
+async function listTopics({ platform, out, values, context, settings }: OperationCall): Promise<HandlerResult> {
+  const limit = readCount(values.limit, 'limit', 1) ?? DEFAULT_LIMIT;
+  const firstOffset = readCount(values.offset, 'offset', 0) ?? 0;
+  const fetchPage = async (offset: number) => {
+    const response = await pubsubRequest(platform, { method: 'GET', path: TOPICS_PATH, query: { limit, offset }, retry: 'read', ...signals(context) });
+    out.statusCode = response.statusCode;
+    return unwrapEnvelope(response.body);
+  };
+  const first = await fetchPage(firstOffset);
+  if (!settings.allPages) {
+    out.payload = first;
+    return { msg: out, statusText: isPage(first) ? `${first.items.length} of ${first.totalCount}` : 'listed' };
+  }
+  // "All pages": follow offset and totalCount until every item is in, within the safety cap.
+  let page = readPage(first);
+  const items = [...page.items];
+  for (let pages = 1; page.items.length > 0 && page.offset + page.items.length < page.totalCount; pages++) {
+    if (pages >= settings.maxPages) {
+      settings.warn(`listing stopped after ${pages} pages (${items.length} of ${page.totalCount} topics): raise "Max pages" to get them all`);
+      break;
+    }
+    const nextOffset = page.offset + page.items.length;
+    context.status.progress(`page ${pages + 1}: ${items.length} of ${page.totalCount}`);
+    page = readPage(await fetchPage(nextOffset));
+    if (page.items.length > 0 && page.offset + page.items.length <= nextOffset) {
+      throw new PlatformError('BAD_RESPONSE', `the listing did not advance past offset ${nextOffset}`);
+    }
+    items.push(...page.items);
+  }
+  out.payload = { limit: page.limit, offset: firstOffset, totalCount: page.totalCount, items };
+  const capped = items.length < page.totalCount;
+  return { msg: out, statusText: capped ? `${items.length} of ${page.totalCount} (capped)` : `${items.length} topics` };
+}
+
+async function getTopic({ platform, out, values, context }: OperationCall): Promise<HandlerResult> {
+  const topicId = readTopicId(values.topicId);
+  const response = await pubsubRequest(platform, { method: 'GET', path: topicPath(topicId), retry: 'read', ...signals(context) });
+  out.payload = unwrapEnvelope(response.body);
+  out.statusCode = response.statusCode;
+  return { msg: out, statusText: `topic ${topicId}` };
+}
+
+async function deleteTopic({ platform, out, values, context }: OperationCall): Promise<HandlerResult> {
+  const topicId = readTopicId(values.topicId);
+  // DELETE is idempotent, so it is retried like a read (see the help for a retried delete's 404).
+  const response = await pubsubRequest(platform, { method: 'DELETE', path: topicPath(topicId), retry: 'read', ...signals(context) });
+  out.payload = unwrapEnvelope(response.body);
+  out.statusCode = response.statusCode;
+  return { msg: out, statusText: `deleted ${topicId}` };
+}
+
+async function createSubscription({ platform, out, values, context, settings }: OperationCall): Promise<HandlerResult> {
+  const { credentials } = settings;
+  const request = {
+    WebhookAddress: readWebhookAddress(values.webhookAddress),
+    WebhookHeader: readWebhookHeader(credentials.webhookHeader || values.webhookHeader),
+    // Optional; an empty value means none. Never repeated in an error.
+    SecretToken: readOptionalText(credentials.secretToken || values.secretToken, 'SecretToken') || undefined,
+    LocationIds: readLocationIds(values.locationIds),
+    TopicId: readTopicId(values.topicId, 'TopicId'),
+  };
+  const response = await pubsubRequest(platform, { method: 'POST', path: SUBSCRIPTIONS_PATH, json: request, retry: 'create', ...signals(context) });
+  out.payload = unwrapEnvelope(response.body);
+  out.statusCode = response.statusCode;
+  return { msg: out, statusText: 'subscribed' };
+}
+
+function signals({ signal, onWait }: InputContext): Pick<InputContext, 'signal' | 'onWait'> {
+  return { signal, onWait };
+}
+
+function readOperation(value: unknown): Operation {
+  if (typeof value === 'string' && (OPERATIONS as readonly string[]).includes(value)) return value as Operation;
+  throw invalidInput(`operation must be one of ${OPERATIONS.join(', ')}, got ${typeof value === 'string' ? `"${value}"` : describe(value)}`);
+}
+
+/** A paging parameter: unset, or an integer of at least `min`. */
+function readCount(value: unknown, field: string, min: number): number | undefined {
+  return value === undefined || value === null || value === '' ? undefined : readInteger(value, field, min);
+}
+
+function positiveInteger(value: unknown): number | undefined {
+  const n = Number(value);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+function isPage(value: unknown): value is TopicPage {
+  if (value === null || typeof value !== 'object') return false;
+  const page = value as Partial<TopicPage>;
+  return Array.isArray(page.items) && Number.isFinite(page.totalCount) && Number.isFinite(page.offset);
+}
+
+function readPage(value: unknown): TopicPage {
+  if (!isPage(value)) {
+    throw new PlatformError('BAD_RESPONSE', 'the topic listing is not a page object with offset, totalCount and items');
+  }
+  return value;
+}
+
+function topicIdOf(topic: unknown): number | undefined {
+  const id = topic !== null && typeof topic === 'object' ? (topic as { id?: unknown }).id : undefined;
+  return typeof id === 'number' && Number.isSafeInteger(id) ? id : undefined;
+}
+

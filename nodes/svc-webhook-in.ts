@@ -1,0 +1,266 @@
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { NodeAPI, NodeDef, Node } from './lib/node-red';
+import { NodeStatus } from './lib/status';
+import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/signature';
+
+interface WebhookInDef extends NodeDef {
+  /** The path below Node-RED's httpNodeRoot, as in the core `http in` node. */
+  url: string;
+  /** `signature` (default) checks `svc-signature`; `none` accepts unsigned requests and warns. */
+  verify?: string;
+  /** Seconds a timestamp may differ from this machine's clock, either way. */
+  tolerance?: number | string;
+  /** Name of the custom header the subscription's `WebhookHeader` sets; its value is a credential. */
+  headerName?: string;
+  maxBodyKb?: number | string;
+}
+
+interface WebhookInCredentials {
+  secret?: string;
+  /** The secret before a rotation, accepted as well until it is cleared. */
+  previousSecret?: string;
+  headerValue?: string;
+}
+
+interface ReceiverConfig {
+  path: string;
+  verifier?: SignatureVerifier;
+  header?: { name: string; value: string };
+  maxBodyBytes: number;
+}
+
+const DEFAULT_TOLERANCE_SEC = 300;
+const DEFAULT_MAX_BODY_KB = 1024;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+/** Request headers that carry credentials, never copied into a message. */
+const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+type Rejection = SignatureRejection | 'not JSON' | 'invalid JSON' | 'body too large' | 'header mismatch';
+
+/** The parts of an express router that adding and removing a route touch; the same in express 4 and 5. */
+interface RouterLayer {
+  route?: { path: unknown; methods: Record<string, boolean | undefined>; stack: Array<{ handle: unknown }> };
+}
+interface RouterStack {
+  stack: RouterLayer[];
+}
+
+export = function register(RED: NodeAPI): void {
+  function SvcWebhookIn(this: Node<WebhookInCredentials>, def: WebhookInDef): void {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    if (RED.settings.httpNodeRoot === false) {
+      this.warn('not created: Node-RED serves no HTTP nodes (httpNodeRoot is false)');
+      this.status({ fill: 'grey', shape: 'ring', text: 'HTTP nodes disabled' });
+      return;
+    }
+    let config: ReceiverConfig;
+    try {
+      config = readConfig(def, this.credentials ?? {});
+    } catch (err) {
+      this.error(`not listening: ${(err as Error).message}`);
+      this.status({ fill: 'red', shape: 'ring', text: 'not configured' });
+      return;
+    }
+    const app = RED.httpNode;
+    if (routerStack(app).some((layer) => servesPost(layer, config.path))) {
+      this.error(`not listening: another node already receives POST ${config.path}; give each webhook node its own path`);
+      this.status({ fill: 'red', shape: 'ring', text: 'path in use' });
+      return;
+    }
+
+    const status = new NodeStatus(this);
+    const unsigned = config.verifier === undefined;
+    const counts = { accepted: 0, rejected: 0 };
+    let warnedConsumedBody = false;
+    let closed = false;
+    const showCounts = (rejection?: Rejection) => {
+      const text = `${counts.accepted} accepted, ${counts.rejected} rejected${rejection ? ` (${rejection})` : ''}${unsigned ? ', unsigned' : ''}`;
+      if (rejection || unsigned) status.warning(text);
+      else status.done(text);
+    };
+    if (unsigned) {
+      this.warn(`accepts POST ${config.path} without checking a signature: anyone who can reach it can inject messages. Use this only for subscriptions created without a SecretToken.`);
+      status.warning('no signature check');
+    } else {
+      this.status({ fill: 'green', shape: 'ring', text: 'listening' });
+    }
+
+    const refuse = (res: Response, statusCode: number, reason: Rejection) => {
+      counts.rejected++;
+      showCounts(reason);
+      res.status(statusCode).json({ error: reason });
+    };
+
+    const receive = async (req: Request, res: Response) => {
+      const receivedAt = Date.now();
+      if (!isJsonOrUnstated(req.headers['content-type'])) return refuse(res, 400, 'not JSON');
+      const body = await readRawBody(req, config.maxBodyBytes);
+      // Closed (redeployed) while the body arrived: the sender should try again, not lose the event.
+      if (closed) {
+        res.status(503).json({ error: 'restarting' });
+        return;
+      }
+      if (body === 'too large') return refuse(res, 413, 'body too large');
+      if (body === 'consumed') {
+        if (!warnedConsumedBody) {
+          warnedConsumedBody = true;
+          node.error(`the body of POST ${config.path} was read before this node (a body parser in httpNodeMiddleware?): the exact bytes are needed to check the signature`);
+        }
+        res.status(500).json({ error: 'body unavailable' });
+        return;
+      }
+      if (config.header && !headerMatches(req.headers, config.header)) return refuse(res, 401, 'header mismatch');
+      const verified = config.verifier?.verify(req.headers[SIGNATURE_HEADER], body, receivedAt);
+      if (verified && !verified.ok) return refuse(res, 401, verified.reason);
+      let payload: unknown;
+      try {
+        payload = JSON.parse(body.toString('utf8'));
+      } catch {
+        return refuse(res, 400, 'invalid JSON');
+      }
+      if (verified) config.verifier?.markAccepted(verified, receivedAt);
+      // Answer at once: the sender should not wait for the flow.
+      res.status(200).end();
+      counts.accepted++;
+      showCounts();
+      node.send({
+        payload,
+        webhook: { timestamp: verified?.timestampMs, receivedAt, headers: visibleHeaders(req.headers, config.header?.name) },
+      });
+    };
+    const handler: RequestHandler = (req, res) => {
+      receive(req, res).catch((err: unknown) => {
+        node.warn(`webhook request failed: ${err instanceof Error ? err.message : String(err)}`);
+        if (!res.headersSent) res.status(500).json({ error: 'internal error' });
+      });
+    };
+    const errorHandler = (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      node.warn(err instanceof Error ? err.message : String(err));
+      if (!res.headersSent) res.sendStatus(500);
+    };
+
+    // As the core `http in` node: the route lives on RED.httpNode (mounted at httpNodeRoot behind
+    // httpNodeAuth), after any httpNodeMiddleware. No body parser runs before this node reads the bytes.
+    app.post(config.path, nodeMiddleware(RED), handler, errorHandler);
+
+    this.on('close', (_removed: boolean, done: () => void) => {
+      closed = true;
+      removeRoute(app, handler);
+      done();
+    });
+  }
+
+  RED.nodes.registerType<Node<WebhookInCredentials>, WebhookInDef, unknown, WebhookInCredentials>('svc-webhook-in', SvcWebhookIn, {
+    credentials: {
+      secret: { type: 'password' },
+      previousSecret: { type: 'password' },
+      headerValue: { type: 'password' },
+    },
+  });
+};
+
+function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {
+  const url = (def.url ?? '').trim();
+  if (url === '') throw new Error('no path is set');
+  const path = url.startsWith('/') ? url : `/${url}`;
+  const maxBodyBytes = Math.floor((positiveNumber(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
+  let verifier: SignatureVerifier | undefined;
+  if (def.verify !== 'none') {
+    const secrets = [credentials.secret ?? '', credentials.previousSecret ?? ''];
+    if (!secrets.some((secret) => secret !== '')) {
+      throw new Error('no secret is set: enter the SecretToken the subscription was created with, or choose "no signature"');
+    }
+    verifier = new SignatureVerifier({ secrets, toleranceSec: positiveNumber(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
+  }
+  const headerName = (def.headerName ?? '').trim();
+  if (headerName === '') return { path, verifier, maxBodyBytes };
+  if (!HEADER_NAME.test(headerName)) throw new Error('the custom header name is not a valid header name');
+  const headerValue = (credentials.headerValue ?? '').trim();
+  if (headerValue === '') throw new Error(`a value for the custom header ${headerName} is required`);
+  return { path, verifier, maxBodyBytes, header: { name: headerName.toLowerCase(), value: headerValue } };
+}
+
+/** httpNodeMiddleware from the settings (a function or an array), as the core `http in` node uses it. */
+function nodeMiddleware(RED: NodeAPI): RequestHandler | RequestHandler[] {
+  const configured = (RED.settings as { httpNodeMiddleware?: unknown }).httpNodeMiddleware;
+  if (typeof configured === 'function' || Array.isArray(configured)) return configured as RequestHandler | RequestHandler[];
+  return (_req, _res, next) => next();
+}
+
+/** A JSON media type, or none at all (the spec does not show the webhook's headers; the body then decides). */
+function isJsonOrUnstated(contentType: string | undefined): boolean {
+  const mediaType = (contentType ?? '').split(';')[0].trim();
+  return mediaType === '' || JSON_MEDIA_TYPE.test(mediaType);
+}
+
+/**
+ * The body's exact bytes, or why there are none. Past the limit the rest is read and dropped (as
+ * express does) so the client sees the 413 instead of a reset connection.
+ */
+function readRawBody(req: Request, limit: number): Promise<Buffer | 'too large' | 'consumed'> {
+  const parsed = req as Request & { _body?: boolean };
+  if (Buffer.isBuffer(parsed.body)) return Promise.resolve(parsed.body.length > limit ? 'too large' : parsed.body);
+  if (parsed._body || req.readableEnded) return Promise.resolve('consumed');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = Number(req.headers['content-length']) > limit;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) tooLarge = true;
+      if (tooLarge) chunks.length = 0;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(tooLarge ? 'too large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+    req.on('close', () => {
+      if (!req.complete) reject(new Error('the client closed the connection before the body was complete'));
+    });
+  });
+}
+
+function headerMatches(headers: IncomingHttpHeaders, expected: { name: string; value: string }): boolean {
+  const received = headers[expected.name];
+  return typeof received === 'string' && constantTimeEqual(received.trim(), expected.value);
+}
+
+/** The request headers for `msg.webhook`, without credentials (including the custom header's key). */
+function visibleHeaders(headers: IncomingHttpHeaders, customHeader: string | undefined): IncomingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !PRIVATE_HEADERS.has(name) && name !== customHeader));
+}
+
+/** The router's layers: `_router` in express 4, `router` in express 5 (express 4 throws on `router`). */
+function routerStack(app: Express): RouterLayer[] {
+  const holder = app as unknown as { _router?: RouterStack; router?: RouterStack };
+  try {
+    return (holder._router ?? holder.router)?.stack ?? [];
+  } catch {
+    return [];
+  }
+}
+
+function servesPost(layer: RouterLayer, path: string): boolean {
+  return !!layer.route?.methods.post && typeof layer.route.path === 'string' && samePath(layer.route.path, path);
+}
+
+/** Express matches paths ignoring case and a trailing slash by default. */
+function samePath(a: string, b: string): boolean {
+  const normalise = (p: string) => p.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1').toLowerCase();
+  return normalise(a) === normalise(b);
+}
+
+/** Removes the route layers that hold this node's handler, and only those. */
+function removeRoute(app: Express, handler: RequestHandler): void {
+  const stack = routerStack(app);
+  for (let i = stack.length - 1; i >= 0; i--) {
+    if (stack[i].route?.stack.some((layer) => layer.handle === handler)) stack.splice(i, 1);
+  }
+}
+
+function positiveNumber(value: unknown): number | undefined {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}

@@ -1,0 +1,333 @@
+import { createHash } from 'node:crypto';
+import { Agent, request } from 'undici';
+import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
+
+/**
+ * Data topics and subscriptions under `/v1/pubsub` (header `apikey`), and the webhooks a publish sends.
+ *
+ * - Topics: integer ids, `createdAt` in ISO 8601 with fractional seconds and no zone, `userId`, every
+ *   answer in the `{ isSuccess, data }` envelope; listing pages with `limit`/`offset` query parameters
+ *   (default limit 10, capped at `maxPageSize`) and answers `{ limit, offset, totalCount, items }`.
+ * - Unknown topics answer `{ isSuccess: false, data: null, message }` with status `failureStatus`
+ *   (404 by default; set 200 to behave like services that report failure only in the envelope).
+ * - Request fields are capitalised as the spec says; unknown or lower-case fields are a 400.
+ * - Delete answers 204 with no body. Publish answers 200 with an envelope, or 202 with no body when
+ *   `publishAnswer` is 'empty' (the spec does not show either body).
+ * - A publish POSTs, after answering, to every active subscription of the topic that lists the
+ *   location: body `{ topicId, locationId, data, publishedAt }` pretty-printed (so that a receiver that
+ *   re-serialises the JSON fails the signature check), `svc-signature` when the subscription has a
+ *   SecretToken (`t` in seconds, or milliseconds with `timestampUnit: 'ms'`), and the WebhookHeader.
+ *   Every delivery is logged in `deliveries`; `setSubscriptionActive` switches a subscription off.
+ */
+
+export const SANDBOX_USER_ID = 'sandbox-user';
+const DEFAULT_PAGE_SIZE = 10;
+const DELIVERY_TIMEOUT_MS = 5000;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export interface SandboxTopic {
+  id: number;
+  name: string;
+  description: string;
+  createdAt: string;
+  userId: string;
+}
+
+export interface SandboxSubscription {
+  id: number;
+  topicId: number;
+  webhookAddress: string;
+  webhookHeader?: string;
+  secretToken?: string;
+  locationIds: string[];
+  active: boolean;
+}
+
+export interface Delivery {
+  subscriptionId: number;
+  topicId: number;
+  locationId: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** The receiver's answer, once there is one. */
+  status?: number;
+  error?: string;
+  finished: boolean;
+}
+
+export interface PubsubState {
+  topics: Map<number, SandboxTopic>;
+  subscriptions: SandboxSubscription[];
+  deliveries: Delivery[];
+  nextTopicId: number;
+  nextSubscriptionId: number;
+  failureStatus: number;
+  maxPageSize: number;
+  publishAnswer: 'envelope' | 'empty';
+  timestampUnit: 's' | 'ms';
+}
+
+function initialState(): PubsubState {
+  return {
+    topics: new Map(),
+    subscriptions: [],
+    deliveries: [],
+    nextTopicId: 1,
+    nextSubscriptionId: 1,
+    failureStatus: 404,
+    maxPageSize: 100,
+    publishAnswer: 'envelope',
+    timestampUnit: 's',
+  };
+}
+
+export function pubsubState(sandbox: Sandbox): PubsubState {
+  return sandbox.stateOf('pubsub', initialState);
+}
+
+/** Forgets every topic, subscription and delivery and restores the default switches. */
+export function resetPubsub(sandbox: Sandbox): void {
+  Object.assign(pubsubState(sandbox), initialState());
+}
+
+/** Creates a topic as `POST /topics` does (tests may also call it to set the stage). */
+export function addTopic(sandbox: Sandbox, name: string, description = ''): SandboxTopic {
+  const state = pubsubState(sandbox);
+  const topic: SandboxTopic = {
+    id: state.nextTopicId++,
+    name,
+    description,
+    createdAt: timestampWithoutZone(new Date()),
+    userId: SANDBOX_USER_ID,
+  };
+  state.topics.set(topic.id, topic);
+  return topic;
+}
+
+/** Creates an active subscription as `POST /subscriptions` does. */
+export function addSubscription(sandbox: Sandbox, fields: Omit<SandboxSubscription, 'id' | 'active'>): SandboxSubscription {
+  const state = pubsubState(sandbox);
+  const subscription: SandboxSubscription = { id: state.nextSubscriptionId++, active: true, ...fields };
+  state.subscriptions.push(subscription);
+  return subscription;
+}
+
+/** The switch that makes a subscription inactive (or active again). */
+export function setSubscriptionActive(sandbox: Sandbox, subscriptionId: number, active: boolean): void {
+  const subscription = pubsubState(sandbox).subscriptions.find((s) => s.id === subscriptionId);
+  if (!subscription) throw new Error(`no subscription ${subscriptionId}`);
+  subscription.active = active;
+}
+
+/** Resolves once `count` deliveries have been answered (or failed); rejects after `timeoutMs`. */
+export function waitForDeliveries(sandbox: Sandbox, count: number, timeoutMs = 4000): Promise<Delivery[]> {
+  const state = pubsubState(sandbox);
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const finished = state.deliveries.filter((d) => d.finished);
+      if (finished.length >= count) return resolve(finished);
+      if (Date.now() - started > timeoutMs) {
+        return reject(new Error(`${finished.length} of ${count} webhook deliveries finished within ${timeoutMs} ms`));
+      }
+      setTimeout(check, 20);
+    };
+    check();
+  });
+}
+
+export default function pubsubEndpoints(sandbox: Sandbox): void {
+  const state = () => pubsubState(sandbox);
+  const deliverer = new Deliverer();
+  sandbox.onClose(() => deliverer.close());
+  const spec = (endpoint: string) => ({ endpoint, auth: 'pubsub' as const, permission: 'pubsub' as const });
+
+  sandbox.route('POST', '/v1/pubsub/topics', spec('topic-create'), (ctx) => {
+    const body = jsonObject(ctx, ['Name', 'Description']);
+    if (!body) return;
+    if (typeof body.Name !== 'string' || body.Name.trim() === '') return void badRequest(ctx.res, 'Name is required and must be a non-empty string');
+    if (typeof body.Description !== 'string') return void badRequest(ctx.res, 'Description is required and must be a string');
+    sendJson(ctx.res, 200, { isSuccess: true, data: addTopic(sandbox, body.Name, body.Description) });
+  });
+
+  sandbox.route('GET', '/v1/pubsub/topics', spec('topic-list'), (ctx) => {
+    const unknown = [...ctx.url.searchParams.keys()].find((key) => key !== 'limit' && key !== 'offset');
+    if (unknown) return void badRequest(ctx.res, `unknown query parameter ${unknown}`);
+    const limit = queryInteger(ctx, 'limit', 1);
+    const offset = queryInteger(ctx, 'offset', 0);
+    if (limit === null || offset === null) return;
+    const pageSize = Math.min(limit ?? DEFAULT_PAGE_SIZE, state().maxPageSize);
+    const all = [...state().topics.values()].sort((a, b) => a.id - b.id);
+    const start = offset ?? 0;
+    sendJson(ctx.res, 200, {
+      isSuccess: true,
+      data: { limit: pageSize, offset: start, totalCount: all.length, items: all.slice(start, start + pageSize) },
+    });
+  });
+
+  sandbox.route('GET', '/v1/pubsub/topics/:topicId', spec('topic-get'), (ctx) => {
+    const topic = topicOf(ctx);
+    if (topic) sendJson(ctx.res, 200, { isSuccess: true, data: topic });
+  });
+
+  sandbox.route('DELETE', '/v1/pubsub/topics/:topicId', spec('topic-delete'), (ctx) => {
+    const topic = topicOf(ctx);
+    if (!topic) return;
+    state().topics.delete(topic.id);
+    state().subscriptions = state().subscriptions.filter((s) => s.topicId !== topic.id);
+    ctx.res.writeHead(204).end();
+  });
+
+  sandbox.route('POST', '/v1/pubsub/topics/:topicId/publish', spec('topic-publish'), (ctx) => {
+    const body = jsonObject(ctx, ['LocationId', 'Data']);
+    if (!body) return;
+    if (typeof body.LocationId !== 'string' || body.LocationId.trim() === '') {
+      return void badRequest(ctx.res, 'LocationId is required and must be a non-empty string');
+    }
+    if (body.Data === null || typeof body.Data !== 'object' || Array.isArray(body.Data)) {
+      return void badRequest(ctx.res, 'Data is required and must be a JSON object');
+    }
+    const topic = topicOf(ctx);
+    if (!topic) return;
+    const locationId = body.LocationId;
+    const targets = state().subscriptions.filter((s) => s.active && s.topicId === topic.id && s.locationIds.includes(locationId));
+    if (state().publishAnswer === 'empty') ctx.res.writeHead(202).end();
+    else sendJson(ctx.res, 200, { isSuccess: true, data: { topicId: topic.id, locationId, subscriptions: targets.length } });
+    const webhookBody = JSON.stringify({ topicId: topic.id, locationId, data: body.Data, publishedAt: new Date().toISOString() }, null, 2);
+    for (const subscription of targets) {
+      const delivery = signedDelivery(subscription, locationId, webhookBody, state().timestampUnit);
+      state().deliveries.push(delivery);
+      deliverer.send(delivery);
+    }
+  });
+
+  sandbox.route('POST', '/v1/pubsub/subscriptions', spec('subscription-create'), (ctx) => {
+    const body = jsonObject(ctx, ['WebhookAddress', 'WebhookHeader', 'SecretToken', 'LocationIds', 'TopicId']);
+    if (!body || !validSubscription(ctx, body)) return;
+    const topicId = body.TopicId as number;
+    if (!state().topics.has(topicId)) return void fail(ctx, `topic ${topicId} not found`);
+    const subscription = addSubscription(sandbox, {
+      topicId,
+      webhookAddress: body.WebhookAddress as string,
+      webhookHeader: body.WebhookHeader as string | undefined,
+      secretToken: body.SecretToken as string | undefined,
+      locationIds: body.LocationIds as string[],
+    });
+    const { secretToken: _secret, webhookHeader: _header, ...visible } = subscription;
+    sendJson(ctx.res, 200, { isSuccess: true, data: visible });
+  });
+
+  /** The topic named by `:topicId`; answers 400 or the failure envelope and returns undefined otherwise. */
+  function topicOf(ctx: RouteContext): SandboxTopic | undefined {
+    if (!/^\d+$/.test(ctx.params.topicId)) return void badRequest(ctx.res, 'topicId must be an integer');
+    const topic = state().topics.get(Number(ctx.params.topicId));
+    if (!topic) fail(ctx, `topic ${ctx.params.topicId} not found`);
+    return topic;
+  }
+
+  function fail(ctx: RouteContext, message: string): void {
+    sendJson(ctx.res, state().failureStatus, { isSuccess: false, data: null, message });
+  }
+}
+
+/** The body as a JSON object with only the allowed (capitalised) members, or undefined after a 400. */
+function jsonObject(ctx: RouteContext, allowed: string[]): Record<string, unknown> | undefined {
+  const body = ctx.json();
+  if (body === undefined) return undefined;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return void badRequest(ctx.res, 'body must be a JSON object');
+  const unknown = Object.keys(body).find((key) => !allowed.includes(key));
+  if (unknown) return void badRequest(ctx.res, `unknown field ${unknown}; the fields are ${allowed.join(', ')}`);
+  return body as Record<string, unknown>;
+}
+
+function validSubscription(ctx: RouteContext, body: Record<string, unknown>): boolean {
+  const address = body.WebhookAddress;
+  if (typeof address !== 'string' || !/^https?:\/\/[^\s/]+/i.test(address)) {
+    return badRequest(ctx.res, 'WebhookAddress is required and must be an http(s) URL');
+  }
+  const header = body.WebhookHeader;
+  if (header !== undefined) {
+    const separator = typeof header === 'string' ? header.indexOf(':') : -1;
+    if (typeof header !== 'string' || separator < 0 || !HEADER_NAME.test(header.slice(0, separator).trim())) {
+      return badRequest(ctx.res, 'WebhookHeader must have the form <header-name>:<header-value>');
+    }
+  }
+  if (body.SecretToken !== undefined && (typeof body.SecretToken !== 'string' || body.SecretToken === '')) {
+    return badRequest(ctx.res, 'SecretToken must be a non-empty string');
+  }
+  const ids = body.LocationIds;
+  if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string' || id.trim() === '')) {
+    return badRequest(ctx.res, 'LocationIds is required and must be a non-empty array of non-empty strings');
+  }
+  if (typeof body.TopicId !== 'number' || !Number.isSafeInteger(body.TopicId)) {
+    return badRequest(ctx.res, 'TopicId is required and must be an integer');
+  }
+  return true;
+}
+
+/** A query parameter that must be an integer of at least `min`: undefined when absent, null after a 400. */
+function queryInteger(ctx: RouteContext, name: string, min: number): number | undefined | null {
+  const text = ctx.url.searchParams.get(name);
+  if (text === null) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < min) {
+    badRequest(ctx.res, `${name} must be an integer of at least ${min}`);
+    return null;
+  }
+  return Number(text);
+}
+
+/** ISO 8601 with fractional seconds (seven digits, as .NET writes them) and no zone designator. */
+function timestampWithoutZone(date: Date): string {
+  return `${date.toISOString().slice(0, 23)}0000`;
+}
+
+function signedDelivery(subscription: SandboxSubscription, locationId: string, body: string, unit: 's' | 'ms'): Delivery {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (subscription.secretToken) {
+    const t = String(unit === 'ms' ? Date.now() : Math.floor(Date.now() / 1000));
+    const digest = createHash('sha256').update(`${t}.${subscription.secretToken}.${body}`).digest('hex');
+    headers['svc-signature'] = `t=${t},digestV1=${digest}`;
+  }
+  if (subscription.webhookHeader) {
+    const separator = subscription.webhookHeader.indexOf(':');
+    headers[subscription.webhookHeader.slice(0, separator).trim().toLowerCase()] = subscription.webhookHeader.slice(separator + 1).trim();
+  }
+  return { subscriptionId: subscription.id, topicId: subscription.topicId, locationId, url: subscription.webhookAddress, headers, body, finished: false };
+}
+
+/** Sends webhook POSTs with its own connection pool; close() aborts what is in flight and waits for it. */
+class Deliverer {
+  private readonly agent = new Agent({ keepAliveTimeout: 1000 });
+  private readonly stop = new AbortController();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  send(delivery: Delivery): void {
+    const attempt = this.post(delivery).finally(() => this.inFlight.delete(attempt));
+    this.inFlight.add(attempt);
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await Promise.allSettled([...this.inFlight]);
+    await this.agent.destroy();
+  }
+
+  private async post(delivery: Delivery): Promise<void> {
+    try {
+      const response = await request(delivery.url, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+        dispatcher: this.agent,
+        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(DELIVERY_TIMEOUT_MS)]),
+      });
+      await response.body.text();
+      delivery.status = response.statusCode;
+    } catch (err) {
+      delivery.error = err instanceof Error ? err.message : String(err);
+    } finally {
+      delivery.finished = true;
+    }
+  }
+}
