@@ -1,0 +1,42 @@
+import { invalidInput } from './errors';
+
+/** Readers for request values as users give them: enums exactly as the spec spells them, booleans, numbers. */
+
+/** False for the values that mean "not set": undefined, null, the empty string and the empty list. */
+export function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '' && !(Array.isArray(value) && value.length === 0);
+}
+
+/** One value of an enum, exactly as the spec spells it; undefined when not set. */
+export function readChoice<T extends string>(value: unknown, allowed: readonly T[], field: string): T | undefined {
+  return isSet(value) ? oneOf(value, allowed, field) : undefined;
+}
+
+/** Several enum values, from an array or a comma-separated list; undefined when not set. */
+export function readChoices<T extends string>(value: unknown, allowed: readonly T[], field: string): T[] | undefined {
+  const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value;
+  if (!isSet(items)) return undefined;
+  if (!Array.isArray(items)) throw invalidInput(`${field}: expected a list of ${allowed.join(', ')}`);
+  return items.map((item) => oneOf(item, allowed, field));
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: string): T {
+  if (!(allowed as readonly unknown[]).includes(value)) {
+    throw invalidInput(`${field}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+export function readBoolean(value: unknown, field: string): boolean | undefined {
+  if (!isSet(value)) return undefined;
+  if (typeof value === 'boolean') return value;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw invalidInput(`${field}: expected true or false, got ${JSON.stringify(value)}`);
+}
+
+export function readNumber(value: unknown, field: string): number | undefined {
+  if (!isSet(value)) return undefined;
+  const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
+  if (!Number.isFinite(n)) throw invalidInput(`${field}: expected a number, got ${JSON.stringify(value)}`);
+  return n;
+}

@@ -1,0 +1,125 @@
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
+import { clientFor } from './lib/config';
+import { PlatformError, invalidInput } from './lib/errors';
+import { LatLon, decodeGeohash, isGeohash, toNumber, toPosition } from './lib/geo';
+import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/locations';
+import { locationsOf, plainText, readRequestFields, requestInputs, setMembers } from './lib/routing';
+import { isSet, readChoice } from './lib/values';
+import { handleInputs } from './lib/runner';
+
+const PREFERENCES = ['fastest', 'shortest'] as const;
+const MIN_WAYPOINTS = 2;
+
+/** Request fields: each a TypedInput whose default source is the same member of `msg.payload`. */
+const FIELDS = {
+  waypoints: 'payload.waypoints',
+  /** Transport mode for waypoints that carry none of their own. */
+  transportMode: 'payload.transportMode',
+  arriveBy: 'payload.arriveBy',
+  departAt: 'payload.departAt',
+  avoid: 'payload.avoid',
+  preference: 'payload.preference',
+};
+
+interface RouteDef extends NodeDef {
+  server: string;
+  lonLatArrays?: boolean;
+}
+
+type Json = Record<string, unknown>;
+type Position = [number, number];
+
+export = function register(RED: NodeAPI): void {
+  function SvcRoute(this: Node, def: RouteDef): void {
+    RED.nodes.createNode(this, def);
+    const client = clientFor(RED, this, def.server);
+    const inputs = requestInputs(def, FIELDS);
+    const locationOptions = { lonLatArrays: def.lonLatArrays === true };
+
+    handleInputs(this, async (msg, { signal, onWait }) => {
+      const fields = await readRequestFields(RED, this, msg, inputs);
+      const places = locationsOf(fields.waypoints, inputs.waypoints, FIELDS.waypoints, msg, { field: 'waypoints', element: 'waypoint' }, locationOptions);
+      if (places.length < MIN_WAYPOINTS) throw invalidInput(`waypoints: at least ${MIN_WAYPOINTS} are needed, got ${places.length}`);
+      if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput('arriveBy and departAt cannot both be set: choose one');
+      const defaultModes = isSet(fields.transportMode) ? readRouteModes(fields.transportMode, 'transportMode') : undefined;
+      const body: Json = {
+        waypoints: places.map((place, i) => toWaypointObject(place, defaultModes, `waypoint ${i + 1}`)),
+        ...setMembers({
+          arriveBy: isSet(fields.arriveBy) ? formatRfc3339(fields.arriveBy, 'arriveBy') : undefined,
+          departAt: isSet(fields.departAt) ? formatRfc3339(fields.departAt, 'departAt') : undefined,
+          avoid: isSet(fields.avoid) ? toRouteBox(readBox(fields.avoid, 'avoid')) : undefined,
+          preference: readChoice(fields.preference, PREFERENCES, 'preference'),
+        }),
+      };
+      const response = await client().request<Json>({ auth: 'vpm', method: 'POST', path: '/v1/routing', json: body, retry: 'read', signal, onWait });
+      const route = response.body !== null && typeof response.body === 'object' ? response.body : {};
+      const segments = Array.isArray(route.segments) ? (route.segments as Json[]) : [];
+      const summary = { length: total(segments, 'length'), duration: total(segments, 'duration'), segments: segments.length };
+      const out = msg as OutputMessage;
+      out.payload = response.body;
+      out.geojson = routeGeoJson(route, segments, summary);
+      out.instructions = segments.map((s) => (typeof s.text === 'string' ? plainText(s.text) : '')).filter((text) => text !== '');
+      out.summary = summary;
+      out.statusCode = response.statusCode;
+      return { msg: out, statusText: `${segments.length} segments` };
+    });
+  }
+
+  RED.nodes.registerType('svc-route', SvcRoute);
+};
+
+/** Sum of a numeric segment member; units are the service's (not shown by the spec). */
+function total(segments: Json[], member: string): number {
+  return segments.reduce((sum, segment) => sum + (toNumber(segment[member]) ?? 0), 0);
+}
+
+/**
+ * The whole route as a LineString decoded from `overview.linestring` (geohashes, decoded with
+ * ngeohash; GeoJSON positions are read too), then each segment as a feature over its
+ * `firstPoint`..`lastPoint` slice (a Point when the slice has one point).
+ */
+function routeGeoJson(route: Json, segments: Json[], summary: Json): Json {
+  const line = routePositions((route.overview as Json | undefined)?.linestring);
+  const segmentFeatures = segments.map((segment, i) => {
+    const { text } = segment;
+    const properties = { ...segment, segment: i, ...(typeof text === 'string' ? { plainText: plainText(text) } : {}) };
+    return { type: 'Feature', geometry: segmentGeometry(segment, line), properties };
+  });
+  return {
+    type: 'FeatureCollection',
+    features: [
+      { type: 'Feature', geometry: { type: 'LineString', coordinates: line }, properties: { start: route.start, end: route.end, ...summary } },
+      ...segmentFeatures,
+    ],
+  };
+}
+
+/** The segment's slice of the line; a Point at its `point` geohash when its indices do not fit the line. */
+function segmentGeometry(segment: Json, line: Position[]): Json | null {
+  const first = segment.firstPoint;
+  const last = segment.lastPoint;
+  const fits = typeof first === 'number' && typeof last === 'number' && Number.isInteger(first) && Number.isInteger(last);
+  if (fits && first >= 0 && first <= last && last < line.length) {
+    const slice = line.slice(first, last + 1);
+    return slice.length === 1 ? { type: 'Point', coordinates: slice[0] } : { type: 'LineString', coordinates: slice };
+  }
+  if (!isGeohash(segment.point)) return null;
+  return { type: 'Point', coordinates: toPosition(decodeGeohash(segment.point)) };
+}
+
+function routePositions(linestring: unknown): Position[] {
+  const record = linestring !== null && typeof linestring === 'object' && !Array.isArray(linestring) ? (linestring as Json) : undefined;
+  const points = record ? ((record.geometry as Json | undefined)?.coordinates ?? record.coordinates) : linestring;
+  if (!Array.isArray(points) || points.length === 0) throw badRoute('the answer has no overview.linestring');
+  return points.map((point, i) => {
+    try {
+      return toPosition(readLocation(point, `overview.linestring[${i}]`, { lonLatArrays: true }).point as LatLon);
+    } catch (err) {
+      throw badRoute(err instanceof Error ? err.message : String(err));
+    }
+  });
+}
+
+function badRoute(detail: string): PlatformError {
+  return new PlatformError('BAD_RESPONSE', `the route answer is not usable: ${detail}`);
+}

@@ -1,0 +1,174 @@
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
+import { clientFor } from './lib/config';
+import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo';
+import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/locations';
+import { compute, locationsOf, pollingOf, readRequestFields, requestInputs, setMembers } from './lib/routing';
+import { isSet, readBoolean, readChoice, readChoices } from './lib/values';
+import { handleInputs } from './lib/runner';
+
+const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
+const ROUTE_MODES = ['fastest', 'shortest'] as const;
+/** Geohash length used to compare a returned geohash with a waypoint given as coordinates. */
+const FULL_PRECISION = 12;
+/** A returned point that shares no geohash prefix with any waypoint still matches one this close. */
+const MIN_MATCH_TOLERANCE_M = 50;
+
+/** Request fields: each a TypedInput whose default source is the same member of `msg.payload`. */
+const FIELDS = {
+  waypoints: 'payload.waypoints',
+  async: 'payload.async',
+  departure: 'payload.departure',
+  transportMode: 'payload.transportMode',
+  avoid: 'payload.avoid',
+  routeMode: 'payload.routeMode',
+};
+
+interface SequenceDef extends NodeDef {
+  server: string;
+  waypointFormat?: string;
+  precision?: number | string;
+  lonLatArrays?: boolean;
+  departureFormat?: string;
+  pollInterval?: number | string;
+  maxWait?: number | string;
+}
+
+type Json = Record<string, unknown>;
+
+export = function register(RED: NodeAPI): void {
+  function SvcSequence(this: Node, def: SequenceDef): void {
+    RED.nodes.createNode(this, def);
+    const client = clientFor(RED, this, def.server);
+    const inputs = requestInputs(def, FIELDS);
+    const locationOptions = { lonLatArrays: def.lonLatArrays === true };
+    const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
+    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
+    const departureFormat: DepartureFormat = def.departureFormat === 'zoned' ? 'zoned' : 'local';
+    const polling = pollingOf(def);
+
+    handleInputs(this, async (msg, context) => {
+      const fields = await readRequestFields(RED, this, msg, inputs);
+      const places = locationsOf(fields.waypoints, inputs.waypoints, FIELDS.waypoints, msg, { field: 'waypoints', element: 'waypoint' }, locationOptions);
+      const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, `waypoint ${i + 1}`));
+      const body: Json = {
+        async: readBoolean(fields.async, 'async') ?? false,
+        waypoints,
+        ...setMembers({
+          departure: isSet(fields.departure) ? formatDeparture(fields.departure, departureFormat, 'departure') : undefined,
+          transportMode: readChoices(fields.transportMode, TRANSPORT_MODES, 'transportMode'),
+          avoid: isSet(fields.avoid) ? readBoxes(fields.avoid, 'avoid box').map(toSequenceBox) : undefined,
+          routeMode: readChoice(fields.routeMode, ROUTE_MODES, 'routeMode'),
+        }),
+      };
+      const projectId = client().projectId;
+      const result = await compute({
+        client: client(),
+        path: `/v1/routing/sequence/${encodeURIComponent(projectId)}`,
+        body,
+        jobPath: (jobId) => `/v1/routing/sequence/async/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`,
+        isResult: isSequenceResult,
+        polling,
+        context,
+      });
+      const visited = (result.body as { waypoints: Json[] }).waypoints;
+      const stops = visited.map((element, k) => returnedStop(element, k));
+      const order = matchOrder(stops, waypoints.map(sentStop));
+      const out = msg as OutputMessage;
+      out.payload = result.body;
+      out.order = order;
+      out.geojson = sequenceGeoJson(visited, stops, order, places);
+      out.statusCode = result.statusCode;
+      const unmatched = order.filter((i) => i === null).length;
+      return { msg: out, statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}` };
+    });
+  }
+
+  RED.nodes.registerType('svc-sequence', SvcSequence);
+};
+
+/** The finished result carries `waypoints` whose elements have a `location`; a job handle has none. */
+function isSequenceResult(answer: unknown): boolean {
+  const waypoints = answer !== null && typeof answer === 'object' ? (answer as Json).waypoints : undefined;
+  return Array.isArray(waypoints) && waypoints.every((w) => w !== null && typeof w === 'object' && 'location' in w);
+}
+
+interface Stop {
+  geohash: string;
+  point: LatLon;
+}
+
+/** A returned waypoint's `location` (a geohash, or any location form), or undefined when unreadable. */
+function returnedStop(element: Json, k: number): Stop | undefined {
+  try {
+    const place = readLocation(element.location, `result waypoint ${k + 1}`, { lonLatArrays: true });
+    if (!place.point) return undefined;
+    return { geohash: place.geohash ?? encodeGeohash(place.point, FULL_PRECISION), point: place.point };
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the service was told about a waypoint: its geohash as sent, or that of its coordinates at full length. */
+function sentStop(location: LocationObject): Stop {
+  if (location.type === 'geohash') return { geohash: location.geohash, point: decodeGeohash(location.geohash) };
+  const point = { lat: location.latitude, lon: location.longitude };
+  return { geohash: encodeGeohash(point, FULL_PRECISION), point };
+}
+
+/**
+ * The input index of each returned waypoint, compared with what was sent. Geohashes of different lengths match when one is a
+ * prefix of the other; among matches the nearest unused input wins (so repeated places map to
+ * distinct inputs). Without a prefix match, the nearest unused input within the returned cell's size
+ * (at least 50 m) is taken, which covers a point rounded into a neighbouring cell. Else null.
+ */
+function matchOrder(stops: Array<Stop | undefined>, sent: Stop[]): Array<number | null> {
+  const used = new Set<number>();
+  const all = sent.map((_s, i) => i);
+  return stops.map((stop) => {
+    if (!stop) return null;
+    const unused = all.filter((i) => !used.has(i));
+    const candidates = unused.length > 0 ? unused : all;
+    const distance = (i: number) => distanceMeters(stop.point, sent[i].point);
+    const nearest = (indices: number[]) => indices.reduce<number | null>((best, i) => (best === null || distance(i) < distance(best) ? i : best), null);
+    const prefixed = candidates.filter((i) => sent[i].geohash.startsWith(stop.geohash) || stop.geohash.startsWith(sent[i].geohash));
+    const tolerance = Math.max(MIN_MATCH_TOLERANCE_M, 2 * geohashRadiusMeters(stop.geohash));
+    const match = nearest(prefixed) ?? nearest(candidates.filter((i) => distance(i) <= tolerance));
+    if (match !== null) used.add(match);
+    return match;
+  });
+}
+
+/** The visited points in order (with the returned members as properties) and the legs between them as lines. */
+function sequenceGeoJson(visited: Json[], stops: Array<Stop | undefined>, order: Array<number | null>, places: Place[]): Json {
+  const positions = stops.map((stop, k) => {
+    const input = order[k];
+    const point = input !== null ? places[input].point : stop?.point;
+    return point ? toPosition(point) : undefined;
+  });
+  const points = visited.flatMap((element, k) => {
+    const position = positions[k];
+    if (!position) return [];
+    const { location, ...members } = element;
+    const input = order[k];
+    const name = input !== null ? places[input].name : undefined;
+    return [
+      {
+        type: 'Feature',
+        geometry: { type: 'Point', coordinates: position },
+        properties: { ...members, ...(name === undefined ? {} : { name }), location, position: k, input },
+      },
+    ];
+  });
+  const legs = positions.slice(1).flatMap((to, k) => {
+    const from = positions[k];
+    if (!from || !to) return [];
+    return [
+      {
+        type: 'Feature',
+        geometry: { type: 'LineString', coordinates: [from, to] },
+        properties: { leg: k, fromInput: order[k], toInput: order[k + 1] },
+      },
+    ];
+  });
+  return { type: 'FeatureCollection', features: [...points, ...legs] };
+}

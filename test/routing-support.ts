@@ -1,0 +1,236 @@
+import { createHook } from 'node:async_hooks';
+import path from 'node:path';
+import should from 'should';
+import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, Json, Sandbox } from './support/harness';
+
+/** Test plumbing shared by the isoline, sequencing and routing specs. */
+
+export interface NodeUnderTest {
+  ctx: { readonly sandbox: Sandbox };
+  type: string;
+  /** The sandbox endpoint name the node's first request goes to. */
+  endpoint: string;
+  node: Json;
+  /** A message that succeeds. */
+  msg: () => Json;
+}
+
+/** Headers of the endpoint families, with the sandbox's default project and key. */
+export const PROJECT_HEADERS = { 'x-svc-project-id': 'sandbox-project', 'x-svc-api-key': 'sandbox-api-key' };
+export const VPM_HEADERS = { 'x-svc-vpm-id': 'sandbox-project', 'x-svc-api-key': 'sandbox-api-key' };
+
+/** One raw request to the sandbox, to check the instrument itself. */
+export async function callSandbox(
+  sandbox: Sandbox,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; body: Json }> {
+  const res = await fetch(sandbox.url + path, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+
+/** Checks that the sandbox answers each request with the status and a JSON error message matching the pattern. */
+export function sandboxRefusals(
+  ctx: { readonly sandbox: Sandbox },
+  cases: Array<[string, { method?: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: unknown }, number, RegExp]>,
+): void {
+  for (const [what, call, status, message] of cases) {
+    it(`answers ${status} to ${what}`, async function () {
+      const answer = await callSandbox(ctx.sandbox, call.method ?? 'POST', call.path, call.headers, call.body);
+      should(answer.status).equal(status);
+      should(answer.body.message).match(message);
+    });
+  }
+}
+
+/** Waits until `predicate` holds, polling every 10 ms; fails after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean, what: string, timeoutMs = 4000): Promise<void> {
+  const started = Date.now();
+  while (!predicate()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Parsed JSON bodies of the requests logged for an endpoint. */
+export function bodies(sandbox: Sandbox, endpoint: string): Json[] {
+  return sandbox.requests(endpoint).map((r) => JSON.parse(r.body) as Json);
+}
+
+export function lastBody(sandbox: Sandbox, endpoint: string): Json {
+  const all = bodies(sandbox, endpoint);
+  should(all.length).be.above(0, `no request reached ${endpoint}`);
+  return all[all.length - 1];
+}
+
+const NODES_DIR = path.resolve(__dirname, '..', 'nodes');
+
+/**
+ * Records timers created from the pack's runtime code (their creation stack passes through
+ * `nodes/`) until `stop()`, which returns the stacks of those still pending and holding the
+ * process open (unref'd timers, such as undici's shared clock, keep nothing alive).
+ */
+function trackPackTimers(): { stop(): string[] } {
+  const pending = new Map<number, { timer: NodeJS.Timeout; stack: string }>();
+  const hook = createHook({
+    init(id, type, _trigger, resource) {
+      if (type !== 'Timeout') return;
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 100;
+      const stack = new Error().stack ?? '';
+      Error.stackTraceLimit = limit;
+      if (stack.includes(NODES_DIR)) pending.set(id, { timer: resource as NodeJS.Timeout, stack });
+    },
+    destroy(id) {
+      pending.delete(id);
+    },
+  }).enable();
+  return {
+    stop() {
+      hook.disable();
+      return [...pending.values()].filter(({ timer }) => timer.hasRef()).map(({ stack }) => stack);
+    },
+  };
+}
+
+/** Texts the node's status showed. */
+export function statusTexts(nodeId: string): string[] {
+  const calls = helper.getNode(nodeId).status.getCalls?.() ?? [];
+  return calls.map((call) => String((call.args[0] as { text?: string }).text ?? ''));
+}
+
+/** Messages the node refuses before any request, with INVALID_INPUT, a message naming the problem, and the message kept. */
+export function refusalTests(
+  ctx: { readonly sandbox: Sandbox },
+  load: () => Promise<void>,
+  endpoint: string,
+  cases: Array<[string, Json, RegExp]>,
+): void {
+  for (const [what, msg, message] of cases) {
+    it(`refuses ${what}`, async function () {
+      await load();
+      const { error, msg: kept } = await expectError('n1', msg);
+      should(error.code).equal('INVALID_INPUT');
+      should(error.message).match(message);
+      should(kept.payload).eql(msg.payload);
+      should(ctx.sandbox.requests(endpoint)).have.length(0);
+    });
+  }
+}
+
+/** The fault tests every routing node passes: 401, 429, 5xx, timeouts, resets and malformed JSON. */
+export function faultTests(t: NodeUnderTest): void {
+  const load = (extra: { credentials?: Json; config?: Json } = {}) =>
+    loadWithSandbox(t.ctx.sandbox, { types: [t.type], nodes: [t.node], ...extra });
+
+  it('reports a 401 from a key without permission as UNAUTHORIZED with msg.statusCode', async function () {
+    await load({ credentials: { apiKey: 'sandbox-geocode-only-key' } });
+    const { error, msg } = await expectError(t.node.id as string, t.msg());
+    should(error.code).equal('UNAUTHORIZED');
+    should(msg.statusCode).equal(401);
+    should(t.ctx.sandbox.requests(t.endpoint)).have.length(1);
+  });
+
+  it('retries a 429 after Retry-After and succeeds', async function () {
+    await load();
+    t.ctx.sandbox.setFault(t.endpoint, { status: 429, retryAfter: '0', times: 1 });
+    await expectOutput(t.node.id as string, t.msg());
+    should(t.ctx.sandbox.requests(t.endpoint).map((r) => r.status)).eql([429, 200]);
+  });
+
+  it('gives up on a persistent 429 with RATE_LIMITED', async function () {
+    await load();
+    t.ctx.sandbox.setFault(t.endpoint, { status: 429, retryAfter: '0' });
+    const { error, msg } = await expectError(t.node.id as string, t.msg());
+    should(error.code).equal('RATE_LIMITED');
+    should(msg.statusCode).equal(429);
+    should(t.ctx.sandbox.requests(t.endpoint)).have.length(3);
+  });
+
+  it('retries a 503 (the computation is a read) and succeeds', async function () {
+    await load();
+    t.ctx.sandbox.setFault(t.endpoint, { status: 503, times: 1 });
+    await expectOutput(t.node.id as string, t.msg());
+    should(t.ctx.sandbox.requests(t.endpoint).map((r) => r.status)).eql([503, 200]);
+  });
+
+  it('reports a persistent 500 as SERVER with msg.statusCode', async function () {
+    await load();
+    t.ctx.sandbox.setFault(t.endpoint, { status: 500 });
+    const { error, msg } = await expectError(t.node.id as string, t.msg());
+    should(error.code).equal('SERVER');
+    should(msg.statusCode).equal(500);
+  });
+
+  it('times out a slow answer with TIMEOUT after its retries', async function () {
+    await load({ config: { timeout: 200 } });
+    t.ctx.sandbox.setFault(t.endpoint, { delayMs: 1000 });
+    const { error } = await expectError(t.node.id as string, t.msg(), 8000);
+    should(error.code).equal('TIMEOUT');
+    should(t.ctx.sandbox.requests(t.endpoint)).have.length(3);
+  });
+
+  it('retries a connection reset and succeeds', async function () {
+    await load();
+    t.ctx.sandbox.setFault(t.endpoint, { reset: true, times: 1 });
+    await expectOutput(t.node.id as string, t.msg());
+  });
+
+  it('reports malformed JSON as BAD_RESPONSE', async function () {
+    await load();
+    t.ctx.sandbox.setFault(t.endpoint, { malformedJson: true });
+    const { error, msg } = await expectError(t.node.id as string, t.msg());
+    should(error.code).equal('BAD_RESPONSE');
+    should(msg.statusCode).equal(200);
+  });
+}
+
+/**
+ * An asynchronous job cancelled while polling: closing the node ends the message with CANCELLED;
+ * a redeploy (helper.unload) stops the polling and leaves no timer behind.
+ */
+export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): void {
+  async function whilePolling(run: () => Promise<void>): Promise<void> {
+    const { sandbox } = t.ctx;
+    const jobPolls = sandbox.options.jobPolls;
+    sandbox.options.jobPolls = 1000;
+    try {
+      await run();
+    } finally {
+      sandbox.options.jobPolls = jobPolls;
+    }
+  }
+
+  it('ends a polled job with CANCELLED when the node closes', async function () {
+    await whilePolling(async () => {
+      await loadWithSandbox(t.ctx.sandbox, { types: [t.type], nodes: [t.node] });
+      const outcome = sendAndWait(t.node.id as string, t.msg());
+      await waitFor(() => t.ctx.sandbox.requests(t.jobEndpoint).length >= 2, 'two polls');
+      await (helper.getNode(t.node.id as string) as unknown as { close(removed: boolean): Promise<void> }).close(false);
+      const result = await outcome;
+      should(result.kind).equal('error');
+      should((result as { error: Json }).error.code).equal('CANCELLED');
+    });
+  });
+
+  it('stops polling on redeploy and leaves no timer behind', async function () {
+    await whilePolling(async () => {
+      const { sandbox } = t.ctx;
+      const timers = trackPackTimers();
+      await loadWithSandbox(sandbox, { types: [t.type], nodes: [t.node] });
+      helper.getNode(t.node.id as string).receive(t.msg());
+      await waitFor(() => sandbox.requests(t.jobEndpoint).length >= 2, 'two polls');
+      await helper.unload();
+      const polls = sandbox.requests(t.jobEndpoint).length;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      should(sandbox.requests(t.jobEndpoint).length).equal(polls);
+      should(timers.stop()).eql([]);
+    });
+  });
+}

@@ -1,0 +1,150 @@
+import { Sandbox, sendJson } from '../server';
+import {
+  Point,
+  SPEED,
+  check,
+  encode,
+  inJapan,
+  jobsOf,
+  jsonObject,
+  offset,
+  onlyMembers,
+  requireEnum,
+  requireEnumArray,
+  requireLocationObject,
+  requireNumber,
+  requireObject,
+  strictly,
+} from '../routing';
+
+/**
+ * `POST /v1/routing/isoline` and `GET /v1/routing/isoline/jobs/:jobId` (endpoint names `isoline`
+ * and `isoline-job`, permission `isoline`). The body is checked against the spec's table, unknown
+ * members included. Choices where the spec is silent:
+ * - `avoid` must hold exactly one member (any name), an array of the avoidable features;
+ * - `range.value` is a number, or a non-empty array of numbers for several ranges;
+ * - `shape` must be a whole number above 30 (and at most 10000, a sandbox limit); default 64;
+ * - an origin in Japan is refused with 400 and `error: "region_not_supported"`;
+ * - `isoline` is one Polygon Feature when one polygon results, else an array of them, one per
+ *   origin and range (origin by origin, ranges in request order), each ring closed and exactly
+ *   `shape` points long; `origin` is the geohash of the origin (an array for several origins).
+ */
+
+const RANGE_TYPES = ['distance', 'time'] as const;
+const MODES = ['short', 'fast'] as const;
+const TRANSPORT_MODES = ['car', 'truck', 'pedestrian'] as const;
+const AVOID = ['tollRoad', 'controlledAccessHighway', 'ferry', 'tunnel', 'dirtRoad'] as const;
+const OPTIMIZE_FOR = ['quality', 'performance', 'balanced'] as const;
+const DEFAULT_SHAPE = 64;
+const MAX_SHAPE = 10_000;
+/** Reachable distance per meter of network distance, and slower speeds for `short` routes. */
+const NETWORK_FACTOR = 0.85;
+const SHORT_MODE_FACTOR = 0.75;
+
+interface IsolineRequest {
+  async: boolean;
+  origins: Point[];
+  range: { type: (typeof RANGE_TYPES)[number]; value: number | number[] };
+  values: number[];
+  mode: (typeof MODES)[number];
+  transportMode: string[];
+  avoided: number;
+  shape: number;
+}
+
+export default function isolineEndpoints(sandbox: Sandbox): void {
+  const jobs = jobsOf(sandbox, 'isoline');
+  sandbox.route(
+    'POST',
+    '/v1/routing/isoline',
+    { endpoint: 'isoline', auth: 'project', permission: 'isoline' },
+    strictly((ctx) => {
+      const body = jsonObject(ctx);
+      if (!body) return;
+      const request = validate(body);
+      const inJapanAt = request.origins.findIndex(inJapan);
+      if (inJapanAt >= 0) {
+        return sendJson(ctx.res, 400, {
+          error: 'region_not_supported',
+          message: `isoline routing is not available in the Japan region (origin ${inJapanAt + 1})`,
+        });
+      }
+      const result = isolineResult(request);
+      sendJson(ctx.res, 200, request.async ? jobs.create(result) : result);
+    }),
+  );
+  sandbox.route('GET', '/v1/routing/isoline/jobs/:jobId', { endpoint: 'isoline-job', auth: 'project', permission: 'isoline' }, (ctx) => {
+    const answer = jobs.poll(ctx.params.jobId);
+    if (answer === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such isoline job' });
+    sendJson(ctx.res, 200, answer);
+  });
+}
+
+function validate(body: Record<string, unknown>): IsolineRequest {
+  onlyMembers(body, ['async', 'origins', 'range', 'mode', 'transportMode', 'avoid', 'optimizeFor', 'shape'], 'body');
+  check(typeof body.async === 'boolean', 'async is required and must be a boolean');
+  check(Array.isArray(body.origins) && body.origins.length > 0, 'origins is required: a non-empty array of Location objects');
+  const origins = (body.origins as unknown[]).map((origin, i) => requireLocationObject(origin, `origins[${i}]`));
+  const range = requireObject(body.range, 'range');
+  onlyMembers(range, ['type', 'value'], 'range');
+  const type = requireEnum(range.type, RANGE_TYPES, 'range.type');
+  const values = Array.isArray(range.value) ? range.value : [range.value];
+  check(values.length > 0, 'range.value must not be an empty array');
+  values.forEach((value, i) => check(requireNumber(value, `range.value[${i}]`) > 0, 'range.value must be greater than 0'));
+  const mode = body.mode === undefined ? 'fast' : requireEnum(body.mode, MODES, 'mode');
+  const transportMode = body.transportMode === undefined ? ['car'] : requireEnumArray(body.transportMode, TRANSPORT_MODES, 'transportMode');
+  let avoided = 0;
+  if (body.avoid !== undefined) {
+    const avoid = requireObject(body.avoid, 'avoid');
+    const members = Object.keys(avoid);
+    check(members.length === 1, 'avoid must hold exactly one member: the array of features to avoid');
+    avoided = requireEnumArray(avoid[members[0]], AVOID, `avoid.${members[0]}`).length;
+  }
+  if (body.optimizeFor !== undefined) requireEnum(body.optimizeFor, OPTIMIZE_FOR, 'optimizeFor');
+  let shape = DEFAULT_SHAPE;
+  if (body.shape !== undefined) {
+    shape = requireNumber(body.shape, 'shape');
+    check(Number.isInteger(shape) && shape > 30, `shape must be a whole number greater than 30, got ${shape}`);
+    check(shape <= MAX_SHAPE, `shape must be at most ${MAX_SHAPE} in the sandbox`);
+  }
+  return {
+    async: body.async as boolean,
+    origins,
+    range: { type, value: range.value as number | number[] },
+    values: values as number[],
+    mode,
+    transportMode,
+    avoided,
+    shape,
+  };
+}
+
+function isolineResult(request: IsolineRequest): Record<string, unknown> {
+  const polygons = request.origins.flatMap((origin) => request.values.map((value) => polygon(origin, reach(request, value), request.shape)));
+  const originHashes = request.origins.map((origin) => encode(origin));
+  return {
+    origin: originHashes.length === 1 ? originHashes[0] : originHashes,
+    range: request.range,
+    mode: request.mode,
+    transportMode: request.transportMode,
+    isoline: polygons.length === 1 ? polygons[0] : polygons,
+  };
+}
+
+/** Meters reachable for one range value. */
+function reach(request: IsolineRequest, value: number): number {
+  const meters = request.range.type === 'distance' ? value * NETWORK_FACTOR : value * SPEED[request.transportMode[0]] * (request.mode === 'short' ? SHORT_MODE_FACTOR : 1);
+  return meters * Math.max(0.5, 1 - 0.04 * request.avoided);
+}
+
+/** A lobed ring of exactly `shape` points, the last equal to the first. */
+function polygon(origin: Point, radius: number, shape: number): Record<string, unknown> {
+  const seed = origin.lat * 7 + origin.lon * 3;
+  const vertices = Array.from({ length: shape - 1 }, (_v, k) => {
+    const bearing = (2 * Math.PI * k) / (shape - 1);
+    const lobes = 0.8 + 0.15 * Math.sin(3 * bearing + seed) + 0.05 * Math.cos(5 * bearing + seed);
+    const point = offset(origin, bearing, radius * lobes);
+    return [point.lon, point.lat];
+  });
+  return { type: 'Feature', geometry: { type: 'Polygon', coordinates: [[...vertices, [...vertices[0]]]] }, properties: {} };
+}

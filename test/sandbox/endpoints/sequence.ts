@@ -1,0 +1,184 @@
+import { RouteContext, Sandbox, sendJson } from '../server';
+import {
+  Point,
+  SPEED,
+  check,
+  distance,
+  encode,
+  jobsOf,
+  jsonObject,
+  onlyMembers,
+  requireEnum,
+  requireEnumArray,
+  requireLatLon,
+  requireLocationObject,
+  requireObject,
+  round,
+  strictly,
+  validCalendar,
+} from '../routing';
+
+/**
+ * `POST /v1/routing/sequence/:projectId` and `GET /v1/routing/sequence/async/:projectId/jobs/:jobId`
+ * (endpoint names `sequence` and `sequence-job`, permission `sequence`). The path's project must be
+ * the one in `x-svc-project-id` (else 401). Choices where the spec is silent:
+ * - the first waypoint is the start; the others are put in the order that minimises total time
+ *   (`fastest`, the default) or distance (`shortest`), exactly for up to 9 waypoints;
+ * - a zone-less `departure` is read as UTC; estimated times are written in UTC with `Z`;
+ * - each returned waypoint has `location` as an 8-character geohash, `from` "start" or its position,
+ *   `to` "end" or its position, and `distance` (meters) / `time` (seconds) of the leg arriving there;
+ *   the totals are meters and seconds.
+ */
+
+const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
+const ROUTE_MODES = ['fastest', 'shortest'] as const;
+const DEPARTURE = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(Z|[+-]\d{2}(?::?\d{2})?)?$/;
+const RETURNED_PRECISION = 8;
+const EXACT_UP_TO = 9;
+/** Road distance per straight-line meter; legs above the threshold run on faster roads. */
+const DETOUR = 1.3;
+const FAST_ROAD_FROM_M = 3000;
+const FAST_ROAD_FACTOR = 1.6;
+
+interface SequenceRequest {
+  async: boolean;
+  points: Point[];
+  departure: Date;
+  mode: string;
+  routeMode: (typeof ROUTE_MODES)[number];
+}
+
+export default function sequenceEndpoints(sandbox: Sandbox): void {
+  const jobs = jobsOf(sandbox, 'sequence');
+  const ownProject = (ctx: RouteContext) => {
+    if (ctx.params.projectId === sandbox.options.projectId) return true;
+    sendJson(ctx.res, 401, { error: 'unauthorized', message: 'the project in the path is not the one in x-svc-project-id' });
+    return false;
+  };
+  sandbox.route(
+    'POST',
+    '/v1/routing/sequence/:projectId',
+    { endpoint: 'sequence', auth: 'project', permission: 'sequence' },
+    strictly((ctx) => {
+      if (!ownProject(ctx)) return;
+      const body = jsonObject(ctx);
+      if (!body) return;
+      const request = validate(body);
+      const result = sequenceResult(request);
+      sendJson(ctx.res, 200, request.async ? jobs.create(result) : result);
+    }),
+  );
+  sandbox.route(
+    'GET',
+    '/v1/routing/sequence/async/:projectId/jobs/:jobId',
+    { endpoint: 'sequence-job', auth: 'project', permission: 'sequence' },
+    (ctx) => {
+      if (!ownProject(ctx)) return;
+      const answer = jobs.poll(ctx.params.jobId);
+      if (answer === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such sequence job' });
+      sendJson(ctx.res, 200, answer);
+    },
+  );
+}
+
+function validate(body: Record<string, unknown>): SequenceRequest {
+  onlyMembers(body, ['async', 'waypoints', 'departure', 'transportMode', 'avoid', 'routeMode'], 'body');
+  check(typeof body.async === 'boolean', 'async is required and must be a boolean');
+  check(Array.isArray(body.waypoints) && body.waypoints.length > 0, 'waypoints is required: a non-empty array of Location objects');
+  const points = (body.waypoints as unknown[]).map((waypoint, i) => requireLocationObject(waypoint, `waypoints[${i}]`));
+  let departure = new Date();
+  if (body.departure !== undefined) {
+    const match = typeof body.departure === 'string' ? DEPARTURE.exec(body.departure) : null;
+    check(match && validCalendar(match[1], match[2]), `departure must be yyyy-MM-dd'T'HH:mm:ss or yyyy-MM-dd'T'HH:mm:ssX, got ${JSON.stringify(body.departure)}`);
+    const [, date, time, zone] = match;
+    departure = new Date(`${date}T${time}${isoZone(zone)}`);
+  }
+  const modes = body.transportMode === undefined ? ['car'] : requireEnumArray(body.transportMode, TRANSPORT_MODES, 'transportMode');
+  if (body.avoid !== undefined) {
+    check(Array.isArray(body.avoid) && body.avoid.length > 0, 'avoid must be a non-empty array of bounding boxes');
+    (body.avoid as unknown[]).forEach((item, i) => {
+      const box = requireObject(item, `avoid[${i}]`);
+      onlyMembers(box, ['minLat', 'minLng', 'maxLat', 'maxLng'], `avoid[${i}]`);
+      const min = requireLatLon(box.minLat, box.minLng, `avoid[${i}] min`);
+      const max = requireLatLon(box.maxLat, box.maxLng, `avoid[${i}] max`);
+      check(min.lat < max.lat && min.lon < max.lon, `avoid[${i}]: minLat/minLng must be less than maxLat/maxLng`);
+    });
+  }
+  const routeMode = body.routeMode === undefined ? 'fastest' : requireEnum(body.routeMode, ROUTE_MODES, 'routeMode');
+  return { async: body.async as boolean, points, departure, mode: modes[0], routeMode };
+}
+
+function sequenceResult(request: SequenceRequest): Record<string, unknown> {
+  const { points } = request;
+  const legMeters = (a: number, b: number) => distance(points[a], points[b]) * DETOUR;
+  const legSeconds = (a: number, b: number) => {
+    const meters = legMeters(a, b);
+    return meters / (SPEED[request.mode] * (meters > FAST_ROAD_FROM_M ? FAST_ROAD_FACTOR : 1));
+  };
+  const cost = request.routeMode === 'shortest' ? legMeters : legSeconds;
+  const order = bestOrder(points.length, cost);
+  let clock = request.departure.getTime();
+  let totalMeters = 0;
+  let totalSeconds = 0;
+  const waypoints = order.map((index, k) => {
+    const meters = k === 0 ? 0 : legMeters(order[k - 1], index);
+    const seconds = k === 0 ? 0 : legSeconds(order[k - 1], index);
+    clock += seconds * 1000;
+    totalMeters += meters;
+    totalSeconds += seconds;
+    const last = k === order.length - 1;
+    return {
+      location: encode(points[index], RETURNED_PRECISION),
+      estimatedArrival: k === 0 ? null : utc(clock),
+      estimatedDeparture: last ? null : utc(clock),
+      from: k === 0 ? 'start' : k,
+      to: last ? 'end' : k,
+      distance: Math.round(meters),
+      time: Math.round(seconds),
+    };
+  });
+  return {
+    description: `Sequence optimized for ${request.routeMode === 'shortest' ? 'minimum distance' : 'shortest time'} by ${request.mode}, with real-time and historical traffic`,
+    distance: Math.round(totalMeters),
+    time: Math.round(totalSeconds),
+    waypoints,
+  };
+}
+
+/** Visiting order from waypoint 0 minimising the summed cost: exact for small inputs, nearest neighbour beyond. */
+function bestOrder(count: number, cost: (a: number, b: number) => number): number[] {
+  const rest = Array.from({ length: count - 1 }, (_v, i) => i + 1);
+  if (count > EXACT_UP_TO) {
+    const order = [0];
+    while (rest.length > 0) {
+      const from = order[order.length - 1];
+      rest.sort((a, b) => cost(from, a) - cost(from, b));
+      order.push(rest.shift() as number);
+    }
+    return order;
+  }
+  let best = { order: [0, ...rest], total: Infinity };
+  const visit = (order: number[], remaining: number[], total: number) => {
+    if (total >= best.total) return;
+    if (remaining.length === 0) {
+      best = { order, total };
+      return;
+    }
+    for (const next of remaining) {
+      visit([...order, next], remaining.filter((r) => r !== next), total + cost(order[order.length - 1], next));
+    }
+  };
+  visit([0], rest, 0);
+  return best.order;
+}
+
+/** A zone of the `X` pattern (Z, +hh, +hhmm, +hh:mm) as JavaScript reads it; none means UTC. */
+function isoZone(zone: string | undefined): string {
+  if (!zone || zone === 'Z') return 'Z';
+  const digits = zone.slice(1).replace(':', '');
+  return `${zone[0]}${digits.slice(0, 2)}:${digits.slice(2) || '00'}`;
+}
+
+function utc(ms: number): string {
+  return `${new Date(round(ms, 0)).toISOString().slice(0, 19)}Z`;
+}
