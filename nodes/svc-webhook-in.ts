@@ -2,6 +2,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red';
 import { NodeStatus } from './lib/status';
+import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/http-node';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/signature';
 
 interface WebhookInDef extends NodeDef {
@@ -38,14 +39,6 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 type Rejection = SignatureRejection | 'not JSON' | 'invalid JSON' | 'body too large' | 'header mismatch';
-
-/** The parts of an express router that adding and removing a route touch; the same in express 4 and 5. */
-interface RouterLayer {
-  route?: { path: unknown; methods: Record<string, boolean | undefined>; stack: Array<{ handle: unknown }> };
-}
-interface RouterStack {
-  stack: RouterLayer[];
-}
 
 export = function register(RED: NodeAPI): void {
   function SvcWebhookIn(this: Node<WebhookInCredentials>, def: WebhookInDef): void {
@@ -97,7 +90,7 @@ export = function register(RED: NodeAPI): void {
     const receive = async (req: Request, res: Response) => {
       const receivedAt = Date.now();
       if (!isJsonOrUnstated(req.headers['content-type'])) return refuse(res, 400, 'not JSON');
-      const body = await readRawBody(req, config.maxBodyBytes);
+      const body = await rawBodyOf(req, config.maxBodyBytes);
       // Closed (redeployed) while the body arrived: the sender should try again, not lose the event.
       if (closed) {
         res.status(503).json({ error: 'restarting' });
@@ -143,12 +136,16 @@ export = function register(RED: NodeAPI): void {
     };
 
     // As the core `http in` node: the route lives on RED.httpNode (mounted at httpNodeRoot behind
-    // httpNodeAuth), after any httpNodeMiddleware. No body parser runs before this node reads the bytes.
+    // httpNodeAuth), after any httpNodeMiddleware. No body parser of this node's runs before it reads
+    // the bytes, and keepRawBody keeps them from the editor API's parser that Node-RED puts in front.
     app.post(config.path, nodeMiddleware(RED), handler, errorHandler);
+    const nodeRoot = String(RED.settings.httpNodeRoot ?? '/').replace(/\/$/, '');
+    const releaseRawBody = keepRawBody(RED.server, nodeRoot + config.path, config.maxBodyBytes);
 
     this.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
       removeRoute(app, handler);
+      releaseRawBody();
       done();
     });
   }
@@ -196,32 +193,6 @@ function isJsonOrUnstated(contentType: string | undefined): boolean {
   return mediaType === '' || JSON_MEDIA_TYPE.test(mediaType);
 }
 
-/**
- * The body's exact bytes, or why there are none. Past the limit the rest is read and dropped (as
- * express does) so the client sees the 413 instead of a reset connection.
- */
-function readRawBody(req: Request, limit: number): Promise<Buffer | 'too large' | 'consumed'> {
-  const parsed = req as Request & { _body?: boolean };
-  if (Buffer.isBuffer(parsed.body)) return Promise.resolve(parsed.body.length > limit ? 'too large' : parsed.body);
-  if (parsed._body || req.readableEnded) return Promise.resolve('consumed');
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = Number(req.headers['content-length']) > limit;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) tooLarge = true;
-      if (tooLarge) chunks.length = 0;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(tooLarge ? 'too large' : Buffer.concat(chunks)));
-    req.on('error', reject);
-    req.on('close', () => {
-      if (!req.complete) reject(new Error('the client closed the connection before the body was complete'));
-    });
-  });
-}
-
 function headerMatches(headers: IncomingHttpHeaders, expected: { name: string; value: string }): boolean {
   const received = headers[expected.name];
   return typeof received === 'string' && constantTimeEqual(received.trim(), expected.value);
@@ -232,24 +203,8 @@ function visibleHeaders(headers: IncomingHttpHeaders, customHeader: string | und
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !PRIVATE_HEADERS.has(name) && name !== customHeader));
 }
 
-/** The router's layers: `_router` in express 4, `router` in express 5 (express 4 throws on `router`). */
-function routerStack(app: Express): RouterLayer[] {
-  const holder = app as unknown as { _router?: RouterStack; router?: RouterStack };
-  try {
-    return (holder._router ?? holder.router)?.stack ?? [];
-  } catch {
-    return [];
-  }
-}
-
 function servesPost(layer: RouterLayer, path: string): boolean {
-  return !!layer.route?.methods.post && typeof layer.route.path === 'string' && samePath(layer.route.path, path);
-}
-
-/** Express matches paths ignoring case and a trailing slash by default. */
-function samePath(a: string, b: string): boolean {
-  const normalise = (p: string) => p.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1').toLowerCase();
-  return normalise(a) === normalise(b);
+  return !!layer.route?.methods.post && typeof layer.route.path === 'string' && normalisePath(layer.route.path) === normalisePath(path);
 }
 
 /** Removes the route layers that hold this node's handler, and only those. */

@@ -15,14 +15,20 @@ const PATH = '/svc-hook';
  * server does not route to it (it answers 404). So the suite captures the RED.httpNode that the nodes
  * see and serves it the way Node-RED's red.js does: httpNodeAuth, then RED.httpNode, at httpNodeRoot.
  */
-const nodeApi: { httpNode?: Express } = {};
-function captureNodeApi(red: { httpNode: Express }): void {
+const nodeApi: { httpNode?: Express; httpAdmin?: Express } = {};
+function captureNodeApi(red: { httpNode: Express; httpAdmin: Express }): void {
   nodeApi.httpNode = red.httpNode;
+  nodeApi.httpAdmin = red.httpAdmin;
 }
 let mounted: Express = express();
-function mountHttpNode(options: { root?: string; auth?: RequestHandler } = {}): void {
+/**
+ * `withAdmin` also mounts RED.httpAdmin at "/" in front, as red.js does with the default roots: its
+ * JSON body parser (the test helper's, like the editor API's) then sees every request first.
+ */
+function mountHttpNode(options: { root?: string; auth?: RequestHandler; withAdmin?: boolean } = {}): void {
   const app = express();
   const root = options.root ?? '/';
+  if (options.withAdmin) app.use('/', (req, res, next) => (nodeApi.httpAdmin ? nodeApi.httpAdmin(req, res, next) : next()));
   if (options.auth) app.use(root, options.auth);
   app.use(root, (req, res, next) => (nodeApi.httpNode ? nodeApi.httpNode(req, res, next) : next()));
   mounted = app;
@@ -163,6 +169,60 @@ describe('svc-webhook-in', function () {
       should(res.status).equal(200);
       const webhook = (await output).webhook as { headers: Json };
       should(webhook.headers['x-receiver-key']).be.undefined();
+    });
+  });
+
+  describe('behind the editor API, as in a default Node-RED (admin and nodes both at "/")', function () {
+    /**
+     * Here the suite serves through the helper's own server, which the nodes see as RED.server, with
+     * RED.httpAdmin mounted in front: its JSON body parser (like the editor API's) sees every request first.
+     */
+    let serverUrl: string;
+    let requestListeners: () => number;
+    before(async function () {
+      await helper.startServer();
+      const server = (helper as unknown as { _server: http.Server })._server;
+      server.removeAllListeners('request');
+      server.on('request', (req, res) => mounted(req, res));
+      requestListeners = () => server.listeners('request').length;
+      serverUrl = helper.url();
+    });
+    after(async function () {
+      await helper.stopServer();
+    });
+    beforeEach(function () {
+      mountHttpNode({ withAdmin: true });
+    });
+
+    async function postTo(path: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+      const res = await fetch(`${serverUrl}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+      await res.arrayBuffer();
+      return res.status;
+    }
+
+    it('still checks the signature over the exact bytes the editor API parser would have read first', async function () {
+      await load([webhookNode()]);
+      const body = '{ "reading" : 21.5 }';
+      const received = nextOutput();
+      should(await postTo(PATH, body, { 'svc-signature': sign(nowSec(), SECRET, body) })).equal(200);
+      should((await received).payload).eql({ reading: 21.5 });
+      should(await postTo(PATH, '{"reading":21.5}', { 'svc-signature': sign(nowSec(), SECRET, body) })).equal(401);
+      should(outputs).have.length(1);
+    });
+
+    it('leaves other requests to the admin body parser and removes its server listener on close', async function () {
+      const before = requestListeners();
+      await load([webhookNode()]);
+      should(requestListeners()).equal(before + 1);
+      let parsed: unknown;
+      nodeApi.httpAdmin?.post('/other', (req, res) => {
+        parsed = req.body;
+        res.sendStatus(204);
+      });
+      should(await postTo('/other', '{"a":1}')).equal(204);
+      should(parsed).eql({ a: 1 });
+      await helper.unload();
+      should(requestListeners()).equal(before);
     });
   });
 

@@ -17,6 +17,8 @@ const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 /** The shared config node every example uses (see examples/geocode-an-address.json). */
 const SANDBOX_CONFIG_ID = 'svc-sandbox';
+/** The secret the examples' subscriptions sign with and their webhook receivers check, under npm start. */
+const DEMO_WEBHOOK_SECRET = 'sandbox-webhook-secret';
 const HOST = '127.0.0.1';
 
 type FlowNode = Record<string, unknown> & { id: string; type: string };
@@ -97,16 +99,23 @@ function writeUserDir(sandboxUrl: string): void {
   linkPackage();
   const flows = buildFlows(sandboxUrl);
   fs.writeFileSync(path.join(USER_DIR, 'flows.json'), JSON.stringify(flows, null, 2));
-  const credentials = flows.some((n) => n.id === SANDBOX_CONFIG_ID)
-    ? {
-        [SANDBOX_CONFIG_ID]: {
-          clientId: SANDBOX_DEFAULTS.clientId,
-          clientSecret: SANDBOX_DEFAULTS.clientSecret,
-          apiKey: SANDBOX_DEFAULTS.apiKey,
-          pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
-        },
-      }
-    : {};
+  const credentials: Record<string, Record<string, string>> = {};
+  for (const node of flows) {
+    if (node.id === SANDBOX_CONFIG_ID) {
+      credentials[node.id] = {
+        clientId: SANDBOX_DEFAULTS.clientId,
+        clientSecret: SANDBOX_DEFAULTS.clientSecret,
+        apiKey: SANDBOX_DEFAULTS.apiKey,
+        pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+      };
+    } else if (node.type === 'svc-topic') {
+      // The examples' subscriptions and webhook receivers share one demo secret, so the signed
+      // round trips work at once; a user importing an example enters a secret of their own.
+      credentials[node.id] = { secretToken: DEMO_WEBHOOK_SECRET };
+    } else if (node.type === 'svc-webhook-in' && node.verify !== 'none') {
+      credentials[node.id] = { secret: DEMO_WEBHOOK_SECRET };
+    }
+  }
   fs.writeFileSync(path.join(USER_DIR, 'flows_cred.json'), JSON.stringify(credentials, null, 2));
 }
 
