@@ -1,0 +1,426 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import should from 'should';
+import { memberAt } from '../nodes/lib/poll';
+import { Json, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from './support/harness';
+
+/**
+ * Every flow in examples/ deploys in Node-RED with the core nodes it uses and runs against the
+ * sandbox: its main inject produces the expected message at its debug node (debug nodes are swapped
+ * for helper nodes), nothing reaches its Catch nodes and nothing is logged as an error or warning.
+ */
+
+const REPO_ROOT = path.resolve(__dirname, '..');
+const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
+/** The shared config node of every example (see examples/geocode-an-address.json). */
+const SANDBOX_CONFIG_ID = 'svc-sandbox';
+/** Where the examples tell the platform to reach this Node-RED (webhook subscriptions); the test server stands in. */
+const EXAMPLE_NODE_RED_URL = 'http://127.0.0.1:1880';
+/** The demo secret both ends of a signed webhook get, as `npm start` provides one. */
+const DEMO_WEBHOOK_SECRET = 'example-webhook-secret';
+const STEP_TIMEOUT_MS = 8000;
+const TAB_ID = 'example-tab';
+/** Node-RED log levels (see @node-red/util log): errors and warnings are numbered 20 and 30. */
+const LOG_WARN = 30;
+
+type FlowNode = Json & { id: string; type: string; wires?: string[][] };
+
+/** Core node modules of the Node-RED the harness runs (NODE_RED_PATH or the dev dependency), by node type. */
+function coreModules(): Map<string, string> {
+  const nodeRed = process.env.NODE_RED_PATH ? path.resolve(process.env.NODE_RED_PATH) : path.dirname(require.resolve('node-red'));
+  const coreDir = path.join(path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [nodeRed] })), 'core');
+  const byType = new Map<string, string>();
+  for (const group of fs.readdirSync(coreDir)) {
+    const dir = path.join(coreDir, group);
+    if (!fs.statSync(dir).isDirectory()) continue;
+    for (const file of fs.readdirSync(dir).filter((name) => name.endsWith('.js'))) {
+      const source = fs.readFileSync(path.join(dir, file), 'utf8');
+      for (const [, type] of source.matchAll(/registerType\(\s*["']([^"']+)["']/g)) byType.set(type, path.join(dir, file));
+    }
+  }
+  return byType;
+}
+const CORE_MODULES = coreModules();
+
+/** The RED.httpNode app of the loaded flow: the test server hands it every request, as Node-RED's own server does. */
+const nodeApi: { httpNode?: (req: http.IncomingMessage, res: http.ServerResponse, next: () => void) => void } = {};
+function captureNodeApi(red: { httpNode: typeof nodeApi.httpNode }): void {
+  nodeApi.httpNode = red.httpNode;
+}
+
+interface Expectation {
+  /** A debug node of the example; its message must hold what the debug node shows, and pass `check`. */
+  at: string;
+  check: (msg: Json) => void;
+}
+
+interface Step {
+  /** The inject node to fire; none for a step that an inject fires by itself at deploy. */
+  trigger?: string;
+  expect: Expectation[];
+}
+
+/** How each example runs: inject steps, or requests to the pages it serves. */
+interface ExampleRun {
+  steps?: Step[];
+  pages?: (baseUrl: string) => Promise<void>;
+}
+
+const isNumber = (value: unknown) => should(value).be.a.Number();
+
+const RUNS: Record<string, ExampleRun> = {
+  'geocode-an-address.json': {
+    steps: [
+      {
+        trigger: 'ex-geocode-inject',
+        expect: [{ at: 'ex-geocode-debug', check: (msg) => (isNumber((msg.location as Json).lat), should(msg.geohash).have.length(9)) }],
+      },
+    ],
+  },
+  'three-words-to-location.json': {
+    steps: [{ trigger: 'ex-words-inject', expect: [{ at: 'ex-words-debug', check: (msg) => isNumber((msg.location as Json).lon) }] }],
+  },
+  'bulk-geocode-addresses.json': {
+    steps: [
+      {
+        trigger: 'ex-bulk-inject-list',
+        expect: [
+          {
+            at: 'ex-bulk-debug',
+            check: (msg) => {
+              const rows = msg.payload as Json[];
+              should(rows.map((row) => row.index)).deepEqual([0, 1, 2, 3, 4]);
+              should(rows.filter((row) => row.error !== undefined).map((row) => row.input)).deepEqual(['nowhere at all']);
+            },
+          },
+        ],
+      },
+    ],
+  },
+  'isoline-from-a-position.json': {
+    steps: [
+      {
+        trigger: 'ex-isoline-inject',
+        expect: [
+          {
+            at: 'ex-isoline-debug',
+            check: (msg) => {
+              const features = (msg.geojson as { features: Array<{ properties: Json }> }).features;
+              should(features.map((feature) => feature.properties.range)).deepEqual([
+                { type: 'time', value: 300 },
+                { type: 'time', value: 600 },
+              ]);
+            },
+          },
+        ],
+      },
+    ],
+  },
+  'sequence-delivery-stops.json': {
+    // The example's comment promises this order.
+    steps: [{ trigger: 'ex-sequence-inject', expect: [{ at: 'ex-sequence-debug-order', check: (msg) => should(msg.order).deepEqual([0, 3, 2, 4, 1]) }] }],
+  },
+  'route-with-instructions.json': {
+    steps: [
+      {
+        trigger: 'ex-route-inject',
+        expect: [
+          { at: 'ex-route-debug-instructions', check: (msg) => should(msg.instructions).be.an.Array().and.not.be.empty() },
+          { at: 'ex-route-debug-summary', check: (msg) => isNumber((msg.summary as Json).length) },
+        ],
+      },
+    ],
+  },
+  'topic-management.json': {
+    steps: [
+      { trigger: 'ex-topics-create', expect: [{ at: 'ex-topics-answer', check: (msg) => isNumber((msg.payload as Json).id) }] },
+      { trigger: 'ex-topics-list', expect: [{ at: 'ex-topics-answer', check: (msg) => should((msg.payload as Json).items).not.be.empty() }] },
+    ],
+  },
+  'topic-publish.json': {
+    steps: [
+      { trigger: 'ex-publish-create', expect: [{ at: 'ex-publish-created', check: (msg) => isNumber((msg.payload as Json).id) }] },
+      { trigger: 'ex-publish-inject', expect: [{ at: 'ex-publish-answer', check: (msg) => should(msg.statusCode).equal(200) }] },
+    ],
+  },
+  'webhook-round-trip.json': {
+    steps: [
+      { trigger: 'ex-roundtrip-start', expect: [{ at: 'ex-roundtrip-subscribed', check: (msg) => should(msg.statusCode).equal(200) }] },
+      {
+        trigger: 'ex-roundtrip-publish',
+        expect: [
+          {
+            at: 'ex-roundtrip-received',
+            check: (msg) => (should(JSON.stringify(msg.payload)).containEql('21.5'), isNumber((msg.webhook as Json).timestamp)),
+          },
+        ],
+      },
+    ],
+  },
+  'scenario-vehicle-isoline.json': {
+    steps: [
+      {
+        trigger: 'ex-vehicle-tick',
+        expect: [
+          {
+            at: 'ex-vehicle-area',
+            check: (msg) => {
+              const features = (msg.geojson as { features: Array<{ properties: Json; geometry: Json }> }).features;
+              should(features).have.length(1);
+              should(features[0].geometry.type).equal('Polygon');
+              should(features[0].properties.range).deepEqual({ type: 'time', value: 600 });
+            },
+          },
+        ],
+      },
+    ],
+  },
+  'scenario-delivery-route.json': {
+    steps: [
+      {
+        trigger: 'ex-delivery-inject',
+        expect: [
+          { at: 'ex-delivery-instructions', check: (msg) => should(msg.instructions).be.an.Array().and.not.be.empty() },
+          {
+            at: 'ex-delivery-summary',
+            // Five stops give four legs, each with at least a departure and an arrival segment.
+            check: (msg) => should((msg.summary as Json).segments).be.aboveOrEqual(8),
+          },
+        ],
+      },
+    ],
+  },
+  'scenario-csv-bulk-geocode.json': {
+    steps: [
+      {
+        trigger: 'ex-csvbulk-start',
+        expect: [
+          {
+            at: 'ex-csvbulk-done',
+            check: (msg) => {
+              should(msg.filename).equal(path.join(os.tmpdir(), 'svc-addresses-geocoded.csv'));
+              const lines = fs.readFileSync(msg.filename as string, 'utf8').trim().split('\n');
+              should(lines[0]).equal('address,lat,lon,match_type,error');
+              should(lines).have.length(5);
+              should(lines[1]).match(/^"12 Main Street, Sandbox City",-?\d+\.\d+,-?\d+\.\d+,exact,$/);
+              should(lines[4]).match(/^nowhere in particular,,,,\S/);
+              for (const name of ['svc-addresses.csv', 'svc-addresses-geocoded.csv']) fs.rmSync(path.join(os.tmpdir(), name), { force: true });
+            },
+          },
+        ],
+      },
+    ],
+  },
+  'scenario-sensor-webhook.json': {
+    steps: [
+      // The setup inject fires by itself at deploy: topic, then subscription.
+      { expect: [{ at: 'ex-sensor-subscribed', check: (msg) => should(msg.statusCode).equal(200) }] },
+      {
+        trigger: 'ex-sensor-tick',
+        expect: [
+          {
+            at: 'ex-sensor-received',
+            check: (msg) => (should(JSON.stringify(msg.payload)).containEql('greenhouse-1'), isNumber((msg.webhook as Json).timestamp)),
+          },
+        ],
+      },
+    ],
+  },
+  'scenario-three-words-form.json': {
+    pages: async (baseUrl) => {
+      const form = await fetch(`${baseUrl}/three-words`);
+      should(form.status).equal(200);
+      should(await form.text()).match(/<form method="post" action="three-words">/);
+      const lookup = (words: string) =>
+        fetch(`${baseUrl}/three-words`, { method: 'POST', body: new URLSearchParams({ words }) }).then(async (res) => ({
+          status: res.status,
+          body: await res.text(),
+        }));
+      const found = await lookup('index.home.raft');
+      should(found.status).equal(200);
+      should(found.body).match(/Latitude -?\d/).and.match(/Geohash <code>[0-9a-z]+<\/code>/);
+      const unknown = await lookup('nowhere.to.be');
+      should(unknown.status).equal(404);
+      should(unknown.body).containEql('Sorry, no location').and.containEql('no such three-word address');
+      const invalid = await lookup('<b>two words</b>');
+      should(invalid.status).equal(400);
+      // The user's text comes back HTML-escaped.
+      should(invalid.body).not.containEql('<b>').and.containEql('&lt;b&gt;');
+    },
+  },
+};
+
+/** Messages arriving at the helper nodes that stand in for debug nodes, in order, per node. */
+class Arrivals {
+  private readonly received = new Map<string, Json[]>();
+  private readonly waiting = new Map<string, (msg: Json) => void>();
+
+  watch(id: string): void {
+    this.received.set(id, []);
+    helper.getNode(id).on('input', (msg: Json) => {
+      const waiter = this.waiting.get(id);
+      this.waiting.delete(id);
+      if (waiter) waiter(msg);
+      else this.received.get(id)?.push(msg);
+    });
+  }
+
+  all(id: string): Json[] {
+    return this.received.get(id) ?? [];
+  }
+
+  next(id: string): Promise<Json> {
+    const queued = this.received.get(id)?.shift();
+    if (queued) return Promise.resolve(queued);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new Error(`no message at ${id} within ${STEP_TIMEOUT_MS} ms`));
+      }, STEP_TIMEOUT_MS);
+      this.waiting.set(id, (msg) => {
+        clearTimeout(timer);
+        resolve(msg);
+      });
+    });
+  }
+}
+
+function readExample(file: string, nodeRedUrl: string): FlowNode[] {
+  const text = fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8');
+  return JSON.parse(text.split(EXAMPLE_NODE_RED_URL).join(nodeRedUrl)) as FlowNode[];
+}
+
+/** The credentials `npm start` gives the examples: the sandbox's, and one demo secret for both ends of a signed webhook. */
+function exampleCredentials(flow: FlowNode[]): Record<string, Record<string, string>> {
+  const credentials: Record<string, Record<string, string>> = {
+    [SANDBOX_CONFIG_ID]: {
+      clientId: SANDBOX_DEFAULTS.clientId,
+      clientSecret: SANDBOX_DEFAULTS.clientSecret,
+      apiKey: SANDBOX_DEFAULTS.apiKey,
+      pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+    },
+  };
+  for (const node of flow) {
+    if (node.type === 'svc-webhook-in' && node.verify !== 'none') credentials[node.id] = { secret: DEMO_WEBHOOK_SECRET };
+    if (node.type === 'svc-topic' && node.operationType === 'operation' && node.operation === 'create-subscription') {
+      credentials[node.id] = { secretToken: DEMO_WEBHOOK_SECRET };
+    }
+  }
+  return credentials;
+}
+
+function nodeModuleFor(type: string): unknown {
+  if (type.startsWith('svc-')) return nodeModule(type);
+  const file = CORE_MODULES.get(type);
+  if (!file) throw new Error(`node type "${type}" is neither this pack's nor a core node`);
+  return require(file);
+}
+
+/** What a log call says, for a failure message. */
+function logText(call: { args: unknown[] }): string {
+  const entry = call.args[0] as { level: number; type?: string; id?: string; msg?: unknown };
+  return `${entry.level === LOG_WARN ? 'warn' : 'error'} [${entry.type}:${entry.id}] ${String(entry.msg)}`;
+}
+
+describe('examples', function () {
+  const ctx = useSandbox({ jobPolls: 1 });
+  let server: http.Server;
+  let nodeRedUrl: string;
+
+  before(async function () {
+    server = http.createServer((req, res) => {
+      const notFound = () => res.writeHead(404).end();
+      if (nodeApi.httpNode) nodeApi.httpNode(req, res, notFound);
+      else notFound();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    nodeRedUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async function () {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const files = fs.readdirSync(EXAMPLES_DIR).filter((file) => file.endsWith('.json')).sort();
+  const sandboxConfig = readExample('geocode-an-address.json', EXAMPLE_NODE_RED_URL).find((node) => node.id === SANDBOX_CONFIG_ID);
+
+  it('knows how to run every example', function () {
+    should(files.filter((file) => !RUNS[file])).deepEqual([]);
+  });
+
+  it('gives every example node ids of its own (npm start deploys them all at once)', function () {
+    const owners = new Map<string, string[]>();
+    for (const file of files) {
+      for (const node of readExample(file, EXAMPLE_NODE_RED_URL).filter((n) => n.id !== SANDBOX_CONFIG_ID)) {
+        owners.set(node.id, [...(owners.get(node.id) ?? []), file]);
+      }
+    }
+    should([...owners].filter(([, inFiles]) => inFiles.length > 1)).deepEqual([]);
+  });
+
+  for (const file of files) {
+    describe(file, function () {
+      it('follows the conventions: a leading comment, no z members, the shared sandbox config node, core nodes only', function () {
+        const flow = readExample(file, EXAMPLE_NODE_RED_URL);
+        should(flow[0].type).equal('comment');
+        should(flow[0].name).be.a.String().and.not.be.empty();
+        should(flow[0].info).be.a.String().and.not.be.empty();
+        should(flow.filter((node) => 'z' in node).map((node) => node.id)).deepEqual([]);
+        should(flow.find((node) => node.id === SANDBOX_CONFIG_ID)).deepEqual(sandboxConfig);
+        for (const node of flow) {
+          if (node.type.startsWith('svc-') && node.type !== 'svc-config') should(node.server ?? SANDBOX_CONFIG_ID).equal(SANDBOX_CONFIG_ID, node.id);
+          should(node.type.startsWith('svc-') || CORE_MODULES.has(node.type)).be.true(`${node.id}: ${node.type} is not a core node`);
+        }
+      });
+
+      it('deploys against the sandbox and produces the expected output', async function () {
+        const run = RUNS[file];
+        const example = readExample(file, nodeRedUrl);
+        const shows = new Map(example.filter((node) => node.type === 'debug').map((node) => [node.id, node]));
+        // On a tab of its own, as `npm start` and an import place it: nodes with a position get the tab's `z`, config nodes stay global.
+        const flow: FlowNode[] = [{ id: TAB_ID, type: 'tab', label: file }];
+        for (const node of example) {
+          // Fast tests: the examples' pacing of 80 requests per minute is the platform's advice, not part of what is tested.
+          if (node.id === SANDBOX_CONFIG_ID) flow.push({ ...node, baseUrl: ctx.sandbox.url, authUrl: ctx.sandbox.url, sandboxUrl: ctx.sandbox.url, rateLimit: 0 });
+          else if (!('x' in node)) flow.push(node);
+          else if (node.type === 'debug') flow.push({ id: node.id, type: 'helper', name: node.name, z: TAB_ID, wires: [] });
+          else flow.push({ ...node, z: TAB_ID });
+        }
+        const types = new Set(flow.map((node) => node.type).filter((type) => type !== 'helper' && type !== 'tab'));
+        // A core module may register several types (file, file in): each module is loaded once.
+        const modules = new Set([...types].map(nodeModuleFor));
+        await helper.load([...modules, captureNodeApi], flow, exampleCredentials(flow));
+
+        const arrivals = new Arrivals();
+        for (const id of shows.keys()) arrivals.watch(id);
+        const errorSinks = example.filter((node) => node.type === 'catch').flatMap((node) => node.wires?.flat() ?? []);
+
+        for (const step of run.steps ?? []) {
+          const outputs = step.expect.map((expectation) => arrivals.next(expectation.at));
+          if (step.trigger) helper.getNode(step.trigger).receive({});
+          const messages = await Promise.all(outputs);
+          step.expect.forEach((expectation, i) => {
+            const shown = shows.get(expectation.at) as FlowNode;
+            if (shown.targetType === 'msg') should(memberAt(messages[i], shown.complete as string)).not.equal(undefined, `msg.${shown.complete} at ${expectation.at}`);
+            expectation.check(messages[i]);
+          });
+        }
+        await run.pages?.(nodeRedUrl);
+
+        for (const id of errorSinks) should(arrivals.all(id)).deepEqual([], `a Catch node of ${file} reported an error`);
+        const flowIds = new Set(flow.map((node) => node.id));
+        const logged = helper
+          .log()
+          .getCalls()
+          .filter((call) => {
+            const entry = call.args[0] as { level: number; id?: string };
+            return entry.level <= LOG_WARN && entry.id !== undefined && flowIds.has(entry.id);
+          });
+        should(logged.map(logText)).deepEqual([]);
+      });
+    });
+  }
+});

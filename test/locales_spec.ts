@@ -1,0 +1,137 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import should from 'should';
+
+/**
+ * The editor's message catalogs and help in every language the pack ships: the same keys in each,
+ * every key the editor asks for present, no key left unused, and help pages of the same shape
+ * in Node-RED's help style.
+ */
+
+const REPO_ROOT = path.resolve(__dirname, '..');
+const NODES_DIR = path.join(REPO_ROOT, 'nodes');
+const LANGUAGES = ['en-US', 'ja'] as const;
+type Language = (typeof LANGUAGES)[number];
+
+/** The h3 headings of a help page, as Node-RED's core help names them in each language. */
+const HELP_SECTIONS: Record<'node' | 'config', Record<Language, string[]>> = {
+  node: { 'en-US': ['Inputs', 'Outputs', 'Details', 'References'], ja: ['入力', '出力', '詳細', '参考'] },
+  config: { 'en-US': ['Properties', 'Details', 'References'], ja: ['プロパティ', '詳細', '参考'] },
+};
+
+/** Every node type with an editor file: `nodes/<type>.html`. */
+const nodeTypes = fs
+  .readdirSync(NODES_DIR)
+  .filter((file) => file.endsWith('.html'))
+  .map((file) => path.basename(file, '.html'))
+  .sort();
+
+type Catalog = { [key: string]: string | Catalog };
+
+/** Every leaf key of a catalog, dotted (`svc-geocode.label.server`). */
+function flatKeys(catalog: Catalog, prefix = ''): string[] {
+  return Object.entries(catalog).flatMap(([key, value]) =>
+    typeof value === 'string' ? [`${prefix}${key}`] : flatKeys(value, `${prefix}${key}.`),
+  );
+}
+
+function catalogKeys(type: string, language: Language): string[] {
+  const file = path.join(NODES_DIR, 'locales', language, `${type}.json`);
+  return flatKeys(JSON.parse(fs.readFileSync(file, 'utf8')) as Catalog).sort();
+}
+
+interface EditorKeys {
+  /** Keys asked for literally: data-i18n attributes and node._('...') calls. */
+  keys: string[];
+  /** Prefixes of keys built at run time: node._('svc-topic.operation.' + op). */
+  prefixes: string[];
+}
+
+/** The catalog keys the editor file of a node type uses. */
+function editorKeys(type: string): EditorKeys {
+  const html = fs.readFileSync(path.join(NODES_DIR, `${type}.html`), 'utf8');
+  const keys = new Set<string>();
+  const prefixes = new Set<string>();
+  for (const [, attribute] of html.matchAll(/data-i18n="([^"]*)"/g)) {
+    // `[placeholder]key;other` sets several attributes; `ns:key` names another namespace.
+    for (const part of attribute.split(';')) {
+      const key = part.replace(/^\[[^\]]*\]/, '').trim();
+      if (key !== '' && !key.includes(':')) keys.add(key);
+    }
+  }
+  for (const [, key, concatenated] of html.matchAll(/\._\(\s*'([^']+)'\s*(\+)?/g)) {
+    (concatenated ? prefixes : keys).add(key);
+  }
+  return { keys: [...keys].sort(), prefixes: [...prefixes].sort() };
+}
+
+interface HelpShape {
+  helpName: string | undefined;
+  h3: string[];
+  h4Count: number;
+  dtCount: number;
+  startsWithParagraph: boolean;
+  /** Sentences of the first paragraph, the palette tooltip. */
+  tooltipSentences: number;
+}
+
+/** Sentences in a plain text: each ends with a full stop (a Japanese 。, or a `.` before the next capital). */
+function sentenceCount(text: string, language: Language): number {
+  const endings = language === 'ja' ? text.match(/。/g) : text.match(/[.!?](\s+[A-Z]|\s*$)/g);
+  return endings?.length ?? 0;
+}
+
+function helpShape(type: string, language: Language): HelpShape {
+  const html = fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
+  const body = html.replace(/^[\s\S]*?<script[^>]*>/, '').trim();
+  return {
+    helpName: /<script type="text\/html" data-help-name="([^"]+)">/.exec(html)?.[1],
+    h3: [...html.matchAll(/<h3>([^<]*)<\/h3>/g)].map((match) => match[1].trim()),
+    h4Count: (html.match(/<h4>/g) ?? []).length,
+    dtCount: (html.match(/<dt[\s>]/g) ?? []).length,
+    startsWithParagraph: body.startsWith('<p>'),
+    tooltipSentences: sentenceCount((/<p>([\s\S]*?)<\/p>/.exec(body)?.[1] ?? '').replace(/<[^>]*>/g, '').trim(), language),
+  };
+}
+
+describe('message catalogs and help', function () {
+  it('covers every node type that package.json registers', function () {
+    const packageJson = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+    should(nodeTypes).deepEqual(Object.keys(packageJson['node-red'].nodes).sort());
+  });
+
+  for (const type of nodeTypes) {
+    describe(type, function () {
+      it('has the same catalog keys in en-US and ja', function () {
+        should(catalogKeys(type, 'ja')).deepEqual(catalogKeys(type, 'en-US'));
+      });
+
+      for (const language of LANGUAGES) {
+        it(`has every key the editor uses in ${language}, and no unused key`, function () {
+          const available = catalogKeys(type, language);
+          const { keys, prefixes } = editorKeys(type);
+          should(keys.filter((key) => !available.includes(key))).deepEqual([], `missing from ${language}/${type}.json`);
+          for (const prefix of prefixes) {
+            should(available.some((key) => key.startsWith(prefix))).be.true(`no ${prefix}* keys in ${language}/${type}.json`);
+          }
+          const unused = available.filter((key) => !keys.includes(key) && !prefixes.some((prefix) => key.startsWith(prefix)));
+          should(unused).deepEqual([], `unused in ${language}/${type}.json`);
+        });
+      }
+
+      it('has help of the same shape in en-US and ja, in Node-RED help style', function () {
+        const sections = type === 'svc-config' ? HELP_SECTIONS.config : HELP_SECTIONS.node;
+        const english = helpShape(type, 'en-US');
+        const japanese = helpShape(type, 'ja');
+        for (const [language, shape] of [['en-US', english], ['ja', japanese]] as const) {
+          should(shape.helpName).equal(type, `${language} data-help-name`);
+          should(shape.h3).deepEqual(sections[language], `${language} h3 headings`);
+          should(shape.startsWithParagraph).be.true(`${language} help must start with the tooltip paragraph`);
+          should(shape.tooltipSentences).equal(1, `${language} tooltip: one sentence`);
+        }
+        should(japanese.h4Count).equal(english.h4Count, 'h4 subsections');
+        should(japanese.dtCount).equal(english.dtCount, 'documented properties (dt)');
+      });
+    });
+  }
+});
