@@ -58,7 +58,7 @@ function readData(value: unknown, wrapValue: boolean): Record<string, unknown> {
   if (value === undefined) throw invalidInput('there is no data to publish (msg.payload is undefined)');
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
   if (!isObject && !wrapValue) {
-    throw invalidInput(`Data must be a JSON object, got ${describe(value)}; enable "wrap other values" to send it as {"value": ...}`);
+    throw invalidInput(`Data must be a JSON object, got ${describe(value)}; tick "Wrap values that are not objects" to send it as {"value": ...}`);
   }
   const data = isObject ? (value as Record<string, unknown>) : { value };
   try {

@@ -53,9 +53,10 @@ export function handleInputs(node: Node, handler: InputHandler): NodeStatus {
         },
       )
       .catch((err: unknown) => {
-        if (err instanceof PlatformError && err.statusCode !== undefined) {
-          (msg as OutputMessage).statusCode = err.statusCode;
-        }
+        // The status of this failure, or none: never one an earlier node left on the message.
+        const failed = msg as OutputMessage;
+        if (err instanceof PlatformError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
+        else delete failed.statusCode;
         if (!controller.signal.aborted) status.error(err);
         done(err instanceof Error ? err : new Error(String(err)));
       })
