@@ -150,6 +150,17 @@ describe('signature (unit)', function () {
       should(['c', 'd', 'e'].every((key) => cache.has(key, 200))).be.true();
     });
 
+    it('sweeps expired entries from the oldest end only, stopping at the first live one', function () {
+      const cache = new ReplayCache(100);
+      for (let i = 0; i < 50; i++) cache.add(`old-${i}`, 1000 + i, 0);
+      cache.add('late-expiring', 9000, 0);
+      cache.add('early-expiring', 1500, 0);
+      cache.add('new', 9000, 1200);
+      should(cache.size).equal(3, 'the 50 expired entries at the oldest end are gone');
+      should(cache.has('early-expiring', 1200)).be.true();
+      should(cache.has('early-expiring', 1600)).be.false('refused once expired even before it is swept');
+    });
+
     it('forgets an entry once it expires', function () {
       const cache = new ReplayCache();
       cache.add('k', 1000, 0);

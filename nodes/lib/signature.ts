@@ -72,7 +72,9 @@ export function constantTimeEqual(a: string, b: string): boolean {
 /**
  * Remembers accepted (t, digest) pairs until their timestamp leaves the tolerance window (after that
  * the time check refuses them anyway), holding at most `maxEntries`: when full, expired entries go
- * first, then the oldest.
+ * first, then the oldest. Past `maxEntries` accepted requests within one window, the oldest are thus
+ * forgotten early: a bound on memory that a sender needs over 33 webhooks a second (at the default
+ * 5-minute tolerance) to reach.
  */
 export class ReplayCache {
   private readonly expiries = new Map<string, number>();
@@ -89,10 +91,12 @@ export class ReplayCache {
   }
 
   add(key: string, expiresAt: number, now: number): void {
-    if (this.expiries.size >= this.maxEntries) {
-      for (const [entry, expiry] of this.expiries) {
-        if (expiry <= now) this.expiries.delete(entry);
-      }
+    // Entries arrive roughly in expiry order, so expired ones sit at the oldest end: sweeping stops at
+    // the first live entry, which keeps each add cheap however full the cache is. One that expires out
+    // of order is still refused by `has` and leaves with the size bound.
+    for (const [entry, expiry] of this.expiries) {
+      if (expiry > now) break;
+      this.expiries.delete(entry);
     }
     while (this.expiries.size >= this.maxEntries) {
       const oldest = this.expiries.keys().next().value as string;

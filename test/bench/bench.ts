@@ -1,0 +1,84 @@
+import os from 'node:os';
+import { request } from 'undici';
+import type { FlowNode } from './flows';
+import type { LoadgenMethods, LoadResult, LoadSpec } from './loadgen';
+import type { NodeRedMethods } from './nodered-process';
+import { Child } from './rpc';
+import type { SandboxMethods } from './sandbox-process';
+
+/** The three processes of a benchmark run and the calls every section makes. */
+export class Bench {
+  constructor(
+    readonly sandbox: Child<SandboxMethods, { url: string }>,
+    readonly nodeRed: Child<NodeRedMethods, { url: string; adminUrl: string }>,
+    readonly loadgen: Child<LoadgenMethods>,
+    /** Node types Node-RED has loaded (teammates' nodes may not be there yet). */
+    readonly available: Set<string>,
+    /** Shortened runs for trying the benchmark out (BENCH_QUICK=1); the figures are not the issue's. */
+    readonly quick: boolean,
+  ) {}
+
+  get sandboxUrl(): string {
+    return this.sandbox.info.url;
+  }
+
+  get nodeRedUrl(): string {
+    return this.nodeRed.info.url;
+  }
+
+  /** A full deployment through the admin API, as the editor's Deploy button with "Full" does. */
+  async deploy(flows: FlowNode[]): Promise<void> {
+    const started = await this.nodeRed.call('flowsStarted', undefined);
+    const res = await request(`${this.nodeRed.info.adminUrl}/flows`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full', 'node-red-api-version': 'v1' },
+      body: JSON.stringify(flows),
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`deploy answered ${res.statusCode}: ${text}`);
+    await waitFor('the deployed flows to start', async () => ((await this.nodeRed.call('flowsStarted', undefined)) > started ? true : undefined), 30_000, 5);
+  }
+
+  /** One request to Node-RED, with no time limit: a bulk run takes minutes. */
+  async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+    const res = await request(`${this.nodeRedUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    const text = await res.body.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: the text is the answer.
+    }
+    return { status: res.statusCode, body: parsed };
+  }
+
+  load(spec: LoadSpec): Promise<LoadResult> {
+    return this.loadgen.call('run', spec);
+  }
+
+  /** The 1, 5 and 15 minute load averages of the machine, so that figures can be read against them. */
+  loadAverage(): number[] {
+    return os.loadavg().map((value) => Math.round(value * 100) / 100);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Waits until `check` returns a value, polling; throws after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}

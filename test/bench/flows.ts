@@ -1,0 +1,327 @@
+import { SANDBOX_DEFAULTS } from '../sandbox';
+
+/**
+ * The flows the benchmark deploys through the admin API. Every flow is a tab of its own; the config
+ * node carries its credentials in the flow JSON, as the editor sends them on deploy.
+ */
+
+export type FlowNode = Record<string, unknown> & { id: string; type: string };
+
+export const WEBHOOK_SECRET = 'bench-webhook-secret';
+
+/** The addresses every geocoding request of the benchmark uses. */
+export const BENCH_ADDRESS = '12 Main Street, Sandbox City';
+
+export function tab(id: string, label: string): FlowNode {
+  return { id, type: 'tab', label, disabled: false, info: '' };
+}
+
+/** A svc-config node pointed at the sandbox with its test credentials; `overrides` change its properties. */
+export function configNode(id: string, sandboxUrl: string, overrides: Record<string, unknown> = {}): FlowNode {
+  return {
+    id,
+    type: 'svc-config',
+    // Not the id: Node-RED reads any property holding a config node's id as a reference to it.
+    name: `bench ${id.replace(/-cfg$/, '')}`,
+    baseUrl: sandboxUrl,
+    authUrl: sandboxUrl,
+    sandboxUrl,
+    audience: SANDBOX_DEFAULTS.audience,
+    projectId: SANDBOX_DEFAULTS.projectId,
+    timeout: 30_000,
+    rateLimit: 0,
+    maxConcurrency: 128,
+    maxQueue: 5000,
+    maxRetries: 2,
+    tokenLifetime: 3600,
+    ...overrides,
+    credentials: {
+      clientId: SANDBOX_DEFAULTS.clientId,
+      clientSecret: SANDBOX_DEFAULTS.clientSecret,
+      apiKey: SANDBOX_DEFAULTS.apiKey,
+      pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+    },
+  };
+}
+
+export function httpIn(id: string, z: string, url: string, next: string, method = 'post'): FlowNode {
+  return { id, type: 'http in', z, name: '', url, method, upload: false, swaggerDoc: '', x: 100, y: 100, wires: [[next]] };
+}
+
+export function httpResponse(id: string, z: string): FlowNode {
+  return { id, type: 'http response', z, name: '', statusCode: '', headers: {}, x: 500, y: 100, wires: [] };
+}
+
+export function functionNode(id: string, z: string, func: string, wires: string[][]): FlowNode {
+  return {
+    id,
+    type: 'function',
+    z,
+    name: '',
+    func,
+    outputs: wires.length,
+    timeout: 0,
+    noerr: 0,
+    initialize: '',
+    finalize: '',
+    libs: [],
+    x: 300,
+    y: 100,
+    wires,
+  };
+}
+
+/** Catch for `scope` node ids (all nodes of the tab when null) answering the HTTP request with 500 and the error. */
+function catchTo500(prefix: string, z: string, scope: string[] | null): FlowNode[] {
+  return [
+    { id: `${prefix}-catch`, type: 'catch', z, name: '', scope, uncaught: false, x: 100, y: 200, wires: [[`${prefix}-500`]] },
+    functionNode(`${prefix}-500`, z, 'msg.statusCode = 500; msg.payload = { error: String(msg.error && msg.error.message) }; return msg;', [[`${prefix}-out`]]),
+  ];
+}
+
+/** `http in` → `node` → `http response`, with errors of `node` answered 500. */
+function serveThrough(prefix: string, z: string, url: string, node: FlowNode): FlowNode[] {
+  return [
+    httpIn(`${prefix}-in`, z, url, node.id),
+    { x: 300, y: 100, ...node, z, wires: [[`${prefix}-out`]] },
+    httpResponse(`${prefix}-out`, z),
+    ...catchTo500(prefix, z, [node.id]),
+  ];
+}
+
+/** Load 1: the four ways through Node-RED to a geocode answer, each at its own path. */
+export function throughputFlows(sandboxUrl: string): FlowNode[] {
+  const z = 'bench-throughput';
+  const query = encodeURIComponent(BENCH_ADDRESS);
+  return [
+    tab(z, 'throughput'),
+    configNode('tp-cfg', sandboxUrl),
+    httpIn('floor-in', z, '/bench/floor', 'floor-fn'),
+    functionNode('floor-fn', z, 'msg.payload = { address: msg.payload.address, ok: true }; return msg;', [['floor-out']]),
+    httpResponse('floor-out', z),
+    httpIn('request-in', z, '/bench/http-request', 'request-node'),
+    {
+      id: 'request-node',
+      type: 'http request',
+      z,
+      name: '',
+      method: 'POST',
+      ret: 'obj',
+      paytoqs: 'ignore',
+      url: `${sandboxUrl}/v1/geocode?address=${query}`,
+      tls: '',
+      persist: true,
+      proxy: '',
+      insecureHTTPParser: false,
+      authType: '',
+      senderr: false,
+      headers: [
+        { keyType: 'other', keyValue: 'accept', valueType: 'other', valueValue: 'application/json' },
+        { keyType: 'other', keyValue: 'x-svc-project-id', valueType: 'other', valueValue: SANDBOX_DEFAULTS.projectId },
+        { keyType: 'other', keyValue: 'x-svc-api-key', valueType: 'other', valueValue: SANDBOX_DEFAULTS.apiKey },
+      ],
+      x: 300,
+      y: 200,
+      wires: [['request-out']],
+    },
+    httpResponse('request-out', z),
+    ...serveThrough('geocode', z, '/bench/geocode', { id: 'geocode-node', type: 'svc-geocode', name: '', server: 'tp-cfg' }),
+  ];
+}
+
+/**
+ * A burst inside Node-RED: POST `<path>` with `{count}` makes a function node send `count` messages
+ * to `target` in one go (so they arrive together, not as fast as HTTP brings them), built by
+ * `makeMessage(i)` (function-node code). Outputs and errors are counted in flow context;
+ * GET `<path>` reports `{expected, outputs, errors, startedAt, finishedAt, firstError}`.
+ */
+export function burstFlows(z: string, label: string, path: string, target: FlowNode, makeMessage: string, extra: FlowNode[]): FlowNode[] {
+  const key = JSON.stringify(`burst-${z}`);
+  const count = (member: 'outputs' | 'errors') =>
+    `const s = flow.get(${key}); s.${member}++;` +
+    (member === 'errors' ? ' if (!s.firstError) s.firstError = String(msg.error && msg.error.message);' : '') +
+    ' if (s.outputs + s.errors === s.expected) s.finishedAt = Date.now(); flow.set(' + key + ', s); return null;';
+  return [
+    tab(z, label),
+    ...extra,
+    httpIn(`${z}-start`, z, path, `${z}-fan`),
+    functionNode(
+      `${z}-fan`,
+      z,
+      `const count = msg.payload.count; const burst = [];
+for (let i = 0; i < count; i++) burst.push(${makeMessage});
+flow.set(${key}, { expected: count, outputs: 0, errors: 0, startedAt: Date.now(), finishedAt: 0, firstError: '' });
+msg.payload = { started: count };
+return [burst, msg];`,
+      [[target.id], [`${z}-ack`]],
+    ),
+    httpResponse(`${z}-ack`, z),
+    { x: 300, y: 100, ...target, z, wires: [[`${z}-outputs`]] },
+    functionNode(`${z}-outputs`, z, count('outputs'), []),
+    { id: `${z}-catch`, type: 'catch', z, name: '', scope: [target.id], uncaught: false, x: 100, y: 200, wires: [[`${z}-errors`]] },
+    functionNode(`${z}-errors`, z, count('errors'), []),
+    httpIn(`${z}-report-in`, z, path, `${z}-report`, 'get'),
+    functionNode(`${z}-report`, z, `msg.payload = flow.get(${key}) || null; return msg;`, [[`${z}-report-out`]]),
+    httpResponse(`${z}-report-out`, z),
+  ];
+}
+
+/** Load 2: svc-words under a burst. */
+export function tokenStormFlows(sandboxUrl: string): FlowNode[] {
+  const words = JSON.stringify(['index.home.raft', 'filled.count.soap', 'daring.lion.race', 'table.lamp.chair']);
+  return burstFlows(
+    'bench-storm',
+    'token storm',
+    '/bench/storm',
+    { id: 'storm-words', type: 'svc-words', name: '', server: 'storm-cfg' },
+    `{ payload: ${words}[i % 4], burst: i }`,
+    [configNode('storm-cfg', sandboxUrl, { maxConcurrency: 64 })],
+  );
+}
+
+/** Load 5: svc-geocode at the recommended 80 requests a minute, more messages waiting than the limit lets through. */
+export function rateLimitFlows(sandboxUrl: string): FlowNode[] {
+  return burstFlows(
+    'bench-rate',
+    'rate limit',
+    '/bench/rate',
+    { id: 'rate-geocode', type: 'svc-geocode', name: '', server: 'rate-cfg' },
+    `{ payload: ${JSON.stringify(BENCH_ADDRESS)}, burst: i }`,
+    [configNode('rate-cfg', sandboxUrl, { rateLimit: 80, maxConcurrency: 8, maxQueue: 1000 })],
+  );
+}
+
+/** Load 3: `count` generated addresses through svc-bulk-geocode; the answer says whether the rows came back in order. */
+export function bulkFlows(sandboxUrl: string, settings: { batchSize: number; parallel: number; pollIntervalMs: number }): FlowNode[] {
+  const z = 'bench-bulk';
+  return [
+    tab(z, 'bulk'),
+    configNode('bulk-cfg', sandboxUrl),
+    httpIn('bulk-in', z, '/bench/bulk', 'bulk-addresses'),
+    functionNode(
+      'bulk-addresses',
+      z,
+      `const count = msg.payload.count; const addresses = new Array(count);
+for (let i = 0; i < count; i++) addresses[i] = 'Row ' + i + ' Station Road';
+msg.payload = addresses; return msg;`,
+      [['bulk-node']],
+    ),
+    {
+      id: 'bulk-node',
+      type: 'svc-bulk-geocode',
+      z,
+      name: '',
+      server: 'bulk-cfg',
+      batchSize: settings.batchSize,
+      parallel: settings.parallel,
+      pollInterval: settings.pollIntervalMs,
+      maxWait: 600,
+      x: 300,
+      y: 100,
+      wires: [['bulk-check']],
+    },
+    functionNode(
+      'bulk-check',
+      z,
+      `const rows = msg.payload; let inOrder = true, located = 0, failed = 0;
+for (let i = 0; i < rows.length; i++) {
+  const row = rows[i];
+  if (!row || row.index !== i || row.input !== 'Row ' + i + ' Station Road') inOrder = false;
+  if (row && row.location) located++;
+  if (row && row.error) failed++;
+}
+msg.payload = { rows: rows.length, inOrder, located, failed, jobs: msg.jobs.length };
+delete msg.jobs;
+return msg;`,
+      [['bulk-out']],
+    ),
+    httpResponse('bulk-out', z),
+    ...catchTo500('bulk', z, ['bulk-node']),
+  ];
+}
+
+/** Load 4: svc-webhook-in verifying signatures, and the core `http in` → `http response` taking the same requests unchecked. */
+export function webhookFlows(): FlowNode[] {
+  const z = 'bench-webhook';
+  return [
+    tab(z, 'webhooks'),
+    {
+      id: 'hook-node',
+      type: 'svc-webhook-in',
+      z,
+      name: '',
+      url: '/bench/hook',
+      verify: 'signature',
+      tolerance: 300,
+      credentials: { secret: WEBHOOK_SECRET },
+      x: 100,
+      y: 100,
+      wires: [[]],
+    },
+    httpIn('plain-in', z, '/bench/plain', 'plain-out'),
+    httpResponse('plain-out', z),
+  ];
+}
+
+/** The request each soak path takes; the webhook's is signed by the load generator. */
+export interface SoakRoute {
+  type: string;
+  path: string;
+  body: unknown;
+}
+
+/**
+ * Load 6: every node of the pack that is installed, each behind its own path, webhook receiver included.
+ * With `control`, the same flow with a function node (`return msg;`) in place of each of ours and a core
+ * `http in` → `http response` in place of the webhook receiver: what Node-RED itself keeps per redeploy.
+ */
+export function soakFlows(sandboxUrl: string, available: Set<string>, topicId: number, control = false): { flows: FlowNode[]; routes: SoakRoute[] } {
+  const z = 'bench-soak';
+  const from = { lat: 52.52, lon: 13.405 };
+  const to = { lat: 52.5, lon: 13.38 };
+  const fromPayload = (member: string) => ({ [member]: `payload.${member}`, [`${member}Type`]: 'msg' });
+  const nodes: Array<SoakRoute & { settings: Record<string, unknown> }> = [
+    { type: 'svc-geocode', path: '/soak/geocode', body: { address: BENCH_ADDRESS }, settings: {} },
+    { type: 'svc-words', path: '/soak/words', body: { words: 'index.home.raft' }, settings: {} },
+    { type: 'svc-bulk-geocode', path: '/soak/bulk', body: ['1 Main Street', '2 High Street', '3 Station Road'], settings: { batchSize: 2, parallel: 2, pollInterval: 50 } },
+    { type: 'svc-isoline', path: '/soak/isoline', body: { origins: [from], range: { type: 'time', value: 600 }, async: true }, settings: { pollInterval: 0.05 } },
+    { type: 'svc-sequence', path: '/soak/sequence', body: { waypoints: [from, to, { lat: 52.51, lon: 13.39 }], async: true }, settings: { pollInterval: 0.05 } },
+    { type: 'svc-route', path: '/soak/route', body: { waypoints: [from, to] }, settings: {} },
+    {
+      type: 'svc-topic-publish',
+      path: '/soak/publish',
+      body: { topicId, locationId: 'cell-1', data: { temperature: 21.5 } },
+      settings: { ...fromPayload('topicId'), ...fromPayload('locationId'), ...fromPayload('data') },
+    },
+    { type: 'svc-topic', path: '/soak/topic', body: { operation: 'get-topic', topicId }, settings: { ...fromPayload('operation'), ...fromPayload('topicId') } },
+  ];
+  const present = nodes.filter((node) => available.has(node.type));
+  const flows: FlowNode[] = [tab(z, 'redeploy soak'), configNode('soak-cfg', sandboxUrl, { maxConcurrency: 16, timeout: 5000 })];
+  for (const node of present) {
+    const prefix = node.type.replace(/^svc-/, 'soak-');
+    const inner = control
+      ? functionNode(`${prefix}-node`, z, 'return msg;', [[]])
+      : { id: `${prefix}-node`, type: node.type, name: '', server: 'soak-cfg', ...node.settings };
+    flows.push(...serveThrough(prefix, z, node.path, inner));
+  }
+  const routes: SoakRoute[] = present.map(({ type, path, body }) => ({ type, path, body }));
+  if (available.has('svc-webhook-in') && control) {
+    flows.push(httpIn('soak-hook', z, '/soak/hook', 'soak-hook-out'), httpResponse('soak-hook-out', z));
+    routes.push({ type: 'svc-webhook-in', path: '/soak/hook', body: { temperature: 21.5 } });
+  } else if (available.has('svc-webhook-in')) {
+    flows.push({
+      id: 'soak-hook',
+      type: 'svc-webhook-in',
+      z,
+      name: '',
+      url: '/soak/hook',
+      verify: 'signature',
+      credentials: { secret: WEBHOOK_SECRET },
+      x: 100,
+      y: 400,
+      wires: [[]],
+    });
+    routes.push({ type: 'svc-webhook-in', path: '/soak/hook', body: { temperature: 21.5 } });
+  }
+  return { flows, routes };
+}

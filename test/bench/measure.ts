@@ -1,0 +1,42 @@
+/** Small statistics for the benchmark: latency percentiles, a least-squares slope, number and table formatting. */
+
+export interface LatencySummary {
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/** Percentiles by the nearest-rank method; zeros when nothing was measured. */
+export function latencySummary(latenciesMs: number[]): LatencySummary {
+  if (latenciesMs.length === 0) return { p50Ms: 0, p90Ms: 0, p99Ms: 0, maxMs: 0 };
+  const sorted = Float64Array.from(latenciesMs).sort();
+  const rank = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+  return { p50Ms: rank(0.5), p90Ms: rank(0.9), p99Ms: rank(0.99), maxMs: sorted[sorted.length - 1] };
+}
+
+/** Least-squares slope of y over x (units of y per unit of x). */
+export function slope(points: Array<{ x: number; y: number }>): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const meanX = points.reduce((sum, p) => sum + p.x, 0) / n;
+  const meanY = points.reduce((sum, p) => sum + p.y, 0) / n;
+  let covariance = 0;
+  let variance = 0;
+  for (const p of points) {
+    covariance += (p.x - meanX) * (p.y - meanY);
+    variance += (p.x - meanX) ** 2;
+  }
+  return variance === 0 ? 0 : covariance / variance;
+}
+
+/** `1234567` -> `1,234,567`; with `digits` decimals. */
+export function formatNumber(value: number, digits = 0): string {
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** A markdown table. */
+export function markdownTable(header: string[], rows: Array<Array<string | number>>): string {
+  const line = (cells: Array<string | number>) => `| ${cells.map(String).join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}

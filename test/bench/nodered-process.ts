@@ -1,0 +1,172 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { LocalSettings } from '@node-red/runtime';
+import express from 'express';
+import RED from 'node-red';
+import { serve } from './rpc';
+
+/**
+ * Node-RED embedded as an application embeds it (RED.init/RED.start with an express server), in its
+ * own process, with this pack's nodes from `nodes/` and the admin API at /admin. Started with
+ * --expose-gc so that heap figures are taken after a full collection.
+ */
+
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const HOST = '127.0.0.1';
+const ADMIN_ROOT = '/admin';
+const MEMORY_SAMPLE_MS = 20;
+
+export interface Snapshot {
+  heapUsedBytes: number;
+  rssBytes: number;
+  /** Open resources of the process by kind (`TCPSocketWrap`, `Timeout`, …). */
+  handles: Record<string, number>;
+  /** Routes on RED.httpNode (one per `http in` or webhook node). */
+  routes: number;
+  /**
+   * Open socket file descriptors, idle keep-alive ones included (which `handles` leaves out because
+   * they do not keep the process alive); undefined where /proc/self/fd does not exist.
+   */
+  socketDescriptors: number | undefined;
+}
+
+export interface MemoryPeak {
+  baselineRssBytes: number;
+  peakRssBytes: number;
+  baselineHeapBytes: number;
+  peakHeapBytes: number;
+}
+
+type RouterLayer = { route?: unknown };
+
+function collectGarbage(): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('start Node-RED with --expose-gc');
+  // Twice, with a turn of the event loop between: finalizers of the first pass free more in the second.
+  gc();
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      gc();
+      resolve();
+    }),
+  );
+}
+
+function openHandles(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
+}
+
+function socketDescriptors(): number | undefined {
+  const dir = '/proc/self/fd';
+  if (!fs.existsSync(dir)) return undefined;
+  let sockets = 0;
+  for (const fd of fs.readdirSync(dir)) {
+    try {
+      if (fs.readlinkSync(path.join(dir, fd)).startsWith('socket:')) sockets++;
+    } catch {
+      // Closed between the listing and the look: not open any more.
+    }
+  }
+  return sockets;
+}
+
+function routeCount(): number {
+  const router = (RED.httpNode as unknown as { _router?: { stack: RouterLayer[] } })._router;
+  return router ? router.stack.filter((layer) => layer.route !== undefined).length : 0;
+}
+
+function benchMethods() {
+  let sampler: NodeJS.Timeout | undefined;
+  let peak: MemoryPeak | undefined;
+  // A deploy through the admin API answers before the new flows run: this count says when they do.
+  let flowsStarted = 0;
+  RED.events.on('flows:started', () => flowsStarted++);
+  return {
+    flowsStarted: () => flowsStarted,
+    /** Heap after a full GC, open handles and routes. */
+    snapshot: async (): Promise<Snapshot> => {
+      await collectGarbage();
+      const { heapUsed, rss } = process.memoryUsage();
+      return { heapUsedBytes: heapUsed, rssBytes: rss, handles: openHandles(), routes: routeCount(), socketDescriptors: socketDescriptors() };
+    },
+    /** Starts sampling RSS and heap (after a GC for the baseline) until `memoryPeak`. */
+    watchMemory: async () => {
+      await collectGarbage();
+      const { rss, heapUsed } = process.memoryUsage();
+      const current: MemoryPeak = { baselineRssBytes: rss, peakRssBytes: rss, baselineHeapBytes: heapUsed, peakHeapBytes: heapUsed };
+      peak = current;
+      clearInterval(sampler);
+      sampler = setInterval(() => {
+        const usage = process.memoryUsage();
+        current.peakRssBytes = Math.max(current.peakRssBytes, usage.rss);
+        current.peakHeapBytes = Math.max(current.peakHeapBytes, usage.heapUsed);
+      }, MEMORY_SAMPLE_MS);
+    },
+    memoryPeak: (): MemoryPeak => {
+      clearInterval(sampler);
+      sampler = undefined;
+      if (!peak) throw new Error('watchMemory was not called');
+      return peak;
+    },
+    /** CPU time used by this process so far, microseconds. */
+    cpu: () => process.cpuUsage(),
+  };
+}
+
+export type NodeRedMethods = ReturnType<typeof benchMethods>;
+
+async function main(): Promise<void> {
+  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-node-red-'));
+  const app = express();
+  const server = http.createServer(app);
+  const settings: LocalSettings & { telemetry: { enabled: boolean } } = {
+    userDir,
+    flowFile: 'flows.json',
+    credentialSecret: false,
+    uiHost: HOST,
+    // Only shown in Node-RED's log: the server here is this process's own, on an ephemeral port.
+    uiPort: 0,
+    httpAdminRoot: ADMIN_ROOT,
+    httpNodeRoot: '/',
+    disableEditor: true,
+    nodesDir: path.join(REPO_ROOT, 'nodes'),
+    logging: { console: { level: 'warn', metrics: false, audit: false } },
+    // No consent prompt, no update check: a measuring instance talks to nothing but loopback.
+    telemetry: { enabled: false },
+  };
+  RED.init(server, settings);
+  app.use(ADMIN_ROOT, RED.httpAdmin);
+  app.use('/', RED.httpNode);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, HOST, () => resolve());
+  });
+  const methods = benchMethods();
+  // RED.start resolves before the flows stored at start-up are running; deploys are counted from then on.
+  const initialFlows = new Promise((resolve) => RED.events.once('flows:started', resolve));
+  await RED.start();
+  await initialFlows;
+  const port = (server.address() as AddressInfo).port;
+  serve(methods, { url: `http://${HOST}:${port}`, adminUrl: `http://${HOST}:${port}${ADMIN_ROOT}` });
+  process.on('SIGTERM', () => {
+    void RED.stop()
+      .catch(() => undefined)
+      .then(() => {
+        server.closeAllConnections();
+        fs.rmSync(userDir, { recursive: true, force: true });
+        process.exit(0);
+      });
+  });
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,277 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { Bench } from './bench';
+import type { LoadgenMethods } from './loadgen';
+import { formatNumber, markdownTable } from './measure';
+import type { NodeRedMethods } from './nodered-process';
+import { Child } from './rpc';
+import type { SandboxMethods } from './sandbox-process';
+import {
+  BulkResult,
+  RateLimitResult,
+  SoakResult,
+  SoakRun,
+  ThroughputResult,
+  TokenStormVariant,
+  WebhookResult,
+  bulk,
+  rateLimit,
+  redeploySoak,
+  throughput,
+  tokenStorm,
+  webhooks,
+} from './sections';
+
+/**
+ * `npm run bench`: the measurements of issue 7 in one run, on loopback. Node-RED, the sandbox and
+ * the load generator run in three processes. Prints a markdown report and writes the figures to
+ * test/bench/results/bench-<time>.json.
+ *
+ * BENCH_QUICK=1 shortens every measurement (for trying it out; not the issue's figures).
+ * BENCH_ONLY=throughput,storm,bulk,webhooks,rate,soak runs only those.
+ */
+
+const RESULTS_DIR = path.join(__dirname, 'results');
+/** The whole run takes about eight minutes; past this something is stuck. */
+const WATCHDOG_MS = 20 * 60_000;
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+interface Report {
+  startedAt: string;
+  finishedAt?: string;
+  quick: boolean;
+  machine: Record<string, unknown>;
+  /** Load averages (1, 5, 15 min) as each measurement began: other work on the machine skews figures. */
+  loadAverage: Record<string, number[]>;
+  throughput?: ThroughputResult;
+  tokenStorm?: TokenStormVariant[];
+  bulk?: BulkResult;
+  webhooks?: WebhookResult | { skipped: string };
+  rateLimit?: RateLimitResult;
+  soak?: SoakResult;
+  failures: Record<string, string>;
+}
+
+type Section = { key: keyof Omit<Report, 'startedAt' | 'finishedAt' | 'quick' | 'machine' | 'loadAverage' | 'failures'>; name: string; run: (bench: Bench) => Promise<unknown> };
+
+const SECTIONS: Section[] = [
+  { key: 'throughput', name: 'throughput', run: throughput },
+  { key: 'tokenStorm', name: 'storm', run: tokenStorm },
+  { key: 'bulk', name: 'bulk', run: bulk },
+  {
+    key: 'webhooks',
+    name: 'webhooks',
+    run: (bench) => (bench.available.has('svc-webhook-in') ? webhooks(bench) : Promise.resolve({ skipped: 'svc-webhook-in is not installed' })),
+  },
+  { key: 'rateLimit', name: 'rate', run: rateLimit },
+  { key: 'soak', name: 'soak', run: redeploySoak },
+];
+
+function version(module: string): string {
+  return (JSON.parse(fs.readFileSync(require.resolve(`${module}/package.json`, { paths: [REPO_ROOT] }), 'utf8')) as { version: string }).version;
+}
+
+/** Node types Node-RED has loaded, from the admin API (teammates' nodes may not be there yet). */
+async function loadedTypes(adminUrl: string): Promise<Set<string>> {
+  const res = await request(`${adminUrl}/nodes`, { headers: { accept: 'application/json' } });
+  const sets = (await res.body.json()) as Array<{ types: string[]; enabled: boolean; err?: string }>;
+  return new Set(sets.filter((set) => set.enabled && !set.err).flatMap((set) => set.types));
+}
+
+async function main(): Promise<void> {
+  const quick = process.env.BENCH_QUICK === '1';
+  const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const logFile = (name: string) => path.join(RESULTS_DIR, `${stamp}-${name}.log`);
+  const report: Report = {
+    startedAt: new Date().toISOString(),
+    quick,
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      memoryGb: Math.round(os.totalmem() / 1024 ** 3),
+      platform: `${os.platform()} ${os.release()}`,
+      node: process.version,
+      nodeRed: version('node-red'),
+      undici: version('undici'),
+    },
+    loadAverage: {},
+    failures: {},
+  };
+
+  const sandbox = await Child.start<SandboxMethods, { url: string }>('sandbox', path.join(__dirname, 'sandbox-process.js'), { logFile: logFile('sandbox') });
+  const nodeRed = await Child.start<NodeRedMethods, { url: string; adminUrl: string }>('node-red', path.join(__dirname, 'nodered-process.js'), {
+    execArgv: ['--expose-gc'],
+    logFile: logFile('node-red'),
+  });
+  const loadgen = await Child.start<LoadgenMethods>('loadgen', path.join(__dirname, 'loadgen.js'), { logFile: logFile('loadgen') });
+  const stopChildren = () => Promise.all([loadgen.stop(), nodeRed.stop(), sandbox.stop()]);
+  // A stuck measurement must not hold a CI machine: report what there is and stop.
+  const watchdog = setTimeout(() => {
+    report.failures.watchdog = `the benchmark did not finish within ${WATCHDOG_MS / 60_000} minutes`;
+    void stopChildren().finally(() => {
+      writeReport(report, stamp);
+      process.exit(1);
+    });
+  }, WATCHDOG_MS);
+  try {
+    const available = await loadedTypes(nodeRed.info.adminUrl);
+    const bench = new Bench(sandbox, nodeRed, loadgen, available, quick);
+    report.machine.nodeTypes = [...available].filter((type) => type.startsWith('svc-')).sort();
+    for (const section of SECTIONS) {
+      if (only.length > 0 && !only.includes(section.name)) continue;
+      report.loadAverage[section.name] = bench.loadAverage();
+      process.stderr.write(`[bench] ${section.name} (load average ${report.loadAverage[section.name].join(' ')}) ...\n`);
+      try {
+        (report as unknown as Record<string, unknown>)[section.key] = await section.run(bench);
+      } catch (err) {
+        report.failures[section.name] = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        process.stderr.write(`[bench] ${section.name} failed: ${report.failures[section.name]}\n`);
+        await bench.deploy([]).catch(() => undefined);
+      }
+    }
+    report.loadAverage.end = bench.loadAverage();
+  } finally {
+    clearTimeout(watchdog);
+    await stopChildren();
+  }
+  writeReport(report, stamp);
+  if (Object.keys(report.failures).length > 0) process.exitCode = 1;
+}
+
+/** Writes the JSON figures and prints the markdown report. */
+function writeReport(report: Report, stamp: string): void {
+  report.finishedAt = new Date().toISOString();
+  const jsonFile = path.join(RESULTS_DIR, `bench-${stamp}.json`);
+  fs.writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${markdown(report)}\n\nFigures: ${path.relative(process.cwd(), jsonFile)}\n`);
+}
+
+const n0 = (value: number) => formatNumber(value, 0);
+const n1 = (value: number) => formatNumber(value, 1);
+const n2 = (value: number) => formatNumber(value, 2);
+const yesNo = (met: boolean, miss = '') => (met ? 'yes' : `**no**${miss ? ` (${miss})` : ''}`);
+
+/** The report as markdown: the machine, the throughput table, then every target with its result. */
+function markdown(report: Report): string {
+  const out: string[] = [];
+  const m = report.machine;
+  out.push(
+    `## Benchmark ${report.startedAt}${report.quick ? ' (BENCH_QUICK: shortened, not the issue’s figures)' : ''}`,
+    '',
+    `${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.platform}; Node.js ${m.node}, Node-RED ${m.nodeRed}, undici ${m.undici}.`,
+    `Load average (1/5/15 min) at the start of each part: ${Object.entries(report.loadAverage)
+      .map(([name, load]) => `${name} ${load.join('/')}`)
+      .join('; ')}.`,
+  );
+  if (report.throughput) {
+    const t = report.throughput;
+    out.push(
+      '',
+      '### 1. Throughput and latency: `http in` → X → `http response` (raw undici: straight to the sandbox)',
+      '',
+      markdownTable(
+        ['X', 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'Node-RED CPU %', 'Node-RED CPU µs/request'],
+        t.rows.map((r) => [
+          r.flow,
+          r.concurrency,
+          n0(r.requestsPerSecond),
+          n2(r.p50Ms),
+          n2(r.p99Ms),
+          r.failures,
+          r.nodeRedCpuPercent ? n0(r.nodeRedCpuPercent) : '–',
+          r.nodeRedCpuMicrosPerRequest ? n0(r.nodeRedCpuMicrosPerRequest) : '–',
+        ]),
+      ),
+    );
+  }
+  const targets: Array<[string, string, string, string]> = [];
+  if (report.throughput) {
+    const t = report.throughput;
+    targets.push(['1', 'svc-geocode / floor at concurrency 64', '≥ 0.75', `${n2(t.geocodeVsFloor)} ${yesNo(t.geocodeVsFloor >= 0.75, `${n0(100 * (1 - t.geocodeVsFloor / 0.75))}% short`)}`]);
+    targets.push(['1', 'Node-RED CPU per message at concurrency 64: floor / svc-geocode (less dependent on other load)', '–', n2(t.floorVsGeocodeCpu)]);
+    targets.push(['1', 'svc-geocode / core http request at concurrency 64', '≈ 1.4', `${n2(t.geocodeVsHttpRequest)} ${yesNo(t.geocodeVsHttpRequest >= 1.4, `${n0(100 * (1 - t.geocodeVsHttpRequest / 1.4))}% short`)}`]);
+  }
+  for (const storm of report.tokenStorm ?? []) {
+    const ok = storm.tokenRequests === 1 && storm.outputs === storm.messages && storm.errors === 0;
+    targets.push([
+      '2',
+      `token storm, ${storm.variant}: ${storm.messages} messages`,
+      '1 token request, all answered',
+      `${storm.tokenRequests} token request(s), ${storm.outputs} outputs, ${storm.errors} errors in ${n0(storm.durationMs)} ms ${yesNo(ok)}`,
+    ]);
+  }
+  if (report.bulk) {
+    const b = report.bulk;
+    targets.push(['3', `bulk: ${n0(b.addresses)} addresses, rows in order`, 'in order', `${n0(b.rows)} rows, ${b.inOrder ? 'in order' : 'NOT in order'}, ${n0(b.located)} located ${yesNo(b.inOrder && b.rows === b.addresses)}`]);
+    // RSS does not shrink after a GC, so pages left resident by earlier parts can hide growth: the larger of the two counts.
+    const growthMb = Math.max(b.peakRssGrowthMb, b.peakHeapGrowthMb);
+    targets.push([
+      '3',
+      'bulk: peak memory growth of Node-RED (RSS; heap, which RSS left resident by earlier parts can hide)',
+      '< 150 MB',
+      `RSS ${n0(b.peakRssGrowthMb)} MB, heap ${n0(b.peakHeapGrowthMb)} MB ${yesNo(growthMb < 150, `${n0(growthMb - 150)} MB over`)}`,
+    ]);
+    targets.push([
+      '3',
+      `bulk: wall time vs the sandbox's job time (${b.jobs} jobs of ${b.batchSize}, ${b.parallel} in parallel, ${b.pollIntervalMs} ms first poll)`,
+      'dominated by job time',
+      `wall ${n1(b.wallMs / 1000)} s, jobs alone ${n1(b.jobBoundMs / 1000)} s (${n0(b.meanJobMs)} ms each): ${n0((100 * b.jobBoundMs) / b.wallMs)}% of the wall time`,
+    ]);
+  }
+  if (report.webhooks) {
+    const w = report.webhooks;
+    if ('skipped' in w) targets.push(['4', 'webhooks', '≥ 0.8 × core http in', `skipped: ${w.skipped}`]);
+    else {
+      targets.push([
+        '4',
+        `signed webhooks at concurrency ${w.concurrency}: svc-webhook-in vs core http in`,
+        '≥ 0.8',
+        `${n0(w.webhookIn.requestsPerSecond)} vs ${n0(w.coreHttpIn.requestsPerSecond)} req/s = ${n2(w.ratio)} (p99 ${n2(w.webhookIn.p99Ms)} vs ${n2(w.coreHttpIn.p99Ms)} ms, ${w.webhookIn.failures} refused) ${yesNo(w.ratio >= 0.8 && w.webhookIn.failures === 0, `${n0(100 * (1 - w.ratio / 0.8))}% short`)}`,
+      ]);
+    }
+  }
+  if (report.rateLimit) {
+    const r = report.rateLimit;
+    targets.push(['5', `rate limit ${r.ratePerMinute}/min over ${r.windowMinutes} min: 429s`, '0', `${r.tooManyRequests} ${yesNo(r.tooManyRequests === 0)}`]);
+    targets.push(['5', 'rate limit: throughput', `within 2% of ${r.ratePerMinute}/min`, `${n2(r.measuredPerMinute)}/min (${r.deviationPercent >= 0 ? '+' : ''}${n2(r.deviationPercent)}%) ${yesNo(Math.abs(r.deviationPercent) <= 2)}`]);
+  }
+  if (report.soak) {
+    const { pack, control, redeploys } = report.soak;
+    const kb = (run: SoakRun) => `${n1(run.start.heapUsedMb)} → ${n1(run.end.heapUsedMb)} MB, slope ${n1(run.heapSlopeKbPerRedeploy)} KB/redeploy`;
+    targets.push([
+      '6',
+      `redeploy soak: ${redeploys} full redeploys of ${report.soak.nodeTypes.length} node types (${n0(pack.meanDeployMs)} ms each), heap after GC`,
+      'slope ≈ 0',
+      `${kb(pack)}; core-only control flow: ${kb(control)}`,
+    ]);
+    const descriptors = pack.start.socketDescriptors === undefined ? '' : `; all open sockets ${pack.start.socketDescriptors} → ${pack.end.socketDescriptors} (slope ${n2(pack.socketDescriptorSlopePerRedeploy)})`;
+    const handlesBack =
+      pack.end.sockets <= pack.start.sockets && pack.end.timers <= pack.start.timers && (pack.end.socketDescriptors ?? 0) <= (pack.start.socketDescriptors ?? 0);
+    targets.push([
+      '6',
+      'redeploy soak: open handles',
+      'back to start',
+      `active sockets ${pack.start.sockets} → ${pack.end.sockets}, timers ${pack.start.timers} → ${pack.end.timers} (slopes ${n2(pack.socketSlopePerRedeploy)}, ${n2(pack.timerSlopePerRedeploy)} per redeploy)${descriptors} ${yesNo(handlesBack)}`,
+    ]);
+    targets.push(['6', 'redeploy soak: RED.httpNode routes', 'back to start', `${pack.start.routes} → ${pack.end.routes} ${yesNo(pack.end.routes === pack.start.routes)}`]);
+    const traffic = (run: SoakRun) =>
+      `${n0(run.traffic.requests)} requests (${Object.entries({ ...run.traffic.statuses, ...run.traffic.errors })
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')})`;
+    targets.push(['6', 'redeploy soak: traffic during the redeploys', '–', `${traffic(pack)}; control: ${traffic(control)}`]);
+    const broken = report.soak.brokenRoutes;
+    if (broken.length > 0) targets.push(['6', 'nodes that failed their first request', 'none', broken.map((b) => `${b.type} → ${b.status}`).join(', ')]);
+  }
+  out.push('', '### Targets', '', markdownTable(['#', 'measurement', 'target', 'result, met'], targets));
+  for (const [name, failure] of Object.entries(report.failures)) out.push('', `**${name} failed:** ${failure.split('\n')[0]}`);
+  return out.join('\n');
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
