@@ -1,11 +1,8 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import { promisify } from 'node:util';
 import should from 'should';
+import { installTarball, newUserDir, NodeRedProcess, packModule, PackResult } from './support/node-red-process';
 
 /**
  * `npm run test:package` (not part of `npm test`: it takes tens of seconds). Packs the module as
@@ -14,7 +11,6 @@ import should from 'should';
  * dependency) on that directory and checks what it registered and logged.
  */
 
-const run = promisify(execFile);
 const REPO_ROOT = path.resolve(__dirname, '..');
 const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
   name: string;
@@ -23,105 +19,12 @@ const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'),
 const NODE_TYPES = Object.keys(PACKAGE['node-red'].nodes);
 const EXAMPLES = fs.readdirSync(path.join(REPO_ROOT, 'examples')).filter((f) => f.endsWith('.json'));
 
-interface PackResult {
-  filename: string;
-  files: Array<{ path: string }>;
-}
-
 interface NodeSet {
   id: string;
   module: string;
   types: string[];
   enabled: boolean;
   err?: unknown;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A Node-RED 4 child process on `userDir`, with its whole log kept. */
-class NodeRedProcess {
-  readonly log: string[] = [];
-  private readonly child: ChildProcess;
-  private readonly exited: Promise<void>;
-
-  static async start(userDir: string): Promise<NodeRedProcess> {
-    const nodeRed = new NodeRedProcess(userDir, await freePort());
-    await nodeRed.started(60_000);
-    return nodeRed;
-  }
-
-  private constructor(
-    readonly userDir: string,
-    readonly port: number,
-  ) {
-    // Node-RED's own command line and default settings, listening on the loopback only.
-    const args = ['--userDir', userDir, '--port', String(port), '--define', 'uiHost=127.0.0.1', '--no-telemetry'];
-    this.child = spawn(process.execPath, [require.resolve('node-red/red.js'), ...args], {
-      cwd: userDir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    for (const [prefix, stream] of [['', this.child.stdout], ['stderr:', this.child.stderr]] as const) {
-      if (!stream) continue;
-      readline.createInterface({ input: stream }).on('line', (line) => {
-        if (line.trim() !== '') this.log.push(prefix + line);
-      });
-    }
-    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
-  }
-
-  /**
-   * Warnings and errors, and anything on stderr (e.g. Node's deprecation warnings), without
-   * timestamps, process ids and the user directory, so that two runs can be compared.
-   */
-  problems(): string[] {
-    return this.log
-      .filter((line) => line.startsWith('stderr:') || /\[(warn|error)\]/.test(line))
-      .map((line) =>
-        line
-          .replace(/^(stderr:)?\d+ \w+ [\d:]+ - /, '$1')
-          .replace(/\(node:\d+\)/, '(node)')
-          .split(this.userDir)
-          .join('<userDir>'),
-      );
-  }
-
-  /** Resolves once the flows have started; rejects if Node-RED exits or takes longer than `timeoutMs`. */
-  private async started(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.log.some((line) => line.includes('Started flows'))) {
-      if (this.hasExited()) throw new Error(`Node-RED exited early:\n${this.log.join('\n')}`);
-      if (Date.now() > deadline) throw new Error(`Node-RED did not start within ${timeoutMs} ms:\n${this.log.join('\n')}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
-  async get<T>(urlPath: string, accept = 'application/json'): Promise<T> {
-    const response = await fetch(`http://127.0.0.1:${this.port}${urlPath}`, { headers: { accept } });
-    should(response.status).equal(200, `GET ${urlPath}`);
-    return (accept === 'application/json' ? response.json() : response.text()) as Promise<T>;
-  }
-
-  private hasExited(): boolean {
-    return this.child.exitCode !== null || this.child.signalCode !== null;
-  }
-
-  /** Ctrl-C, as a user stops it; killed if it has not stopped within `timeoutMs`. */
-  async stop(timeoutMs: number): Promise<void> {
-    if (this.hasExited()) return;
-    this.child.kill('SIGINT');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
-    await this.exited;
-    clearTimeout(timer);
-  }
 }
 
 describe('the npm package', function () {
@@ -135,8 +38,7 @@ describe('the npm package', function () {
 
   before(async function () {
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-package-test-'));
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: REPO_ROOT, timeout: 60_000 });
-    [packed] = JSON.parse(stdout) as PackResult[];
+    packed = await packModule(workDir);
   });
 
   after(async function () {
@@ -186,24 +88,13 @@ describe('the npm package', function () {
     /** What Node-RED logs on a fresh user directory without the pack (its own first-start notices). */
     let baselineProblems: string[];
 
-    /** A new user directory with the package.json Node-RED itself creates, so npm installs here. */
-    function newUserDir(name: string): string {
-      const userDir = path.join(workDir, name);
-      fs.mkdirSync(userDir);
-      fs.writeFileSync(path.join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', version: '0.0.1', private: true }));
-      return userDir;
-    }
-
     before(async function () {
-      const baseline = await NodeRedProcess.start(newUserDir('baseline'));
+      const baseline = await NodeRedProcess.start(newUserDir(workDir, 'baseline'));
       await baseline.stop(10_000);
       baselineProblems = baseline.problems();
 
-      const userDir = newUserDir('userdir');
-      await run('npm', ['install', path.join(workDir, packed.filename), '--prefer-offline', '--no-audit', '--no-fund'], {
-        cwd: userDir,
-        timeout: 120_000,
-      });
+      const userDir = newUserDir(workDir, 'userdir');
+      await installTarball(userDir, path.join(workDir, packed.filename));
       nodeRed = await NodeRedProcess.start(userDir);
     });
 

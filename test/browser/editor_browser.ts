@@ -1,0 +1,492 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Response } from 'playwright-core';
+import should from 'should';
+import { SANDBOX_DEFAULTS } from '../sandbox';
+import { REPO_ROOT } from '../support/node-red-process';
+import { Editor, eventually, SERVER_TIMEOUT_MS } from './editor';
+import {
+  BrowserSession,
+  CONFIG_TYPE,
+  ConsoleEntry,
+  coreNoise,
+  EditorServer,
+  EXAMPLE_NAMES,
+  NODE_TYPES,
+  PACKAGE,
+  PackedModule,
+  packMentioned,
+  packProblems,
+  PALETTE_TYPES,
+  TARGETS,
+  writeConsoleReport,
+} from './environment';
+import type { EditorWindow, PageElement } from './page-types';
+
+/**
+ * `npm run test:browser`: the pack in Node-RED's editor, in Debian's Chromium, as a user meets it:
+ * installed from the packed tarball, on Node-RED 4.1 (Node 20) and Node-RED 5 (Node 22), in English
+ * and Japanese, and in Node-RED 5's dark theme. Screenshots go to test/artifacts/browser/.
+ */
+
+type Catalog = Record<string, Record<string, Record<string, string>>>;
+const CONFIG_CATALOG = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'nodes', 'locales', 'en-US', `${CONFIG_TYPE}.json`), 'utf8')) as Catalog;
+const TEST_TEXT = CONFIG_CATALOG[CONFIG_TYPE].test;
+const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
+/** What Node-RED puts in a password input for a credential it has stored: never the value itself. */
+const PASSWORD_PLACEHOLDER = '__PWRD__';
+const PASSWORD_CREDENTIALS = ['clientSecret', 'apiKey', 'pubsubApiKey'];
+const JAPANESE = /[\u3040-\u30ff\u3400-\u9fff]/;
+
+/** The palette label of a node type: the type without `svc-`, words separated by spaces. */
+function paletteLabel(type: string): string {
+  return type === CONFIG_TYPE ? type : type.replace(/^svc-/, '').replace(/-/g, ' ');
+}
+
+/** "Failed (__code__): __message__" as a pattern for the given code. */
+function failurePattern(code: string): RegExp {
+  const escaped = TEST_TEXT.failed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace('__code__', code).replace('__message__', '.+')}$`);
+}
+
+function hasJapaneseCatalog(type: string, file: 'json' | 'html'): boolean {
+  return fs.existsSync(path.join(REPO_ROOT, 'nodes', 'locales', 'ja', `${type}.${file}`));
+}
+
+type ExampleNode = { type: string; name?: string; info?: string };
+
+function readExample(name: string): ExampleNode[] {
+  return JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', `${name}.json`), 'utf8')) as ExampleNode[];
+}
+
+/**
+ * `type:name` of the pack's nodes that an example's Comment node names and asks to be given a
+ * credential: the only nodes an example may leave invalid, or erroring at deploy, until the user does.
+ */
+const CREDENTIAL_NODES = new Set(
+  EXAMPLE_NAMES.flatMap((name) => {
+    const nodes = readExample(name);
+    const comment = nodes
+      .filter((n) => n.type === 'comment')
+      .map((n) => `${n.name ?? ''}\n${n.info ?? ''}`)
+      .join('\n');
+    if (!/secret|credential|password|key/i.test(comment)) return [];
+    return nodes.filter((n) => n.type.startsWith('svc-') && !!n.name && comment.includes(n.name)).map((n) => `${n.type}:${n.name}`);
+  }),
+);
+
+/** Fills the sandbox's address and credentials into the open config-node dialog. */
+async function fillSandboxConfig(editor: Editor, sandboxUrl: string): Promise<void> {
+  const values: Record<string, string> = {
+    baseUrl: sandboxUrl,
+    authUrl: sandboxUrl,
+    sandboxUrl,
+    audience: SANDBOX_DEFAULTS.audience,
+    projectId: SANDBOX_DEFAULTS.projectId,
+    clientId: SANDBOX_DEFAULTS.clientId,
+    clientSecret: SANDBOX_DEFAULTS.clientSecret,
+    apiKey: SANDBOX_DEFAULTS.apiKey,
+    pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+  };
+  for (const [name, value] of Object.entries(values)) await editor.page.fill(`#node-config-input-${name}`, value);
+}
+
+/** Clicks "Test connection" and returns the result it shows once the request is answered. */
+async function testConnection(editor: Editor): Promise<string> {
+  const result = editor.page.locator('#svc-config-test-result');
+  await editor.page.click('#svc-config-test');
+  let text = '';
+  await eventually(async () => {
+    text = (await result.innerText()).trim();
+    return text !== '' && text !== TEST_TEXT.running;
+  }, SERVER_TIMEOUT_MS);
+  return text;
+}
+
+/** The secrets the page shows anywhere: in its markup or in an input's value. */
+function secretsShown(editor: Editor): Promise<string[]> {
+  return editor.page.evaluate((secrets) => {
+    const { document } = globalThis as unknown as EditorWindow;
+    const shown = [document.documentElement.outerHTML, ...Array.from(document.querySelectorAll('input, textarea')).map((el) => el.value ?? '')];
+    return secrets.filter((secret) => shown.some((text) => text.includes(secret)));
+  }, SECRETS);
+}
+
+/** WCAG contrast ratio between the text colour of `foreground` and the fill or background of `background`. */
+function contrast(editor: Editor, foreground: string, background: string): Promise<number> {
+  return editor.page.evaluate(
+    ({ fg, bg }) => {
+      const { document, getComputedStyle } = globalThis as unknown as EditorWindow;
+      const colour = (selector: string, text: boolean): number[] => {
+        const element = document.querySelector(selector);
+        if (!element) throw new Error(`${selector} is not on the page`);
+        const style = getComputedStyle(element);
+        const isSvg = element.closest('svg') !== null;
+        const value = isSvg ? style.fill : text ? style.color : style.backgroundColor;
+        const channels = (value.match(/[\d.]+/g) ?? []).map(Number);
+        if (channels.length < 3) throw new Error(`${selector} has no colour (${value})`);
+        return channels.slice(0, 3);
+      };
+      const luminance = ([r, g, b]: number[]) => {
+        const linear = (c: number) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+      };
+      const [light, dark] = [luminance(colour(fg, true)), luminance(colour(bg, false))].sort((a, b) => b - a);
+      return (light + 0.05) / (dark + 0.05);
+    },
+    { fg: foreground, bg: background },
+  );
+}
+
+/** Fetches an icon from the editor's origin: true when it is served as an SVG. */
+function iconServed(editor: Editor, iconPath: string): Promise<boolean> {
+  return editor.page.evaluate(async (url) => {
+    const response = await fetch(url);
+    return response.ok && (response.headers.get('content-type') ?? '').includes('svg');
+  }, iconPath);
+}
+
+describe('the editor in a real browser (Chromium)', function () {
+  let packed: PackedModule | undefined;
+
+  before(async function () {
+    this.timeout(120_000);
+    packed = await PackedModule.pack();
+  });
+
+  after(function () {
+    packed?.remove();
+  });
+
+  for (const target of TARGETS) {
+    describe(target.title, function () {
+      let server: EditorServer | undefined;
+      const seen: ConsoleEntry[] = [];
+      /** Example name -> the flow it was imported into. */
+      const exampleFlows = new Map<string, string>();
+      const running = (): EditorServer => {
+        if (!server) throw new Error('Node-RED is not running');
+        return server;
+      };
+
+      before(async function () {
+        this.timeout(300_000);
+        if (!packed) throw new Error('the module was not packed');
+        server = await EditorServer.start(target, packed);
+      });
+
+      after(async function () {
+        this.timeout(30_000);
+        await server?.stop();
+      });
+
+      /** A browser session for the suite it is called in: launched before, closed (console kept) after. */
+      function useBrowser(locale: string): () => Editor {
+        let session: BrowserSession | undefined;
+        let editor: Editor | undefined;
+        before(async function () {
+          this.timeout(90_000);
+          session = await BrowserSession.launch(locale);
+          editor = new Editor(session.page, running().url);
+          await editor.open();
+        });
+        afterEach(async function () {
+          if (this.currentTest?.state !== 'failed' || !editor) return;
+          const slug = (this.currentTest.title.match(/^[\w-]+/)?.[0] ?? 'test').slice(0, 40);
+          await editor.screenshot(`failed-${target.name}-${locale}-${slug}`).catch(() => undefined);
+          await editor.closeDialogs();
+        });
+        after(async function () {
+          this.timeout(30_000);
+          seen.push(...(session?.console ?? []));
+          await session?.close();
+        });
+        return () => {
+          if (!editor) throw new Error('the browser is not open');
+          return editor;
+        };
+      }
+
+      describe('in English (en-US)', function () {
+        const editor = useBrowser('en-US');
+        let configuredNode: string | undefined;
+
+        it('the palette shows every node of the pack in category "location" with its icon and label; the config node is not in the palette', async function () {
+          const category = editor().paletteCategory('location');
+          await category.waitFor({ state: 'attached' });
+          const shown = await category.locator('.red-ui-palette-node').evaluateAll((nodes) =>
+            (nodes as unknown as PageElement[]).map((node) => ({
+              type: node.getAttribute('data-palette-type') ?? '',
+              label: (node.querySelector('.red-ui-palette-label')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+              icon: node.querySelector('.red-ui-palette-icon-container')?.getAttribute('data-palette-icon') ?? '',
+            })),
+          );
+          should(shown).eql(
+            PALETTE_TYPES.map((type) => ({ type, label: paletteLabel(type), icon: `icons/${PACKAGE.name}/${type}.svg` })),
+          );
+          for (const { icon } of shown) should(await iconServed(editor(), icon)).be.true(`${icon} is served as SVG`);
+          should(await editor().paletteNode(CONFIG_TYPE).count()).equal(0);
+          should(await editor().rawIds(['#red-ui-palette-container-location'])).be.empty();
+          await editor().screenshot(`${target.name}-palette`, category);
+        });
+
+        for (const type of PALETTE_TYPES) {
+          it(`${type}: added from the palette, its dialog shows every field, TypedInput and config-node selector and marks bad values invalid`, async function () {
+            const id = await editor().addNode(type);
+            const icon = await editor().canvasNode(id).locator('image.red-ui-flow-node-icon').getAttribute('href');
+            should(icon).equal(`icons/${PACKAGE.name}/${type}.svg`);
+            await editor().openNodeDialog(id);
+            const report = await editor().dialogReport(type, 'node-input');
+            should({ missing: report.missing, notTyped: report.notTyped, noSelector: report.noSelector, notPassword: report.notPassword }).eql({
+              missing: [],
+              notTyped: [],
+              noSelector: [],
+              notPassword: [],
+            });
+            // Every node but the webhook receiver (no input) reads its request through TypedInputs and a config node.
+            if (type !== 'svc-webhook-in') {
+              should(report.typedInputs).not.be.empty();
+              should(report.selectors).eql(['server']);
+            }
+            should(await editor().rawIds(['.red-ui-tray', '.red-ui-typedInput-options'])).be.empty();
+            await editor().screenshot(`${target.name}-dialog-${type}`, 'dialog');
+
+            const { tried, unmarked } = await editor().markInvalidInputs(type, 'node-input');
+            should(tried).not.be.empty();
+            should(unmarked).be.empty();
+            await editor().closeNodeDialog('cancel');
+            // A new node has no config node yet (the webhook receiver: no path), so it is invalid.
+            should(await editor().showsInvalidMarker(id)).be.true('the canvas marks the new node invalid');
+            await editor().deleteNode(id);
+          });
+
+          it(`${type}: the help sidebar shows Inputs, Outputs and Details`, async function () {
+            const help = await editor().showHelp(paletteLabel(type));
+            should(help.headings).containDeep(['Inputs', 'Outputs', 'Details']);
+            should(await editor().rawIds(['.red-ui-sidebar-help-stack'])).be.empty();
+          });
+        }
+
+        it(`${CONFIG_TYPE}: the help sidebar shows its Details`, async function () {
+          const help = await editor().showHelp(CONFIG_TYPE);
+          should(help.headings).containEql('Details');
+          should(await editor().rawIds(['.red-ui-sidebar-help-stack'])).be.empty();
+        });
+
+        it(`${CONFIG_TYPE}: its dialog has every field (secrets in password inputs) and marks missing values invalid; "Test connection" reports success and a wrong-secret failure`, async function () {
+          const id = await editor().addNode('svc-geocode');
+          await editor().openNodeDialog(id);
+          await editor().openConfigDialog('server', 'add');
+          const report = await editor().dialogReport(CONFIG_TYPE, 'node-config-input');
+          should({ missing: report.missing, noSelector: report.noSelector, notPassword: report.notPassword }).eql({
+            missing: [],
+            noSelector: [],
+            notPassword: [],
+          });
+          should(report.selectors.sort()).eql(['proxy', 'tls']);
+          should(await editor().rawIds(['.red-ui-tray'])).be.empty();
+          const { tried, unmarked } = await editor().markInvalidInputs(CONFIG_TYPE, 'node-config-input');
+          should(tried).containEql('baseUrl');
+          should(unmarked).be.empty();
+          await editor().closeConfigDialog('cancel');
+
+          await editor().openConfigDialog('server', 'add');
+          await fillSandboxConfig(editor(), running().sandbox.url);
+          await editor().page.fill('#node-config-input-name', 'Browser test sandbox');
+          should(await testConnection(editor())).equal(TEST_TEXT.ok);
+          await editor().page.fill('#node-config-input-clientSecret', 'not-the-secret');
+          should(await testConnection(editor())).match(failurePattern('UNAUTHORIZED'));
+          await editor().page.fill('#node-config-input-clientSecret', SANDBOX_DEFAULTS.clientSecret);
+          should(await testConnection(editor())).equal(TEST_TEXT.ok);
+          await editor().closeConfigDialog('ok');
+          await editor().closeNodeDialog('ok');
+          should(await editor().page.evaluate((nodeId) => (globalThis as unknown as EditorWindow).RED.nodes.node(nodeId)?.valid, id)).be.true();
+          configuredNode = id;
+        });
+
+        it(`${CONFIG_TYPE}: after deploy, reopened (and in a new editor session) its password inputs hold only the placeholder, and "Test connection" uses the stored secret`, async function () {
+          if (!configuredNode) throw new Error('needs the node configured by the previous test');
+          const nodeId = configuredNode;
+          const result = await editor().deploy();
+          should(result.invalid).be.empty();
+
+          // What the admin API sends the editor from here on (credentials, flows, settings).
+          const answers: string[] = [];
+          const keepAnswer = (response: Response): void => {
+            if ((response.headers()['content-type'] ?? '').includes('json')) {
+              response.text().then((body) => answers.push(`${response.url()} ${body}`), () => undefined);
+            }
+          };
+          editor().page.on('response', keepAnswer);
+          for (const reload of [false, true]) {
+            if (reload) await editor().open();
+            await editor().openNodeDialog(nodeId);
+            await editor().openConfigDialog('server', 'edit');
+            for (const name of PASSWORD_CREDENTIALS) {
+              should(await editor().page.inputValue(`#node-config-input-${name}`)).equal(PASSWORD_PLACEHOLDER, name);
+            }
+            should(await editor().page.inputValue('#node-config-input-clientId')).equal(SANDBOX_DEFAULTS.clientId);
+            should(await secretsShown(editor())).be.empty();
+            should(await testConnection(editor())).equal(TEST_TEXT.ok);
+            if (reload) await editor().screenshot(`${target.name}-dialog-${CONFIG_TYPE}`, 'dialog');
+            await editor().closeConfigDialog('cancel');
+            await editor().closeNodeDialog('cancel');
+          }
+          editor().page.off('response', keepAnswer);
+          should(answers.filter((answer) => SECRETS.some((secret) => answer.includes(secret)))).be.empty();
+        });
+
+        it('Import > Examples lists every example of the pack', async function () {
+          should(await editor().listedExamples()).eql(EXAMPLE_NAMES);
+        });
+
+        for (const name of EXAMPLE_NAMES) {
+          it(`example "${name}": imports from Import > Examples and deploys, no node invalid unless its comment asks for a credential`, async function () {
+            const flow = await editor().importExample(name);
+            exampleFlows.set(name, flow);
+            const invalid = await editor().invalidNodes();
+            const undocumented = invalid.filter((node) => !CREDENTIAL_NODES.has(`${node.type}:${node.name}`));
+            should(undocumented).be.empty();
+            await editor().deploy();
+            await editor().screenshot(`${target.name}-example-${name}`, 'canvas');
+          });
+        }
+
+        it('an example runs once its config node points at the sandbox: the nodes show their status', async function () {
+          const flow = exampleFlows.get('geocode-an-address');
+          if (!flow) throw new Error('needs the geocode-an-address example imported by an earlier test');
+          await editor().page.click(`#red-ui-tab-${flow} a`);
+          const [geocode] = await editor().nodeIds({ type: 'svc-geocode', z: flow });
+          const [inject] = await editor().nodeIds({ type: 'inject', z: flow });
+          const [debug] = await editor().nodeIds({ type: 'debug', z: flow });
+          await editor().openNodeDialog(geocode);
+          await editor().openConfigDialog('server', 'edit');
+          await fillSandboxConfig(editor(), running().sandbox.url);
+          await editor().closeConfigDialog('ok');
+          await editor().closeNodeDialog('ok');
+          await editor().deploy();
+          await editor().showDebugOfCurrentFlow();
+          await editor().clickInject(inject);
+          should(await editor().statusText(geocode)).not.be.empty();
+          should(await editor().statusText(debug)).not.be.empty();
+          should(await eventually(async () => (await editor().debugMessageCount()) > 0)).be.true('the debug sidebar shows the location');
+          should(running().sandbox.requests('geocode')).not.be.empty();
+          await editor().clearSelection();
+          await editor().waitForNotificationsToClose();
+          await editor().screenshot(`${target.name}-example-flow`, 'canvas');
+        });
+      });
+
+      describe('in Japanese (ja)', function () {
+        const editor = useBrowser('ja');
+        const dialogTexts = new Map<string, string>();
+        const helpTexts = new Map<string, string>();
+
+        it('the palette shows the pack with no raw message ids', async function () {
+          should(await editor().paletteNode(PALETTE_TYPES[0]).count()).equal(1);
+          should(await editor().rawIds(['#red-ui-palette-container-location'])).be.empty();
+        });
+
+        for (const type of NODE_TYPES) {
+          it(`${type}: its dialog and help show no raw message ids`, async function () {
+            const id = await editor().addNode(type === CONFIG_TYPE ? 'svc-geocode' : type);
+            await editor().openNodeDialog(id);
+            if (type === CONFIG_TYPE) await editor().openConfigDialog('server', 'add');
+            should(await editor().rawIds(['.red-ui-tray', '.red-ui-typedInput-options'])).be.empty();
+            const form = type === CONFIG_TYPE ? '#node-config-dialog-edit-form' : '#dialog-form';
+            dialogTexts.set(type, await editor().visibleText(form));
+            if (type === 'svc-isoline' || type === CONFIG_TYPE) await editor().screenshot(`${target.name}-ja-dialog-${type}`, 'dialog');
+            if (type === CONFIG_TYPE) await editor().closeConfigDialog('cancel');
+            await editor().closeNodeDialog('cancel');
+            await editor().deleteNode(id);
+
+            const help = await editor().showHelp(paletteLabel(type));
+            should(help.headings.length).be.aboveOrEqual(type === CONFIG_TYPE ? 2 : 3);
+            should(await editor().rawIds(['.red-ui-sidebar-help-stack'])).be.empty();
+            helpTexts.set(type, help.text);
+          });
+
+          it(`${type}: its dialog and help are in Japanese (pending until nodes/locales/ja/${type}.json and .html exist)`, function () {
+            if (!hasJapaneseCatalog(type, 'json') || !hasJapaneseCatalog(type, 'html')) this.skip();
+            const dialog = dialogTexts.get(type);
+            const help = helpTexts.get(type);
+            if (dialog === undefined || help === undefined) throw new Error('needs the dialog and help read by the previous test');
+            should(JAPANESE.test(dialog)).be.true(`the ${type} dialog shows Japanese labels`);
+            should(JAPANESE.test(help)).be.true(`the ${type} help is in Japanese`);
+          });
+        }
+      });
+
+      if (target.hasDarkTheme) {
+        describe('in the dark theme', function () {
+          const editor = useBrowser('en-US');
+
+          it('User Settings > View switches the editor to its dark theme', async function () {
+            await editor().page.click('#red-ui-header-button-sidemenu');
+            await editor().page.click('#menu-item-user-settings');
+            await editor().page.selectOption('#user-settings-view-dark-theme', 'dark');
+            await editor().page.click('#node-dialog-ok');
+            const dark = await eventually(() =>
+              editor().page.evaluate(() => (globalThis as unknown as EditorWindow).document.documentElement.classList.contains('nr-theme-dark')),
+            );
+            should(dark).be.true('the editor uses its dark theme');
+          });
+
+          it('palette labels are readable and icons shown', async function () {
+            for (const type of PALETTE_TYPES) {
+              const node = `.red-ui-palette-node[data-palette-type="${type}"]`;
+              should(await contrast(editor(), `${node} .red-ui-palette-label`, node)).be.aboveOrEqual(4.5, `${type} palette label`);
+              should(await editor().paletteNode(type).locator('.red-ui-palette-icon').isVisible()).be.true();
+            }
+            await editor().screenshot(`${target.name}-dark-palette`, editor().paletteCategory('location'));
+          });
+
+          it('on the canvas, labels, icons and status of the pack are readable', async function () {
+            const flow = exampleFlows.get('geocode-an-address');
+            if (!flow) throw new Error('needs the geocode-an-address example imported by an earlier test');
+            await editor().page.click(`#red-ui-tab-${flow} a`);
+            const [geocode] = await editor().nodeIds({ type: 'svc-geocode', z: flow });
+            const [inject] = await editor().nodeIds({ type: 'inject', z: flow });
+            await editor().showDebugOfCurrentFlow();
+            await editor().clickInject(inject);
+            should(await editor().statusText(geocode)).not.be.empty();
+            should(await eventually(async () => (await editor().debugMessageCount()) > 0)).be.true('the debug sidebar shows the location');
+            const node = `#red-ui-workspace-chart g.red-ui-flow-node-group[id="${geocode}"]`;
+            should(await contrast(editor(), `${node} .red-ui-flow-node-label-text`, `${node} rect.red-ui-flow-node`)).be.aboveOrEqual(4.5, 'node label');
+            const statusBackground = `${node} .red-ui-flow-node-status-background`;
+            const background = (await editor().page.locator(statusBackground).isVisible()) ? statusBackground : '.red-ui-workspace-chart-background';
+            should(await contrast(editor(), `${node} .red-ui-flow-node-status-label`, background)).be.aboveOrEqual(4.5, 'status text');
+            const icon = editor().canvasNode(geocode).locator('image.red-ui-flow-node-icon');
+            should(await icon.isVisible()).be.true();
+            should(await iconServed(editor(), (await icon.getAttribute('href')) ?? '')).be.true();
+            await editor().clearSelection();
+            await editor().waitForNotificationsToClose();
+            await editor().screenshot(`${target.name}-dark-example-flow`, 'canvas');
+            await editor().openNodeDialog(geocode);
+            await editor().screenshot(`${target.name}-dark-dialog-svc-geocode`, 'dialog');
+            await editor().closeNodeDialog('cancel');
+          });
+        });
+      }
+
+      describe('afterwards', function () {
+        it('the browser console showed no errors or warnings from the pack (Node-RED core noise is listed, not failed)', function () {
+          const report = writeConsoleReport(target.name, seen);
+          const noise = [...new Set(coreNoise(seen).map((e) => `[${e.kind}/${e.type}] ${e.text}`))];
+          if (noise.length > 0) console.log(`      Node-RED core noise (${noise.length} kinds, all in ${path.relative(REPO_ROOT, report)}):\n${noise.map((n) => `        ${n}`).join('\n')}`);
+          should(packProblems(seen)).be.empty();
+        });
+
+        it('Node-RED logged no errors or warnings from the pack, but for nodes whose example asks the user to enter a credential', function () {
+          const fromPack = running().nodeRed.problems().filter(packMentioned);
+          const documented = fromPack.filter((line) => {
+            const node = /\[(svc-[a-z-]+):([^\]]+)\]/.exec(line);
+            return node !== null && CREDENTIAL_NODES.has(`${node[1]}:${node[2]}`);
+          });
+          if (documented.length > 0) console.log(`      expected until the user enters the credential:\n${[...new Set(documented)].map((l) => `        ${l}`).join('\n')}`);
+          should(fromPack.filter((line) => !documented.includes(line))).be.empty();
+        });
+      });
+    });
+  }
+});
