@@ -79,11 +79,14 @@ function total(segments: Json[], member: string): number {
  * `firstPoint`..`lastPoint` slice (a Point when the slice has one point).
  */
 function routeGeoJson(route: Json, segments: Json[], summary: Json): Json {
-  const line = routePositions((route.overview as Json | undefined)?.linestring);
+  const overview = routePositions((route.overview as Json | undefined)?.linestring);
+  // Without the overview line the route is still usable: drawn coarsely through the segments'
+  // starting points to its end, each segment a Point (its indices refer to a line we do not have).
+  const line = overview ?? coarseLine(route, segments);
   const segmentFeatures = segments.map((segment, i) => {
     const { text } = segment;
     const properties = { ...segment, segment: i, ...(typeof text === 'string' ? { plainText: plainText(text) } : {}) };
-    return { type: 'Feature', geometry: segmentGeometry(segment, line), properties };
+    return { type: 'Feature', geometry: segmentGeometry(segment, overview ?? []), properties };
   });
   return {
     type: 'FeatureCollection',
@@ -107,10 +110,11 @@ function segmentGeometry(segment: Json, line: Position[]): Json | null {
   return { type: 'Point', coordinates: toPosition(decodeGeohash(segment.point)) };
 }
 
-function routePositions(linestring: unknown): Position[] {
+/** The overview line's positions, or undefined when the answer has none. */
+function routePositions(linestring: unknown): Position[] | undefined {
   const record = linestring !== null && typeof linestring === 'object' && !Array.isArray(linestring) ? (linestring as Json) : undefined;
   const points = record ? ((record.geometry as Json | undefined)?.coordinates ?? record.coordinates) : linestring;
-  if (!Array.isArray(points) || points.length === 0) throw badRoute('the answer has no overview.linestring');
+  if (!Array.isArray(points) || points.length === 0) return undefined;
   return points.map((point, i) => {
     try {
       return toPosition(readLocation(point, `overview.linestring[${i}]`, { lonLatArrays: true }).point as LatLon);
@@ -118,6 +122,14 @@ function routePositions(linestring: unknown): Position[] {
       throw badRoute(err instanceof Error ? err.message : String(err));
     }
   });
+}
+
+function coarseLine(route: Json, segments: Json[]): Position[] {
+  const line = [...segments.map((segment) => segment.point), route.end]
+    .filter(isGeohash)
+    .map((geohash) => toPosition(decodeGeohash(geohash)));
+  if (line.length < 2) throw badRoute('the answer has neither overview.linestring nor segment points to draw');
+  return line;
 }
 
 function badRoute(detail: string): PlatformError {

@@ -240,6 +240,29 @@ describe('svc-route', function () {
       should(msg.summary).eql({ length: 0, duration: 0, segments: 0 });
     });
 
+    it('without overview.linestring still outputs, drawing the route through the segment points', async function () {
+      await load();
+      const segments = [
+        { point: 'u33dc0', text: '<span>Head</span> north', firstPoint: 0, lastPoint: 4, length: 10, duration: 2 },
+        { point: 'u33dc2', text: 'Arrive', firstPoint: 4, lastPoint: 4, length: 0, duration: 0 },
+      ];
+      ctx.sandbox.setFault('route', { status: 200, body: JSON.stringify({ start: 'u33dc0', end: 'u33dc3', segments }) });
+      const msg = await expectOutput('n1', request());
+      const position = (geohash: string) => [ngeohash.decode(geohash).longitude, ngeohash.decode(geohash).latitude];
+      should(features(msg)[0].geometry).eql({ type: 'LineString', coordinates: ['u33dc0', 'u33dc2', 'u33dc3'].map(position) });
+      should(features(msg)[1].geometry).eql({ type: 'Point', coordinates: position('u33dc0') });
+      should(msg.instructions).eql(['Head north', 'Arrive']);
+      should(msg.summary).eql({ length: 10, duration: 2, segments: 2 });
+    });
+
+    it('reports an answer with neither linestring nor segment points as BAD_RESPONSE', async function () {
+      await load();
+      ctx.sandbox.setFault('route', { status: 200, body: answer({}, [{ text: 'Go' }]) });
+      const { error } = await expectError('n1', request());
+      should(error.code).equal('BAD_RESPONSE');
+      should(error.message).match(/neither overview.linestring nor segment points/);
+    });
+
     it('reports an answer without a usable linestring as BAD_RESPONSE', async function () {
       await load();
       ctx.sandbox.setFault('route', { status: 200, body: answer({ linestring: ['u33dc0', 'not-a-geohash'] }, []) });
