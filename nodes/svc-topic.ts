@@ -132,14 +132,8 @@ export = function register(RED: NodeAPI): void {
 
     handleInputs(this, async (msg, context) => {
       /** One input; a msg path through a missing member (msg.payload.Name without a payload) reads as unset. */
-      const readInput = async (property: TypedProperty): Promise<unknown> => {
-        try {
-          return (await evaluateProperties(RED, this, msg, { value: property })).value;
-        } catch (err) {
-          if (property.type === 'msg' && err instanceof TypeError) return undefined;
-          throw err;
-        }
-      };
+      const readInput = async (property: TypedProperty): Promise<unknown> =>
+        (await evaluateProperties(RED, this, msg, { value: property })).value;
       const op = readOperation(await readInput(inputs.operation));
       const values: OperationCall['values'] = Object.fromEntries(
         await Promise.all(INPUTS_OF[op].map(async (key) => [key, await readInput(inputs[key])] as const)),

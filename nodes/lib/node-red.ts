@@ -21,10 +21,20 @@ export function typedProperty(def: Record<string, unknown>, name: string, defaul
 
 /**
  * Evaluates a TypedInput for one message: a value fixed in the editor wins, `msg` reads the message.
- * Context reads go through the callback form, which works with asynchronous context stores.
+ * A `msg` path through a missing member (`payload.range.type` on a message without `payload.range`)
+ * reads as unset, since a message may carry only part of a request. Context reads go through the
+ * callback form, which works with asynchronous context stores.
  */
 export function evaluateProperty(RED: NodeAPI, node: Node, msg: NodeMessage, property: TypedProperty): Promise<unknown> {
-  if (property.type === 'msg') return Promise.resolve(RED.util.getMessageProperty(msg, property.value));
+  if (property.type === 'msg') {
+    try {
+      return Promise.resolve(RED.util.getMessageProperty(msg, property.value));
+    } catch (err) {
+      // getMessageProperty throws a TypeError when an intermediate member is missing.
+      if (err instanceof TypeError) return Promise.resolve(undefined);
+      return Promise.reject(err);
+    }
+  }
   return new Promise((resolve, reject) => {
     RED.util.evaluateNodeProperty(property.value, property.type, node, msg, (err: Error | null, value: unknown) => {
       if (err) reject(err);

@@ -55,7 +55,6 @@ export async function readRequestFields<K extends string>(
     try {
       fields[key] = await evaluateProperty(RED, node, msg, property);
     } catch (err) {
-      if (property.type === 'msg' && err instanceof TypeError) continue;
       throw invalidInput(`${key}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
