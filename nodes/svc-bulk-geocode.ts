@@ -9,6 +9,7 @@ import { LatLon, bestFeature, checkLatLon, featurePoint, isRecord, toNumber } fr
 import type { PlatformClient, PlatformResponse } from './lib/platform-client';
 import { jobFailed, memberAt, pollJob, statusReadsAsFailed } from './lib/poll';
 import { InputContext, handleInputs } from './lib/runner';
+import { positiveSetting } from './lib/values';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;
@@ -106,10 +107,10 @@ export = function register(RED: NodeAPI): void {
     const client = clientFor(RED, this, def.server);
     const addressesInput = typedProperty(def as unknown as Record<string, unknown>, 'addresses', 'payload');
     const settings: BulkSettings = {
-      batchSize: Math.max(1, Math.floor(positive(def.batchSize, DEFAULTS.batchSize))),
-      parallel: Math.max(1, Math.floor(positive(def.parallel, DEFAULTS.parallel))),
-      pollIntervalMs: positive(def.pollInterval, DEFAULTS.pollIntervalMs),
-      maxWaitMs: positive(def.maxWait, DEFAULTS.maxWaitSec) * 1000,
+      batchSize: Math.max(1, Math.floor((positiveSetting(def.batchSize) ?? DEFAULTS.batchSize))),
+      parallel: Math.max(1, Math.floor((positiveSetting(def.parallel) ?? DEFAULTS.parallel))),
+      pollIntervalMs: (positiveSetting(def.pollInterval) ?? DEFAULTS.pollIntervalMs),
+      maxWaitMs: (positiveSetting(def.maxWait) ?? DEFAULTS.maxWaitSec) * 1000,
       jobIdPath: (def.jobIdPath ?? '').trim(),
       downloadPath: (def.downloadPath ?? '').trim(),
       statusPath: (def.statusPath ?? '').trim(),
@@ -594,7 +595,3 @@ function errorIn(record: unknown): string | undefined {
   return undefined;
 }
 
-function positive(value: unknown, fallback: number): number {
-  const n = toNumber(value);
-  return n !== undefined && n > 0 ? n : fallback;
-}

@@ -4,6 +4,8 @@ import type { Node, NodeAPI, NodeDef } from './lib/node-red';
 import type { SvcConfigNode, SvcCredentials } from './lib/config';
 import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform-client';
 import { PlatformError } from './lib/errors';
+import { toNumber } from './lib/geo';
+import { positiveSetting } from './lib/values';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -63,12 +65,12 @@ export = function register(RED: NodeAPI): void {
       projectId: def.projectId ?? '',
       credentials,
       // 0 would time every request out at once (and make every token stale at once): not a valid setting.
-      timeoutMs: positiveOr(def.timeout, DEFAULTS.timeout),
+      timeoutMs: positiveSetting(def.timeout) ?? DEFAULTS.timeout,
       ratePerMinute: numberOr(def.rateLimit, DEFAULTS.rateLimit),
       maxConcurrency: numberOr(def.maxConcurrency, DEFAULTS.maxConcurrency),
       maxQueue: numberOr(def.maxQueue, DEFAULTS.maxQueue),
       maxRetries: numberOr(def.maxRetries, DEFAULTS.maxRetries),
-      tokenLifetimeSec: positiveOr(def.tokenLifetime, DEFAULTS.tokenLifetime),
+      tokenLifetimeSec: positiveSetting(def.tokenLifetime) ?? DEFAULTS.tokenLifetime,
       tls: tlsOptions(def.tls),
       proxy: proxySettings(def.proxy),
     };
@@ -137,12 +139,8 @@ export = function register(RED: NodeAPI): void {
   });
 };
 
+/** A setting where 0 is meaningful ("off", "no cap"); anything else unreadable takes the default. */
 function numberOr(value: unknown, fallback: number): number {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-  return Number.isFinite(n) && n >= 0 ? n : fallback;
-}
-
-function positiveOr(value: unknown, fallback: number): number {
-  const n = numberOr(value, fallback);
-  return n > 0 ? n : fallback;
+  const n = toNumber(value);
+  return n !== undefined && n >= 0 ? n : fallback;
 }

@@ -4,6 +4,7 @@ import { clientFor } from './lib/config';
 import { invalidInput } from './lib/errors';
 import { bestFeature, encodeGeohash, featurePoint, DEFAULT_GEOHASH_PRECISION } from './lib/geo';
 import { handleInputs } from './lib/runner';
+import { describeValue } from './lib/values';
 
 interface GeocodeDef extends NodeDef {
   server: string;
@@ -50,15 +51,10 @@ function readAddress(value: unknown): string {
   const candidate =
     value !== null && typeof value === 'object' && 'address' in value ? (value as { address: unknown }).address : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(`address must be a string or an object with an "address" string, got ${describe(candidate)}`);
+    throw invalidInput(`address must be a string or an object with an "address" string, got ${describeValue(candidate)}`);
   }
   const address = candidate.trim();
   if (address === '') throw invalidInput('address is empty');
   return address;
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value;
-}

@@ -3,7 +3,8 @@ import { evaluateProperties, typedProperty } from './lib/node-red';
 import { clientFor } from './lib/config';
 import { invalidInput } from './lib/errors';
 import { handleInputs } from './lib/runner';
-import { describe, pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/topics';
+import { describeValue } from './lib/values';
+import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/topics';
 
 interface TopicPublishDef extends NodeDef {
   server: string;
@@ -58,7 +59,7 @@ function readData(value: unknown, wrapValue: boolean): Record<string, unknown> {
   if (value === undefined) throw invalidInput('there is no data to publish (msg.payload is undefined)');
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
   if (!isObject && !wrapValue) {
-    throw invalidInput(`Data must be a JSON object, got ${describe(value)}; tick "Wrap values that are not objects" to send it as {"value": ...}`);
+    throw invalidInput(`Data must be a JSON object, got ${describeValue(value)}; tick "Wrap values that are not objects" to send it as {"value": ...}`);
   }
   const data = isObject ? (value as Record<string, unknown>) : { value };
   try {

@@ -7,7 +7,6 @@ import { HandlerResult, InputContext, handleInputs } from './lib/runner';
 import {
   SUBSCRIPTIONS_PATH,
   TOPICS_PATH,
-  describe,
   pubsubRequest,
   readInteger,
   readLocationIds,
@@ -19,6 +18,7 @@ import {
   topicPath,
   unwrapEnvelope,
 } from './lib/topics';
+import { describeValue, positiveSetting } from './lib/values';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -249,7 +249,7 @@ function signals({ signal, onWait }: InputContext): Pick<InputContext, 'signal' 
 
 function readOperation(value: unknown): Operation {
   if (typeof value === 'string' && (OPERATIONS as readonly string[]).includes(value)) return value as Operation;
-  throw invalidInput(`operation must be one of ${OPERATIONS.join(', ')}, got ${typeof value === 'string' ? `"${value}"` : describe(value)}`);
+  throw invalidInput(`operation must be one of ${OPERATIONS.join(', ')}, got ${typeof value === 'string' ? `"${value}"` : describeValue(value)}`);
 }
 
 /** A paging parameter: unset, or an integer of at least `min`. */
@@ -258,8 +258,8 @@ function readCount(value: unknown, field: string, min: number): number | undefin
 }
 
 function positiveInteger(value: unknown): number | undefined {
-  const n = Number(value);
-  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  const n = positiveSetting(value);
+  return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
 }
 
 function isPage(value: unknown): value is TopicPage {

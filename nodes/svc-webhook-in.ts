@@ -2,6 +2,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red';
 import { NodeStatus } from './lib/status';
+import { positiveSetting } from './lib/values';
 import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/http-node';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/signature';
 
@@ -163,14 +164,14 @@ function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): Recei
   const url = (def.url ?? '').trim();
   if (url === '') throw new Error('no path is set');
   const path = url.startsWith('/') ? url : `/${url}`;
-  const maxBodyBytes = Math.floor((positiveNumber(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
+  const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
   let verifier: SignatureVerifier | undefined;
   if (def.verify !== 'none') {
     const secrets = [credentials.secret ?? '', credentials.previousSecret ?? ''];
     if (!secrets.some((secret) => secret !== '')) {
       throw new Error('no secret is set: enter the SecretToken the subscription was created with, or choose "no signature"');
     }
-    verifier = new SignatureVerifier({ secrets, toleranceSec: positiveNumber(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
+    verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
   }
   const headerName = (def.headerName ?? '').trim();
   if (headerName === '') return { path, verifier, maxBodyBytes };
@@ -215,7 +216,3 @@ function removeRoute(app: Express, handler: RequestHandler): void {
   }
 }
 
-function positiveNumber(value: unknown): number | undefined {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}

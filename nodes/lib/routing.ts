@@ -5,6 +5,7 @@ import { LocationOptions, Place, payloadAsLocations, readLocations } from './loc
 import type { PlatformClient } from './platform-client';
 import type { InputContext } from './runner';
 import { jobFailed, pollJob, statusReadsAsFailed } from './poll';
+import { positiveSetting } from './values';
 
 /** What the isoline, sequencing and routing nodes share: request fields, sync and async computation, instruction text. */
 
@@ -77,13 +78,9 @@ const DEFAULT_MAX_WAIT_S = 300;
 
 /** The poll settings of a node (`pollInterval` and `maxWait`, in seconds). */
 export function pollingOf(def: { pollInterval?: unknown; maxWait?: unknown }): Polling {
-  const seconds = (value: unknown, fallback: number) => {
-    const n = Number(value);
-    return value !== '' && Number.isFinite(n) && n > 0 ? n : fallback;
-  };
   return {
-    intervalMs: seconds(def.pollInterval, DEFAULT_POLL_INTERVAL_S) * 1000,
-    maxWaitMs: seconds(def.maxWait, DEFAULT_MAX_WAIT_S) * 1000,
+    intervalMs: (positiveSetting(def.pollInterval) ?? DEFAULT_POLL_INTERVAL_S) * 1000,
+    maxWaitMs: (positiveSetting(def.maxWait) ?? DEFAULT_MAX_WAIT_S) * 1000,
   };
 }
 

@@ -1,5 +1,6 @@
 import { PlatformError, codeForStatus, invalidInput, redact } from './errors';
 import type { PlatformClient, PlatformRequest, PlatformResponse } from './platform-client';
+import { describeValue } from './values';
 
 /** Data topic and subscription endpoints (spec: "Data topics"), all under `/v1/pubsub`. */
 export const TOPICS_PATH = '/v1/pubsub/topics';
@@ -70,7 +71,7 @@ function withFailedEnvelope(err: unknown): unknown {
 export function readInteger(value: unknown, field: string, min: number): number {
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) {
-    throw invalidInput(`${field} must be an integer of at least ${min}, got ${describe(value)}`);
+    throw invalidInput(`${field} must be an integer of at least ${min}, got ${describeValue(value)}`);
   }
   return n;
 }
@@ -82,7 +83,7 @@ export function readTopicId(value: unknown, field = 'topic id'): number {
 
 /** A required text field: a string that is not blank once trimmed. */
 export function readRequiredText(value: unknown, field: string): string {
-  if (typeof value !== 'string') throw invalidInput(`${field} must be a string, got ${describe(value)}`);
+  if (typeof value !== 'string') throw invalidInput(`${field} must be a string, got ${describeValue(value)}`);
   const text = value.trim();
   if (text === '') throw invalidInput(`${field} is empty`);
   return text;
@@ -91,14 +92,14 @@ export function readRequiredText(value: unknown, field: string): string {
 /** An optional text field: undefined stays undefined, anything else must be a string. */
 export function readOptionalText(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw invalidInput(`${field} must be a string, got ${describe(value)}`);
+  if (typeof value !== 'string') throw invalidInput(`${field} must be a string, got ${describeValue(value)}`);
   return value;
 }
 
 /** `LocationIds`: a non-empty array of non-empty strings, or one string of comma-separated ids. */
 export function readLocationIds(value: unknown): string[] {
   const list = typeof value === 'string' ? value.split(',') : value;
-  if (!Array.isArray(list)) throw invalidInput(`LocationIds must be an array of strings, got ${describe(value)}`);
+  if (!Array.isArray(list)) throw invalidInput(`LocationIds must be an array of strings, got ${describeValue(value)}`);
   const ids = list.map((item, index) => readRequiredText(item, `LocationIds[${index}]`));
   if (ids.length === 0) throw invalidInput('LocationIds is empty: a subscription needs at least one location');
   return ids;
@@ -127,7 +128,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  */
 export function readWebhookHeader(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw invalidInput(`WebhookHeader must be a string, got ${describe(value)}`);
+  if (typeof value !== 'string') throw invalidInput(`WebhookHeader must be a string, got ${describeValue(value)}`);
   const separator = value.indexOf(':');
   if (separator < 0) throw invalidInput('WebhookHeader must have the form <header-name>:<header-value> (no colon found)');
   const name = value.slice(0, separator).trim();
@@ -136,9 +137,3 @@ export function readWebhookHeader(value: unknown): string | undefined {
   return value.trim();
 }
 
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
-  return typeof value;
-}

@@ -1,4 +1,5 @@
 import { invalidInput } from './errors';
+import { toNumber } from './geo';
 
 /** Readers for request values as users give them: enums exactly as the spec spells them, booleans, numbers. */
 
@@ -39,4 +40,18 @@ export function readNumber(value: unknown, field: string): number | undefined {
   const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
   if (!Number.isFinite(n)) throw invalidInput(`${field}: expected a number, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** A positive number from an editor setting (a number or numeric text); undefined lets the caller's default apply. */
+export function positiveSetting(value: unknown): number | undefined {
+  const n = toNumber(value);
+  return n !== undefined && n > 0 ? n : undefined;
+}
+
+/** How an unexpected value reads in an error message: "null", "an array", "an empty string", "number" … */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
+  return typeof value;
 }

@@ -1,4 +1,5 @@
 import { invalidInput } from './errors';
+import { describeValue } from './values';
 
 /** The full stop, and the ideographic, halfwidth and fullwidth ones that Japanese and Chinese text uses. */
 const SEPARATOR = /[.\u3002\uFF61\uFF0E]/;
@@ -15,7 +16,7 @@ export function parseThreeWords(value: unknown): string[] {
   const candidate =
     value !== null && typeof value === 'object' && !Array.isArray(value) && 'words' in value ? (value as { words: unknown }).words : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(`three words must be a string such as "index.home.raft", got ${describe(candidate)}`);
+    throw invalidInput(`three words must be a string such as "index.home.raft", got ${describeValue(candidate)}`);
   }
   let text = candidate.trim().normalize('NFC');
   if (text.startsWith(LEADING_SLASHES)) text = text.slice(LEADING_SLASHES.length);
@@ -31,8 +32,3 @@ export function formatThreeWords(words: readonly string[]): string {
   return `${LEADING_SLASHES}${words.join('.')}`;
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value;
-}
