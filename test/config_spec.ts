@@ -6,7 +6,6 @@ import type { ClientConfig, PlatformClient } from '../nodes/lib/platform-client'
 import type { SvcConfigNode } from '../nodes/lib/config';
 import {
   CONFIG_ID,
-  NODES_DIR,
   SANDBOX_DEFAULTS,
   configNode,
   expectError,
@@ -18,6 +17,7 @@ import {
   sandboxCredentials,
   useSandbox,
 } from './support/harness';
+import { SOURCE_NODES_DIR } from './support/paths';
 
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 const FLOW_PROPERTIES = ['name', 'baseUrl', 'authUrl', 'sandboxUrl', 'audience', 'projectId', 'timeout', 'rateLimit', 'maxConcurrency', 'tls', 'proxy'];
@@ -54,7 +54,7 @@ describe('svc-config', function () {
     });
 
     it('the editor defines the flow-JSON properties of issue 2 with their defaults', function () {
-      const html = fs.readFileSync(path.join(NODES_DIR, 'svc-config.html'), 'utf8');
+      const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, 'svc-config.html'), 'utf8');
       const defaults = /defaults:\s*\{([\s\S]*?)\n\s*\},\n\s*credentials:/.exec(html)?.[1] ?? '';
       const names = [...defaults.matchAll(/^\s*(\w+):\s*\{/gm)].map((m) => m[1]);
       for (const name of FLOW_PROPERTIES) should(names).containEql(name);

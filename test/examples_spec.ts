@@ -6,6 +6,7 @@ import path from 'node:path';
 import should from 'should';
 import { memberAt } from '../nodes/lib/poll';
 import { Json, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from './support/harness';
+import { REPO_ROOT } from './support/paths';
 
 /**
  * Every flow in examples/ deploys in Node-RED with the core nodes it uses and runs against the
@@ -13,7 +14,6 @@ import { Json, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from './suppor
  * for helper nodes), nothing reaches its Catch nodes and nothing is logged as an error or warning.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..');
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
 /** The shared config node of every example (see examples/geocode-an-address.json). */
 const SANDBOX_CONFIG_ID = 'svc-sandbox';

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
+import { REPO_ROOT, SOURCE_NODES_DIR } from './support/paths';
 
 /**
  * The editor's message catalogs and help in every language the pack ships: the same keys in each,
@@ -8,8 +9,6 @@ import should from 'should';
  * in Node-RED's help style.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..');
-const NODES_DIR = path.join(REPO_ROOT, 'nodes');
 const LANGUAGES = ['en-US', 'ja'] as const;
 type Language = (typeof LANGUAGES)[number];
 
@@ -21,7 +20,7 @@ const HELP_SECTIONS: Record<'node' | 'config', Record<Language, string[]>> = {
 
 /** Every node type with an editor file: `nodes/<type>.html`. */
 const nodeTypes = fs
-  .readdirSync(NODES_DIR)
+  .readdirSync(SOURCE_NODES_DIR)
   .filter((file) => file.endsWith('.html'))
   .map((file) => path.basename(file, '.html'))
   .sort();
@@ -36,7 +35,7 @@ function flatKeys(catalog: Catalog, prefix = ''): string[] {
 }
 
 function catalogKeys(type: string, language: Language): string[] {
-  const file = path.join(NODES_DIR, 'locales', language, `${type}.json`);
+  const file = path.join(SOURCE_NODES_DIR, 'locales', language, `${type}.json`);
   return flatKeys(JSON.parse(fs.readFileSync(file, 'utf8')) as Catalog).sort();
 }
 
@@ -49,7 +48,7 @@ interface EditorKeys {
 
 /** The catalog keys the editor file of a node type uses. */
 function editorKeys(type: string): EditorKeys {
-  const html = fs.readFileSync(path.join(NODES_DIR, `${type}.html`), 'utf8');
+  const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, `${type}.html`), 'utf8');
   const keys = new Set<string>();
   const prefixes = new Set<string>();
   for (const [, attribute] of html.matchAll(/data-i18n="([^"]*)"/g)) {
@@ -82,7 +81,7 @@ function sentenceCount(text: string, language: Language): number {
 }
 
 function helpShape(type: string, language: Language): HelpShape {
-  const html = fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
+  const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
   const body = html.replace(/^[\s\S]*?<script[^>]*>/, '').trim();
   return {
     helpName: /<script type="text\/html" data-help-name="([^"]+)">/.exec(html)?.[1],

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { installTarball, newUserDir, NodeRedProcess, packModule, PackResult } from './support/node-red-process';
+import { REPO_ROOT } from './support/paths';
 
 /**
  * `npm run test:package` (not part of `npm test`: it takes tens of seconds). Packs the module as
@@ -11,7 +12,6 @@ import { installTarball, newUserDir, NodeRedProcess, packModule, PackResult } fr
  * dependency) on that directory and checks what it registered and logged.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..');
 const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
   name: string;
   'node-red': { nodes: Record<string, string> };

@@ -1,7 +1,7 @@
 import { createHook } from 'node:async_hooks';
-import path from 'node:path';
 import should from 'should';
 import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, Json, Sandbox } from './support/harness';
+import { NODES_DIR } from './support/paths';
 
 /** Test plumbing shared by the isoline, sequencing and routing specs. */
 
@@ -69,7 +69,6 @@ export function lastBody(sandbox: Sandbox, endpoint: string): Json {
   return all[all.length - 1];
 }
 
-const NODES_DIR = path.resolve(__dirname, '..', 'nodes');
 
 /**
  * Records timers created from the pack's runtime code (their creation stack passes through

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { REPO_ROOT } from './support/paths';
 
 /**
  * `npm run validate`: the Flow Library scorecard (`node-red-dev validate`) for this package, run
@@ -15,7 +16,6 @@ import path from 'node:path';
  * Exit code 1 when a check that ran failed or warned, unless it is an accepted deviation below.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..');
 const CATALOGUE_URL = 'https://catalogue.nodered.org/catalogue.json';
 const SCORECARD_FILE = path.join(REPO_ROOT, 'test', 'artifacts', 'scorecard.json');
 

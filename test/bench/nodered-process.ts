@@ -7,6 +7,7 @@ import type { LocalSettings } from '@node-red/runtime';
 import express from 'express';
 import RED from 'node-red';
 import { serve } from './rpc';
+import { NODES_DIR } from '../support/paths';
 
 /**
  * Node-RED embedded as an application embeds it (RED.init/RED.start with an express server), in its
@@ -14,7 +15,6 @@ import { serve } from './rpc';
  * --expose-gc so that heap figures are taken after a full collection.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const HOST = '127.0.0.1';
 const ADMIN_ROOT = '/admin';
 const MEMORY_SAMPLE_MS = 20;
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     httpAdminRoot: ADMIN_ROOT,
     httpNodeRoot: '/',
     disableEditor: true,
-    nodesDir: path.join(REPO_ROOT, 'nodes'),
+    nodesDir: NODES_DIR,
     logging: { console: { level: 'warn', metrics: false, audit: false } },
     // No consent prompt, no update check: a measuring instance talks to nothing but loopback.
     telemetry: { enabled: false },

@@ -23,6 +23,7 @@ import {
   tokenStorm,
   webhooks,
 } from './sections';
+import { REPO_ROOT } from '../support/paths';
 
 /**
  * `npm run bench`: the measurements of issue 7 in one run, on loopback. Node-RED, the sandbox and
@@ -33,10 +34,9 @@ import {
  * BENCH_ONLY=throughput,storm,bulk,webhooks,rate,soak runs only those.
  */
 
-const RESULTS_DIR = path.join(__dirname, 'results');
+const RESULTS_DIR = path.join(REPO_ROOT, 'test', 'bench', 'results');
 /** The whole run takes about eight minutes; past this something is stuck. */
 const WATCHDOG_MS = 20 * 60_000;
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
 interface Report {
   startedAt: string;

@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { Response } from 'playwright-core';
 import should from 'should';
 import { SANDBOX_DEFAULTS } from '../sandbox';
-import { REPO_ROOT } from '../support/node-red-process';
 import { Editor, eventually, SERVER_TIMEOUT_MS } from './editor';
 import {
   BrowserSession,
@@ -22,6 +21,7 @@ import {
   writeConsoleReport,
 } from './environment';
 import type { EditorWindow, PageElement } from './page-types';
+import { REPO_ROOT, SOURCE_NODES_DIR } from '../support/paths';
 
 /**
  * `npm run test:browser`: the pack in Node-RED's editor, in Debian's Chromium, as a user meets it:
@@ -30,7 +30,7 @@ import type { EditorWindow, PageElement } from './page-types';
  */
 
 type Catalog = Record<string, Record<string, Record<string, string>>>;
-const CONFIG_CATALOG = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'nodes', 'locales', 'en-US', `${CONFIG_TYPE}.json`), 'utf8')) as Catalog;
+const CONFIG_CATALOG = JSON.parse(fs.readFileSync(path.join(SOURCE_NODES_DIR, 'locales', 'en-US', `${CONFIG_TYPE}.json`), 'utf8')) as Catalog;
 const TEST_TEXT = CONFIG_CATALOG[CONFIG_TYPE].test;
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 /** What Node-RED puts in a password input for a credential it has stored: never the value itself. */
@@ -50,7 +50,7 @@ function failurePattern(code: string): RegExp {
 }
 
 function hasJapaneseCatalog(type: string, file: 'json' | 'html'): boolean {
-  return fs.existsSync(path.join(REPO_ROOT, 'nodes', 'locales', 'ja', `${type}.${file}`));
+  return fs.existsSync(path.join(SOURCE_NODES_DIR, 'locales', 'ja', `${type}.${file}`));
 }
 
 type ExampleNode = { type: string; name?: string; info?: string };

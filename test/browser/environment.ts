@@ -4,7 +4,8 @@ import path from 'node:path';
 import { BrowserContext, chromium, Page } from 'playwright-core';
 import { startSandbox, Sandbox } from '../sandbox';
 import { ensureNodeRed5, NODE_RED_5_RUNTIME } from '../support/node-red-5';
-import { installTarball, newUserDir, NODE_RED_4, NodeRedProcess, NodeRedRuntime, packModule, REPO_ROOT } from '../support/node-red-process';
+import { installTarball, newUserDir, NODE_RED_4, NodeRedProcess, NodeRedRuntime, packModule } from '../support/node-red-process';
+import { REPO_ROOT } from '../support/paths';
 
 /**
  * What the browser suite runs on: the packed module installed into a fresh Node-RED user directory

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { NODES_DIR, expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
 import { resetBulk } from '../sandbox/endpoints/bulk';
 import { addTopic, resetPubsub } from '../sandbox/endpoints/pubsub';
 import {
@@ -23,6 +23,7 @@ import {
   tokenEndpointFaults,
   userVisibleTexts,
 } from './support';
+import { NODES_DIR } from '../support/paths';
 
 /**
  * Fault storms: every node of the pack gets a stream of messages while the sandbox answers a random

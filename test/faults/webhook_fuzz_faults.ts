@@ -7,9 +7,10 @@ import type { AddressInfo } from 'node:net';
 import should from 'should';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
-import { NODES_DIR, helper, nodeModule, Json } from '../support/harness';
+import { helper, nodeModule, Json } from '../support/harness';
 import { nowSeconds, signatureHeader, webhookDigest } from '../bench/webhook-signing';
 import { ConsoleCapture, OutcomeLedger, ProcessFailures, Random, integer, leaks, pick, seededRandom, suiteSeed, userVisibleTexts } from './support';
+import { NODES_DIR } from '../support/paths';
 
 /**
  * Fuzz pass on svc-webhook-in: thousands of random and mutated requests (signature headers,

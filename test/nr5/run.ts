@@ -1,6 +1,7 @@
 import { spawnSync, SpawnSyncOptions } from 'node:child_process';
 import path from 'node:path';
 import { ensureNodeRed5, installedVersion, NODE_22, NODE_RED_5 } from '../support/node-red-5';
+import { REPO_ROOT } from '../support/paths';
 
 /**
  * `npm run test:nr5`: the whole mocha suite against Node-RED 5 on Node 22.
@@ -8,7 +9,6 @@ import { ensureNodeRed5, installedVersion, NODE_22, NODE_RED_5 } from '../suppor
  * Arguments are passed on to mocha (e.g. `-- --grep geocode`).
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const MOCHA = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
 
 function run(command: string, args: string[], options: SpawnSyncOptions): void {

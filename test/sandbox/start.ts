@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { LocalSettings } from '@node-red/runtime';
 import RED from 'node-red';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './index';
+import { REPO_ROOT } from '../support/paths';
 
 /**
  * `npm start`: the sandbox platform and a local Node-RED (the `node-red` dev dependency) with this
@@ -11,7 +12,6 @@ import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './index';
  * Both listen on 127.0.0.1 only. Ctrl-C stops both.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const USER_DIR = path.join(REPO_ROOT, '.dev-userdir');
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;

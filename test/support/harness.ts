@@ -2,6 +2,7 @@ import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 type TestNode = helper.TestNode;
 import { Sandbox, SANDBOX_DEFAULTS, SandboxOptions, startSandbox } from '../sandbox';
+import { NODES_DIR } from './paths';
 
 /**
  * Shared test plumbing: Node-RED (4.x by default, another build with NODE_RED_PATH),
@@ -16,7 +17,6 @@ export { helper, Sandbox, SANDBOX_DEFAULTS };
 export type { TestNode };
 
 export const CONFIG_ID = 'cfg';
-export const NODES_DIR = path.resolve(__dirname, '..', '..', 'nodes');
 
 /** The compiled node module of a node type, ready for helper.load(). */
 export function nodeModule(type: string): unknown {

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { REPO_ROOT } from './paths';
 import type { NodeRedRuntime } from './node-red-process';
 
 /**
@@ -9,7 +10,7 @@ import type { NodeRedRuntime } from './node-red-process';
  * devDependencies, where `.bin/node` would shadow Node 20 for every npm script.
  */
 
-export const NR5_DIR = path.resolve(__dirname, '..', 'nr5');
+export const NR5_DIR = path.join(REPO_ROOT, 'test', 'nr5');
 const MODULES = path.join(NR5_DIR, 'node_modules');
 export const NODE_22 = path.join(MODULES, 'node', 'bin', 'node');
 export const NODE_RED_5 = path.join(MODULES, 'node-red');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { promisify } from 'node:util';
 import should from 'should';
+import { REPO_ROOT } from './paths';
 
 /**
  * The pack as a user gets it: packed as `npm publish` would, installed with `npm install <tarball>`
@@ -13,7 +14,6 @@ import should from 'should';
  */
 
 const run = promisify(execFile);
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
 export interface PackResult {
   filename: string;
