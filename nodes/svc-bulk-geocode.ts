@@ -1,15 +1,18 @@
 import { Readable } from 'node:stream';
 import { FormData } from 'undici';
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { evaluateProperty, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { CsvError, csvRecords, parseCsv, recordToObject, writeCsv } from './lib/csv';
-import { PlatformError, cancelled, invalidInput } from './lib/errors';
-import { LatLon, bestFeature, checkLatLon, featurePoint, isRecord, toNumber } from './lib/geo';
-import type { PlatformClient, PlatformResponse } from './lib/platform-client';
-import { jobFailed, memberAt, pollJob, statusReadsAsFailed } from './lib/poll';
-import { InputContext, handleInputs } from './lib/runner';
-import { positiveSetting } from './lib/values';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { CsvError, csvRecords, parseCsv, recordToObject, writeCsv } from './lib/format/csv';
+import { PlatformError, cancelled, invalidInput } from './lib/util/errors';
+import { LatLon, checkLatLon } from './lib/geo/geohash';
+import { bestFeature, featurePoint } from './lib/geo/geojson';
+import { isRecord, toNumber } from './lib/util/values';
+import type { PlatformClient, PlatformResponse } from './lib/platform/client';
+import { jobFailed, pollJob, statusReadsAsFailed } from './lib/platform/jobs';
+import { memberAt } from './lib/util/values';
+import { InputContext, handleInputs } from './lib/node-red/runner';
+import { positiveSetting } from './lib/util/values';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;

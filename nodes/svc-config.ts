@@ -1,11 +1,11 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Request, Response } from 'express';
-import type { Node, NodeAPI, NodeDef } from './lib/node-red';
-import type { SvcConfigNode, SvcCredentials } from './lib/config';
-import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform-client';
-import { PlatformError } from './lib/errors';
-import { toNumber } from './lib/geo';
-import { positiveSetting } from './lib/values';
+import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
+import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
+import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform/client';
+import { PlatformError } from './lib/util/errors';
+import { toNumber } from './lib/util/values';
+import { positiveSetting } from './lib/util/values';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;

@@ -1,10 +1,11 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { evaluateProperty, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { invalidInput } from './lib/errors';
-import { bestFeature, encodeGeohash, featurePoint, DEFAULT_GEOHASH_PRECISION } from './lib/geo';
-import { handleInputs } from './lib/runner';
-import { describeValue } from './lib/values';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { invalidInput } from './lib/util/errors';
+import { bestFeature, featurePoint } from './lib/geo/geojson';
+import { encodeGeohash, DEFAULT_GEOHASH_PRECISION } from './lib/geo/geohash';
+import { handleInputs } from './lib/node-red/runner';
+import { describeValue } from './lib/util/values';
 
 interface GeocodeDef extends NodeDef {
   server: string;

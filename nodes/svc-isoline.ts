@@ -1,11 +1,14 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { PlatformError, invalidInput } from './lib/errors';
-import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo';
-import { Place, readLocation, toLocationObject } from './lib/locations';
-import { compute, locationsOf, pollingOf, readRequestFields, requestInputs, setMembers } from './lib/routing';
-import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/values';
-import { handleInputs } from './lib/runner';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { PlatformError, invalidInput } from './lib/util/errors';
+import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo/geohash';
+import { Place, readLocation, toLocationObject } from './lib/geo/locations';
+import { compute } from './lib/platform/jobs';
+import { locationsOf, readRequestFields, requestInputs } from './lib/node-red/inputs';
+import { pollingOf } from './lib/node-red/settings';
+import { setMembers } from './lib/util/values';
+import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/util/values';
+import { handleInputs } from './lib/node-red/runner';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
 const MODES = ['short', 'fast'] as const;

@@ -1,11 +1,14 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { PlatformError, invalidInput } from './lib/errors';
-import { LatLon, decodeGeohash, isGeohash, toNumber, toPosition } from './lib/geo';
-import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/locations';
-import { locationsOf, plainText, readRequestFields, requestInputs, setMembers } from './lib/routing';
-import { isSet, readChoice } from './lib/values';
-import { handleInputs } from './lib/runner';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { PlatformError, invalidInput } from './lib/util/errors';
+import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
+import { toNumber } from './lib/util/values';
+import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/geo/locations';
+import { locationsOf, readRequestFields, requestInputs } from './lib/node-red/inputs';
+import { plainText } from './lib/util/text';
+import { setMembers } from './lib/util/values';
+import { isSet, readChoice } from './lib/util/values';
+import { handleInputs } from './lib/node-red/runner';
 
 const PREFERENCES = ['fastest', 'shortest'] as const;
 const MIN_WAYPOINTS = 2;

@@ -1,10 +1,13 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo';
-import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/locations';
-import { compute, locationsOf, pollingOf, readRequestFields, requestInputs, setMembers } from './lib/routing';
-import { isSet, readBoolean, readChoice, readChoices } from './lib/values';
-import { handleInputs } from './lib/runner';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
+import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
+import { compute } from './lib/platform/jobs';
+import { locationsOf, readRequestFields, requestInputs } from './lib/node-red/inputs';
+import { pollingOf } from './lib/node-red/settings';
+import { setMembers } from './lib/util/values';
+import { isSet, readBoolean, readChoice, readChoices } from './lib/util/values';
+import { handleInputs } from './lib/node-red/runner';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;

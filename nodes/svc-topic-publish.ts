@@ -1,10 +1,10 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { evaluateProperties, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { invalidInput } from './lib/errors';
-import { handleInputs } from './lib/runner';
-import { describeValue } from './lib/values';
-import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/topics';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { evaluateProperties, typedProperty } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { invalidInput } from './lib/util/errors';
+import { handleInputs } from './lib/node-red/runner';
+import { describeValue } from './lib/util/values';
+import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/platform/topics';
 
 interface TopicPublishDef extends NodeDef {
   server: string;

@@ -1,24 +1,11 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage, TypedProperty } from './lib/node-red';
-import { evaluateProperties, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { PlatformError, invalidInput } from './lib/errors';
-import type { PlatformClient } from './lib/platform-client';
-import { HandlerResult, InputContext, handleInputs } from './lib/runner';
-import {
-  SUBSCRIPTIONS_PATH,
-  TOPICS_PATH,
-  pubsubRequest,
-  readInteger,
-  readLocationIds,
-  readOptionalText,
-  readRequiredText,
-  readTopicId,
-  readWebhookAddress,
-  readWebhookHeader,
-  topicPath,
-  unwrapEnvelope,
-} from './lib/topics';
-import { describeValue, positiveSetting } from './lib/values';
+import type { NodeAPI, NodeDef, Node, OutputMessage, TypedProperty } from './lib/node-red/inputs';
+import { evaluateProperties, typedProperty } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { PlatformError, invalidInput } from './lib/util/errors';
+import type { PlatformClient } from './lib/platform/client';
+import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { SUBSCRIPTIONS_PATH, TOPICS_PATH, pubsubRequest, readInteger, readLocationIds, readOptionalText, readRequiredText, readTopicId, readWebhookAddress, readWebhookHeader, topicPath, unwrapEnvelope } from './lib/platform/topics';
+import { describeValue, positiveSetting } from './lib/util/values';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
 type Operation = (typeof OPERATIONS)[number];

@@ -1,10 +1,10 @@
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { NodeAPI, NodeDef, Node } from './lib/node-red';
-import { NodeStatus } from './lib/status';
-import { positiveSetting } from './lib/values';
-import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/http-node';
-import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/signature';
+import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
+import { NodeStatus } from './lib/node-red/status';
+import { positiveSetting } from './lib/util/values';
+import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
+import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
 
 interface WebhookInDef extends NodeDef {
   /** The path below Node-RED's httpNodeRoot, as in the core `http in` node. */

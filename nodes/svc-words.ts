@@ -1,10 +1,11 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { evaluateProperty, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { PlatformError, codeForStatus } from './lib/errors';
-import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash, isRecord, toNumber } from './lib/geo';
-import { handleInputs } from './lib/runner';
-import { formatThreeWords, parseThreeWords } from './lib/words';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { PlatformError, codeForStatus } from './lib/util/errors';
+import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './lib/geo/geohash';
+import { isRecord, toNumber } from './lib/util/values';
+import { handleInputs } from './lib/node-red/runner';
+import { formatThreeWords, parseThreeWords } from './lib/geo/words';
 
 interface WordsDef extends NodeDef {
   server: string;

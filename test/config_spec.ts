@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import should from 'should';
-import type { ClientConfig, PlatformClient } from '../nodes/lib/platform-client';
-import type { SvcConfigNode } from '../nodes/lib/config';
+import type { ClientConfig, PlatformClient } from '../nodes/lib/platform/client';
+import type { SvcConfigNode } from '../nodes/lib/node-red/config';
 import {
   CONFIG_ID,
   SANDBOX_DEFAULTS,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
-import { memberAt } from '../nodes/lib/poll';
+import { memberAt } from '../nodes/lib/util/values';
 import { Json, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from './support/harness';
 import { REPO_ROOT } from './support/paths';
 

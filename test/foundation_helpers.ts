@@ -1,6 +1,6 @@
 import should from 'should';
-import { ClientConfig, PlatformClient } from '../nodes/lib/platform-client';
-import { PlatformError } from '../nodes/lib/errors';
+import { ClientConfig, PlatformClient } from '../nodes/lib/platform/client';
+import { PlatformError } from '../nodes/lib/util/errors';
 import { Sandbox, SANDBOX_DEFAULTS } from './sandbox';
 
 /**

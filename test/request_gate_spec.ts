@@ -1,5 +1,5 @@
 import should from 'should';
-import { RequestGate, GateOptions } from '../nodes/lib/request-gate';
+import { RequestGate, GateOptions } from '../nodes/lib/platform/request-gate';
 import { expectHandlesBackTo, handleBaseline, openHandles, rejectionOf, waitUntil } from './foundation_helpers';
 
 type Release = () => void;

@@ -1,6 +1,6 @@
-import type { Node, NodeAPI } from './node-red';
-import type { PlatformClient } from './platform-client';
-import { PlatformError } from './errors';
+import type { Node, NodeAPI } from './inputs';
+import type { PlatformClient } from '../platform/client';
+import { PlatformError } from '../util/errors';
 
 export interface SvcCredentials {
   clientId?: string;

@@ -1,6 +1,7 @@
-import { invalidInput } from './errors';
-import { readChoices } from './values';
-import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash, toNumber } from './geo';
+import { invalidInput } from '../util/errors';
+import { readChoices } from '../util/values';
+import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
+import { toNumber } from '../util/values';
 
 /**
  * The one converter from what users send (coordinates objects, GeoJSON, geohashes, world-map

@@ -1,5 +1,5 @@
-import { invalidInput } from './errors';
-import { describeValue } from './values';
+import { invalidInput } from '../util/errors';
+import { describeValue } from '../util/values';
 
 /** The full stop, and the ideographic, halfwidth and fullwidth ones that Japanese and Chinese text uses. */
 const SEPARATOR = /[.\u3002\uFF61\uFF0E]/;

@@ -1,5 +1,5 @@
-import type { Node } from './node-red';
-import { PlatformError } from './errors';
+import type { Node } from './inputs';
+import { PlatformError } from '../util/errors';
 
 /**
  * One place for what a node's status shows, so every node of the pack reads the same:

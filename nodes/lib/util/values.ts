@@ -1,5 +1,4 @@
 import { invalidInput } from './errors';
-import { toNumber } from './geo';
 
 /** Readers for request values as users give them: enums exactly as the spec spells them, booleans, numbers. */
 
@@ -54,4 +53,33 @@ export function describeValue(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
   return typeof value;
+}
+
+/** A JSON object as this pack handles it. */
+export type Json = Record<string, unknown>;
+
+/** A JSON object: not null, not an array. */
+export function isRecord(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A finite number from a number or a numeric string (CSV fields are text), else undefined. */
+export function toNumber(value: unknown): number | undefined {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** Reads a member by dotted path (`payload.links.download`), for user-configured overrides. */
+export function memberAt(value: unknown, path: string): unknown {
+  let current = value;
+  for (const key of path.split('.').filter(Boolean)) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+/** The members that are set: optional request fields left unset stay off the wire. */
+export function setMembers(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined));
 }

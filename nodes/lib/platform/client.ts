@@ -1,8 +1,9 @@
 import { Dispatcher, EnvHttpProxyAgent, FormData } from 'undici';
 import type { ConnectionOptions } from 'node:tls';
-import { PlatformError, cancelled, codeForStatus, redact } from './errors';
+import { PlatformError, cancelled, codeForStatus, redact } from '../util/errors';
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
+import { sleep } from '../util/async';
 
 /**
  * How a request authenticates, one per endpoint family of the spec:
@@ -425,18 +426,3 @@ function readTokenResponse(body: unknown): TokenResponse {
   throw new PlatformError('BAD_RESPONSE', 'the token endpoint answered without an access token', { statusCode: 200 });
 }
 
-/** Waits, unless the signal ends the wait first. Leaves no timer behind either way. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(cancelled());
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(cancelled());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

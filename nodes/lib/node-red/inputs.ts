@@ -1,4 +1,6 @@
 import type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow } from 'node-red';
+import { invalidInput } from '../util/errors';
+import { LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
 
 export type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow };
 
@@ -60,3 +62,57 @@ export async function evaluateProperties<K extends string>(
   );
   return Object.fromEntries(entries) as Record<K, unknown>;
 }
+
+/** The TypedInputs of a node's request fields, each defaulting to its member of `msg.payload`. */
+export function requestInputs<K extends string>(def: object, defaultPaths: Record<K, string>): Record<K, TypedProperty> {
+  const record = def as Record<string, unknown>;
+  const keys = Object.keys(defaultPaths) as K[];
+  return Object.fromEntries(keys.map((key) => [key, typedProperty(record, key, defaultPaths[key])])) as Record<K, TypedProperty>;
+}
+
+/**
+ * The origins or waypoints of a message: what their field holds or, when the field reads its default
+ * member of `msg.payload` and finds nothing, `msg.payload` itself if it is one location or a list of them.
+ */
+export function locationsOf(
+  value: unknown,
+  property: TypedProperty,
+  defaultPath: string,
+  msg: NodeMessage,
+  names: { field: string; element: string },
+  options: LocationOptions,
+): Place[] {
+  const fromPayload = property.type === 'msg' && property.value === defaultPath ? payloadAsLocations(msg.payload) : undefined;
+  const raw = value ?? fromPayload;
+  if (raw === undefined) {
+    throw invalidInput(`no ${names.field}: set msg.${defaultPath}, or send a location or an array of locations as msg.payload`);
+  }
+  const places = readLocations(raw, names.element, options);
+  if (places.length === 0) throw invalidInput(`${names.field}: the list is empty`);
+  return places;
+}
+
+/**
+ * Evaluates the request fields of one message. A default source such as `msg.payload.range.type`
+ * reads as "not set" when `msg.payload.range` is missing (Node-RED's reader throws there);
+ * an editor field left empty is "not set" too. Other failures name the field.
+ */
+export async function readRequestFields<K extends string>(
+  RED: NodeAPI,
+  node: Node,
+  msg: NodeMessage,
+  properties: Record<K, TypedProperty>,
+): Promise<Partial<Record<K, unknown>>> {
+  const fields: Partial<Record<K, unknown>> = {};
+  for (const key of Object.keys(properties) as K[]) {
+    const property = properties[key];
+    if (property.type !== 'msg' && property.value === '') continue;
+    try {
+      fields[key] = await evaluateProperty(RED, node, msg, property);
+    } catch (err) {
+      throw invalidInput(`${key}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return fields;
+}
+

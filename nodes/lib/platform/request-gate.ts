@@ -1,4 +1,4 @@
-import { PlatformError, cancelled } from './errors';
+import { PlatformError, cancelled } from '../util/errors';
 
 export interface GateOptions {
   /** Requests per minute; 0 turns the rate limit off. */

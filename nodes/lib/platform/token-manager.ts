@@ -1,4 +1,4 @@
-import { cancelled } from './errors';
+import { cancelled } from '../util/errors';
 
 export interface TokenResponse {
   token: string;

@@ -1,6 +1,6 @@
-import { PlatformError, codeForStatus, invalidInput, redact } from './errors';
-import type { PlatformClient, PlatformRequest, PlatformResponse } from './platform-client';
-import { describeValue } from './values';
+import { PlatformError, codeForStatus, invalidInput, redact } from '../util/errors';
+import type { PlatformClient, PlatformRequest, PlatformResponse } from './client';
+import { describeValue } from '../util/values';
 
 /** Data topic and subscription endpoints (spec: "Data topics"), all under `/v1/pubsub`. */
 export const TOPICS_PATH = '/v1/pubsub/topics';

@@ -1,14 +1,14 @@
-import type { Node, NodeMessageInFlow, OutputMessage } from './node-red';
-import { PlatformError, cancelled } from './errors';
-import type { WaitEvent } from './platform-client';
+import type { Node, NodeMessageInFlow, OutputMessage } from './inputs';
+import { PlatformError, cancelled } from '../util/errors';
+import type { JobContext } from '../platform/jobs';
 import { NodeStatus } from './status';
 
-export interface InputContext {
-  /** Aborted when the node closes (redeploy, shutdown): pass it to every request and wait. */
-  signal: AbortSignal;
+/**
+ * `signal` is aborted when the node closes (redeploy, shutdown): pass it to every request and wait.
+ * `onWait` and `onProgress` (for platform requests and jobs) show queueing, retries and job progress in the status.
+ */
+export interface InputContext extends JobContext {
   status: NodeStatus;
-  /** Hand to platform requests so the status shows queueing and retries. */
-  onWait: (event: WaitEvent) => void;
 }
 
 export interface HandlerResult {
@@ -39,6 +39,7 @@ export function handleInputs(node: Node, handler: InputHandler): NodeStatus {
         if (event.kind === 'queued') status.queued(event.position);
         else status.retrying(event.attempt, event.reason);
       },
+      onProgress: (text) => status.progress(text),
     };
     handler(msg, context)
       .then(
