@@ -110,9 +110,9 @@ export = function register(RED: NodeAPI): void {
     const client = clientFor(RED, this, def.server);
     const addressesInput = typedProperty(def as unknown as Record<string, unknown>, 'addresses', 'payload');
     const settings: BulkSettings = {
-      batchSize: Math.max(1, Math.floor((positiveSetting(def.batchSize) ?? DEFAULTS.batchSize))),
-      parallel: Math.max(1, Math.floor((positiveSetting(def.parallel) ?? DEFAULTS.parallel))),
-      pollIntervalMs: (positiveSetting(def.pollInterval) ?? DEFAULTS.pollIntervalMs),
+      batchSize: Math.max(1, Math.floor(positiveSetting(def.batchSize) ?? DEFAULTS.batchSize)),
+      parallel: Math.max(1, Math.floor(positiveSetting(def.parallel) ?? DEFAULTS.parallel)),
+      pollIntervalMs: positiveSetting(def.pollInterval) ?? DEFAULTS.pollIntervalMs,
       maxWaitMs: (positiveSetting(def.maxWait) ?? DEFAULTS.maxWaitSec) * 1000,
       jobIdPath: (def.jobIdPath ?? '').trim(),
       downloadPath: (def.downloadPath ?? '').trim(),
@@ -249,7 +249,10 @@ class BulkRun {
   /** Step 1: the batch as a CSV file with the single column `address`, in the multipart field `file`. */
   private async upload(batch: InputRow[], batchNumber: number, signal: AbortSignal): Promise<string> {
     const form = new FormData();
-    const csv = writeCsv(['address'], batch.map((row) => [row.address]));
+    const csv = writeCsv(
+      ['address'],
+      batch.map((row) => [row.address]),
+    );
     form.append('file', new Blob([csv], { type: 'text/csv; charset=utf-8' }), `addresses-${batchNumber + 1}.csv`);
     const response = await this.client.request({
       auth: 'project',
@@ -597,4 +600,3 @@ function errorIn(record: unknown): string | undefined {
   }
   return undefined;
 }
-

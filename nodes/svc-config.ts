@@ -123,9 +123,7 @@ export = function register(RED: NodeAPI): void {
       clientId: given.clientId || stored?.clientId,
       clientSecret: retyped ? given.clientSecret : stored?.clientSecret,
     };
-    const client = new PlatformClient(
-      clientConfig({ ...(body as SvcConfigDef), maxRetries: 0, rateLimit: 0 }, credentials),
-    );
+    const client = new PlatformClient(clientConfig({ ...(body as SvcConfigDef), maxRetries: 0, rateLimit: 0 }, credentials));
     client
       .fetchToken()
       .then(

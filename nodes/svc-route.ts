@@ -128,9 +128,7 @@ function routePositions(linestring: unknown): Position[] | undefined {
 }
 
 function coarseLine(route: Json, segments: Json[]): Position[] {
-  const line = [...segments.map((segment) => segment.point), route.end]
-    .filter(isGeohash)
-    .map((geohash) => toPosition(decodeGeohash(geohash)));
+  const line = [...segments.map((segment) => segment.point), route.end].filter(isGeohash).map((geohash) => toPosition(decodeGeohash(geohash)));
   if (line.length < 2) throw badRoute('the answer has neither overview.linestring nor segment points to draw');
   return line;
 }

@@ -4,7 +4,20 @@ import { clientFor } from './lib/node-red/config';
 import { PlatformError, invalidInput } from './lib/util/errors';
 import type { PlatformClient } from './lib/platform/client';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
-import { SUBSCRIPTIONS_PATH, TOPICS_PATH, pubsubRequest, readInteger, readLocationIds, readOptionalText, readRequiredText, readTopicId, readWebhookAddress, readWebhookHeader, topicPath, unwrapEnvelope } from './lib/platform/topics';
+import {
+  SUBSCRIPTIONS_PATH,
+  TOPICS_PATH,
+  pubsubRequest,
+  readInteger,
+  readLocationIds,
+  readOptionalText,
+  readRequiredText,
+  readTopicId,
+  readWebhookAddress,
+  readWebhookHeader,
+  topicPath,
+  unwrapEnvelope,
+} from './lib/platform/topics';
 import { describeValue, positiveSetting } from './lib/util/values';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
@@ -54,16 +67,7 @@ interface TopicPage {
 }
 
 type Inputs = Record<
-  | 'operation'
-  | 'topicId'
-  | 'topicName'
-  | 'topicDescription'
-  | 'webhookAddress'
-  | 'webhookHeader'
-  | 'secretToken'
-  | 'locationIds'
-  | 'limit'
-  | 'offset',
+  'operation' | 'topicId' | 'topicName' | 'topicDescription' | 'webhookAddress' | 'webhookHeader' | 'secretToken' | 'locationIds' | 'limit' | 'offset',
   TypedProperty
 >;
 
@@ -119,8 +123,7 @@ export = function register(RED: NodeAPI): void {
 
     handleInputs(this, async (msg, context) => {
       /** One input; a msg path through a missing member (msg.payload.Name without a payload) reads as unset. */
-      const readInput = async (property: TypedProperty): Promise<unknown> =>
-        (await evaluateProperties(RED, this, msg, { value: property })).value;
+      const readInput = async (property: TypedProperty): Promise<unknown> => (await evaluateProperties(RED, this, msg, { value: property })).value;
       const op = readOperation(await readInput(inputs.operation));
       const values: OperationCall['values'] = Object.fromEntries(
         await Promise.all(INPUTS_OF[op].map(async (key) => [key, await readInput(inputs[key])] as const)),
@@ -266,4 +269,3 @@ function topicIdOf(topic: unknown): number | undefined {
   const id = topic !== null && typeof topic === 'object' ? (topic as { id?: unknown }).id : undefined;
   return typeof id === 'number' && Number.isSafeInteger(id) ? id : undefined;
 }
-

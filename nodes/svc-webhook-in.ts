@@ -76,7 +76,9 @@ export = function register(RED: NodeAPI): void {
       else status.done(text);
     };
     if (unsigned) {
-      this.warn(`accepts POST ${config.path} without checking a signature: anyone who can reach it can inject messages. Use this only for subscriptions created without a SecretToken.`);
+      this.warn(
+        `accepts POST ${config.path} without checking a signature: anyone who can reach it can inject messages. Use this only for subscriptions created without a SecretToken.`,
+      );
       status.warning('no signature check');
     } else {
       this.status({ fill: 'green', shape: 'ring', text: 'listening' });
@@ -101,7 +103,9 @@ export = function register(RED: NodeAPI): void {
       if (body === 'consumed') {
         if (!warnedConsumedBody) {
           warnedConsumedBody = true;
-          node.error(`the body of POST ${config.path} was read before this node (a body parser in httpNodeMiddleware?): the exact bytes are needed to check the signature`);
+          node.error(
+            `the body of POST ${config.path} was read before this node (a body parser in httpNodeMiddleware?): the exact bytes are needed to check the signature`,
+          );
         }
         res.status(500).json({ error: 'body unavailable' });
         return;
@@ -215,4 +219,3 @@ function removeRoute(app: Express, handler: RequestHandler): void {
     if (stack[i].route?.stack.some((layer) => layer.handle === handler)) stack.splice(i, 1);
   }
 }
-

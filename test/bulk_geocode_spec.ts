@@ -281,7 +281,9 @@ describe('svc-bulk-geocode', function () {
       ctx.sandbox.setFault('bulk-upload', { status: 201, body: '{"ticket":{"ref":"t-1"}}', times: 1 });
       const { error } = await expectError('n1', { payload: ['Main Street'] });
       should(error.code).equal('BAD_RESPONSE');
-      should(error.message).match(/no job id/).and.match(/Job id path/);
+      should(error.message)
+        .match(/no job id/)
+        .and.match(/Job id path/);
       should(ctx.sandbox.requests('bulk-status')).have.length(0);
       await helper.unload();
       await load({ jobIdPath: 'ticket.ref' });
@@ -310,7 +312,9 @@ describe('svc-bulk-geocode', function () {
       await load({ maxWait: 0.3 });
       const { error } = await expectError('n1', { payload: ['Main Street'] });
       should(error.code).equal('TIMEOUT');
-      should(error.message).match(/no download link or token/).and.match(/last status "completed"/);
+      should(error.message)
+        .match(/no download link or token/)
+        .and.match(/last status "completed"/);
       await helper.unload();
       await load({ downloadPath: 'result.fileRef' });
       const msg = await expectOutput('n1', { payload: ['Main Street'] });
@@ -406,7 +410,9 @@ describe('svc-bulk-geocode', function () {
       bulkControls(ctx.sandbox).outcome = 'fail';
       const { error } = await expectError('n1', { payload: ['Main Street', 'High Street', 'Station Road'] });
       should(error.code).equal('JOB_FAILED');
-      should(error.message).match(/failed/).and.match(/the geocoding engine stopped/);
+      should(error.message)
+        .match(/failed/)
+        .and.match(/the geocoding engine stopped/);
       should(ctx.sandbox.requests('bulk-upload').length).be.belowOrEqual(2);
       should(ctx.sandbox.requests('bulk-download')).have.length(0);
     });

@@ -36,7 +36,10 @@ function credentialDefinition(type: string): Record<string, { type: string }> {
 }
 
 function loadConfigOnly(def: Json, credentials: Json = {}): Promise<void> {
-  return helper.load([nodeModule('svc-config')], [def], { [def.id as string]: { ...sandboxCredentials()[CONFIG_ID], ...credentials } } as Record<string, Record<string, string>>);
+  return helper.load([nodeModule('svc-config')], [def], { [def.id as string]: { ...sandboxCredentials()[CONFIG_ID], ...credentials } } as Record<
+    string,
+    Record<string, string>
+  >);
 }
 
 describe('svc-config', function () {
@@ -84,7 +87,14 @@ describe('svc-config', function () {
         configNode(ctx.sandbox, { timeout: '1500', rateLimit: '0', maxConcurrency: 0, sandboxUrl: 'http://127.0.0.1:1', projectId: 'p-1', audience: 'aud' }),
       );
       const settings = settingsOf(configClient());
-      should(settings).containDeep({ timeoutMs: 1500, ratePerMinute: 0, maxConcurrency: 0, sandboxUrl: 'http://127.0.0.1:1', projectId: 'p-1', audience: 'aud' });
+      should(settings).containDeep({
+        timeoutMs: 1500,
+        ratePerMinute: 0,
+        maxConcurrency: 0,
+        sandboxUrl: 'http://127.0.0.1:1',
+        projectId: 'p-1',
+        audience: 'aud',
+      });
       should(configClient().projectId).equal('p-1');
       await helper.unload();
 
@@ -98,7 +108,12 @@ describe('svc-config', function () {
       should(settingsOf(client).credentials).eql(sandboxCredentials()[CONFIG_ID]);
       should((await client.fetchToken()).token).be.a.String();
       await helper.unload();
-      should((await client.gate.acquire().then(() => 'admitted', (err: { code: string }) => err.code))).equal('CANCELLED');
+      should(
+        await client.gate.acquire().then(
+          () => 'admitted',
+          (err: { code: string }) => err.code,
+        ),
+      ).equal('CANCELLED');
     });
   });
 
@@ -161,7 +176,7 @@ describe('svc-config', function () {
       should(unreachable.message).match(/ECONNREFUSED/);
     });
 
-    it('uses the deployed node\'s stored secret when the editor sends the __PWRD__ placeholder', async function () {
+    it("uses the deployed node's stored secret when the editor sends the __PWRD__ placeholder", async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }));
       should(answer.ok).be.true();
@@ -191,7 +206,11 @@ describe('svc-config', function () {
 
       const outputs = [await expectOutput('n1', { payload: '12 Main Street' })];
       // A server that repeats the credentials in its error body must not carry them into the flow.
-      const echo = JSON.stringify({ message: `key ${SANDBOX_DEFAULTS.apiKey} refused`, client_secret: SANDBOX_DEFAULTS.clientSecret, apikey: SANDBOX_DEFAULTS.pubsubApiKey });
+      const echo = JSON.stringify({
+        message: `key ${SANDBOX_DEFAULTS.apiKey} refused`,
+        client_secret: SANDBOX_DEFAULTS.clientSecret,
+        apikey: SANDBOX_DEFAULTS.pubsubApiKey,
+      });
       ctx.sandbox.setFault('geocode', { status: 401, body: echo, times: 1 });
       const failure = await expectError('n1', { payload: '12 Main Street' });
       ctx.sandbox.setFault('geocode', { malformedJson: true, times: 1 });
@@ -203,7 +222,11 @@ describe('svc-config', function () {
       const flowJson = JSON.stringify((helper as unknown as { _redNodes: { getFlows(): unknown } })._redNodes.getFlows());
       const statuses = JSON.stringify((helper.getNode('n1').status.getCalls?.() ?? []).map((call) => call.args));
       // inspect, not JSON: a logged Error keeps its message, stack and cause there.
-      const logLines = helper.log().getCalls().map((call) => inspect(call.args, { depth: 6 })).join('\n');
+      const logLines = helper
+        .log()
+        .getCalls()
+        .map((call) => inspect(call.args, { depth: 6 }))
+        .join('\n');
       const messages = JSON.stringify([outputs, failure.msg, failure.error.message, malformed.msg, malformed.error.message]);
       should(logLines).match(/the service answered 401/);
       should(statuses).match(/UNAUTHORIZED \(401\)/);

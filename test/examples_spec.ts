@@ -202,7 +202,10 @@ const RUNS: Record<string, ExampleRun> = {
             at: 'ex-csvbulk-done',
             check: (msg) => {
               should(msg.filename).equal(path.join(os.tmpdir(), 'svc-addresses-geocoded.csv'));
-              const lines = fs.readFileSync(msg.filename as string, 'utf8').trim().split('\n');
+              const lines = fs
+                .readFileSync(msg.filename as string, 'utf8')
+                .trim()
+                .split('\n');
               should(lines[0]).equal('address,lat,lon,match_type,error');
               should(lines).have.length(5);
               should(lines[1]).match(/^"12 Main Street, Sandbox City",-?\d+\.\d+,-?\d+\.\d+,exact,$/);
@@ -241,7 +244,9 @@ const RUNS: Record<string, ExampleRun> = {
         }));
       const found = await lookup('index.home.raft');
       should(found.status).equal(200);
-      should(found.body).match(/Latitude -?\d/).and.match(/Geohash <code>[0-9a-z]+<\/code>/);
+      should(found.body)
+        .match(/Latitude -?\d/)
+        .and.match(/Geohash <code>[0-9a-z]+<\/code>/);
       const unknown = await lookup('nowhere.to.be');
       should(unknown.status).equal(404);
       should(unknown.body).containEql('Sorry, no location').and.containEql('no such three-word address');
@@ -344,7 +349,10 @@ describe('examples', function () {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const files = fs.readdirSync(EXAMPLES_DIR).filter((file) => file.endsWith('.json')).sort();
+  const files = fs
+    .readdirSync(EXAMPLES_DIR)
+    .filter((file) => file.endsWith('.json'))
+    .sort();
   const sandboxConfig = readExample('geocode-an-address.json', EXAMPLE_NODE_RED_URL).find((node) => node.id === SANDBOX_CONFIG_ID);
 
   it('knows how to run every example', function () {
@@ -384,7 +392,8 @@ describe('examples', function () {
         const flow: FlowNode[] = [{ id: TAB_ID, type: 'tab', label: file }];
         for (const node of example) {
           // Fast tests: the examples' pacing of 80 requests per minute is the platform's advice, not part of what is tested.
-          if (node.id === SANDBOX_CONFIG_ID) flow.push({ ...node, baseUrl: ctx.sandbox.url, authUrl: ctx.sandbox.url, sandboxUrl: ctx.sandbox.url, rateLimit: 0 });
+          if (node.id === SANDBOX_CONFIG_ID)
+            flow.push({ ...node, baseUrl: ctx.sandbox.url, authUrl: ctx.sandbox.url, sandboxUrl: ctx.sandbox.url, rateLimit: 0 });
           else if (!('x' in node)) flow.push(node);
           else if (node.type === 'debug') flow.push({ id: node.id, type: 'helper', name: node.name, z: TAB_ID, wires: [] });
           else flow.push({ ...node, z: TAB_ID });
@@ -404,7 +413,8 @@ describe('examples', function () {
           const messages = await Promise.all(outputs);
           step.expect.forEach((expectation, i) => {
             const shown = shows.get(expectation.at) as FlowNode;
-            if (shown.targetType === 'msg') should(memberAt(messages[i], shown.complete as string)).not.equal(undefined, `msg.${shown.complete} at ${expectation.at}`);
+            if (shown.targetType === 'msg')
+              should(memberAt(messages[i], shown.complete as string)).not.equal(undefined, `msg.${shown.complete} at ${expectation.at}`);
             expectation.check(messages[i]);
           });
         }

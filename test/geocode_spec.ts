@@ -28,8 +28,7 @@ function statusesOf(nodeId: string): Array<{ fill?: string; shape?: string; text
 describe('svc-geocode', function () {
   const ctx = useSandbox();
   const geocodeNode = (extra: Json = {}) => ({ id: 'n1', type: 'svc-geocode', ...extra });
-  const load = (node: Json = {}, config: Json = {}) =>
-    loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [geocodeNode(node)], config });
+  const load = (node: Json = {}, config: Json = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [geocodeNode(node)], config });
   const sentAddress = () => ctx.sandbox.requests('geocode').map((r) => r.query.address);
   const wrapperState = () => ctx.sandbox.stateOf<{ wrapper: GeocodeWrapper }>('geocode', () => ({ wrapper: 'collection' }));
 

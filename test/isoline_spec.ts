@@ -113,7 +113,10 @@ describe('svc-isoline', function () {
     ];
     for (const extra of cases) await expectOutput('n1', request(extra));
     const sent = bodies(ctx.sandbox, 'isoline');
-    should(sent.map((b) => b.range)).containDeep([{ type: 'distance', value: 1500 }, { type: 'time', value: 900 }]);
+    should(sent.map((b) => b.range)).containDeep([
+      { type: 'distance', value: 1500 },
+      { type: 'time', value: 900 },
+    ]);
     should(sent.map((b) => b.mode).filter(Boolean)).eql(['short', 'fast']);
     should(sent.map((b) => b.transportMode).filter(Boolean)).eql([['car'], ['truck'], ['pedestrian'], ['car', 'truck', 'pedestrian']]);
     should(sent[8].avoid).eql({ features: ['tollRoad', 'controlledAccessHighway', 'ferry', 'tunnel', 'dirtRoad'] });
@@ -139,7 +142,10 @@ describe('svc-isoline', function () {
       shape: '120',
       shapeType: 'num',
     });
-    const msg = await expectOutput('n1', request({ async: true, mode: 'fast', transportMode: ['car'], avoid: ['tollRoad'], optimizeFor: 'quality', shape: 50 }));
+    const msg = await expectOutput(
+      'n1',
+      request({ async: true, mode: 'fast', transportMode: ['car'], avoid: ['tollRoad'], optimizeFor: 'quality', shape: 50 }),
+    );
     should(lastBody(ctx.sandbox, 'isoline')).eql({
       async: false,
       origins: [{ type: 'coordinates', latitude: 52.52, longitude: 13.405 }],
@@ -183,16 +189,27 @@ describe('svc-isoline', function () {
     const { error, msg } = await expectError('n1', request({ origins: [berlin, { lat: 35.68, lon: 139.76 }] }));
     should(error.code).equal('BAD_REQUEST');
     should(msg.statusCode).equal(400);
-    should(error.message).match(/not available in the Japan region/).and.match(/origin 2 lies in Japan/);
+    should(error.message)
+      .match(/not available in the Japan region/)
+      .and.match(/origin 2 lies in Japan/);
   });
 
   describe('answers in other shapes', function () {
-    const ring = [[13.4, 52.5], [13.41, 52.5], [13.41, 52.51], [13.4, 52.5]];
+    const ring = [
+      [13.4, 52.5],
+      [13.41, 52.5],
+      [13.41, 52.51],
+      [13.4, 52.5],
+    ];
     const answer = (isoline: unknown) => JSON.stringify({ origin: 'u33d', range: { type: 'time', value: [300, 600] }, isoline });
 
     it('keeps the range a polygon is labelled with in a FeatureCollection', async function () {
       await load();
-      const labelled = (value: number) => ({ type: 'Feature', geometry: { type: 'Polygon', coordinates: [ring] }, properties: { range: { type: 'time', value } } });
+      const labelled = (value: number) => ({
+        type: 'Feature',
+        geometry: { type: 'Polygon', coordinates: [ring] },
+        properties: { range: { type: 'time', value } },
+      });
       ctx.sandbox.setFault('isoline', { status: 200, body: answer({ type: 'FeatureCollection', features: [labelled(600), labelled(300)] }) });
       const msg = await expectOutput('n1', request({ range: { type: 'time', value: [300, 600] } }));
       should(features(msg).map((f) => f.properties.range)).eql([
@@ -241,7 +258,14 @@ describe('svc-isoline', function () {
   });
 
   it('reads request fields from global context and JSONata too', async function () {
-    await load({ origins: 'depot', originsType: 'global', rangeValue: '$sum([payload.a, payload.b])', rangeValueType: 'jsonata', rangeType: 'distance', rangeTypeType: 'fixed' });
+    await load({
+      origins: 'depot',
+      originsType: 'global',
+      rangeValue: '$sum([payload.a, payload.b])',
+      rangeValueType: 'jsonata',
+      rangeType: 'distance',
+      rangeTypeType: 'fixed',
+    });
     (helper.getNode('n1').context as () => { global: { set(key: string, value: unknown): void } })().global.set('depot', { lat: 50.1, lon: 8.68 });
     await expectOutput('n1', { payload: { a: 400, b: 600 } });
     should(lastBody(ctx.sandbox, 'isoline')).eql({
@@ -292,7 +316,14 @@ describe('svc-isoline', function () {
       }
     });
 
-    cancelledJobTests({ ctx, type: 'svc-isoline', endpoint: 'isoline', jobEndpoint: 'isoline-job', node: isolineNode({ pollInterval: 0.02 }), msg: () => request({ async: true }) });
+    cancelledJobTests({
+      ctx,
+      type: 'svc-isoline',
+      endpoint: 'isoline',
+      jobEndpoint: 'isoline-job',
+      node: isolineNode({ pollInterval: 0.02 }),
+      msg: () => request({ async: true }),
+    });
   });
 
   describe('bad input is refused before any request', function () {
@@ -337,8 +368,18 @@ describe('svc-isoline', function () {
       ['an unknown feature to avoid', post({ ...valid, avoid: { features: ['toll'] } }), 400, /must be one of tollRoad/],
       ['an unknown optimizeFor', post({ ...valid, optimizeFor: 'speed' }), 400, /optimizeFor must be one of/],
       ['a shape of 30', post({ ...valid, shape: 30 }), 400, /shape must be a whole number greater than 30/],
-      ['an origin in Japan', post({ ...valid, origins: [{ type: 'coordinates', latitude: 43.06, longitude: 141.35 }] }), 400, /not available in the Japan region/],
-      ['a key without the isoline permission', post(valid, { ...PROJECT_HEADERS, 'x-svc-api-key': 'sandbox-geocode-only-key' }), 401, /may not call the isoline endpoints/],
+      [
+        'an origin in Japan',
+        post({ ...valid, origins: [{ type: 'coordinates', latitude: 43.06, longitude: 141.35 }] }),
+        400,
+        /not available in the Japan region/,
+      ],
+      [
+        'a key without the isoline permission',
+        post(valid, { ...PROJECT_HEADERS, 'x-svc-api-key': 'sandbox-geocode-only-key' }),
+        401,
+        /may not call the isoline endpoints/,
+      ],
       ['a wrong project', post(valid, { ...PROJECT_HEADERS, 'x-svc-project-id': 'other' }), 401, /x-svc-project-id/],
       ['an unknown job', { method: 'GET', path: '/v1/routing/isoline/jobs/job-0', headers: PROJECT_HEADERS }, 404, /no such isoline job/],
     ]);

@@ -29,9 +29,7 @@ type Catalog = { [key: string]: string | Catalog };
 
 /** Every leaf key of a catalog, dotted (`svc-geocode.label.server`). */
 function flatKeys(catalog: Catalog, prefix = ''): string[] {
-  return Object.entries(catalog).flatMap(([key, value]) =>
-    typeof value === 'string' ? [`${prefix}${key}`] : flatKeys(value, `${prefix}${key}.`),
-  );
+  return Object.entries(catalog).flatMap(([key, value]) => (typeof value === 'string' ? [`${prefix}${key}`] : flatKeys(value, `${prefix}${key}.`)));
 }
 
 function catalogKeys(type: string, language: Language): string[] {
@@ -122,7 +120,10 @@ describe('message catalogs and help', function () {
         const sections = type === 'svc-config' ? HELP_SECTIONS.config : HELP_SECTIONS.node;
         const english = helpShape(type, 'en-US');
         const japanese = helpShape(type, 'ja');
-        for (const [language, shape] of [['en-US', english], ['ja', japanese]] as const) {
+        for (const [language, shape] of [
+          ['en-US', english],
+          ['ja', japanese],
+        ] as const) {
           should(shape.helpName).equal(type, `${language} data-help-name`);
           should(shape.h3).deepEqual(sections[language], `${language} h3 headings`);
           should(shape.startsWithParagraph).be.true(`${language} help must start with the tooltip paragraph`);

@@ -1,6 +1,21 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
-import { decimal, formatDeparture, formatRfc3339, payloadAsLocations, readBox, readBoxes, readInstant, readLocation, readLocations, readRouteModes, toLocationObject, toRouteBox, toSequenceBox, toWaypointObject } from '../nodes/lib/geo/locations';
+import {
+  decimal,
+  formatDeparture,
+  formatRfc3339,
+  payloadAsLocations,
+  readBox,
+  readBoxes,
+  readInstant,
+  readLocation,
+  readLocations,
+  readRouteModes,
+  toLocationObject,
+  toRouteBox,
+  toSequenceBox,
+  toWaypointObject,
+} from '../nodes/lib/geo/locations';
 import { plainText } from '../nodes/lib/util/text';
 import { isSet, readBoolean, readChoice, readChoices, readNumber } from '../nodes/lib/util/values';
 
@@ -60,7 +75,9 @@ describe('locations (shared location converter)', function () {
       const indoor = { type: 'indoor', unitId: 'u-1' };
       should(readLocation(indoor, 'w', strict)).eql({ specObject: indoor });
       should(refusal(() => readLocation({ type: 'point' }, 'waypoint 2', strict))).match(/^waypoint 2: a point waypoint needs coordinates/);
-      should(refusal(() => readLocation({ type: 'point', coordinates: '13.4, 52.5, 3' }, 'waypoint 2', strict))).match(/coordinates must be the string "longitude,latitude"/);
+      should(refusal(() => readLocation({ type: 'point', coordinates: '13.4, 52.5, 3' }, 'waypoint 2', strict))).match(
+        /coordinates must be the string "longitude,latitude"/,
+      );
       should(refusal(() => readLocation({ type: 'indoor', venueId: '' }, 'waypoint 2', strict))).equal('waypoint 2: venueId must be a non-empty string');
       should(refusal(() => readLocation({ type: 'point', geohash: 'u33d', transportMode: ['rocket'] }, 'waypoint 2', strict))).match(
         /^waypoint 2: transportMode: "rocket" is not one of/,
@@ -82,7 +99,9 @@ describe('locations (shared location converter)', function () {
       should(refusal(() => readLocation({ x: 1 }, 'waypoint 3', strict))).match(/^waypoint 3: not a location; expected \{lat, lon\}/);
       should(refusal(() => readLocation(null, 'waypoint 3', strict))).match(/^waypoint 3: null is not a location/);
       should(refusal(() => readLocation(42, 'waypoint 3', strict))).match(/^waypoint 3: a number \(42\) is not a location/);
-      should(refusal(() => readLocation({ type: 'LineString', coordinates: [] }, 'waypoint 3', strict))).equal('waypoint 3: a GeoJSON LineString is not a point');
+      should(refusal(() => readLocation({ type: 'LineString', coordinates: [] }, 'waypoint 3', strict))).equal(
+        'waypoint 3: a GeoJSON LineString is not a point',
+      );
       should(refusal(() => readLocation({ type: 'Feature', geometry: { type: 'Polygon' } }, 'waypoint 3', strict))).equal(
         'waypoint 3: a GeoJSON Feature must have a Point geometry',
       );
@@ -97,14 +116,33 @@ describe('locations (shared location converter)', function () {
     it('reads one location or a list, numbering the elements from 1', function () {
       should(readLocations({ lat: 1, lon: 2 }, 'origin', strict)).have.length(1);
       should(readLocations([{ lat: 1, lon: 2 }, 'u33d'], 'origin', strict)).have.length(2);
-      should(refusal(() => readLocations([{ lat: 1, lon: 2 }, { lat: 1, lon: 2 }, { lat: 91, lon: 2 }], 'waypoint', strict))).equal(
-        'waypoint 3: latitude 91 out of range',
-      );
+      should(
+        refusal(() =>
+          readLocations(
+            [
+              { lat: 1, lon: 2 },
+              { lat: 1, lon: 2 },
+              { lat: 91, lon: 2 },
+            ],
+            'waypoint',
+            strict,
+          ),
+        ),
+      ).equal('waypoint 3: latitude 91 out of range');
     });
 
     it('reads a lone [lon, lat] pair as one location when arrays are allowed', function () {
       should(readLocations([13.4, 52.5], 'origin', lonLat)).eql([{ point: { lat: 52.5, lon: 13.4 } }]);
-      should(readLocations([[13.4, 52.5], [13.5, 52.6]], 'origin', lonLat)).have.length(2);
+      should(
+        readLocations(
+          [
+            [13.4, 52.5],
+            [13.5, 52.6],
+          ],
+          'origin',
+          lonLat,
+        ),
+      ).have.length(2);
     });
 
     it('treats msg.payload as locations only when it looks like them', function () {
@@ -131,7 +169,9 @@ describe('locations (shared location converter)', function () {
         latitude: 52.5,
         longitude: 13.4,
       });
-      should(refusal(() => toLocationObject(readLocation({ venueId: 'mall' }, 'w', strict), 'coordinates', 9, 'origin 2'))).match(/^origin 2: an indoor waypoint/);
+      should(refusal(() => toLocationObject(readLocation({ venueId: 'mall' }, 'w', strict), 'coordinates', 9, 'origin 2'))).match(
+        /^origin 2: an indoor waypoint/,
+      );
     });
   });
 
@@ -193,7 +233,9 @@ describe('locations (shared location converter)', function () {
     });
 
     it('refuses boxes whose minimum is not below the maximum, or out of range', function () {
-      should(refusal(() => readBoxes([{ minLat: 1, minLng: 2, maxLat: 3, maxLng: 4 }, '3,2,1,4'], 'avoid box'))).equal('avoid box 2: minLat 3 must be less than maxLat 1');
+      should(refusal(() => readBoxes([{ minLat: 1, minLng: 2, maxLat: 3, maxLng: 4 }, '3,2,1,4'], 'avoid box'))).equal(
+        'avoid box 2: minLat 3 must be less than maxLat 1',
+      );
       should(refusal(() => readBox('1,4,3,4', 'avoid'))).equal('avoid: minimum longitude 4 must be less than maximum longitude 4');
       should(refusal(() => readBox({ minLat: -91, minLng: 0, maxLat: 1, maxLng: 1 }, 'avoid'))).equal('avoid (minimum corner): latitude -91 out of range');
       should(refusal(() => readBox([1, 2, 3, 4], 'avoid'))).match(/^avoid: expected \{minLat, minLng, maxLat, maxLng\}/);

@@ -106,9 +106,7 @@ describe('the npm package', function () {
 
     it('serves each editor definition and help text', async function () {
       const editorHtml = await running().get<string>('/nodes', 'text/html');
-      const missing = NODE_TYPES.flatMap((type) =>
-        [`registerType('${type}'`, `data-help-name="${type}"`].filter((part) => !editorHtml.includes(part)),
-      );
+      const missing = NODE_TYPES.flatMap((type) => [`registerType('${type}'`, `data-help-name="${type}"`].filter((part) => !editorHtml.includes(part)));
       should(missing).be.empty();
     });
 
@@ -125,9 +123,13 @@ describe('the npm package', function () {
       should(listed.map((entry) => `${entry.fn}.json`).sort()).eql([...EXAMPLES].sort());
     });
 
-    it('logs no errors or warnings beyond Node-RED\'s own first-start notices, from start to stop', async function () {
+    it("logs no errors or warnings beyond Node-RED's own first-start notices, from start to stop", async function () {
       await running().stop(10_000);
-      should(running().problems().filter((line) => !baselineProblems.includes(line))).be.empty();
+      should(
+        running()
+          .problems()
+          .filter((line) => !baselineProblems.includes(line)),
+      ).be.empty();
     });
   });
 });

@@ -143,7 +143,10 @@ describe('platform client', function () {
         should(answer.body).eql({ family });
       }
       const sent = sandbox.requests('family').map((r) => r.headers);
-      const names = (headers: http.IncomingHttpHeaders) => Object.keys(headers).filter((h) => !TRANSPORT_HEADERS.has(h)).sort();
+      const names = (headers: http.IncomingHttpHeaders) =>
+        Object.keys(headers)
+          .filter((h) => !TRANSPORT_HEADERS.has(h))
+          .sort();
       should(names(sent[0])).eql(['accept', 'x-svc-api-key', 'x-svc-project-id']);
       should(names(sent[1])).eql(['accept', 'x-svc-api-key', 'x-svc-vpm-id']);
       should(names(sent[2])).eql(['accept', 'apikey']);
@@ -412,7 +415,12 @@ describe('platform client', function () {
     it('maps statuses to codes and carries statusCode, message and a body excerpt', async function () {
       const client = clients.create(sandbox, { maxRetries: 0 });
       const cases: Array<[() => Promise<unknown>, string, number, RegExp]> = [
-        [() => clients.create(sandbox, { credentials: { apiKey: 'wrong-key' } }).request(geocode()), 'UNAUTHORIZED', 401, /401: missing or unknown x-svc-api-key/],
+        [
+          () => clients.create(sandbox, { credentials: { apiKey: 'wrong-key' } }).request(geocode()),
+          'UNAUTHORIZED',
+          401,
+          /401: missing or unknown x-svc-api-key/,
+        ],
         [() => client.request(geocode({ query: {} })), 'BAD_REQUEST', 400, /400: query parameter address is required/],
         [() => client.request(geocode({ path: '/v1/nothing-here' })), 'NOT_FOUND', 404, /404/],
         [() => clients.create(sandbox, { audience: 'other', maxRetries: 0 }).fetchToken(), 'FORBIDDEN', 403, /token request refused \(403\)/],
@@ -456,9 +464,7 @@ describe('platform client', function () {
       const started = Date.now();
       await Promise.all(
         Array.from({ length: 5 }, (_v, n) =>
-          client.request(
-            geocode({ query: { address: `${n} Main Street` }, onWait: (event) => event.kind === 'queued' && queued.push(event.position) }),
-          ),
+          client.request(geocode({ query: { address: `${n} Main Street` }, onWait: (event) => event.kind === 'queued' && queued.push(event.position) })),
         ),
       );
       const log = sandbox.requests('geocode');
@@ -504,10 +510,14 @@ describe('platform client', function () {
     let proxy: Awaited<ReturnType<typeof startProxy>>;
 
     async function loadConfig(target: Sandbox, config: Json, extraNodes: Json[] = [], credentials: Record<string, Json> = {}): Promise<void> {
-      await helper.load([nodeModule('svc-config'), require(proxyModule), require(tlsModule)], [configNode(target, { maxRetries: 0, ...config }), ...extraNodes], {
-        ...sandboxCredentials(),
-        ...credentials,
-      } as Record<string, Record<string, string>>);
+      await helper.load(
+        [nodeModule('svc-config'), require(proxyModule), require(tlsModule)],
+        [configNode(target, { maxRetries: 0, ...config }), ...extraNodes],
+        {
+          ...sandboxCredentials(),
+          ...credentials,
+        } as Record<string, Record<string, string>>,
+      );
     }
 
     beforeEach(async function () {
@@ -535,7 +545,7 @@ describe('platform client', function () {
       should(sandbox.requests('geocode')).have.length(1);
     });
 
-    it("bypasses the proxy node for hosts in its no-proxy list", async function () {
+    it('bypasses the proxy node for hosts in its no-proxy list', async function () {
       const proxyNode = { id: 'px', type: 'http proxy', name: '', url: proxy.url, noproxy: ['127.0.0.1'] };
       await loadConfig(sandbox, { proxy: 'px' }, [proxyNode]);
       should((await configClient().request(geocode())).statusCode).equal(200);
@@ -562,11 +572,29 @@ describe('platform client', function () {
       before(async function () {
         certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-tls-'));
         try {
-          execFileSync('openssl', [
-            'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-            '-keyout', path.join(certDir, 'key.pem'), '-out', path.join(certDir, 'cert.pem'),
-            '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-          ], { stdio: 'ignore' });
+          execFileSync(
+            'openssl',
+            [
+              'req',
+              '-x509',
+              '-newkey',
+              'ec',
+              '-pkeyopt',
+              'ec_paramgen_curve:prime256v1',
+              '-nodes',
+              '-keyout',
+              path.join(certDir, 'key.pem'),
+              '-out',
+              path.join(certDir, 'cert.pem'),
+              '-days',
+              '1',
+              '-subj',
+              '/CN=127.0.0.1',
+              '-addext',
+              'subjectAltName=IP:127.0.0.1',
+            ],
+            { stdio: 'ignore' },
+          );
         } catch (err) {
           console.warn(`    the openssl CLI is missing or failed (${String(err)}): TLS tests skipped`);
           this.skip();
@@ -579,7 +607,17 @@ describe('platform client', function () {
         await secure?.close();
         fs.rmSync(certDir, { recursive: true, force: true });
       });
-      const tlsNode = (extra: Json) => ({ id: 'tls', type: 'tls-config', name: '', cert: '', key: '', ca: '', servername: '', verifyservercert: true, ...extra });
+      const tlsNode = (extra: Json) => ({
+        id: 'tls',
+        type: 'tls-config',
+        name: '',
+        cert: '',
+        key: '',
+        ca: '',
+        servername: '',
+        verifyservercert: true,
+        ...extra,
+      });
 
       it("works with the tls-config node's CA", async function () {
         const target = secure as Sandbox;

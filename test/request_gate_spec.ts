@@ -16,8 +16,7 @@ function admitAll(gate: RequestGate, count: number, signals: Array<AbortSignal |
   return { admitted, outcomes };
 }
 
-const gateWith = (options: Partial<GateOptions>) =>
-  new RequestGate({ ratePerMinute: 0, maxConcurrency: 0, maxQueue: 100, ...options });
+const gateWith = (options: Partial<GateOptions>) => new RequestGate({ ratePerMinute: 0, maxConcurrency: 0, maxQueue: 100, ...options });
 
 describe('request gate', function () {
   const gates: RequestGate[] = [];

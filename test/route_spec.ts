@@ -68,7 +68,15 @@ describe('svc-route', function () {
 
   it('writes tiny and negative coordinates without exponent notation, longitude first', async function () {
     await load();
-    await expectOutput('n1', request({ waypoints: [{ lat: -0.0000001, lon: 0.0000001 }, { lat: -33.8688, lon: 151.2093 }] }));
+    await expectOutput(
+      'n1',
+      request({
+        waypoints: [
+          { lat: -0.0000001, lon: 0.0000001 },
+          { lat: -33.8688, lon: 151.2093 },
+        ],
+      }),
+    );
     should(lastBody(ctx.sandbox, 'route').waypoints).eql([
       { type: 'point', coordinates: '0.0000001,-0.0000001' },
       { type: 'point', coordinates: '151.2093,-33.8688' },
@@ -233,7 +241,10 @@ describe('svc-route', function () {
 
     it('reads a GeoJSON LineString overview', async function () {
       await load();
-      const line = [[13.4, 52.5], [13.41, 52.51]];
+      const line = [
+        [13.4, 52.5],
+        [13.41, 52.51],
+      ];
       ctx.sandbox.setFault('route', { status: 200, body: answer({ linestring: { type: 'LineString', coordinates: line } }, []) });
       const msg = await expectOutput('n1', request());
       should(features(msg)[0].geometry?.coordinates).eql(line);
@@ -278,13 +289,33 @@ describe('svc-route', function () {
       ['a single waypoint', request({ waypoints: [from] }), /waypoints: at least 2 are needed, got 1/],
       ['a latitude out of range', request({ waypoints: [from, to, { lat: 91, lon: 13 }] }), /waypoint 3: latitude 91 out of range/],
       ['a plain array', request({ waypoints: [[13.4, 52.5], to] }), /waypoint 1: a plain array is ambiguous/],
-      ['an indoor waypoint without venue or unit', request({ waypoints: [from, { type: 'indoor' }] }), /waypoint 2: an indoor waypoint needs a venueId or a unitId/],
-      ['a point waypoint with bad coordinates', request({ waypoints: [{ type: 'point', coordinates: '13.4;52.5' }, to] }), /waypoint 1: coordinates must be the string "longitude,latitude"/],
-      ['a point waypoint with its coordinates swapped out of range', request({ waypoints: [{ type: 'point', coordinates: '52.5,113.4' }, to] }), /waypoint 1: latitude 113.4 out of range/],
+      [
+        'an indoor waypoint without venue or unit',
+        request({ waypoints: [from, { type: 'indoor' }] }),
+        /waypoint 2: an indoor waypoint needs a venueId or a unitId/,
+      ],
+      [
+        'a point waypoint with bad coordinates',
+        request({ waypoints: [{ type: 'point', coordinates: '13.4;52.5' }, to] }),
+        /waypoint 1: coordinates must be the string "longitude,latitude"/,
+      ],
+      [
+        'a point waypoint with its coordinates swapped out of range',
+        request({ waypoints: [{ type: 'point', coordinates: '52.5,113.4' }, to] }),
+        /waypoint 1: latitude 113.4 out of range/,
+      ],
       ['a geohash outside the alphabet', request({ waypoints: [from, { type: 'geohash', geohash: 'u33dl' }] }), /waypoint 2: "u33dl" is not a geohash/],
-      ['an unknown waypoint transport mode', request({ waypoints: [from, { ...to, transportMode: ['boat'] }] }), /waypoint 2: transportMode: "boat" is not one of pedestrian, wheelchair, bicycle, car, carHOV, truck/],
+      [
+        'an unknown waypoint transport mode',
+        request({ waypoints: [from, { ...to, transportMode: ['boat'] }] }),
+        /waypoint 2: transportMode: "boat" is not one of pedestrian, wheelchair, bicycle, car, carHOV, truck/,
+      ],
       ['an unknown default transport mode', request({ transportMode: 'scooter' }), /transportMode: "scooter" is not one of/],
-      ['both arriveBy and departAt', request({ arriveBy: '2025-06-01T10:00:00Z', departAt: '2025-06-01T08:00:00Z' }), /arriveBy and departAt cannot both be set/],
+      [
+        'both arriveBy and departAt',
+        request({ arriveBy: '2025-06-01T10:00:00Z', departAt: '2025-06-01T08:00:00Z' }),
+        /arriveBy and departAt cannot both be set/,
+      ],
       ['a time that does not exist', request({ arriveBy: '25:00' }), /arriveBy: 2000-01-01T25:00:00 is not a valid date and time/],
       ['a date-time in another format', request({ departAt: '01/06/2025 08:00' }), /departAt: "01\/06\/2025 08:00" is not an RFC 3339/],
       ['an avoid box with min above max', request({ avoid: '52.6,13.4,52.5,13.5' }), /avoid: minLat 52.6 must be less than maxLat 52.5/],
@@ -300,7 +331,12 @@ describe('svc-route', function () {
     sandboxRefusals(ctx, [
       ['one waypoint', post({ waypoints: [a] }), 400, /two or more waypoint objects/],
       ['an unknown waypoint type', post({ waypoints: [a, { type: 'address', geohash: 'u33d' }] }), 400, /type must be one of point, geohash, indoor/],
-      ['coordinates with a space', post({ waypoints: [{ type: 'point', coordinates: '13.4, 52.5' }, b] }), 400, /coordinates must be the string "longitude,latitude"/],
+      [
+        'coordinates with a space',
+        post({ waypoints: [{ type: 'point', coordinates: '13.4, 52.5' }, b] }),
+        400,
+        /coordinates must be the string "longitude,latitude"/,
+      ],
       ['coordinates in exponent notation', post({ waypoints: [{ type: 'point', coordinates: '1e-7,52.5' }, b] }), 400, /coordinates must be the string/],
       ['a latitude out of range in coordinates', post({ waypoints: [{ type: 'point', coordinates: '52.5,113.4' }, b] }), 400, /latitude 113.4 out of range/],
       ['a geohash waypoint with coordinates', post({ waypoints: [a, { ...b, coordinates: '13.4,52.5' }] }), 400, /unknown member "coordinates"/],

@@ -69,7 +69,6 @@ export function lastBody(sandbox: Sandbox, endpoint: string): Json {
   return all[all.length - 1];
 }
 
-
 /**
  * Records timers created from the pack's runtime code (their creation stack passes through
  * `nodes/`) until `stop()`, which returns the stacks of those still pending and holding the
@@ -105,12 +104,7 @@ export function statusTexts(nodeId: string): string[] {
 }
 
 /** Messages the node refuses before any request, with INVALID_INPUT, a message naming the problem, and the message kept. */
-export function refusalTests(
-  ctx: { readonly sandbox: Sandbox },
-  load: () => Promise<void>,
-  endpoint: string,
-  cases: Array<[string, Json, RegExp]>,
-): void {
+export function refusalTests(ctx: { readonly sandbox: Sandbox }, load: () => Promise<void>, endpoint: string, cases: Array<[string, Json, RegExp]>): void {
   for (const [what, msg, message] of cases) {
     it(`refuses ${what}`, async function () {
       await load();
@@ -125,8 +119,7 @@ export function refusalTests(
 
 /** The fault tests every routing node passes: 401, 429, 5xx, timeouts, resets and malformed JSON. */
 export function faultTests(t: NodeUnderTest): void {
-  const load = (extra: { credentials?: Json; config?: Json } = {}) =>
-    loadWithSandbox(t.ctx.sandbox, { types: [t.type], nodes: [t.node], ...extra });
+  const load = (extra: { credentials?: Json; config?: Json } = {}) => loadWithSandbox(t.ctx.sandbox, { types: [t.type], nodes: [t.node], ...extra });
 
   it('reports a 401 from a key without permission as UNAUTHORIZED with msg.statusCode', async function () {
     await load({ credentials: { apiKey: 'sandbox-geocode-only-key' } });

@@ -12,7 +12,12 @@ interface RawAnswer {
 }
 
 /** One plain HTTP exchange on a fresh connection, with exactly the headers given. */
-function call(base: string, method: string, path: string, options: { headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {}): Promise<RawAnswer> {
+function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = http.request(new URL(path, base), { method, headers: options.headers ?? {}, agent: false, signal: options.signal }, (res) => {
       const chunks: Buffer[] = [];
@@ -165,7 +170,10 @@ describe('sandbox platform', function () {
     it('answers a valid request with a FeatureCollection in the spec result shape', async function () {
       const answer = await geocode('?address=12%20Main%20Street');
       should(answer.status).equal(200);
-      const body = answer.json as { type: string; features: Array<{ type: string; geometry: { type: string; coordinates: number[] }; properties: Record<string, unknown> }> };
+      const body = answer.json as {
+        type: string;
+        features: Array<{ type: string; geometry: { type: string; coordinates: number[] }; properties: Record<string, unknown> }>;
+      };
       should(body.type).equal('FeatureCollection');
       const [feature] = body.features;
       should(feature.geometry.type).equal('Point');

@@ -85,9 +85,17 @@ describe('svc-sequence', function () {
 
   it('matches a returned point rounded into a neighbouring cell to the nearest input, and leaves strangers null', async function () {
     await load();
-    const stops = [{ lat: 52.5, lon: 13.3 }, { lat: 52.5, lon: 13.31 }];
+    const stops = [
+      { lat: 52.5, lon: 13.3 },
+      { lat: 52.5, lon: 13.31 },
+    ];
     const neighbour = ngeohash.neighbor(ngeohash.encode(52.5, 13.31, 8), [0, 1]);
-    const answer = { description: 'd', distance: 1, time: 1, waypoints: [{ location: ngeohash.encode(52.5, 13.3, 8) }, { location: neighbour }, { location: 's00000' }] };
+    const answer = {
+      description: 'd',
+      distance: 1,
+      time: 1,
+      waypoints: [{ location: ngeohash.encode(52.5, 13.3, 8) }, { location: neighbour }, { location: 's00000' }],
+    };
     ctx.sandbox.setFault('sequence', { status: 200, body: JSON.stringify(answer) });
     const msg = await expectOutput('n1', { payload: { waypoints: stops } });
     should(msg.order).eql([0, 1, null]);
@@ -141,7 +149,16 @@ describe('svc-sequence', function () {
 
   it('sends avoid boxes as {minLat, minLng, maxLat, maxLng} from any accepted form', async function () {
     await load();
-    await expectOutput('n1', request({ avoid: [{ minLat: 52.4, minLng: 13.2, maxLat: 52.45, maxLng: 13.25 }, { minLat: 52.6, minLon: 13.5, maxLat: 52.7, maxLon: 13.6 }, '52.8,13.7,52.9,13.8'] }));
+    await expectOutput(
+      'n1',
+      request({
+        avoid: [
+          { minLat: 52.4, minLng: 13.2, maxLat: 52.45, maxLng: 13.25 },
+          { minLat: 52.6, minLon: 13.5, maxLat: 52.7, maxLon: 13.6 },
+          '52.8,13.7,52.9,13.8',
+        ],
+      }),
+    );
     should(lastBody(ctx.sandbox, 'sequence').avoid).eql([
       { minLat: 52.4, minLng: 13.2, maxLat: 52.45, maxLng: 13.25 },
       { minLat: 52.6, minLng: 13.5, maxLat: 52.7, maxLng: 13.6 },
@@ -206,7 +223,14 @@ describe('svc-sequence', function () {
       should(error.message).match(/waypoints unreachable/);
     });
 
-    cancelledJobTests({ ctx, type: 'svc-sequence', endpoint: 'sequence', jobEndpoint: 'sequence-job', node: sequenceNode({ pollInterval: 0.02 }), msg: () => request({ async: true }) });
+    cancelledJobTests({
+      ctx,
+      type: 'svc-sequence',
+      endpoint: 'sequence',
+      jobEndpoint: 'sequence-job',
+      node: sequenceNode({ pollInterval: 0.02 }),
+      msg: () => request({ async: true }),
+    });
   });
 
   describe('bad input is refused before any request', function () {
@@ -214,13 +238,39 @@ describe('svc-sequence', function () {
       ['no waypoints', { payload: { routeMode: 'fastest' } }, /no waypoints/],
       ['an empty list', { payload: { waypoints: [] } }, /waypoints: the list is empty/],
       ['a latitude out of range', request({ waypoints: [line[0], line[1], { lat: 91, lon: 13 }] }), /waypoint 3: latitude 91 out of range/],
-      ['a plain array', request({ waypoints: [[13.4, 52.5], [13.5, 52.5]] }), /waypoint 1: a plain array is ambiguous/],
+      [
+        'a plain array',
+        request({
+          waypoints: [
+            [13.4, 52.5],
+            [13.5, 52.5],
+          ],
+        }),
+        /waypoint 1: a plain array is ambiguous/,
+      ],
       ['an unreadable departure', request({ departure: 'tomorrow morning' }), /departure: expected a Date, an epoch or an ISO 8601 date-time/],
       ['a departure that does not exist', request({ departure: '2025-02-30T08:00:00' }), /departure: 2025-02-30T08:00:00 is not a valid date/],
-      ['an unknown transport mode', request({ transportMode: ['wheelchair'] }), /transportMode: "wheelchair" is not one of car, truck, carHOV, bicycle, pedestrian/],
+      [
+        'an unknown transport mode',
+        request({ transportMode: ['wheelchair'] }),
+        /transportMode: "wheelchair" is not one of car, truck, carHOV, bicycle, pedestrian/,
+      ],
       ['an unknown route mode', request({ routeMode: 'quickest' }), /routeMode: "quickest" is not one of fastest, shortest/],
-      ['an avoid box with min not below max', request({ avoid: [{ minLat: 1, minLng: 2, maxLat: 3, maxLng: 4 }, { minLat: 5, minLng: 2, maxLat: 4, maxLng: 4 }] }), /avoid box 2: minLat 5 must be less than maxLat 4/],
-      ['an avoid box out of range', request({ avoid: { minLat: 1, minLng: 2, maxLat: 3, maxLng: 200 } }), /avoid box 1 \(maximum corner\): longitude 200 out of range/],
+      [
+        'an avoid box with min not below max',
+        request({
+          avoid: [
+            { minLat: 1, minLng: 2, maxLat: 3, maxLng: 4 },
+            { minLat: 5, minLng: 2, maxLat: 4, maxLng: 4 },
+          ],
+        }),
+        /avoid box 2: minLat 5 must be less than maxLat 4/,
+      ],
+      [
+        'an avoid box out of range',
+        request({ avoid: { minLat: 1, minLng: 2, maxLat: 3, maxLng: 200 } }),
+        /avoid box 1 \(maximum corner\): longitude 200 out of range/,
+      ],
       ['an avoid box of the wrong shape', request({ avoid: [[1, 2, 3, 4]] }), /avoid box 1: expected \{minLat, minLng, maxLat, maxLng\}/],
     ]);
   });
@@ -234,12 +284,22 @@ describe('svc-sequence', function () {
       ['an unknown member', post({ ...valid, mode: 'car' }), 400, /unknown member "mode"/],
       ['a departure with milliseconds', post({ ...valid, departure: '2025-06-01T08:00:00.000Z' }), 400, /departure must be yyyy-MM-dd'T'HH:mm:ss/],
       ['a departure without seconds', post({ ...valid, departure: '2025-06-01T08:00' }), 400, /departure must be/],
-      ['an unknown transport mode', post({ ...valid, transportMode: ['wheelchair'] }), 400, /transportMode\[0\] must be one of car, truck, carHOV, bicycle, pedestrian/],
+      [
+        'an unknown transport mode',
+        post({ ...valid, transportMode: ['wheelchair'] }),
+        400,
+        /transportMode\[0\] must be one of car, truck, carHOV, bicycle, pedestrian/,
+      ],
       ['an avoid box with lon names', post({ ...valid, avoid: [{ minLat: 1, minLon: 2, maxLat: 3, maxLon: 4 }] }), 400, /unknown member "minLon"/],
       ['an avoid box with min above max', post({ ...valid, avoid: [{ minLat: 3, minLng: 2, maxLat: 1, maxLng: 4 }] }), 400, /must be less than/],
       ['an unknown route mode', post({ ...valid, routeMode: 'quickest' }), 400, /routeMode must be one of fastest, shortest/],
       ['another project in the path', post(valid, '/v1/routing/sequence/other'), 401, /project in the path/],
-      ['an unknown job', { method: 'GET', path: '/v1/routing/sequence/async/sandbox-project/jobs/job-0', headers: PROJECT_HEADERS }, 404, /no such sequence job/],
+      [
+        'an unknown job',
+        { method: 'GET', path: '/v1/routing/sequence/async/sandbox-project/jobs/job-0', headers: PROJECT_HEADERS },
+        404,
+        /no such sequence job/,
+      ],
     ]);
   });
 
@@ -269,7 +329,12 @@ function bruteForceOrder(stops: Array<{ lat: number; lon: number }>): number[] {
       if (total < best.total) best = { order, total };
       return;
     }
-    for (const next of rest) permute([...order, next], rest.filter((r) => r !== next), total + cost(order[order.length - 1], next));
+    for (const next of rest)
+      permute(
+        [...order, next],
+        rest.filter((r) => r !== next),
+        total + cost(order[order.length - 1], next),
+      );
   };
   permute([0], stops.map((_s, i) => i).slice(1), 0);
   return best.order;

@@ -143,7 +143,11 @@ describe('svc-topic-publish', function () {
     await load({}, { config: { baseUrl: `http://127.0.0.1:${port}` } });
     const { error } = await expectError('n1', { topicId, locationId: 'cell-1', payload: {} });
     should(error.code).equal('NETWORK');
-    const texts = helper.getNode('n1').status.getCalls?.().map((call) => String((call.args[0] as { text?: string }).text)) ?? [];
+    const texts =
+      helper
+        .getNode('n1')
+        .status.getCalls?.()
+        .map((call) => String((call.args[0] as { text?: string }).text)) ?? [];
     should(texts.filter((text) => /^retry \d after NETWORK$/.test(text))).have.length(2);
   });
 
@@ -227,7 +231,11 @@ describe('svc-topic-publish', function () {
       const own = await startSandbox();
       try {
         const topic = addTopic(own, 'slow receiver');
-        addSubscription(own, { topicId: topic.id, webhookAddress: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hook`, locationIds: ['cell-1'] });
+        addSubscription(own, {
+          topicId: topic.id,
+          webhookAddress: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hook`,
+          locationIds: ['cell-1'],
+        });
         const res = await fetch(`${own.url}/v1/pubsub/topics/${topic.id}/publish`, {
           method: 'POST',
           headers: { apikey: 'sandbox-pubsub-key', 'content-type': 'application/json' },

@@ -33,7 +33,14 @@ describe('svc-topic', function () {
     });
 
     it('takes the operation and fields fixed in the editor over the message', async function () {
-      await load({ operation: 'create-topic', operationType: 'operation', topicName: 'fixed', topicNameType: 'str', topicDescription: 'desc', topicDescriptionType: 'str' });
+      await load({
+        operation: 'create-topic',
+        operationType: 'operation',
+        topicName: 'fixed',
+        topicNameType: 'str',
+        topicDescription: 'desc',
+        topicDescriptionType: 'str',
+      });
       await expectOutput('n1', { operation: 'list-topics', payload: { Name: 'from message' } });
       should(JSON.parse(ctx.sandbox.requests('topic-create')[0].body)).eql({ Name: 'fixed', Description: 'desc' });
       should(ctx.sandbox.requests('topic-list')).have.length(0);
@@ -223,7 +230,11 @@ describe('svc-topic', function () {
     it('takes TopicId from msg.topicId first, and a comma-separated location list', async function () {
       const topic = addTopic(ctx.sandbox, 'sensors');
       await load({ locationIds: 'cell-a, cell-b', locationIdsType: 'str' });
-      await expectOutput('n1', { operation: 'create-subscription', topicId: topic.id, payload: { WebhookAddress: 'http://127.0.0.1:1880/hook', TopicId: 999 } });
+      await expectOutput('n1', {
+        operation: 'create-subscription',
+        topicId: topic.id,
+        payload: { WebhookAddress: 'http://127.0.0.1:1880/hook', TopicId: 999 },
+      });
       const sent = JSON.parse(ctx.sandbox.requests('subscription-create')[0].body);
       should(sent).eql({ WebhookAddress: 'http://127.0.0.1:1880/hook', LocationIds: ['cell-a', 'cell-b'], TopicId: topic.id });
     });
@@ -298,7 +309,9 @@ describe('svc-topic', function () {
       should((await call('GET', '/v1/pubsub/topics', undefined, 'wrong')).status).equal(401);
       const topic = addTopic(ctx.sandbox, 'strict');
       should((await call('POST', `/v1/pubsub/topics/${topic.id}/publish`, { LocationId: 'cell-1', Data: [1] })).status).equal(400);
-      should((await call('POST', '/v1/pubsub/subscriptions', { WebhookAddress: 'http://x.example/h', LocationIds: ['c'], TopicId: String(topic.id) })).status).equal(400);
+      should(
+        (await call('POST', '/v1/pubsub/subscriptions', { WebhookAddress: 'http://x.example/h', LocationIds: ['c'], TopicId: String(topic.id) })).status,
+      ).equal(400);
     });
   });
 

@@ -230,7 +230,12 @@ describe('svc-webhook-in', function () {
     const body = '{"temperature":21.5}';
     type Case = [name: string, request: () => { body: string; headers: Record<string, string> }, status: number, reason: string];
     const cases: Case[] = [
-      ['a wrong digest', () => ({ body, headers: { 'svc-signature': `t=${nowSec()},digestV1=${randomBytes(32).toString('hex')}` } }), 401, 'signature mismatch'],
+      [
+        'a wrong digest',
+        () => ({ body, headers: { 'svc-signature': `t=${nowSec()},digestV1=${randomBytes(32).toString('hex')}` } }),
+        401,
+        'signature mismatch',
+      ],
       ['a wrong secret', () => ({ body, headers: { 'svc-signature': sign(nowSec(), 'not-the-secret', body) } }), 401, 'signature mismatch'],
       ['no signature header', () => ({ body, headers: {} }), 401, 'missing signature'],
       ['a header that is not t=…,digestV1=…', () => ({ body, headers: { 'svc-signature': 'sha256=abc' } }), 401, 'malformed signature'],
@@ -240,7 +245,12 @@ describe('svc-webhook-in', function () {
       ['a stale timestamp', () => ({ body, headers: { 'svc-signature': sign(nowSec() - 301, SECRET, body) } }), 401, 'stale timestamp'],
       ['a future timestamp', () => ({ body, headers: { 'svc-signature': sign(nowSec() + 301, SECRET, body) } }), 401, 'future timestamp'],
       ['a stale timestamp in milliseconds', () => ({ body, headers: { 'svc-signature': sign(Date.now() - 301_000, SECRET, body) } }), 401, 'stale timestamp'],
-      ['an altered body', () => ({ body: body.replace('21.5', '99.9'), headers: { 'svc-signature': sign(nowSec(), SECRET, body) } }), 401, 'signature mismatch'],
+      [
+        'an altered body',
+        () => ({ body: body.replace('21.5', '99.9'), headers: { 'svc-signature': sign(nowSec(), SECRET, body) } }),
+        401,
+        'signature mismatch',
+      ],
       [
         'a body re-serialised after signing',
         () => {
@@ -259,8 +269,18 @@ describe('svc-webhook-in', function () {
         413,
         'body too large',
       ],
-      ['a body that is not JSON', () => ({ body: 'temperature=21.5', headers: { 'content-type': 'text/plain', 'svc-signature': sign(nowSec(), SECRET, 'temperature=21.5') } }), 400, 'not JSON'],
-      ['correctly signed invalid JSON', () => ({ body: '{"temperature":', headers: { 'svc-signature': sign(nowSec(), SECRET, '{"temperature":') } }), 400, 'invalid JSON'],
+      [
+        'a body that is not JSON',
+        () => ({ body: 'temperature=21.5', headers: { 'content-type': 'text/plain', 'svc-signature': sign(nowSec(), SECRET, 'temperature=21.5') } }),
+        400,
+        'not JSON',
+      ],
+      [
+        'correctly signed invalid JSON',
+        () => ({ body: '{"temperature":', headers: { 'svc-signature': sign(nowSec(), SECRET, '{"temperature":') } }),
+        400,
+        'invalid JSON',
+      ],
     ];
 
     for (const [name, request, status, reason] of cases) {
@@ -404,7 +424,10 @@ describe('svc-webhook-in', function () {
       await load([webhookNode()]);
       should((await post(PATH, '{}', { 'svc-signature': sign(nowSec(), SECRET, '{}') })).status).equal(401);
       should(statusText()).equal('listening');
-      const res = await post(PATH, '{}', { 'svc-signature': sign(nowSec(), SECRET, '{}'), authorization: `Basic ${Buffer.from('admin:pw').toString('base64')}` });
+      const res = await post(PATH, '{}', {
+        'svc-signature': sign(nowSec(), SECRET, '{}'),
+        authorization: `Basic ${Buffer.from('admin:pw').toString('base64')}`,
+      });
       should(res.status).equal(200);
     });
 

@@ -140,7 +140,9 @@ export function burstFlows(z: string, label: string, path: string, target: FlowN
   const count = (member: 'outputs' | 'errors') =>
     `const s = flow.get(${key}); s.${member}++;` +
     (member === 'errors' ? ' if (!s.firstError) s.firstError = String(msg.error && msg.error.message);' : '') +
-    ' if (s.outputs + s.errors === s.expected) s.finishedAt = Date.now(); flow.set(' + key + ', s); return null;';
+    ' if (s.outputs + s.errors === s.expected) s.finishedAt = Date.now(); flow.set(' +
+    key +
+    ', s); return null;';
   return [
     tab(z, label),
     ...extra,
@@ -283,9 +285,24 @@ export function soakFlows(sandboxUrl: string, available: Set<string>, topicId: n
   const nodes: Array<SoakRoute & { settings: Record<string, unknown> }> = [
     { type: 'svc-geocode', path: '/soak/geocode', body: { address: BENCH_ADDRESS }, settings: {} },
     { type: 'svc-words', path: '/soak/words', body: { words: 'index.home.raft' }, settings: {} },
-    { type: 'svc-bulk-geocode', path: '/soak/bulk', body: ['1 Main Street', '2 High Street', '3 Station Road'], settings: { batchSize: 2, parallel: 2, pollInterval: 50 } },
-    { type: 'svc-isoline', path: '/soak/isoline', body: { origins: [from], range: { type: 'time', value: 600 }, async: true }, settings: { pollInterval: 0.05 } },
-    { type: 'svc-sequence', path: '/soak/sequence', body: { waypoints: [from, to, { lat: 52.51, lon: 13.39 }], async: true }, settings: { pollInterval: 0.05 } },
+    {
+      type: 'svc-bulk-geocode',
+      path: '/soak/bulk',
+      body: ['1 Main Street', '2 High Street', '3 Station Road'],
+      settings: { batchSize: 2, parallel: 2, pollInterval: 50 },
+    },
+    {
+      type: 'svc-isoline',
+      path: '/soak/isoline',
+      body: { origins: [from], range: { type: 'time', value: 600 }, async: true },
+      settings: { pollInterval: 0.05 },
+    },
+    {
+      type: 'svc-sequence',
+      path: '/soak/sequence',
+      body: { waypoints: [from, to, { lat: 52.51, lon: 13.39 }], async: true },
+      settings: { pollInterval: 0.05 },
+    },
     { type: 'svc-route', path: '/soak/route', body: { waypoints: [from, to] }, settings: {} },
     {
       type: 'svc-topic-publish',

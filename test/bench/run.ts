@@ -54,7 +54,11 @@ interface Report {
   failures: Record<string, string>;
 }
 
-type Section = { key: keyof Omit<Report, 'startedAt' | 'finishedAt' | 'quick' | 'machine' | 'loadAverage' | 'failures'>; name: string; run: (bench: Bench) => Promise<unknown> };
+type Section = {
+  key: keyof Omit<Report, 'startedAt' | 'finishedAt' | 'quick' | 'machine' | 'loadAverage' | 'failures'>;
+  name: string;
+  run: (bench: Bench) => Promise<unknown>;
+};
 
 const SECTIONS: Section[] = [
   { key: 'throughput', name: 'throughput', run: throughput },
@@ -191,9 +195,19 @@ function markdown(report: Report): string {
   const targets: Array<[string, string, string, string]> = [];
   if (report.throughput) {
     const t = report.throughput;
-    targets.push(['1', 'svc-geocode / floor at concurrency 64', '≥ 0.75', `${n2(t.geocodeVsFloor)} ${yesNo(t.geocodeVsFloor >= 0.75, `${n0(100 * (1 - t.geocodeVsFloor / 0.75))}% short`)}`]);
+    targets.push([
+      '1',
+      'svc-geocode / floor at concurrency 64',
+      '≥ 0.75',
+      `${n2(t.geocodeVsFloor)} ${yesNo(t.geocodeVsFloor >= 0.75, `${n0(100 * (1 - t.geocodeVsFloor / 0.75))}% short`)}`,
+    ]);
     targets.push(['1', 'Node-RED CPU per message at concurrency 64: floor / svc-geocode (less dependent on other load)', '–', n2(t.floorVsGeocodeCpu)]);
-    targets.push(['1', 'svc-geocode / core http request at concurrency 64', '≈ 1.4', `${n2(t.geocodeVsHttpRequest)} ${yesNo(t.geocodeVsHttpRequest >= 1.4, `${n0(100 * (1 - t.geocodeVsHttpRequest / 1.4))}% short`)}`]);
+    targets.push([
+      '1',
+      'svc-geocode / core http request at concurrency 64',
+      '≈ 1.4',
+      `${n2(t.geocodeVsHttpRequest)} ${yesNo(t.geocodeVsHttpRequest >= 1.4, `${n0(100 * (1 - t.geocodeVsHttpRequest / 1.4))}% short`)}`,
+    ]);
   }
   for (const storm of report.tokenStorm ?? []) {
     const ok = storm.tokenRequests === 1 && storm.outputs === storm.messages && storm.errors === 0;
@@ -206,7 +220,12 @@ function markdown(report: Report): string {
   }
   if (report.bulk) {
     const b = report.bulk;
-    targets.push(['3', `bulk: ${n0(b.addresses)} addresses, rows in order`, 'in order', `${n0(b.rows)} rows, ${b.inOrder ? 'in order' : 'NOT in order'}, ${n0(b.located)} located ${yesNo(b.inOrder && b.rows === b.addresses)}`]);
+    targets.push([
+      '3',
+      `bulk: ${n0(b.addresses)} addresses, rows in order`,
+      'in order',
+      `${n0(b.rows)} rows, ${b.inOrder ? 'in order' : 'NOT in order'}, ${n0(b.located)} located ${yesNo(b.inOrder && b.rows === b.addresses)}`,
+    ]);
     // RSS does not shrink after a GC, so pages left resident by earlier parts can hide growth: the larger of the two counts.
     const growthMb = Math.max(b.peakRssGrowthMb, b.peakHeapGrowthMb);
     targets.push([
@@ -237,7 +256,12 @@ function markdown(report: Report): string {
   if (report.rateLimit) {
     const r = report.rateLimit;
     targets.push(['5', `rate limit ${r.ratePerMinute}/min over ${r.windowMinutes} min: 429s`, '0', `${r.tooManyRequests} ${yesNo(r.tooManyRequests === 0)}`]);
-    targets.push(['5', 'rate limit: throughput', `within 2% of ${r.ratePerMinute}/min`, `${n2(r.measuredPerMinute)}/min (${r.deviationPercent >= 0 ? '+' : ''}${n2(r.deviationPercent)}%) ${yesNo(Math.abs(r.deviationPercent) <= 2)}`]);
+    targets.push([
+      '5',
+      'rate limit: throughput',
+      `within 2% of ${r.ratePerMinute}/min`,
+      `${n2(r.measuredPerMinute)}/min (${r.deviationPercent >= 0 ? '+' : ''}${n2(r.deviationPercent)}%) ${yesNo(Math.abs(r.deviationPercent) <= 2)}`,
+    ]);
   }
   if (report.soak) {
     const { pack, control, redeploys } = report.soak;
@@ -248,16 +272,26 @@ function markdown(report: Report): string {
       'slope ≈ 0',
       `${kb(pack)}; core-only control flow: ${kb(control)}`,
     ]);
-    const descriptors = pack.start.socketDescriptors === undefined ? '' : `; all open sockets ${pack.start.socketDescriptors} → ${pack.end.socketDescriptors} (slope ${n2(pack.socketDescriptorSlopePerRedeploy)})`;
+    const descriptors =
+      pack.start.socketDescriptors === undefined
+        ? ''
+        : `; all open sockets ${pack.start.socketDescriptors} → ${pack.end.socketDescriptors} (slope ${n2(pack.socketDescriptorSlopePerRedeploy)})`;
     const handlesBack =
-      pack.end.sockets <= pack.start.sockets && pack.end.timers <= pack.start.timers && (pack.end.socketDescriptors ?? 0) <= (pack.start.socketDescriptors ?? 0);
+      pack.end.sockets <= pack.start.sockets &&
+      pack.end.timers <= pack.start.timers &&
+      (pack.end.socketDescriptors ?? 0) <= (pack.start.socketDescriptors ?? 0);
     targets.push([
       '6',
       'redeploy soak: open handles',
       'back to start',
       `active sockets ${pack.start.sockets} → ${pack.end.sockets}, timers ${pack.start.timers} → ${pack.end.timers} (slopes ${n2(pack.socketSlopePerRedeploy)}, ${n2(pack.timerSlopePerRedeploy)} per redeploy)${descriptors} ${yesNo(handlesBack)}`,
     ]);
-    targets.push(['6', 'redeploy soak: RED.httpNode routes', 'back to start', `${pack.start.routes} → ${pack.end.routes} ${yesNo(pack.end.routes === pack.start.routes)}`]);
+    targets.push([
+      '6',
+      'redeploy soak: RED.httpNode routes',
+      'back to start',
+      `${pack.start.routes} → ${pack.end.routes} ${yesNo(pack.end.routes === pack.start.routes)}`,
+    ]);
     const traffic = (run: SoakRun) =>
       `${n0(run.traffic.requests)} requests (${Object.entries({ ...run.traffic.statuses, ...run.traffic.errors })
         .map(([k, v]) => `${k}: ${v}`)

@@ -1,16 +1,7 @@
 import { SANDBOX_DEFAULTS } from '../sandbox';
 import { Bench, sleep, waitFor } from './bench';
 import type { FlowNode, SoakRoute } from './flows';
-import {
-  BENCH_ADDRESS,
-  WEBHOOK_SECRET,
-  bulkFlows,
-  rateLimitFlows,
-  soakFlows,
-  throughputFlows,
-  tokenStormFlows,
-  webhookFlows,
-} from './flows';
+import { BENCH_ADDRESS, WEBHOOK_SECRET, bulkFlows, rateLimitFlows, soakFlows, throughputFlows, tokenStormFlows, webhookFlows } from './flows';
 import type { LoadResult, RequestTemplate } from './loadgen';
 import { slope } from './measure';
 import type { Snapshot } from './nodered-process';
@@ -82,7 +73,13 @@ async function interleaved(bench: Bench, targets: LoadTarget[], concurrency: num
     for (const target of targets) {
       const cpuBefore = await bench.nodeRed.call('cpu', undefined);
       const started = Date.now();
-      const result = await bench.load({ origin: target.origin, templates: [target.template], concurrency, warmupMs: 500, durationMs: bench.quick ? 1500 : 2000 });
+      const result = await bench.load({
+        origin: target.origin,
+        templates: [target.template],
+        concurrency,
+        warmupMs: 500,
+        durationMs: bench.quick ? 1500 : 2000,
+      });
       const cpuAfter = await bench.nodeRed.call('cpu', undefined);
       // Node-RED does nothing for the raw client: whatever CPU it used then is not the target's.
       const cpuMs = target.origin === bench.sandboxUrl ? 0 : (cpuAfter.user - cpuBefore.user + cpuAfter.system - cpuBefore.system) / 1000;
@@ -282,7 +279,12 @@ export interface WebhookResult {
 export async function webhooks(bench: Bench): Promise<WebhookResult> {
   await bench.deploy(webhookFlows());
   const concurrency = 64;
-  const template = (path: string): RequestTemplate => ({ method: 'POST', path, body: JSON.stringify({ temperature: 21.5, cell: 'cell-1' }), signWith: WEBHOOK_SECRET });
+  const template = (path: string): RequestTemplate => ({
+    method: 'POST',
+    path,
+    body: JSON.stringify({ temperature: 21.5, cell: 'cell-1' }),
+    signWith: WEBHOOK_SECRET,
+  });
   const targets: LoadTarget[] = [
     { name: 'svc-webhook-in', origin: bench.nodeRedUrl, template: template('/bench/hook') },
     { name: 'core http in', origin: bench.nodeRedUrl, template: template('/bench/plain') },
@@ -417,7 +419,8 @@ async function brokenRoutesOf(bench: Bench, routes: SoakRoute[]): Promise<SoakRe
 /** Redeploys `flows` (already deployed) `redeploys` times while 16 clients keep sending requests along `routes`. */
 async function soakRun(bench: Bench, flows: FlowNode[], routes: SoakRoute[], redeploys: number, every: number): Promise<SoakRun> {
   const templates = soakTemplates(routes);
-  const traffic = () => bench.loadgen.call('run', { origin: bench.nodeRedUrl, templates, concurrency: 16, untilStopped: true, timeoutMs: SOAK_REQUEST_TIMEOUT_MS });
+  const traffic = () =>
+    bench.loadgen.call('run', { origin: bench.nodeRedUrl, templates, concurrency: 16, untilStopped: true, timeoutMs: SOAK_REQUEST_TIMEOUT_MS });
   const stopTraffic = () => bench.loadgen.call('stop', undefined);
 
   // Warm up: JIT, token, connections and a few redeploys, so the start is the steady state.

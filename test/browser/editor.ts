@@ -188,7 +188,14 @@ export class Editor {
       ({ nodeType, idPrefix }) => {
         const { RED, document } = globalThis as unknown as EditorWindow;
         const def = RED.nodes.getType(nodeType);
-        const report = { missing: [] as string[], notTyped: [] as string[], noSelector: [] as string[], notPassword: [] as string[], typedInputs: [] as string[], selectors: [] as string[] };
+        const report = {
+          missing: [] as string[],
+          notTyped: [] as string[],
+          noSelector: [] as string[],
+          notPassword: [] as string[],
+          typedInputs: [] as string[],
+          selectors: [] as string[],
+        };
         if (!def) return { ...report, missing: [`(type ${nodeType} is not registered)`] };
         const input = (name: string) => document.getElementById(`${idPrefix}-${name}`);
         for (const [name, property] of Object.entries(def.defaults)) {
@@ -202,8 +209,7 @@ export class Editor {
             else report.notTyped.push(name);
           }
           if (property.type && RED.nodes.getType(property.type)?.category === 'config') {
-            const selector =
-              element.tagName === 'SELECT' && !!input(`btn-${name}-edit`) && !!input(`btn-${name}-add`);
+            const selector = element.tagName === 'SELECT' && !!input(`btn-${name}-edit`) && !!input(`btn-${name}-add`);
             if (selector) report.selectors.push(name);
             else report.noSelector.push(name);
           }
@@ -309,9 +315,7 @@ export class Editor {
     await moduleLabel.waitFor({ state: 'visible' });
     const moduleItem = moduleLabel.locator('xpath=..');
     if (!(await moduleItem.getAttribute('class'))?.includes('expanded')) await moduleLabel.click();
-    await moduleItem
-      .locator(':scope > .red-ui-editableList .red-ui-treeList-label', { has: this.page.getByText(label, { exact: true }) })
-      .click();
+    await moduleItem.locator(':scope > .red-ui-editableList .red-ui-treeList-label', { has: this.page.getByText(label, { exact: true }) }).click();
     const title = this.page.locator('.red-ui-help-title');
     if (!(await eventually(async () => (await title.count()) > 0 && (await title.innerText()).trim() === label))) {
       throw new Error(`the help sidebar did not show ${label}`);
@@ -420,10 +424,9 @@ export class Editor {
    */
   async deploy(): Promise<DeployResult> {
     const invalid = await this.invalidNodes();
-    const accepted = this.page.waitForResponse(
-      (response) => response.request().method() === 'POST' && new URL(response.url()).pathname.endsWith('/flows'),
-      { timeout: SERVER_TIMEOUT_MS },
-    );
+    const accepted = this.page.waitForResponse((response) => response.request().method() === 'POST' && new URL(response.url()).pathname.endsWith('/flows'), {
+      timeout: SERVER_TIMEOUT_MS,
+    });
     await this.page.click('#red-ui-header-button-deploy');
     if (invalid.length > 0) await this.page.click('#red-ui-deploy-dialog-confirm-deploy-deploy');
     const response = await accepted;

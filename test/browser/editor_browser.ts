@@ -221,9 +221,7 @@ describe('the editor in a real browser (Chromium)', function () {
               icon: node.querySelector('.red-ui-palette-icon-container')?.getAttribute('data-palette-icon') ?? '',
             })),
           );
-          should(shown).eql(
-            PALETTE_TYPES.map((type) => ({ type, label: paletteLabel(type), icon: `icons/${PACKAGE.name}/${type}.svg` })),
-          );
+          should(shown).eql(PALETTE_TYPES.map((type) => ({ type, label: paletteLabel(type), icon: `icons/${PACKAGE.name}/${type}.svg` })));
           for (const { icon } of shown) should(await iconServed(editor(), icon)).be.true(`${icon} is served as SVG`);
           should(await editor().paletteNode(CONFIG_TYPE).count()).equal(0);
           should(await editor().rawIds(['#red-ui-palette-container-location'])).be.empty();
@@ -314,7 +312,10 @@ describe('the editor in a real browser (Chromium)', function () {
           const answers: string[] = [];
           const keepAnswer = (response: Response): void => {
             if ((response.headers()['content-type'] ?? '').includes('json')) {
-              response.text().then((body) => answers.push(`${response.url()} ${body}`), () => undefined);
+              response.text().then(
+                (body) => answers.push(`${response.url()} ${body}`),
+                () => undefined,
+              );
             }
           };
           editor().page.on('response', keepAnswer);
@@ -473,7 +474,10 @@ describe('the editor in a real browser (Chromium)', function () {
         it('the browser console showed no errors or warnings from the pack (Node-RED core noise is listed, not failed)', function () {
           const report = writeConsoleReport(target.name, seen);
           const noise = [...new Set(coreNoise(seen).map((e) => `[${e.kind}/${e.type}] ${e.text}`))];
-          if (noise.length > 0) console.log(`      Node-RED core noise (${noise.length} kinds, all in ${path.relative(REPO_ROOT, report)}):\n${noise.map((n) => `        ${n}`).join('\n')}`);
+          if (noise.length > 0)
+            console.log(
+              `      Node-RED core noise (${noise.length} kinds, all in ${path.relative(REPO_ROOT, report)}):\n${noise.map((n) => `        ${n}`).join('\n')}`,
+            );
           should(packProblems(seen)).be.empty();
         });
 
@@ -483,7 +487,8 @@ describe('the editor in a real browser (Chromium)', function () {
             const node = /\[(svc-[a-z-]+):([^\]]+)\]/.exec(line);
             return node !== null && CREDENTIAL_NODES.has(`${node[1]}:${node[2]}`);
           });
-          if (documented.length > 0) console.log(`      expected until the user enters the credential:\n${[...new Set(documented)].map((l) => `        ${l}`).join('\n')}`);
+          if (documented.length > 0)
+            console.log(`      expected until the user enters the credential:\n${[...new Set(documented)].map((l) => `        ${l}`).join('\n')}`);
           should(fromPack.filter((line) => !documented.includes(line))).be.empty();
         });
       });

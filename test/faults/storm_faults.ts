@@ -244,11 +244,14 @@ describe('fault storm: one outcome per message whatever the platform does', func
   }
 
   for (const [index, scenario] of SCENARIOS.filter((s) => ['svc-geocode', 'svc-bulk-geocode', 'svc-isoline', 'svc-words'].includes(s.type)).entries()) {
-    (installed(scenario.type) ? it : it.skip)(`${scenario.type}: closed (redeployed) mid-storm, every message still gets exactly one outcome`, async function () {
-      const random = seededRandom(seed + 100 + index);
-      const ledger = await storm(scenario, random, { faults: faultsOf(scenario), rate: 0.4, closeAfterMs: integer(random, 50, 400) });
-      ledger.detach();
-    });
+    (installed(scenario.type) ? it : it.skip)(
+      `${scenario.type}: closed (redeployed) mid-storm, every message still gets exactly one outcome`,
+      async function () {
+        const random = seededRandom(seed + 100 + index);
+        const ledger = await storm(scenario, random, { faults: faultsOf(scenario), rate: 0.4, closeAfterMs: integer(random, 50, 400) });
+        ledger.detach();
+      },
+    );
   }
 
   const words = SCENARIOS.find((s) => s.type === 'svc-words') as Scenario;

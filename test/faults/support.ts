@@ -138,7 +138,10 @@ export class OutcomeLedger {
     };
     out.on('input', onOutput);
     node.on('call:error', onError);
-    this.detachers.push(() => out.removeListener('input', onOutput), () => node.removeListener('call:error', onError));
+    this.detachers.push(
+      () => out.removeListener('input', onOutput),
+      () => node.removeListener('call:error', onError),
+    );
   }
 
   count(id: number): number {

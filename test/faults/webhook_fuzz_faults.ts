@@ -69,10 +69,21 @@ function valid(random: Random, nonce: number, kind = 'valid'): FuzzRequest {
 
 /** A request signed over `body` with `t`, the other fields as given. */
 function signed(kind: string, body: Buffer, t: string, secret = SECRET, contentType = 'application/json'): FuzzRequest {
-  return { kind, method: 'POST', path: PATH, headers: { 'content-type': contentType, 'svc-signature': signatureHeader(t, secret, body) }, body, mustAccept: false };
+  return {
+    kind,
+    method: 'POST',
+    path: PATH,
+    headers: { 'content-type': contentType, 'svc-signature': signatureHeader(t, secret, body) },
+    body,
+    mustAccept: false,
+  };
 }
 
-function randomText(random: Random, length: number, alphabet = ' !"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~'): string {
+function randomText(
+  random: Random,
+  length: number,
+  alphabet = ' !"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~',
+): string {
   let text = '';
   for (let i = 0; i < length; i++) text += alphabet[Math.floor(random() * alphabet.length)];
   return text;
@@ -93,8 +104,16 @@ function mutated(random: Random, nonce: number, replayable: FuzzRequest[]): Fuzz
   const mutations: Array<() => FuzzRequest> = [
     () => ({ ...base, kind: 'digest with one hex digit changed', headers: { ...base.headers, 'svc-signature': flipHexCharacter(random, sig) } }),
     () => ({ ...base, kind: 'digest cut short', headers: { ...base.headers, 'svc-signature': sig.slice(0, -integer(random, 1, 10)) } }),
-    () => ({ ...base, kind: 'digest in upper case', headers: { ...base.headers, 'svc-signature': sig.replace(/digestV1=(\w+)/, (_m, d: string) => `digestV1=${d.toUpperCase()}`) } }),
-    () => ({ ...base, kind: 't changed after signing', headers: { ...base.headers, 'svc-signature': sig.replace(/t=(\d+)/, (_m, v: string) => `t=${Number(v) + integer(random, 1, 5)}`) } }),
+    () => ({
+      ...base,
+      kind: 'digest in upper case',
+      headers: { ...base.headers, 'svc-signature': sig.replace(/digestV1=(\w+)/, (_m, d: string) => `digestV1=${d.toUpperCase()}`) },
+    }),
+    () => ({
+      ...base,
+      kind: 't changed after signing',
+      headers: { ...base.headers, 'svc-signature': sig.replace(/t=(\d+)/, (_m, v: string) => `t=${Number(v) + integer(random, 1, 5)}`) },
+    }),
     () => signed('stale timestamp', base.body, String(Number(t) - TOLERANCE_SEC - integer(random, 5, 100_000))),
     () => signed('future timestamp', base.body, String(Number(t) + TOLERANCE_SEC + integer(random, 5, 100_000))),
     () => signed('timestamp in milliseconds', base.body, String(Date.now())),
@@ -106,15 +125,27 @@ function mutated(random: Random, nonce: number, replayable: FuzzRequest[]): Fuzz
       body[integer(random, 0, body.length - 1)] ^= 1 << integer(random, 0, 6);
       return { ...base, kind: 'body changed after signing', body };
     },
-    () => ({ ...base, kind: 'whitespace added to the body after signing', body: Buffer.concat([base.body, Buffer.from(pick(random, [' ', '\n', '\r\n', '\t']))]) }),
+    () => ({
+      ...base,
+      kind: 'whitespace added to the body after signing',
+      body: Buffer.concat([base.body, Buffer.from(pick(random, [' ', '\n', '\r\n', '\t']))]),
+    }),
     () => ({ ...base, kind: 'body re-serialised after signing', body: Buffer.from(JSON.stringify(JSON.parse(base.body.toString('utf8')))) }),
     () => ({ ...base, kind: 'no signature header', headers: { 'content-type': 'application/json' } }),
     () => ({ ...base, kind: 'empty signature header', headers: { ...base.headers, 'svc-signature': '' } }),
     () => ({ ...base, kind: 'garbage signature header', headers: { ...base.headers, 'svc-signature': randomText(random, integer(random, 1, 300)) } }),
-    () => ({ ...base, kind: 'signature header twice', headers: { ...base.headers, 'svc-signature': [sig, pick(random, [sig, flipHexCharacter(random, sig)])] } }),
+    () => ({
+      ...base,
+      kind: 'signature header twice',
+      headers: { ...base.headers, 'svc-signature': [sig, pick(random, [sig, flipHexCharacter(random, sig)])] },
+    }),
     () => ({ ...base, kind: 'parts reordered and spaced', headers: { ...base.headers, 'svc-signature': ` ${sig.split(',').reverse().join(' , ')} ` } }),
     () => ({ ...base, kind: 'unknown parts added', headers: { ...base.headers, 'svc-signature': `${sig},v0=abc,digestV2=${'f'.repeat(64)}` } }),
-    () => ({ ...base, kind: 'a wrong digest before the right one', headers: { ...base.headers, 'svc-signature': `${sig.split(',')[0]},digestV1=${'0'.repeat(64)},${sig.split(',')[1]}` } }),
+    () => ({
+      ...base,
+      kind: 'a wrong digest before the right one',
+      headers: { ...base.headers, 'svc-signature': `${sig.split(',')[0]},digestV1=${'0'.repeat(64)},${sig.split(',')[1]}` },
+    }),
     () => ({ ...base, kind: 'two timestamps', headers: { ...base.headers, 'svc-signature': `t=${Number(t) - 1},${sig}` } }),
     () => ({ ...base, kind: 'very long header', headers: { ...base.headers, 'svc-signature': `${sig},x=${'a'.repeat(integer(random, 4000, 20_000))}` } }),
     () => signed('content type text/plain', base.body, t, SECRET, 'text/plain'),
@@ -139,8 +170,16 @@ function mutated(random: Random, nonce: number, replayable: FuzzRequest[]): Fuzz
       return request;
     },
     () => ({ ...base, kind: 'gzip body signed plain', body: gzipSync(base.body), headers: { ...base.headers, 'content-encoding': 'gzip' } }),
-    () => signed('UTF-16 body', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(base.body.toString('utf8'), 'utf16le')]), t, SECRET, 'application/json; charset=utf-16'),
-    () => signed('invalid UTF-8 inside a string', Buffer.concat([Buffer.from(`{"nonce":${nonce},"bad":"`), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]), t),
+    () =>
+      signed(
+        'UTF-16 body',
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(base.body.toString('utf8'), 'utf16le')]),
+        t,
+        SECRET,
+        'application/json; charset=utf-16',
+      ),
+    () =>
+      signed('invalid UTF-8 inside a string', Buffer.concat([Buffer.from(`{"nonce":${nonce},"bad":"`), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]), t),
     () => ({ ...base, kind: 'chunked transfer', chunked: true }),
     () => ({ ...base, kind: 'PUT instead of POST', method: 'PUT' }),
     () => ({ ...base, kind: 'GET', method: 'GET', body: Buffer.alloc(0) }),
@@ -237,7 +276,12 @@ describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', fu
       const body = request.chunked ? Readable.from([request.body.subarray(0, 10), request.body.subarray(10)]) : request.body;
       let status: number;
       try {
-        const res = await pool.request({ path: request.path, method: request.method, headers: request.headers, body: request.method === 'GET' ? undefined : body });
+        const res = await pool.request({
+          path: request.path,
+          method: request.method,
+          headers: request.headers,
+          body: request.method === 'GET' ? undefined : body,
+        });
         await res.body.arrayBuffer();
         status = res.statusCode;
       } catch (err) {
@@ -285,7 +329,8 @@ describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', fu
     if (outputs.length !== accepted.length) violations.push(`${accepted.length} requests accepted but ${outputs.length} messages sent`);
     const expectedPayloads = new Set(accepted.map((a) => fingerprint(JSON.parse(a.request.body.toString('utf8')))));
     for (const msg of outputs) {
-      if (!expectedPayloads.has(fingerprint(msg.payload))) violations.push(`a message whose payload no accepted request carried: ${fingerprint(msg.payload).slice(0, 200)}`);
+      if (!expectedPayloads.has(fingerprint(msg.payload)))
+        violations.push(`a message whose payload no accepted request carried: ${fingerprint(msg.payload).slice(0, 200)}`);
     }
     if (violations.length > 0) throw new Error(`seed ${seed}: ${violations.length} violation(s):\n  ${violations.slice(0, 30).join('\n  ')}`);
     should(answered.filter((a) => a.request.kind === 'valid').length).be.above(REQUESTS / 5);
@@ -301,7 +346,12 @@ describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', fu
     const { port } = new URL(origin);
     for (let i = 0; i < BROKEN_CONNECTIONS; i++) {
       const body = jsonBody(random, -i);
-      const head = [`POST ${PATH} HTTP/1.1`, 'host: 127.0.0.1', 'content-type: application/json', `svc-signature: ${signatureHeader(nowSeconds(), SECRET, body)}`];
+      const head = [
+        `POST ${PATH} HTTP/1.1`,
+        'host: 127.0.0.1',
+        'content-type: application/json',
+        `svc-signature: ${signatureHeader(nowSeconds(), SECRET, body)}`,
+      ];
       const variants = [
         Buffer.concat([Buffer.from([...head, `content-length: ${body.length}`, '', ''].join('\r\n')), body.subarray(0, integer(random, 0, body.length - 1))]),
         Buffer.from(randomText(random, integer(random, 1, 400))),

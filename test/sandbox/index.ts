@@ -11,7 +11,10 @@ export * from './server';
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const sandbox = new Sandbox(options);
   const dir = path.join(__dirname, 'endpoints');
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.js')).sort()) {
+  for (const file of fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.js'))
+    .sort()) {
     const module = require(path.join(dir, file)) as { default: SandboxModule };
     sandbox.use(module.default);
   }

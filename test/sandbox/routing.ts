@@ -67,7 +67,10 @@ export function requireNumber(value: unknown, label: string): number {
 const GEOHASH = /^[0123456789bcdefghjkmnpqrstuvwxyz]{1,12}$/;
 
 export function requireGeohash(value: unknown, label: string): string {
-  check(typeof value === 'string' && GEOHASH.test(value), `${label} must be a geohash (alphabet 0123456789bcdefghjkmnpqrstuvwxyz), got ${JSON.stringify(value)}`);
+  check(
+    typeof value === 'string' && GEOHASH.test(value),
+    `${label} must be a geohash (alphabet 0123456789bcdefghjkmnpqrstuvwxyz), got ${JSON.stringify(value)}`,
+  );
   return value as string;
 }
 
@@ -105,8 +108,7 @@ const METERS_PER_DEGREE = (Math.PI / 180) * EARTH_RADIUS_M;
 
 export function distance(a: Point, b: Point): number {
   const rad = Math.PI / 180;
-  const h =
-    Math.sin(((b.lat - a.lat) * rad) / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(((b.lon - a.lon) * rad) / 2) ** 2;
+  const h = Math.sin(((b.lat - a.lat) * rad) / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(((b.lon - a.lon) * rad) / 2) ** 2;
   return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
@@ -188,7 +190,5 @@ export function validCalendar(date: string, time: string): boolean {
   const [year, month, day] = date.split('-').map(Number);
   const [hours, minutes, seconds] = time.split(':').map(Number);
   const probe = new Date(Date.UTC(year, month - 1, day));
-  return (
-    probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day && hours <= 23 && minutes <= 59 && seconds <= 60
-  );
+  return probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day && hours <= 23 && minutes <= 59 && seconds <= 60;
 }

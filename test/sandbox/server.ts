@@ -147,12 +147,7 @@ export class Sandbox {
   }
 
   /** Registers a route; `:name` segments become `params.name`. */
-  route(
-    method: string,
-    path: string,
-    spec: { endpoint: string; auth: AuthFamily; permission?: Permission },
-    handler: RouteHandler,
-  ): void {
+  route(method: string, path: string, spec: { endpoint: string; auth: AuthFamily; permission?: Permission }, handler: RouteHandler): void {
     const keys: string[] = [];
     const pattern = new RegExp(
       '^' +

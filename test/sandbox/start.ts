@@ -52,7 +52,10 @@ function buildFlows(sandboxUrl: string): FlowNode[] {
   const flowNodes: FlowNode[] = [];
   const globalNodes = new Map<string, FlowNode>();
   const ownerOf = new Map<string, string>();
-  const files = fs.readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort();
+  const files = fs
+    .readdirSync(EXAMPLES_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   for (const file of files) {
     let nodes: FlowNode[];
     try {

@@ -8,9 +8,7 @@ import { NODES_DIR } from './paths';
  * Shared test plumbing: Node-RED (4.x by default, another build with NODE_RED_PATH),
  * a sandbox per suite, a config node pointed at it, and one-message-one-outcome helpers.
  */
-const nodeRedPath = process.env.NODE_RED_PATH
-  ? require.resolve(path.resolve(process.env.NODE_RED_PATH))
-  : require.resolve('node-red');
+const nodeRedPath = process.env.NODE_RED_PATH ? require.resolve(path.resolve(process.env.NODE_RED_PATH)) : require.resolve('node-red');
 helper.init(nodeRedPath);
 
 export { helper, Sandbox, SANDBOX_DEFAULTS };
@@ -78,11 +76,7 @@ export async function loadWithSandbox(sandbox: Sandbox, options: LoadOptions): P
     { id: 'out', type: 'helper' },
   ];
   if (!first) throw new Error('loadWithSandbox needs a node');
-  await helper.load(
-    ['svc-config', ...options.types].map(nodeModule),
-    flow,
-    { ...sandboxCredentials(options.credentials), ...(options.nodeCredentials ?? {}) },
-  );
+  await helper.load(['svc-config', ...options.types].map(nodeModule), flow, { ...sandboxCredentials(options.credentials), ...(options.nodeCredentials ?? {}) });
 }
 
 export type Outcome = { kind: 'output'; msg: Json } | { kind: 'error'; error: Error & Json; msg: Json };
@@ -101,8 +95,7 @@ export function sendAndWait(nodeId: string, msg: Json, timeoutMs = 5000): Promis
       reject(new Error(`no output and no error from ${nodeId} within ${timeoutMs} ms`));
     }, timeoutMs);
     const onOutput = (received: Json) => finish({ kind: 'output', msg: received });
-    const onError = (call: { args: unknown[] }) =>
-      finish({ kind: 'error', error: call.args[0] as Error & Json, msg: (call.args[1] ?? {}) as Json });
+    const onError = (call: { args: unknown[] }) => finish({ kind: 'error', error: call.args[0] as Error & Json, msg: (call.args[1] ?? {}) as Json });
     function cleanup(): void {
       clearTimeout(timer);
       out.removeListener('input', onOutput);

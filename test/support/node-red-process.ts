@@ -89,7 +89,10 @@ export class NodeRedProcess {
       cwd: userDir,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    for (const [prefix, stream] of [['', this.child.stdout], ['stderr:', this.child.stderr]] as const) {
+    for (const [prefix, stream] of [
+      ['', this.child.stdout],
+      ['stderr:', this.child.stderr],
+    ] as const) {
       if (!stream) continue;
       readline.createInterface({ input: stream }).on('line', (line) => {
         if (line.trim() !== '') this.log.push(prefix + line);

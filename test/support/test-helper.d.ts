@@ -2,35 +2,31 @@ declare module 'node-red-node-test-helper' {
   import type { EventEmitter } from 'node:events';
 
   namespace helper {
-  /** The parts of a running node that tests touch. */
-  interface TestNode extends EventEmitter {
-    id: string;
-    type: string;
-    receive(msg: Record<string, unknown>): void;
-    status: { (status: object): void; lastCall?: { args: unknown[] }; getCalls?: () => Array<{ args: unknown[] }> };
-    error: { (err: unknown, msg?: unknown): void };
-    [key: string]: unknown;
-  }
+    /** The parts of a running node that tests touch. */
+    interface TestNode extends EventEmitter {
+      id: string;
+      type: string;
+      receive(msg: Record<string, unknown>): void;
+      status: { (status: object): void; lastCall?: { args: unknown[] }; getCalls?: () => Array<{ args: unknown[] }> };
+      error: { (err: unknown, msg?: unknown): void };
+      [key: string]: unknown;
+    }
 
-  interface NodeTestHelper {
-    init(nodeRedRuntimePath?: string, userSettings?: Record<string, unknown>): void;
-    load(
-      nodes: unknown,
-      flow: Array<Record<string, unknown>>,
-      credentials?: Record<string, Record<string, string>>,
-    ): Promise<void>;
-    unload(): Promise<void>;
-    getNode(id: string): TestNode;
-    clearFlows(): Promise<void>;
-    startServer(): Promise<void>;
-    stopServer(): Promise<void>;
-    url(): string;
-    request(): import('supertest').SuperTest<import('supertest').Test>;
-    settings(userSettings: Record<string, unknown>): void;
-    setFlows(flow: Array<Record<string, unknown>>, type?: string, credentials?: Record<string, Record<string, string>>): Promise<void>;
-    log(): { args: unknown[][]; getCalls(): Array<{ args: unknown[] }> };
-    _RED: { httpNode: unknown; httpAdmin: unknown; version(): string };
-  }
+    interface NodeTestHelper {
+      init(nodeRedRuntimePath?: string, userSettings?: Record<string, unknown>): void;
+      load(nodes: unknown, flow: Array<Record<string, unknown>>, credentials?: Record<string, Record<string, string>>): Promise<void>;
+      unload(): Promise<void>;
+      getNode(id: string): TestNode;
+      clearFlows(): Promise<void>;
+      startServer(): Promise<void>;
+      stopServer(): Promise<void>;
+      url(): string;
+      request(): import('supertest').SuperTest<import('supertest').Test>;
+      settings(userSettings: Record<string, unknown>): void;
+      setFlows(flow: Array<Record<string, unknown>>, type?: string, credentials?: Record<string, Record<string, string>>): Promise<void>;
+      log(): { args: unknown[][]; getCalls(): Array<{ args: unknown[] }> };
+      _RED: { httpNode: unknown; httpAdmin: unknown; version(): string };
+    }
   }
 
   const helper: helper.NodeTestHelper;

@@ -52,4 +52,3 @@ export function featurePoint(feature: GeoJsonFeature | undefined): LatLon | unde
     return undefined;
   }
 }
-

@@ -49,15 +49,7 @@ export interface LocationOptions {
 
 type Json = Record<string, unknown>;
 
-const GEOJSON_NON_POINTS = new Set([
-  'LineString',
-  'Polygon',
-  'MultiPoint',
-  'MultiLineString',
-  'MultiPolygon',
-  'GeometryCollection',
-  'FeatureCollection',
-]);
+const GEOJSON_NON_POINTS = new Set(['LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon', 'GeometryCollection', 'FeatureCollection']);
 const ACCEPTED_FORMS =
   'expected {lat, lon}, {lat, lng}, {latitude, longitude}, a GeoJSON Point or Point Feature, a geohash string, or a Location or waypoint object';
 

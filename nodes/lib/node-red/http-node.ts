@@ -18,7 +18,10 @@ export function routerStack(app: Express): RouterLayer[] {
 
 /** Express matches paths ignoring case and a trailing slash by default. */
 export function normalisePath(path: string): string {
-  return path.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1').toLowerCase();
+  return path
+    .replace(/\/{2,}/g, '/')
+    .replace(/(.)\/$/, '$1')
+    .toLowerCase();
 }
 
 export type RawBody = Buffer | 'too large' | 'consumed';

@@ -115,4 +115,3 @@ export async function readRequestFields<K extends string>(
   }
   return fields;
 }
-

@@ -13,4 +13,3 @@ export function pollingOf(def: { pollInterval?: unknown; maxWait?: unknown }): P
     maxWaitMs: (positiveSetting(def.maxWait) ?? DEFAULT_MAX_WAIT_S) * 1000,
   };
 }
-

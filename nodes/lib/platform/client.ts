@@ -88,14 +88,7 @@ const RETRY_CAP_MS = 8_000;
 const MAX_RETRY_AFTER_MS = 120_000;
 const KEEP_ALIVE_MS = 30_000;
 /** Error codes of failures that happen before a single byte of the request left this process. */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** Node's codes for certificate and TLS handshake failures. */
 const TLS_CODE = /CERT|^ERR_TLS_|^ERR_SSL_/;
@@ -425,4 +418,3 @@ function readTokenResponse(body: unknown): TokenResponse {
   }
   throw new PlatformError('BAD_RESPONSE', 'the token endpoint answered without an access token', { statusCode: 200 });
 }
-

@@ -137,4 +137,3 @@ function jobHandle(body: unknown, knownJobId?: string): JobHandle {
   }
   return { jobId, status, message };
 }
-

@@ -22,9 +22,7 @@ export interface ParsedSignature {
 /** Why a request was refused; short, safe to show in a node status. */
 export type SignatureRejection = 'missing signature' | 'malformed signature' | 'stale timestamp' | 'future timestamp' | 'signature mismatch' | 'replay';
 
-export type VerifyResult =
-  | { ok: true; timestamp: string; timestampMs: number; digest: string }
-  | { ok: false; reason: SignatureRejection };
+export type VerifyResult = { ok: true; timestamp: string; timestampMs: number; digest: string } | { ok: false; reason: SignatureRejection };
 
 /** The lowercase hex SHA-256 of `<t>.<secret>.<body>`, over the body's exact bytes. */
 export function computeDigest(timestamp: string, secret: string, body: Buffer | string): string {

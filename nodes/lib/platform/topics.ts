@@ -136,4 +136,3 @@ export function readWebhookHeader(value: unknown): string | undefined {
   if (value.slice(separator + 1).trim() === '') throw invalidInput('WebhookHeader: the header value after the colon is empty');
   return value.trim();
 }
-

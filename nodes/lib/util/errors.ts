@@ -62,9 +62,7 @@ const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
 /** Removes anything that looks like a credential from text that may reach logs or messages. */
 export function redact(text: string, secrets: readonly string[] = []): string {
   // Bearer first, so `authorization: Bearer <token>` loses the token and not just the word "Bearer".
-  let out = text
-    .replace(BEARER, '$1***')
-    .replace(SECRET_MEMBER, (_match, name: string, value: string) => `${name}${value.startsWith('"') ? '"***"' : '***'}`);
+  let out = text.replace(BEARER, '$1***').replace(SECRET_MEMBER, (_match, name: string, value: string) => `${name}${value.startsWith('"') ? '"***"' : '***'}`);
   for (const secret of secrets) {
     if (secret.length >= 4) out = out.split(secret).join('***');
   }

@@ -14,7 +14,13 @@ export function readChoice<T extends string>(value: unknown, allowed: readonly T
 
 /** Several enum values, from an array or a comma-separated list; undefined when not set. */
 export function readChoices<T extends string>(value: unknown, allowed: readonly T[], field: string): T[] | undefined {
-  const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value;
+  const items =
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : value;
   if (!isSet(items)) return undefined;
   if (!Array.isArray(items)) throw invalidInput(`${field}: expected a list of ${allowed.join(', ')}`);
   return items.map((item) => oneOf(item, allowed, field));

@@ -160,7 +160,10 @@ function sendResultFile(ctx: RouteContext, job: BulkJob, controls: BulkControls)
   if (controls.resultFormat === 'csv') {
     type = 'text/csv; charset=utf-8';
     const columns = controls.echoAddress ? RESULT_COLUMNS : RESULT_COLUMNS.slice(1);
-    body = writeCsv(columns, results.map(({ address, feature }) => csvResultRow(address, feature).slice(RESULT_COLUMNS.length - columns.length)));
+    body = writeCsv(
+      columns,
+      results.map(({ address, feature }) => csvResultRow(address, feature).slice(RESULT_COLUMNS.length - columns.length)),
+    );
   } else {
     const elements = results.map(({ address, feature }) => ({
       ...(controls.echoAddress ? { address } : {}),

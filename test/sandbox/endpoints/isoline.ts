@@ -133,7 +133,8 @@ function isolineResult(request: IsolineRequest): Record<string, unknown> {
 
 /** Meters reachable for one range value. */
 function reach(request: IsolineRequest, value: number): number {
-  const meters = request.range.type === 'distance' ? value * NETWORK_FACTOR : value * SPEED[request.transportMode[0]] * (request.mode === 'short' ? SHORT_MODE_FACTOR : 1);
+  const meters =
+    request.range.type === 'distance' ? value * NETWORK_FACTOR : value * SPEED[request.transportMode[0]] * (request.mode === 'short' ? SHORT_MODE_FACTOR : 1);
   return meters * Math.max(0.5, 1 - 0.04 * request.avoided);
 }
 

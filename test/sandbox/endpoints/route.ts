@@ -140,7 +140,15 @@ function indoorPosition(venueId: string, unitId?: string): Point {
 }
 
 function fraction(text: string, slot: number): number {
-  return parseInt(createHash('sha256').update(text).digest('hex').slice(slot * 8, slot * 8 + 8), 16) / 0xffffffff;
+  return (
+    parseInt(
+      createHash('sha256')
+        .update(text)
+        .digest('hex')
+        .slice(slot * 8, slot * 8 + 8),
+      16,
+    ) / 0xffffffff
+  );
 }
 
 function route(waypoints: Waypoint[]): Record<string, unknown> {

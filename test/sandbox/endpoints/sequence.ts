@@ -68,17 +68,12 @@ export default function sequenceEndpoints(sandbox: Sandbox): void {
       sendJson(ctx.res, 200, request.async ? jobs.create(result) : result);
     }),
   );
-  sandbox.route(
-    'GET',
-    '/v1/routing/sequence/async/:projectId/jobs/:jobId',
-    { endpoint: 'sequence-job', auth: 'project', permission: 'sequence' },
-    (ctx) => {
-      if (!ownProject(ctx)) return;
-      const answer = jobs.poll(ctx.params.jobId);
-      if (answer === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such sequence job' });
-      sendJson(ctx.res, 200, answer);
-    },
-  );
+  sandbox.route('GET', '/v1/routing/sequence/async/:projectId/jobs/:jobId', { endpoint: 'sequence-job', auth: 'project', permission: 'sequence' }, (ctx) => {
+    if (!ownProject(ctx)) return;
+    const answer = jobs.poll(ctx.params.jobId);
+    if (answer === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such sequence job' });
+    sendJson(ctx.res, 200, answer);
+  });
 }
 
 function validate(body: Record<string, unknown>): SequenceRequest {
@@ -89,7 +84,10 @@ function validate(body: Record<string, unknown>): SequenceRequest {
   let departure = new Date();
   if (body.departure !== undefined) {
     const match = typeof body.departure === 'string' ? DEPARTURE.exec(body.departure) : null;
-    check(match && validCalendar(match[1], match[2]), `departure must be yyyy-MM-dd'T'HH:mm:ss or yyyy-MM-dd'T'HH:mm:ssX, got ${JSON.stringify(body.departure)}`);
+    check(
+      match && validCalendar(match[1], match[2]),
+      `departure must be yyyy-MM-dd'T'HH:mm:ss or yyyy-MM-dd'T'HH:mm:ssX, got ${JSON.stringify(body.departure)}`,
+    );
     const [, date, time, zone] = match;
     departure = new Date(`${date}T${time}${isoZone(zone)}`);
   }
@@ -165,7 +163,11 @@ function bestOrder(count: number, cost: (a: number, b: number) => number): numbe
       return;
     }
     for (const next of remaining) {
-      visit([...order, next], remaining.filter((r) => r !== next), total + cost(order[order.length - 1], next));
+      visit(
+        [...order, next],
+        remaining.filter((r) => r !== next),
+        total + cost(order[order.length - 1], next),
+      );
     }
   };
   visit([0], rest, 0);
