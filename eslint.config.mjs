@@ -13,6 +13,20 @@ export default defineConfig(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
+    rules: {
+      // As tsc's noUnusedParameters: a leading underscore marks a parameter kept for its position
+      // (Express tells error handlers by their four parameters); rest siblings drop members on purpose.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      // Passing on a caught error of unknown type is not inventing a non-Error reason.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      // Tests load compiled nodes, core nodes and tools' internals by paths computed at run time, synchronously.
+      '@typescript-eslint/no-require-imports': 'off',
+    },
   },
   {
     files: ['nodes/**/*.html', 'resources/**/*.js'],

@@ -101,6 +101,7 @@ const ERROR_MEMBER = /^(?:error|errors|error_?message|error_?description|failure
 const LAT_MEMBER = /^(?:lat|latitude)$/i;
 const LON_MEMBER = /^(?:lon|lng|long|longitude)$/i;
 const RESULT_LIST_MEMBERS = ['results', 'items', 'rows', 'records', 'data', 'features', 'payload'];
+const RECORD_SEPARATOR = '\u001e';
 /** Answers to a download that may mean its token expired: the job is asked once for a fresh one. */
 const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
 
@@ -286,7 +287,7 @@ class BulkRun {
       return { download: completion(answer, this.settings) as Download, polls };
     } catch (err) {
       if (err instanceof PlatformError && err.code === 'TIMEOUT' && Date.now() - started >= this.settings.maxWaitMs) {
-        const seen = lastStatus === undefined ? 'no status seen' : `last status "${String(lastStatus)}"`;
+        const seen = lastStatus === undefined ? 'no status seen' : `last status ${JSON.stringify(lastStatus)}`;
         throw new PlatformError('TIMEOUT', `bulk job ${jobId} gave no download link or token within ${this.settings.maxWaitMs / 1000} s (${seen})`, {
           cause: err,
         });
@@ -494,11 +495,14 @@ function resultRecords(file: PlatformResponse<Buffer>, jobId: string): unknown[]
   const text = file.body.toString('utf8').replace(/^\uFEFF/, '');
   try {
     if (/ndjson|jsonl|jsonlines|json-seq/.test(type)) {
-      return text
-        .split(/\r?\n/)
-        .map((line) => line.replace(/^\x1e/, '').trim())
-        .filter((line) => line !== '')
-        .map((line): unknown => JSON.parse(line));
+      return (
+        text
+          .split(/\r?\n/)
+          // JSON text sequences (RFC 7464) start each record with the record separator.
+          .map((line) => (line.startsWith(RECORD_SEPARATOR) ? line.slice(1) : line).trim())
+          .filter((line) => line !== '')
+          .map((line): unknown => JSON.parse(line))
+      );
     }
     if (/json/.test(type) || (!/csv|text\//.test(type) && /^\s*[[{]/.test(text))) {
       const list = resultList(JSON.parse(text), 0);
@@ -531,14 +535,15 @@ function resultList(value: unknown, depth: number): unknown[] | undefined {
 /**
  * The result record for each row of a batch. When every record echoes its address, records are matched
  * by address (so a reordered file still lines up); otherwise, or when that leaves rows unmatched,
- * the n-th record belongs to the n-th row, which needs as many records as rows.
+ * the n-th record belongs to the n-th row, which needs as many records as rows. A row without a
+ * record has undefined in its place.
  */
-function pairRecords(batch: InputRow[], records: unknown[], jobId: string): Array<unknown | undefined> {
+function pairRecords(batch: InputRow[], records: unknown[], jobId: string): unknown[] {
   const echoed = records.map(echoedAddress);
   if (records.length > 0 && echoed.every((address) => address !== undefined)) {
     const byAddress = new Map<string, unknown[]>();
     echoed.forEach((address, i) => {
-      const key = sameAddress(address as string);
+      const key = sameAddress(address);
       const sameKey = byAddress.get(key);
       if (sameKey) sameKey.push(records[i]);
       else byAddress.set(key, [records[i]]);

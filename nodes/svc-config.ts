@@ -1,11 +1,10 @@
 import type { ConnectionOptions } from 'node:tls';
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
 import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
 import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform/client';
 import { PlatformError } from './lib/util/errors';
-import { toNumber } from './lib/util/values';
-import { positiveSetting } from './lib/util/values';
+import { positiveSetting, toNumber } from './lib/util/values';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -109,7 +108,7 @@ export = function register(RED: NodeAPI): void {
    * not retyped arrive as a placeholder and are taken from the deployed node's credentials, but only
    * for the token URL that node is deployed with: a stored secret is never sent to a new address.
    */
-  RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response) => {
+  RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response, next: NextFunction) => {
     const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: SvcCredentials };
     const given = body.credentials ?? {};
     const retyped = !!given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD;
@@ -124,18 +123,24 @@ export = function register(RED: NodeAPI): void {
       clientSecret: retyped ? given.clientSecret : stored?.clientSecret,
     };
     const client = new PlatformClient(clientConfig({ ...(body as SvcConfigDef), maxRetries: 0, rateLimit: 0 }, credentials));
-    client
-      .fetchToken()
-      .then(
-        (token) => res.json({ ok: true, expiresIn: token.expiresIn ?? null }),
-        (err: unknown) => {
-          const error = err instanceof PlatformError ? err : new PlatformError('NETWORK', String(err));
-          res.json({ ok: false, code: error.code, statusCode: error.statusCode ?? null, message: error.message });
-        },
-      )
-      .finally(() => client.close());
+    testToken(client)
+      .then((answer) => res.json(answer))
+      .catch(next);
   });
 };
+
+/** The answer to "Test connection": a token was issued, or why not. Closes the client either way. */
+async function testToken(client: PlatformClient): Promise<Record<string, unknown>> {
+  try {
+    const token = await client.fetchToken();
+    return { ok: true, expiresIn: token.expiresIn ?? null };
+  } catch (err) {
+    const error = err instanceof PlatformError ? err : new PlatformError('NETWORK', String(err));
+    return { ok: false, code: error.code, statusCode: error.statusCode ?? null, message: error.message };
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
 
 /** A setting where 0 is meaningful ("off", "no cap"); anything else unreadable takes the default. */
 function numberOr(value: unknown, fallback: number): number {

@@ -49,7 +49,7 @@ export = function register(RED: NodeAPI): void {
 
 /** A string, or an object with an `address` member; empty or other values are input errors. */
 function readAddress(value: unknown): string {
-  const candidate = value !== null && typeof value === 'object' && 'address' in value ? (value as { address: unknown }).address : value;
+  const candidate = value !== null && typeof value === 'object' && 'address' in value ? value.address : value;
   if (typeof candidate !== 'string') {
     throw invalidInput(`address must be a string or an object with an "address" string, got ${describeValue(candidate)}`);
   }

@@ -180,7 +180,7 @@ function collectPolygons(value: unknown, properties: Record<string, unknown>, ou
   if (depth > 6 || value === null || typeof value !== 'object') return;
   if (Array.isArray(value)) {
     if (isRing(value)) out.push({ rings: [value], properties });
-    else if (value.length > 0 && value.every(isRing)) out.push({ rings: value as unknown[][], properties });
+    else if (value.length > 0 && value.every(isRing)) out.push({ rings: value, properties });
     else for (const item of value) collectPolygons(item, properties, out, depth + 1);
     return;
   }

@@ -132,7 +132,7 @@ export = function register(RED: NodeAPI): void {
       if (values.topicId === undefined && topicIdIsDefault) {
         values.topicId = await readInput({ type: 'msg', value: 'payload.TopicId' });
       }
-      return OPERATION_HANDLERS[op]({ platform: client(), out: msg as OutputMessage, values, context, settings });
+      return OPERATION_HANDLERS[op]({ platform: client(), out: msg, values, context, settings });
     });
   }
 

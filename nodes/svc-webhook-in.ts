@@ -44,7 +44,6 @@ type Rejection = SignatureRejection | 'not JSON' | 'invalid JSON' | 'body too la
 export = function register(RED: NodeAPI): void {
   function SvcWebhookIn(this: Node<WebhookInCredentials>, def: WebhookInDef): void {
     RED.nodes.createNode(this, def);
-    const node = this;
     if (RED.settings.httpNodeRoot === false) {
       this.warn('not created: Node-RED serves no HTTP nodes (httpNodeRoot is false)');
       this.status({ fill: 'grey', shape: 'ring', text: 'HTTP nodes disabled' });
@@ -103,7 +102,7 @@ export = function register(RED: NodeAPI): void {
       if (body === 'consumed') {
         if (!warnedConsumedBody) {
           warnedConsumedBody = true;
-          node.error(
+          this.error(
             `the body of POST ${config.path} was read before this node (a body parser in httpNodeMiddleware?): the exact bytes are needed to check the signature`,
           );
         }
@@ -124,19 +123,19 @@ export = function register(RED: NodeAPI): void {
       res.status(200).end();
       counts.accepted++;
       showCounts();
-      node.send({
+      this.send({
         payload,
         webhook: { timestamp: verified?.timestampMs, receivedAt, headers: visibleHeaders(req.headers, config.header?.name) },
       });
     };
     const handler: RequestHandler = (req, res) => {
       receive(req, res).catch((err: unknown) => {
-        node.warn(`webhook request failed: ${err instanceof Error ? err.message : String(err)}`);
+        this.warn(`webhook request failed: ${err instanceof Error ? err.message : String(err)}`);
         if (!res.headersSent) res.status(500).json({ error: 'internal error' });
       });
     };
     const errorHandler = (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      node.warn(err instanceof Error ? err.message : String(err));
+      this.warn(err instanceof Error ? err.message : String(err));
       if (!res.headersSent) res.sendStatus(500);
     };
 

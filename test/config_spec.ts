@@ -181,7 +181,7 @@ describe('svc-config', function () {
       const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }));
       should(answer.ok).be.true();
       const [tokenRequest] = ctx.sandbox.requests('token');
-      should(JSON.parse(tokenRequest.body).client_secret).equal(SANDBOX_DEFAULTS.clientSecret);
+      should((JSON.parse(tokenRequest.body) as Json).client_secret).equal(SANDBOX_DEFAULTS.clientSecret);
     });
 
     it('never sends a stored secret to a token URL other than the deployed one', async function () {

@@ -413,8 +413,8 @@ describe('examples', function () {
           const messages = await Promise.all(outputs);
           step.expect.forEach((expectation, i) => {
             const shown = shows.get(expectation.at) as FlowNode;
-            if (shown.targetType === 'msg')
-              should(memberAt(messages[i], shown.complete as string)).not.equal(undefined, `msg.${shown.complete} at ${expectation.at}`);
+            const complete = shown.complete as string;
+            if (shown.targetType === 'msg') should(memberAt(messages[i], complete)).not.equal(undefined, `msg.${complete} at ${expectation.at}`);
             expectation.check(messages[i]);
           });
         }

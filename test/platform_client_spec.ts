@@ -494,8 +494,8 @@ describe('platform client', function () {
       should(fulfilled).have.length(3);
       should(refused).have.length(2);
       for (const { reason } of refused) {
-        should(reason.code).equal('QUEUE_FULL');
-        should(reason.notSent).be.true();
+        should((reason as PlatformError).code).equal('QUEUE_FULL');
+        should((reason as PlatformError).notSent).be.true();
       }
       should(sandbox.requests('slow').map((r) => r.query.n)).eql(['0', '1', '2']);
     });

@@ -97,7 +97,7 @@ describe('svc-topic-publish', function () {
     await expectOutput('n1', { topicId, locationId: 'cell-1', payload: 'open' });
     await expectOutput('n1', { topicId, locationId: 'cell-1', payload: [1, 2] });
     await expectOutput('n1', { topicId, locationId: 'cell-1', payload: { already: 'object' } });
-    const bodies = ctx.sandbox.requests('topic-publish').map((r) => JSON.parse(r.body).Data);
+    const bodies = ctx.sandbox.requests('topic-publish').map((r) => (JSON.parse(r.body) as Json).Data);
     should(bodies).eql([{ value: 'open' }, { value: [1, 2] }, { already: 'object' }]);
   });
 
@@ -209,7 +209,7 @@ describe('svc-topic-publish', function () {
       should(signed.headers['x-receiver-key']).equal('key-123');
       should(signed.headers['content-type']).equal('application/json');
       const match = /^t=(\d+),digestV1=([0-9a-f]{64})$/.exec(String(signed.headers['svc-signature']));
-      if (!match) throw new Error(`unexpected signature header ${signed.headers['svc-signature']}`);
+      if (!match) throw new Error(`unexpected signature header ${String(signed.headers['svc-signature'])}`);
       should(match[2]).equal(createHash('sha256').update(`${match[1]}.sub-secret.${signed.body}`).digest('hex'));
       should(Math.abs(Number(match[1]) - Date.now() / 1000)).be.below(60);
       should(JSON.parse(signed.body)).match({ topicId, locationId: 'cell-1', data: { temperature: 21.5 } });

@@ -111,7 +111,7 @@ describe('svc-topic', function () {
       should((msg.payload as { items: unknown[] }).items).have.length(20);
       should(ctx.sandbox.requests('topic-list')).have.length(2);
       const node = helper.getNode('n1');
-      const warnings = (node.warn as unknown as { getCalls(): Array<{ args: unknown[] }> }).getCalls().map((c) => String(c.args[0]));
+      const warnings = (node.warn as { getCalls(): Array<{ args: unknown[] }> }).getCalls().map((c) => String(c.args[0]));
       should(warnings.some((w) => /stopped after 2 pages/.test(w))).be.true();
     });
 
@@ -235,7 +235,7 @@ describe('svc-topic', function () {
         topicId: topic.id,
         payload: { WebhookAddress: 'http://127.0.0.1:1880/hook', TopicId: 999 },
       });
-      const sent = JSON.parse(ctx.sandbox.requests('subscription-create')[0].body);
+      const sent = JSON.parse(ctx.sandbox.requests('subscription-create')[0].body) as unknown;
       should(sent).eql({ WebhookAddress: 'http://127.0.0.1:1880/hook', LocationIds: ['cell-a', 'cell-b'], TopicId: topic.id });
     });
 

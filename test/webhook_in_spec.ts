@@ -65,7 +65,9 @@ describe('svc-webhook-in', function () {
   const outputs: Json[] = [];
 
   before(async function () {
-    server = http.createServer((req, res) => mounted(req, res));
+    server = http.createServer((req, res) => {
+      mounted(req, res);
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -114,7 +116,7 @@ describe('svc-webhook-in', function () {
   }
 
   function callsOf(id: string, method: 'warn' | 'error'): string[] {
-    const spy = helper.getNode(id)[method] as unknown as { getCalls(): Array<{ args: unknown[] }> };
+    const spy = helper.getNode(id)[method] as { getCalls(): Array<{ args: unknown[] }> };
     return spy.getCalls().map((call) => String(call.args[0]));
   }
 
@@ -183,7 +185,9 @@ describe('svc-webhook-in', function () {
       await helper.startServer();
       const server = (helper as unknown as { _server: http.Server })._server;
       server.removeAllListeners('request');
-      server.on('request', (req, res) => mounted(req, res));
+      server.on('request', (req, res) => {
+        mounted(req, res);
+      });
       requestListeners = () => server.listeners('request').length;
       serverUrl = helper.url();
     });

@@ -81,7 +81,8 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
         await res.body.arrayBuffer();
         outcome = { status: res.statusCode };
       } catch (err) {
-        outcome = { error: String((err as { code?: unknown }).code ?? (err as Error).name) };
+        const { code, name } = err as Error & { code?: string };
+        outcome = { error: code ?? name };
       }
       const finished = performance.now();
       if (outcome.status !== undefined) answeredInAll++;

@@ -42,7 +42,7 @@ interface Report {
   startedAt: string;
   finishedAt?: string;
   quick: boolean;
-  machine: Record<string, unknown>;
+  machine: { cpus: number; cpuModel?: string; memoryGb: number; platform: string; node: string; nodeRed: string; undici: string; nodeTypes?: string[] };
   /** Load averages (1, 5, 15 min) as each measurement began: other work on the machine skews figures. */
   loadAverage: Record<string, number[]>;
   throughput?: ThroughputResult;

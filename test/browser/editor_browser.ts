@@ -116,11 +116,12 @@ function secretsShown(editor: Editor): Promise<string[]> {
 function contrast(editor: Editor, foreground: string, background: string): Promise<number> {
   return editor.page.evaluate(
     ({ fg, bg }) => {
-      const { document, getComputedStyle } = globalThis as unknown as EditorWindow;
+      const page = globalThis as unknown as EditorWindow;
+      const { document } = page;
       const colour = (selector: string, text: boolean): number[] => {
         const element = document.querySelector(selector);
         if (!element) throw new Error(`${selector} is not on the page`);
-        const style = getComputedStyle(element);
+        const style = page.getComputedStyle(element);
         const isSvg = element.closest('svg') !== null;
         const value = isSvg ? style.fill : text ? style.color : style.backgroundColor;
         const channels = (value.match(/[\d.]+/g) ?? []).map(Number);

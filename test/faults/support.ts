@@ -112,6 +112,11 @@ export interface ErrorOutcome {
   msg: Json | undefined;
 }
 
+/** The error's code as the node set it, else its class name. */
+function codeOf(error: Error & Json): string {
+  return typeof error.code === 'string' ? error.code : error.name;
+}
+
 /**
  * Every output and every error of one node, by the `faultId` the test put on each message.
  * Errors reach it as Node-RED reports them: `done(err)` calls `node.error(err, msg)`.
@@ -160,7 +165,7 @@ export class OutcomeLedger {
       const outputs = this.outputs.get(id)?.length ?? 0;
       const errors = this.errors.get(id) ?? [];
       if (outputs + errors.length === 1) continue;
-      const what = errors.map((e) => `${String(e.error.code ?? e.error.name)}: ${e.error.message}`).join('; ');
+      const what = errors.map((e) => `${codeOf(e.error)}: ${e.error.message}`).join('; ');
       found.push(`message ${id}: ${outputs} output(s), ${errors.length} error(s)${what ? ` (${what})` : ''}`);
     }
     for (const stray of this.strayErrors) found.push(`an error without its message: ${stray.error?.message ?? String(stray.error)}`);
@@ -180,7 +185,7 @@ export class OutcomeLedger {
     const codes: Record<string, number> = {};
     for (const outcomes of this.errors.values()) {
       for (const { error } of outcomes) {
-        const code = String(error.code ?? error.name);
+        const code = codeOf(error);
         codes[code] = (codes[code] ?? 0) + 1;
       }
     }
@@ -221,10 +226,10 @@ export class ConsoleCapture {
   start(): void {
     for (const stream of [process.stdout, process.stderr]) {
       const original = stream.write.bind(stream);
-      stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      stream.write = (chunk: unknown, ...rest: unknown[]) => {
         this.chunks.push(typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk));
         return (original as (...args: unknown[]) => boolean)(chunk, ...rest);
-      }) as typeof stream.write;
+      };
       this.restore.push(() => {
         stream.write = original;
       });

@@ -60,7 +60,7 @@ export function requireEnumArray<T extends string>(value: unknown, allowed: read
 
 export function requireNumber(value: unknown, label: string): number {
   check(typeof value === 'number' && Number.isFinite(value), `${label} must be a number`);
-  return value as number;
+  return value;
 }
 
 /** The standard base-32 geohash alphabet, lower case. */
@@ -71,7 +71,7 @@ export function requireGeohash(value: unknown, label: string): string {
     typeof value === 'string' && GEOHASH.test(value),
     `${label} must be a geohash (alphabet 0123456789bcdefghjkmnpqrstuvwxyz), got ${JSON.stringify(value)}`,
   );
-  return value as string;
+  return value;
 }
 
 export function requireLatLon(lat: unknown, lon: unknown, label: string): Point {

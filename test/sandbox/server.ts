@@ -292,7 +292,7 @@ export class Sandbox {
       sandbox: this,
       json: () => {
         try {
-          return JSON.parse(body.toString('utf8'));
+          return JSON.parse(body.toString('utf8')) as unknown;
         } catch {
           sendJson(res, 400, { error: 'bad_request', message: 'body is not valid JSON' });
           return undefined;

@@ -67,7 +67,7 @@ function buildFlows(sandboxUrl: string): FlowNode[] {
     }
     const tabId = `tab-${path.basename(file, '.json')}`;
     const comment = nodes.find((n) => n.type === 'comment');
-    tabs.push({ id: tabId, type: 'tab', label: String(comment?.name ?? path.basename(file, '.json')), disabled: false, info: '' });
+    tabs.push({ id: tabId, type: 'tab', label: typeof comment?.name === 'string' ? comment.name : path.basename(file, '.json'), disabled: false, info: '' });
     for (const node of nodes) {
       if ('z' in node || !('x' in node)) {
         const known = globalNodes.get(node.id);

@@ -12,6 +12,13 @@ declare module 'node-red-node-test-helper' {
       [key: string]: unknown;
     }
 
+    /** The helper's supertest agent on the admin app, as far as tests use it (supertest ships no types). */
+    interface AdminRequest {
+      post(path: string): AdminRequest;
+      send(body: unknown): AdminRequest;
+      expect(status: number): Promise<{ status: number; body: unknown }>;
+    }
+
     interface NodeTestHelper {
       init(nodeRedRuntimePath?: string, userSettings?: Record<string, unknown>): void;
       load(nodes: unknown, flow: Array<Record<string, unknown>>, credentials?: Record<string, Record<string, string>>): Promise<void>;
@@ -21,7 +28,7 @@ declare module 'node-red-node-test-helper' {
       startServer(): Promise<void>;
       stopServer(): Promise<void>;
       url(): string;
-      request(): import('supertest').SuperTest<import('supertest').Test>;
+      request(): AdminRequest;
       settings(userSettings: Record<string, unknown>): void;
       setFlows(flow: Array<Record<string, unknown>>, type?: string, credentials?: Record<string, Record<string, string>>): Promise<void>;
       log(): { args: unknown[][]; getCalls(): Array<{ args: unknown[] }> };

@@ -1,7 +1,6 @@
 import { invalidInput } from '../util/errors';
-import { readChoices } from '../util/values';
+import { describeValue, readChoices, toNumber } from '../util/values';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
-import { toNumber } from '../util/values';
 
 /**
  * The one converter from what users send (coordinates objects, GeoJSON, geohashes, world-map
@@ -126,7 +125,7 @@ export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[
   const transportMode = own ?? defaultModes;
   const withModes = (waypoint: WaypointObject): WaypointObject => (transportMode ? { ...waypoint, transportMode } : waypoint);
   const given = place.specObject;
-  if (given?.type === 'point' || given?.type === 'indoor') return withModes(given as WaypointObject);
+  if (given?.type === 'point' || given?.type === 'indoor') return withModes(given);
   if (given?.type === 'geohash') return withModes({ type: 'geohash', geohash: given.geohash });
   if (place.venueId !== undefined || place.unitId !== undefined) {
     return withModes(dropUndefined({ type: 'indoor', venueId: place.venueId, unitId: place.unitId }));
@@ -378,9 +377,10 @@ function pad(n: number, width = 2): string {
 }
 
 function shown(value: unknown): string {
-  if (value === null) return 'null';
   if (value === undefined) return 'nothing';
-  return typeof value === 'string' ? JSON.stringify(value) : `a ${typeof value} (${String(value)})`;
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return `a ${typeof value} (${value})`;
+  return describeValue(value);
 }
 
 function dropUndefined<T extends object>(value: T): T {

@@ -13,7 +13,7 @@ const LEADING_SLASHES = '///';
  * anything else is an INVALID_INPUT error.
  */
 export function parseThreeWords(value: unknown): string[] {
-  const candidate = value !== null && typeof value === 'object' && !Array.isArray(value) && 'words' in value ? (value as { words: unknown }).words : value;
+  const candidate = value !== null && typeof value === 'object' && !Array.isArray(value) && 'words' in value ? value.words : value;
   if (typeof candidate !== 'string') {
     throw invalidInput(`three words must be a string such as "index.home.raft", got ${describeValue(candidate)}`);
   }

@@ -17,7 +17,7 @@ export type OutputMessage = NodeMessageInFlow & Record<string, unknown>;
 export function typedProperty(def: Record<string, unknown>, name: string, defaultPath: string): TypedProperty {
   const type = typeof def[`${name}Type`] === 'string' && def[`${name}Type`] !== '' ? (def[`${name}Type`] as string) : 'msg';
   const raw = def[name];
-  const value = typeof raw === 'string' ? raw : raw === undefined || raw === null ? '' : String(raw);
+  const value = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : '';
   return type === 'msg' && value === '' ? { type, value: defaultPath } : { type, value };
 }
 

@@ -45,7 +45,8 @@ export function handleInputs(node: Node, handler: InputHandler): NodeStatus {
       .then(
         (result) => {
           if (controller.signal.aborted) throw cancelled('message');
-          status.done(result.statusText ?? String(result.msg.statusCode ?? 'ok'));
+          const { statusCode } = result.msg;
+          status.done(result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok'));
           send(result.msg);
           done();
         },

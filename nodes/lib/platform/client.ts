@@ -272,7 +272,7 @@ export class PlatformClient {
       const res = await this.dispatcher.request({
         origin: url.origin,
         path: url.pathname + url.search,
-        method: method as Dispatcher.HttpMethod,
+        method,
         headers,
         body,
         signal: controller.signal,

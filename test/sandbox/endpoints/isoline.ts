@@ -108,7 +108,7 @@ function validate(body: Record<string, unknown>): IsolineRequest {
     check(shape <= MAX_SHAPE, `shape must be at most ${MAX_SHAPE} in the sandbox`);
   }
   return {
-    async: body.async as boolean,
+    async: body.async,
     origins,
     range: { type, value: range.value as number | number[] },
     values: values as number[],

@@ -103,7 +103,7 @@ function validate(body: Record<string, unknown>): SequenceRequest {
     });
   }
   const routeMode = body.routeMode === undefined ? 'fastest' : requireEnum(body.routeMode, ROUTE_MODES, 'routeMode');
-  return { async: body.async as boolean, points, departure, mode: modes[0], routeMode };
+  return { async: body.async, points, departure, mode: modes[0], routeMode };
 }
 
 function sequenceResult(request: SequenceRequest): Record<string, unknown> {
