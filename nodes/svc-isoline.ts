@@ -2,13 +2,14 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/input
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, invalidInput } from './lib/util/errors';
 import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo/geohash';
-import { Place, readLocation, toLocationObject } from './lib/geo/locations';
-import { compute } from './lib/platform/jobs';
+import { readLocation, toLocationObject } from './lib/geo/locations';
+import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
+import { jobStoreFor } from './lib/node-red/resumable';
 import { locationsOf, readRequestFields, requestInputs } from './lib/node-red/inputs';
 import { pollingOf } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/util/values';
-import { handleInputs } from './lib/node-red/runner';
+import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
 const MODES = ['short', 'fast'] as const;
@@ -43,6 +44,14 @@ interface IsolineDef extends NodeDef {
 }
 
 type Range = { type: (typeof RANGE_TYPES)[number]; value: number };
+/** An origin's [lat, lon], or null for one without a point. */
+type Origin = [number, number] | null;
+/** What a stored isoline job needs to be finished after a restart. */
+interface IsolineJob {
+  jobId: string;
+  ranges: Range[];
+  origins: Origin[];
+}
 type Ring = [number, number][];
 
 export = function register(RED: NodeAPI): void {
@@ -75,25 +84,38 @@ export = function register(RED: NodeAPI): void {
         }),
       };
 
+      const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
+      const origins = places.map((place): Origin => (place.point ? [place.point.lat, place.point.lon] : null));
       const result = await compute({
-        client: client(),
+        ...isolineJob(context),
         path: '/v1/routing/isoline',
         body,
+        onJob: (jobId) => context.track({ jobId, ranges, origins }),
+      }).catch((err: unknown) => {
+        throw withJapanHint(err, origins);
+      });
+      return isolineOutput(msg as OutputMessage, result, ranges);
+    }, {
+      kind: 'isoline',
+      store: jobStoreFor(RED, def.server),
+      resume: async (stored, msg, context) => {
+        const job = stored as unknown as IsolineJob;
+        const result = await awaitComputation(isolineJob(context), job.jobId).catch((err: unknown) => {
+          throw withJapanHint(err, job.origins);
+        });
+        return isolineOutput(msg, result, job.ranges);
+      },
+    });
+
+    function isolineJob(context: InputContext): ComputationJob {
+      return {
+        client: client(),
         jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
         isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
         polling,
         context,
-      }).catch((err: unknown) => {
-        throw withJapanHint(err, places);
-      });
-      const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
-      const features = isolineFeatures((result.body as { isoline: unknown }).isoline, ranges);
-      const out = msg as OutputMessage;
-      out.payload = result.body;
-      out.geojson = { type: 'FeatureCollection', features };
-      out.statusCode = result.statusCode;
-      return { msg: out, statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}` };
-    });
+      };
+    }
   }
 
   RED.nodes.registerType('svc-isoline', SvcIsoline);
@@ -131,6 +153,16 @@ function readShape(value: unknown): number | undefined {
   return shape;
 }
 
+/** The output: the answer as payload, its polygons as GeoJSON, and the job when there was one. */
+function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Range[]): HandlerResult {
+  const features = isolineFeatures((result.body as { isoline: unknown }).isoline, ranges);
+  out.payload = result.body;
+  out.geojson = { type: 'FeatureCollection', features };
+  out.statusCode = result.statusCode;
+  if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
+  return { msg: out, statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}` };
+}
+
 /** Rough boxes around Japan's islands (south, west, north, east), only to explain a refusal. */
 const JAPAN_BOXES: Array<[number, number, number, number]> = [
   [30.9, 129.3, 41.6, 142.2],
@@ -143,9 +175,9 @@ function inJapan(point: LatLon): boolean {
 }
 
 /** The service offers no isolines in Japan: a refusal for an origin there says so. */
-function withJapanHint(err: unknown, places: Place[]): unknown {
+function withJapanHint(err: unknown, origins: Origin[]): unknown {
   if (!(err instanceof PlatformError) || !['BAD_REQUEST', 'FORBIDDEN', 'JOB_FAILED'].includes(err.code)) return err;
-  const index = places.findIndex((place) => place.point && inJapan(place.point));
+  const index = origins.findIndex((origin) => origin !== null && inJapan({ lat: origin[0], lon: origin[1] }));
   if (index < 0) return err;
   return new PlatformError(err.code, `${err.message} (origin ${index + 1} lies in Japan, where the service offers no isolines)`, {
     statusCode: err.statusCode,
