@@ -4,7 +4,7 @@ import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encod
 import { DepartureFormat, LocationObject, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor } from './lib/node-red/resumable';
-import { locationsOf, readRequestFields, requestInputs } from './lib/node-red/inputs';
+import { locationsOf, nodeInputs } from './lib/node-red/inputs';
 import { pollingOf } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices } from './lib/util/values';
@@ -51,7 +51,7 @@ export = function register(RED: NodeAPI): void {
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
     const client = clientFor(RED, this, def.server);
-    const inputs = requestInputs(def, FIELDS);
+    const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
     const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
@@ -59,8 +59,8 @@ export = function register(RED: NodeAPI): void {
     const polling = pollingOf(def);
 
     handleInputs(this, async (msg, context) => {
-      const fields = await readRequestFields(RED, this, msg, inputs);
-      const places = locationsOf(fields.waypoints, inputs.waypoints, FIELDS.waypoints, msg, { field: 'waypoints', element: 'waypoint' }, locationOptions);
+      const fields = await read(msg);
+      const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
       const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, `waypoint ${i + 1}`));
       const body: Json = {
         async: readBoolean(fields.async, 'async') ?? false,
