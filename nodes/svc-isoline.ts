@@ -2,14 +2,15 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/input
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
 import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo/geohash';
-import { readLocation, toLocationObject } from './lib/geo/locations';
+import { Place, readLocation, toLocationObject } from './lib/geo/locations';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
-import { jobStoreFor } from './lib/node-red/resumable';
+import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
 import { locationsOf, nodeInputs } from './lib/node-red/inputs';
 import { pollingOf } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/util/values';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { isolineShapes } from './lib/geo/worldmap';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
 const MODES = ['short', 'fast'] as const;
@@ -44,13 +45,11 @@ interface IsolineDef extends NodeDef {
 }
 
 type Range = { type: (typeof RANGE_TYPES)[number]; value: number };
-/** An origin's [lat, lon], or null for one without a point. */
-type Origin = [number, number] | null;
 /** What a stored isoline job needs to be finished after a restart. */
 interface IsolineJob {
   jobId: string;
   ranges: Range[];
-  origins: Origin[];
+  places: Place[];
 }
 type Ring = [number, number][];
 
@@ -85,25 +84,24 @@ export = function register(RED: NodeAPI): void {
       };
 
       const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
-      const origins = places.map((place): Origin => (place.point ? [place.point.lat, place.point.lon] : null));
       const result = await compute({
         ...isolineJob(context),
         path: '/v1/routing/isoline',
         body,
-        onJob: (jobId) => context.track({ jobId, ranges, origins }),
+        onJob: (jobId) => context.track({ jobId, ranges, places: storedPlaces(places) }),
       }).catch((err: unknown) => {
-        throw withJapanHint(err, origins);
+        throw withJapanHint(err, places);
       });
-      return isolineOutput(msg as OutputMessage, result, ranges);
-    }, {
+      return isolineOutput(msg as OutputMessage, result, ranges, places);
+    }, def, {
       kind: 'isoline',
       store: jobStoreFor(RED, def.server),
       resume: async (stored, msg, context) => {
         const job = stored as unknown as IsolineJob;
         const result = await awaitComputation(isolineJob(context), job.jobId).catch((err: unknown) => {
-          throw withJapanHint(err, job.origins);
+          throw withJapanHint(err, job.places);
         });
-        return isolineOutput(msg, result, job.ranges);
+        return isolineOutput(msg, result, job.ranges, job.places);
       },
     });
 
@@ -154,13 +152,17 @@ function readShape(value: unknown): number | undefined {
 }
 
 /** The output: the answer as payload, its polygons as GeoJSON, and the job when there was one. */
-function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Range[]): HandlerResult {
+function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Range[], places: Place[]): HandlerResult {
   const features = isolineFeatures((result.body as { isoline: unknown }).isoline, ranges);
   out.payload = result.body;
   out.geojson = { type: 'FeatureCollection', features };
   out.statusCode = result.statusCode;
   if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
-  return { msg: out, statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}` };
+  return {
+    msg: out,
+    statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}`,
+    map: (layer) => isolineShapes(features, places, ranges.length, layer),
+  };
 }
 
 /** Rough boxes around Japan's islands (south, west, north, east), only to explain a refusal. */
@@ -175,9 +177,9 @@ function inJapan(point: LatLon): boolean {
 }
 
 /** The service offers no isolines in Japan: a refusal for an origin there says so. */
-function withJapanHint(err: unknown, origins: Origin[]): unknown {
+function withJapanHint(err: unknown, places: Place[]): unknown {
   if (!(err instanceof PlatformError) || !['BAD_REQUEST', 'FORBIDDEN', 'JOB_FAILED'].includes(err.code)) return err;
-  const index = origins.findIndex((origin) => origin !== null && inJapan({ lat: origin[0], lon: origin[1] }));
+  const index = places.findIndex((place) => place.point && inJapan(place.point));
   if (index < 0) return err;
   return new PlatformError(err.code, `${err.message} (origin ${index + 1} lies in Japan, where the service offers no isolines)`, {
     statusCode: err.statusCode,

@@ -1,14 +1,15 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
-import { DepartureFormat, LocationObject, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
+import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
-import { jobStoreFor } from './lib/node-red/resumable';
+import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
 import { locationsOf, nodeInputs } from './lib/node-red/inputs';
 import { pollingOf } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices } from './lib/util/values';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { sequenceShapes } from './lib/geo/worldmap';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;
@@ -38,13 +39,11 @@ interface SequenceDef extends NodeDef {
 }
 
 type Json = Record<string, unknown>;
-/** What the output needs of an input waypoint: its point and marker name, each null when absent. */
-type Mark = { point: { lat: number; lon: number } | null; name: string | null };
 /** What a stored sequence job needs to be finished after a restart. */
 interface SequenceJob {
   jobId: string;
   waypoints: LocationObject[];
-  marks: Mark[];
+  places: Place[];
 }
 
 export = function register(RED: NodeAPI): void {
@@ -72,20 +71,19 @@ export = function register(RED: NodeAPI): void {
           routeMode: readChoice(fields.routeMode, ROUTE_MODES, 'routeMode'),
         }),
       };
-      const marks = places.map((place): Mark => ({ point: place.point ? { lat: place.point.lat, lon: place.point.lon } : null, name: place.name ?? null }));
       const result = await compute({
         ...sequenceJob(context),
         path: `/v1/routing/sequence/${encodeURIComponent(client().projectId)}`,
         body,
-        onJob: (jobId) => context.track({ jobId, waypoints, marks }),
+        onJob: (jobId) => context.track({ jobId, waypoints, places: storedPlaces(places) }),
       });
-      return sequenceOutput(msg as OutputMessage, result, waypoints, marks);
-    }, {
+      return sequenceOutput(msg as OutputMessage, result, waypoints, places);
+    }, def, {
       kind: 'sequence',
       store: jobStoreFor(RED, def.server),
       resume: async (stored, msg, context) => {
         const job = stored as unknown as SequenceJob;
-        return sequenceOutput(msg, await awaitComputation(sequenceJob(context), job.jobId), job.waypoints, job.marks);
+        return sequenceOutput(msg, await awaitComputation(sequenceJob(context), job.jobId), job.waypoints, job.places);
       },
     });
 
@@ -105,17 +103,22 @@ export = function register(RED: NodeAPI): void {
 };
 
 /** The output: the answer as payload, the input index of each stop, the tour as GeoJSON, and the job when there was one. */
-function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints: LocationObject[], marks: Mark[]): HandlerResult {
+function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints: LocationObject[], places: Place[]): HandlerResult {
   const visited = (result.body as { waypoints: Json[] }).waypoints;
   const stops = visited.map((element, k) => returnedStop(element, k));
   const order = matchOrder(stops, waypoints.map(sentStop));
+  const geojson = sequenceGeoJson(visited, stops, order, places);
   out.payload = result.body;
   out.order = order;
-  out.geojson = sequenceGeoJson(visited, stops, order, marks);
+  out.geojson = geojson;
   out.statusCode = result.statusCode;
   if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
   const unmatched = order.filter((i) => i === null).length;
-  return { msg: out, statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}` };
+  return {
+    msg: out,
+    statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}`,
+    map: (layer) => sequenceShapes(geojson, places, layer),
+  };
 }
 
 /** The finished result carries `waypoints` whose elements have a `location`; a job handle has none. */
@@ -171,10 +174,10 @@ function matchOrder(stops: Array<Stop | undefined>, sent: Stop[]): Array<number 
 }
 
 /** The visited points in order (with the returned members as properties) and the legs between them as lines. */
-function sequenceGeoJson(visited: Json[], stops: Array<Stop | undefined>, order: Array<number | null>, marks: Mark[]): Json {
+function sequenceGeoJson(visited: Json[], stops: Array<Stop | undefined>, order: Array<number | null>, places: Place[]): Json {
   const positions = stops.map((stop, k) => {
     const input = order[k];
-    const point = input !== null ? (marks[input].point ?? undefined) : stop?.point;
+    const point = input !== null ? places[input].point : stop?.point;
     return point ? toPosition(point) : undefined;
   });
   const points = visited.flatMap((element, k) => {
@@ -182,12 +185,12 @@ function sequenceGeoJson(visited: Json[], stops: Array<Stop | undefined>, order:
     if (!position) return [];
     const { location, ...members } = element;
     const input = order[k];
-    const name = input !== null ? marks[input].name : null;
+    const name = input !== null ? places[input].name : undefined;
     return [
       {
         type: 'Feature',
         geometry: { type: 'Point', coordinates: position },
-        properties: { ...members, ...(name === null ? {} : { name }), location, position: k, input },
+        properties: { ...members, ...(name === undefined ? {} : { name }), location, position: k, input },
       },
     ];
   });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Node, NodeAPI, NodeMessageInFlow } from './inputs';
+import type { Place } from '../geo/locations';
 import { FileJobStore, JobStore, JsonObject, JsonValue, StoredJob, newJobKey } from '../platform/job-store';
 
 /**
@@ -126,4 +127,17 @@ function isJson(value: unknown, depth: number): value is JsonValue {
   const prototype = Object.getPrototypeOf(value) as unknown;
   if (prototype !== Object.prototype && prototype !== null) return false;
   return Object.values(value).every((member) => isJson(member, depth + 1));
+}
+
+/** Places as a stored job keeps them: what the output and its map need (point, geohash, name, venue and unit), nothing else. */
+export function storedPlaces(places: Place[]): JsonObject[] {
+  return places.map((place) => {
+    const stored: JsonObject = {};
+    if (place.point) stored.point = { lat: place.point.lat, lon: place.point.lon };
+    for (const member of ['geohash', 'name', 'venueId', 'unitId'] as const) {
+      const value = place[member];
+      if (typeof value === 'string') stored[member] = value;
+    }
+    return stored;
+  });
 }

@@ -4,6 +4,7 @@ import type { JobContext } from '../platform/jobs';
 import type { JsonObject } from '../platform/job-store';
 import { NodeStatus } from './status';
 import { ResumableJobs, StoredJobsOptions } from './resumable';
+import { MapBuilder, MapOutputDef, mapLayerOf, mapMessage } from './map-output';
 
 /**
  * `signal` is aborted when the node closes (redeploy, shutdown): pass it to every request and wait.
@@ -22,6 +23,8 @@ export interface HandlerResult {
   msg: OutputMessage;
   /** Short status text shown after success; defaults to the HTTP status. */
   statusText?: string;
+  /** What the result draws on the Map output; called only when the node has one. */
+  map?: MapBuilder;
 }
 
 export type InputHandler = (msg: NodeMessageInFlow, context: InputContext) => Promise<HandlerResult>;
@@ -32,7 +35,7 @@ export interface Resumable extends StoredJobsOptions {
   resume: (job: JsonObject, msg: OutputMessage, context: InputContext) => Promise<HandlerResult>;
 }
 
-type Send = (msg: OutputMessage) => void;
+type Send = (msg: OutputMessage | Array<OutputMessage | null>) => void;
 type Done = (err?: Error) => void;
 
 /**
@@ -41,9 +44,12 @@ type Done = (err?: Error) => void;
  * status while requesting, and every request, wait and poll of the node aborted when it closes.
  * With `resumable`, jobs the handler tracks are stored: when the node starts they are resumed and
  * their results sent as new messages (`msg.resumed`), each delivered at most once (see ResumableJobs).
+ * With a Map output (`def.worldmap`), each result goes out in the same one send as
+ * `[output 1, map message]`.
  */
-export function handleInputs(node: Node, handler: InputHandler, resumable?: Resumable): NodeStatus {
+export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputDef, resumable?: Resumable): NodeStatus {
   const status = new NodeStatus(node);
+  const mapLayer = mapLayerOf(def);
   const inFlight = new Set<AbortController>();
   const stored = resumable ? new ResumableJobs(node, resumable) : undefined;
   let removing = false;
@@ -70,8 +76,9 @@ export function handleInputs(node: Node, handler: InputHandler, resumable?: Resu
           if (controller.signal.aborted) throw cancelled('message');
           // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
           if (job && !(await job.claimDelivery())) return done();
+          const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessage(result.map, mapLayer) as OutputMessage | null];
           status.done(result.statusText ?? String(result.msg.statusCode ?? 'ok'));
-          send(result.msg);
+          send(outputs);
           done();
         },
         (err: unknown) => {
