@@ -48,7 +48,7 @@ type Ring = [number, number][];
 export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
@@ -57,6 +57,7 @@ export = function register(RED: NodeAPI): void {
     const polling = pollingOf(def);
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const fields = await read(msg);
       const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
       const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
@@ -76,7 +77,7 @@ export = function register(RED: NodeAPI): void {
       };
 
       const result = await compute({
-        client: client(),
+        client: platform,
         path: '/v1/routing/isoline',
         body,
         jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
