@@ -13,6 +13,7 @@ import { jobFailed, pollJob, statusReadsAsFailed } from './lib/platform/jobs';
 import { memberAt } from './lib/util/values';
 import { InputContext, handleInputs } from './lib/node-red/runner';
 import { positiveSetting } from './lib/util/values';
+import { bulkShapes } from './lib/geo/worldmap';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;
@@ -129,8 +130,8 @@ export = function register(RED: NodeAPI): void {
       out.jobs = result.jobs;
       if (settings.rawFiles) out.files = result.files;
       const failed = result.rows.filter((row) => row.error !== undefined).length;
-      return { msg: out, statusText: `${result.rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}` };
-    });
+      return { msg: out, statusText: `${result.rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}`, map: (layer) => bulkShapes(result.rows, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-bulk-geocode', SvcBulkGeocode);
