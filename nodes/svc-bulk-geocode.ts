@@ -108,7 +108,7 @@ const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
 export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const settings: BulkSettings = {
       batchSize: Math.max(1, Math.floor((positiveSetting(def.batchSize) ?? DEFAULTS.batchSize))),
@@ -122,8 +122,9 @@ export = function register(RED: NodeAPI): void {
     };
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const source = inputRows((await inputs.read(msg)).addresses);
-      const result = await new BulkRun(client(), settings, context).run(source);
+      const result = await new BulkRun(platform, settings, context).run(source);
       const out = msg as OutputMessage;
       out.payload = result.rows;
       out.jobs = result.jobs;

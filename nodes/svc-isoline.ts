@@ -3,6 +3,7 @@ import { clientFor } from './lib/node-red/config';
 import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
 import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo/geohash';
 import { Place, readLocation, toLocationObject } from './lib/geo/locations';
+import type { PlatformClient } from './lib/platform/client';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
 import { locationsOf, nodeInputs } from './lib/node-red/inputs';
@@ -56,7 +57,7 @@ type Ring = [number, number][];
 export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
@@ -65,6 +66,7 @@ export = function register(RED: NodeAPI): void {
     const polling = pollingOf(def);
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const fields = await read(msg);
       const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
       const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
@@ -85,7 +87,7 @@ export = function register(RED: NodeAPI): void {
 
       const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
       const result = await compute({
-        ...isolineJob(context),
+        ...isolineJob(platform, context),
         path: '/v1/routing/isoline',
         body,
         onJob: (jobId) => context.track({ jobId, ranges, places: storedPlaces(places) }),
@@ -98,16 +100,16 @@ export = function register(RED: NodeAPI): void {
       store: jobStoreFor(RED, def.server),
       resume: async (stored, msg, context) => {
         const job = stored as unknown as IsolineJob;
-        const result = await awaitComputation(isolineJob(context), job.jobId).catch((err: unknown) => {
+        const result = await awaitComputation(isolineJob(client(), context), job.jobId).catch((err: unknown) => {
           throw withJapanHint(err, job.places);
         });
         return isolineOutput(msg, result, job.ranges, job.places);
       },
     });
 
-    function isolineJob(context: InputContext): ComputationJob {
+    function isolineJob(platform: PlatformClient, context: InputContext): ComputationJob {
       return {
-        client: client(),
+        client: platform,
         jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
         isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
         polling,

@@ -2,6 +2,7 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/input
 import { clientFor } from './lib/node-red/config';
 import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
 import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
+import type { PlatformClient } from './lib/platform/client';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
 import { locationsOf, nodeInputs } from './lib/node-red/inputs';
@@ -49,7 +50,7 @@ interface SequenceJob {
 export = function register(RED: NodeAPI): void {
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
@@ -58,6 +59,7 @@ export = function register(RED: NodeAPI): void {
     const polling = pollingOf(def);
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const fields = await read(msg);
       const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
       const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, `waypoint ${i + 1}`));
@@ -72,8 +74,8 @@ export = function register(RED: NodeAPI): void {
         }),
       };
       const result = await compute({
-        ...sequenceJob(context),
-        path: `/v1/routing/sequence/${encodeURIComponent(client().projectId)}`,
+        ...sequenceJob(platform, context),
+        path: `/v1/routing/sequence/${encodeURIComponent(platform.projectId)}`,
         body,
         onJob: (jobId) => context.track({ jobId, waypoints, places: storedPlaces(places) }),
       });
@@ -83,14 +85,14 @@ export = function register(RED: NodeAPI): void {
       store: jobStoreFor(RED, def.server),
       resume: async (stored, msg, context) => {
         const job = stored as unknown as SequenceJob;
-        return sequenceOutput(msg, await awaitComputation(sequenceJob(context), job.jobId), job.waypoints, job.places);
+        return sequenceOutput(msg, await awaitComputation(sequenceJob(client(), context), job.jobId), job.waypoints, job.places);
       },
     });
 
-    function sequenceJob(context: InputContext): ComputationJob {
-      const projectId = client().projectId;
+    function sequenceJob(platform: PlatformClient, context: InputContext): ComputationJob {
+      const projectId = platform.projectId;
       return {
-        client: client(),
+        client: platform,
         jobPath: (jobId) => `/v1/routing/sequence/async/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`,
         isResult: isSequenceResult,
         polling,
