@@ -24,6 +24,8 @@ export function sandboxClientConfig(sandbox: Sandbox, overrides: Partial<ClientC
       pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
     },
     timeoutMs: 2000,
+    maxResponseBytes: 5 * 1024 * 1024,
+    maxFileBytes: 100 * 1024 * 1024,
     ratePerMinute: 0,
     maxConcurrency: 8,
     maxQueue: 1000,
