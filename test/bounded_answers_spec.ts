@@ -1,8 +1,7 @@
 import should from 'should';
-import type { PlatformRequest } from '../nodes/lib/platform/client';
 import { plainText, trimTrailing } from '../nodes/lib/util/text';
 import { startSandbox, Sandbox, sendJson } from './sandbox';
-import { clientFactory, rejectionOf, waitUntil } from './foundation_helpers';
+import { clientFactory, geocode, rejectionOf, waitUntil } from './foundation_helpers';
 
 /**
  * Issue 13, point 4: every answer is read within a limit. Huge, endless and slowly dripping bodies
@@ -15,15 +14,6 @@ const KB = 1024;
 const MB = 1024 * KB;
 /** What loopback socket buffers can hold besides what the client read: generous, far below the bodies sent. */
 const SOCKET_BUFFERS = 16 * MB;
-
-const geocode = (extra: Partial<PlatformRequest> = {}): PlatformRequest => ({
-  auth: 'project',
-  method: 'POST',
-  path: '/v1/geocode',
-  query: { address: '12 Main Street' },
-  retry: 'read',
-  ...extra,
-});
 
 describe('bounded answers', function () {
   const clients = clientFactory();

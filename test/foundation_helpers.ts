@@ -1,5 +1,5 @@
 import should from 'should';
-import { ClientConfig, PlatformClient } from '../nodes/lib/platform/client';
+import { ClientConfig, PlatformClient, PlatformRequest } from '../nodes/lib/platform/client';
 import { PlatformError } from '../nodes/lib/util/errors';
 import { Sandbox, SANDBOX_DEFAULTS } from './sandbox';
 
@@ -34,6 +34,16 @@ export function sandboxClientConfig(sandbox: Sandbox, overrides: Partial<ClientC
     ...overrides,
   };
 }
+
+/** A single-geocode request to the sandbox; `extra` changes any part of it. */
+export const geocode = (extra: Partial<PlatformRequest> = {}): PlatformRequest => ({
+  auth: 'project',
+  method: 'POST',
+  path: '/v1/geocode',
+  query: { address: '12 Main Street' },
+  retry: 'read',
+  ...extra,
+});
 
 /** Tracks the clients a suite creates so that `closeClients()` in afterEach closes every one. */
 export function clientFactory(): {

@@ -10,22 +10,13 @@ import type { SvcConfigNode } from '../nodes/lib/node-red/config';
 import { PlatformError } from '../nodes/lib/util/errors';
 import { startSandbox, Sandbox, SANDBOX_DEFAULTS, sendJson } from './sandbox';
 import { CONFIG_ID, configNode, helper, Json, nodeModule, sandboxCredentials } from './support/harness';
-import { clientFactory, expectHandlesBackTo, handleBaseline, rejectionOf, sandboxClientConfig, waitUntil } from './foundation_helpers';
+import { clientFactory, expectHandlesBackTo, geocode, handleBaseline, rejectionOf, sandboxClientConfig, waitUntil } from './foundation_helpers';
 import { expireAllTokens } from './sandbox/endpoints/auth';
 
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 
 /** Headers every request carries whatever its family; the rest must be exactly the family's. */
 const TRANSPORT_HEADERS = new Set(['host', 'connection']);
-
-const geocode = (extra: Partial<PlatformRequest> = {}): PlatformRequest => ({
-  auth: 'project',
-  method: 'POST',
-  path: '/v1/geocode',
-  query: { address: '12 Main Street' },
-  retry: 'read',
-  ...extra,
-});
 
 /** Routes only these tests use: one per auth family, an echo that leaks secrets, and a slow one. */
 function addTestRoutes(sandbox: Sandbox): { slowActive: () => number; slowPeak: () => number } {
