@@ -1,7 +1,7 @@
 import should from 'should';
 import { plainText, trimTrailing } from '../nodes/lib/util/text';
-import { startSandbox, Sandbox, sendJson } from './sandbox';
-import { clientFactory, geocode, rejectionOf, waitUntil } from './foundation_helpers';
+import { Sandbox, sendJson } from './sandbox';
+import { clientSuite, geocode, rejectionOf, waitUntil } from './foundation_helpers';
 
 /**
  * Issue 13, point 4: every answer is read within a limit. Huge, endless and slowly dripping bodies
@@ -16,11 +16,7 @@ const MB = 1024 * KB;
 const SOCKET_BUFFERS = 16 * MB;
 
 describe('bounded answers', function () {
-  const clients = clientFactory();
-  let sandbox: Sandbox;
-
-  before(async function () {
-    sandbox = await startSandbox();
+  const suite = clientSuite((sandbox) => {
     sandbox.route('GET', '/v1/test/file/:bytes', { endpoint: 'file', auth: 'none' }, (ctx) => {
       ctx.res.writeHead(200, { 'content-type': 'text/csv' });
       ctx.res.end(Buffer.alloc(Number(ctx.params.bytes), 'a'));
@@ -29,13 +25,10 @@ describe('bounded answers', function () {
       sendJson(ctx.res, 503, { message: 'overloaded', padding: 'p'.repeat(4 * MB) });
     });
   });
-  afterEach(async function () {
-    await clients.closeClients();
-    sandbox.clearFaults();
-    sandbox.log.splice(0);
-  });
-  after(async function () {
-    await sandbox.close();
+  const { clients } = suite;
+  let sandbox: Sandbox;
+  beforeEach(() => {
+    sandbox = suite.sandbox;
   });
 
   /** The one logged request of `endpoint`, once its connection has closed. */
