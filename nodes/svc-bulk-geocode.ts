@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { FormData } from 'undici';
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
-import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
+import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { CsvError, csvRecords, parseCsv, recordToObject, writeCsv } from './lib/format/csv';
-import { PlatformError, cancelled, invalidInput } from './lib/util/errors';
+import { PlatformError, cancelled, describeCause, invalidInput } from './lib/util/errors';
 import { LatLon, checkLatLon } from './lib/geo/geohash';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
 import { isRecord, toNumber } from './lib/util/values';
@@ -13,6 +13,7 @@ import { jobFailed, pollJob, statusReadsAsFailed } from './lib/platform/jobs';
 import { memberAt } from './lib/util/values';
 import { InputContext, handleInputs } from './lib/node-red/runner';
 import { positiveSetting } from './lib/util/values';
+import { bulkShapes } from './lib/geo/worldmap';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;
@@ -107,8 +108,8 @@ const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
 export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const addressesInput = typedProperty(def as unknown as Record<string, unknown>, 'addresses', 'payload');
+    const client = clientFor(RED, this, def.server, 'project');
+    const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const settings: BulkSettings = {
       batchSize: Math.max(1, Math.floor((positiveSetting(def.batchSize) ?? DEFAULTS.batchSize))),
       parallel: Math.max(1, Math.floor((positiveSetting(def.parallel) ?? DEFAULTS.parallel))),
@@ -121,15 +122,16 @@ export = function register(RED: NodeAPI): void {
     };
 
     handleInputs(this, async (msg, context) => {
-      const source = inputRows(await evaluateProperty(RED, this, msg, addressesInput));
-      const result = await new BulkRun(client(), settings, context).run(source);
+      const platform = client();
+      const source = inputRows((await inputs.read(msg)).addresses);
+      const result = await new BulkRun(platform, settings, context).run(source);
       const out = msg as OutputMessage;
       out.payload = result.rows;
       out.jobs = result.jobs;
       if (settings.rawFiles) out.files = result.files;
       const failed = result.rows.filter((row) => row.error !== undefined).length;
-      return { msg: out, statusText: `${result.rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}` };
-    });
+      return { msg: out, statusText: `${result.rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}`, map: (layer) => bulkShapes(result.rows, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-bulk-geocode', SvcBulkGeocode);
@@ -406,7 +408,7 @@ class CsvInput {
 function inputError(err: unknown): PlatformError {
   if (err instanceof PlatformError) return err;
   if (err instanceof CsvError) return invalidInput(`the CSV input cannot be read: ${err.message}`);
-  return invalidInput(`reading the input failed: ${err instanceof Error ? err.message : String(err)}`);
+  return invalidInput(`reading the input failed: ${describeCause(err)}`);
 }
 
 /** The job id from the upload answer: the override path, else the first guess that holds one, else the Location header. */

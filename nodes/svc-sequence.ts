@@ -3,11 +3,12 @@ import { clientFor } from './lib/node-red/config';
 import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
 import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
 import { compute } from './lib/platform/jobs';
-import { locationsOf, readRequestFields, requestInputs } from './lib/node-red/inputs';
+import { locationsOf, nodeInputs } from './lib/node-red/inputs';
 import { pollingOf } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
+import { sequenceShapes } from './lib/geo/worldmap';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;
@@ -41,8 +42,8 @@ type Json = Record<string, unknown>;
 export = function register(RED: NodeAPI): void {
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const inputs = requestInputs(def, FIELDS);
+    const client = clientFor(RED, this, def.server, 'project');
+    const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
     const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
@@ -50,8 +51,9 @@ export = function register(RED: NodeAPI): void {
     const polling = pollingOf(def);
 
     handleInputs(this, async (msg, context) => {
-      const fields = await readRequestFields(RED, this, msg, inputs);
-      const places = locationsOf(fields.waypoints, inputs.waypoints, FIELDS.waypoints, msg, { field: 'waypoints', element: 'waypoint' }, locationOptions);
+      const platform = client();
+      const fields = await read(msg);
+      const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
       const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, `waypoint ${i + 1}`));
       const body: Json = {
         async: readBoolean(fields.async, 'async') ?? false,
@@ -63,9 +65,9 @@ export = function register(RED: NodeAPI): void {
           routeMode: readChoice(fields.routeMode, ROUTE_MODES, 'routeMode'),
         }),
       };
-      const projectId = client().projectId;
+      const projectId = platform.projectId;
       const result = await compute({
-        client: client(),
+        client: platform,
         path: `/v1/routing/sequence/${encodeURIComponent(projectId)}`,
         body,
         jobPath: (jobId) => `/v1/routing/sequence/async/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`,
@@ -79,11 +81,16 @@ export = function register(RED: NodeAPI): void {
       const out = msg as OutputMessage;
       out.payload = result.body;
       out.order = order;
-      out.geojson = sequenceGeoJson(visited, stops, order, places);
+      const geojson = sequenceGeoJson(visited, stops, order, places);
+      out.geojson = geojson;
       out.statusCode = result.statusCode;
       const unmatched = order.filter((i) => i === null).length;
-      return { msg: out, statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}` };
-    });
+      return {
+        msg: out,
+        statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}`,
+        map: (layer) => sequenceShapes(geojson, places, layer),
+      };
+    }, def);
   }
 
   RED.nodes.registerType('svc-sequence', SvcSequence);
