@@ -79,8 +79,9 @@ describe('node settings', function () {
     it('a sequence node reads pollIntervalSec, and its legacy pollInterval in seconds', async function () {
       const waypoints = [13.3, 13.4, 13.5].map((lon) => ({ lat: 52.5, lon }));
       for (const poll of [{ pollIntervalSec: 0.02 }, { pollInterval: 0.02 }]) {
-        await loadWithSandbox(ctx.sandbox, { types: ['svc-sequence'], nodes: [{ id: 'n1', type: 'svc-sequence', ...poll }] });
-        await expectOutput('n1', { payload: { waypoints, async: true } }, 3000);
+        // An id of its own: no job another spec left stored for a node 'n1' is resumed here.
+        await loadWithSandbox(ctx.sandbox, { types: ['svc-sequence'], nodes: [{ id: 'settings-sequence', type: 'svc-sequence', ...poll }] });
+        await expectOutput('settings-sequence', { payload: { waypoints, async: true } }, 3000);
         await helper.unload();
       }
     });
