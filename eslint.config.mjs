@@ -34,7 +34,15 @@ export default defineConfig(
     extends: [js.configs.recommended],
     languageOptions: {
       sourceType: 'script',
-      globals: { RED: 'readonly', $: 'readonly', window: 'readonly', document: 'readonly' },
+      globals: {
+        RED: 'readonly',
+        $: 'readonly',
+        window: 'readonly',
+        document: 'readonly',
+        // The pack's shared editor helpers, defined on window by resources/*.js.
+        SvcMapOutput: 'readonly',
+        SvcPolling: 'readonly',
+      },
     },
   },
   {

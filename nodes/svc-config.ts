@@ -1,10 +1,11 @@
 import type { ConnectionOptions } from 'node:tls';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
 import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
 import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform/client';
+import { BYTES_PER_MB } from './lib/platform/body';
 import { PlatformError } from './lib/util/errors';
-import { positiveSetting, toNumber } from './lib/util/values';
+import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -18,6 +19,10 @@ interface SvcConfigDef extends NodeDef {
   maxQueue?: number | string;
   maxRetries?: number | string;
   tokenLifetime?: number | string;
+  /** MB: the largest JSON answer read. */
+  maxResponseSize?: number | string;
+  /** MB: the largest result file (bulk geocoding) read. */
+  maxFileSize?: number | string;
   tls?: string;
   proxy?: string;
 }
@@ -40,6 +45,9 @@ const DEFAULTS = {
   maxQueue: 1000,
   maxRetries: 3,
   tokenLifetime: 3600,
+  // Geocode, route and isoline answers run to some hundred KB; bulk result files to some MB per 1000 rows.
+  maxResponseSize: 5,
+  maxFileSize: 100,
 };
 
 /** Placeholder the editor sends for a password that the user has not changed. */
@@ -65,11 +73,13 @@ export = function register(RED: NodeAPI): void {
       credentials,
       // 0 would time every request out at once (and make every token stale at once): not a valid setting.
       timeoutMs: positiveSetting(def.timeout) ?? DEFAULTS.timeout,
-      ratePerMinute: numberOr(def.rateLimit, DEFAULTS.rateLimit),
-      maxConcurrency: numberOr(def.maxConcurrency, DEFAULTS.maxConcurrency),
-      maxQueue: numberOr(def.maxQueue, DEFAULTS.maxQueue),
-      maxRetries: numberOr(def.maxRetries, DEFAULTS.maxRetries),
+      ratePerMinute: nonNegativeSetting(def.rateLimit, DEFAULTS.rateLimit),
+      maxConcurrency: nonNegativeSetting(def.maxConcurrency, DEFAULTS.maxConcurrency),
+      maxQueue: nonNegativeSetting(def.maxQueue, DEFAULTS.maxQueue),
+      maxRetries: nonNegativeSetting(def.maxRetries, DEFAULTS.maxRetries),
       tokenLifetimeSec: positiveSetting(def.tokenLifetime) ?? DEFAULTS.tokenLifetime,
+      maxResponseBytes: Math.round((positiveSetting(def.maxResponseSize) ?? DEFAULTS.maxResponseSize) * BYTES_PER_MB),
+      maxFileBytes: Math.round((positiveSetting(def.maxFileSize) ?? DEFAULTS.maxFileSize) * BYTES_PER_MB),
       tls: tlsOptions(def.tls),
       proxy: proxySettings(def.proxy),
     };
@@ -108,7 +118,7 @@ export = function register(RED: NodeAPI): void {
    * not retyped arrive as a placeholder and are taken from the deployed node's credentials, but only
    * for the token URL that node is deployed with: a stored secret is never sent to a new address.
    */
-  RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response, next: NextFunction) => {
+  RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response) => {
     const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: SvcCredentials };
     const given = body.credentials ?? {};
     const retyped = !!given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD;
@@ -123,27 +133,15 @@ export = function register(RED: NodeAPI): void {
       clientSecret: retyped ? given.clientSecret : stored?.clientSecret,
     };
     const client = new PlatformClient(clientConfig({ ...(body as SvcConfigDef), maxRetries: 0, rateLimit: 0 }, credentials));
-    testToken(client)
-      .then((answer) => res.json(answer))
-      .catch(next);
+    client
+      .fetchToken()
+      .then(
+        (token) => res.json({ ok: true, expiresIn: token.expiresIn ?? null }),
+        (err: unknown) => {
+          const error = err instanceof PlatformError ? err : new PlatformError('NETWORK', String(err));
+          res.json({ ok: false, code: error.code, statusCode: error.statusCode ?? null, message: error.message });
+        },
+      )
+      .finally(() => client.close());
   });
 };
-
-/** The answer to "Test connection": a token was issued, or why not. Closes the client either way. */
-async function testToken(client: PlatformClient): Promise<Record<string, unknown>> {
-  try {
-    const token = await client.fetchToken();
-    return { ok: true, expiresIn: token.expiresIn ?? null };
-  } catch (err) {
-    const error = err instanceof PlatformError ? err : new PlatformError('NETWORK', String(err));
-    return { ok: false, code: error.code, statusCode: error.statusCode ?? null, message: error.message };
-  } finally {
-    await client.close().catch(() => undefined);
-  }
-}
-
-/** A setting where 0 is meaningful ("off", "no cap"); anything else unreadable takes the default. */
-function numberOr(value: unknown, fallback: number): number {
-  const n = toNumber(value);
-  return n !== undefined && n >= 0 ? n : fallback;
-}

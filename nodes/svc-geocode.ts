@@ -1,11 +1,13 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
-import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
+import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { invalidInput } from './lib/util/errors';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
-import { encodeGeohash, DEFAULT_GEOHASH_PRECISION } from './lib/geo/geohash';
+import { encodeGeohash } from './lib/geo/geohash';
+import { precisionSetting } from './lib/node-red/settings';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
+import { geocodeShapes } from './lib/geo/worldmap';
 
 interface GeocodeDef extends NodeDef {
   server: string;
@@ -17,31 +19,36 @@ interface GeocodeDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const addressInput = typedProperty(def as unknown as Record<string, unknown>, 'address', 'payload');
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
+    const client = clientFor(RED, this, def.server, 'project');
+    const inputs = nodeInputs(RED, this, def, { address: 'payload' });
+    const precision = precisionSetting(def.precision);
 
-    handleInputs(this, async (msg, { signal, onWait }) => {
-      const address = readAddress(await evaluateProperty(RED, this, msg, addressInput));
-      const response = await client().request({
-        auth: 'project',
-        method: 'POST',
-        path: '/v1/geocode',
-        query: { address },
-        retry: 'read',
-        signal,
-        onWait,
-      });
-      const feature = bestFeature(response.body);
-      const location = featurePoint(feature);
-      const out = msg as OutputMessage;
-      out.payload = response.body;
-      out.feature = feature;
-      out.location = location;
-      out.geohash = location ? encodeGeohash(location, precision) : undefined;
-      out.statusCode = response.statusCode;
-      return { msg: out, statusText: location ? 'found' : 'no match' };
-    });
+    handleInputs(
+      this,
+      async (msg, { signal, onWait }) => {
+        const platform = client();
+        const address = readAddress((await inputs.read(msg)).address);
+        const response = await platform.request({
+          auth: 'project',
+          method: 'POST',
+          path: '/v1/geocode',
+          query: { address },
+          retry: 'read',
+          signal,
+          onWait,
+        });
+        const feature = bestFeature(response.body);
+        const location = featurePoint(feature);
+        const out = msg as OutputMessage;
+        out.payload = response.body;
+        out.feature = feature;
+        out.location = location;
+        out.geohash = location ? encodeGeohash(location, precision) : undefined;
+        out.statusCode = response.statusCode;
+        return { msg: out, statusText: location ? 'found' : 'no match', map: (layer) => geocodeShapes(address, feature, location, layer) };
+      },
+      def,
+    );
   }
 
   RED.nodes.registerType('svc-geocode', SvcGeocode);
