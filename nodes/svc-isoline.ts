@@ -77,6 +77,7 @@ export = function register(RED: NodeAPI): void {
 
       const result = await compute({
         client: client(),
+        kind: 'isoline',
         path: '/v1/routing/isoline',
         body,
         jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,

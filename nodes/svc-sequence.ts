@@ -66,6 +66,7 @@ export = function register(RED: NodeAPI): void {
       const projectId = client().projectId;
       const result = await compute({
         client: client(),
+        kind: 'sequence',
         path: `/v1/routing/sequence/${encodeURIComponent(projectId)}`,
         body,
         jobPath: (jobId) => `/v1/routing/sequence/async/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`,
