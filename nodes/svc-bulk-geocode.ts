@@ -1,5 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
-import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
+import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { handleInputs } from './lib/node-red/runner';
 import { addressRows } from './lib/format/address-rows';
@@ -32,7 +32,7 @@ export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
     const client = clientFor(RED, this, def.server);
-    const addressesInput = typedProperty(def as unknown as Record<string, unknown>, 'addresses', 'payload');
+    const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const batchSize = Math.max(1, Math.floor(positiveSetting(def.batchSize) ?? DEFAULTS.batchSize));
     const parallel = Math.max(1, Math.floor(positiveSetting(def.parallel) ?? DEFAULTS.parallel));
     const rawFiles = def.rawFiles === true;
@@ -47,7 +47,7 @@ export = function register(RED: NodeAPI): void {
     };
 
     handleInputs(this, async (msg, context) => {
-      const source = addressRows(await evaluateProperty(RED, this, msg, addressesInput));
+      const source = addressRows((await inputs.read(msg)).addresses);
       const rows: BulkRow[] = [];
       const files: Buffer[] = [];
       const deliver = (batch: FinishedBatch) => {

@@ -1,5 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
-import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
+import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { invalidInput } from './lib/util/errors';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
@@ -18,11 +18,11 @@ export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
     const client = clientFor(RED, this, def.server);
-    const addressInput = typedProperty(def as unknown as Record<string, unknown>, 'address', 'payload');
+    const inputs = nodeInputs(RED, this, def, { address: 'payload' });
     const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
 
     handleInputs(this, async (msg, { signal, onWait }) => {
-      const address = readAddress(await evaluateProperty(RED, this, msg, addressInput));
+      const address = readAddress((await inputs.read(msg)).address);
       const response = await client().request({
         auth: 'project',
         method: 'POST',

@@ -1,10 +1,10 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { PlatformError, invalidInput } from './lib/util/errors';
+import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
 import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo/geohash';
 import { Place, readLocation, toLocationObject } from './lib/geo/locations';
 import { compute } from './lib/platform/jobs';
-import { locationsOf, readRequestFields, requestInputs } from './lib/node-red/inputs';
+import { locationsOf, nodeInputs } from './lib/node-red/inputs';
 import { pollingOf } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/util/values';
@@ -49,7 +49,7 @@ export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
     const client = clientFor(RED, this, def.server);
-    const inputs = requestInputs(def, FIELDS);
+    const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
     const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
@@ -57,8 +57,8 @@ export = function register(RED: NodeAPI): void {
     const polling = pollingOf(def);
 
     handleInputs(this, async (msg, context) => {
-      const fields = await readRequestFields(RED, this, msg, inputs);
-      const places = locationsOf(fields.origins, inputs.origins, FIELDS.origins, msg, { field: 'origins', element: 'origin' }, locationOptions);
+      const fields = await read(msg);
+      const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
       const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
       if (!rangeType) throw invalidInput(`range.type is required: ${RANGE_TYPES.join(' or ')}`);
       const rangeValues = readRangeValues(fields.rangeValue);
@@ -218,7 +218,7 @@ function closedRing(vertices: unknown[], label: string): Ring {
   try {
     ring = vertices.map((v, i) => toPosition(readLocation(v, `${label} vertex ${i + 1}`, { lonLatArrays: true }).point as LatLon));
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', `the isoline answer is not usable: ${err instanceof Error ? err.message : String(err)}`);
+    throw new PlatformError('BAD_RESPONSE', `the isoline answer is not usable: ${describeCause(err)}`);
   }
   const [first, last] = [ring[0], ring[ring.length - 1]];
   return first[0] === last[0] && first[1] === last[1] ? ring : [...ring, first];

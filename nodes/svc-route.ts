@@ -1,10 +1,10 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { PlatformError, invalidInput } from './lib/util/errors';
+import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
 import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
 import { toNumber } from './lib/util/values';
 import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/geo/locations';
-import { locationsOf, readRequestFields, requestInputs } from './lib/node-red/inputs';
+import { locationsOf, nodeInputs } from './lib/node-red/inputs';
 import { plainText } from './lib/util/text';
 import { setMembers } from './lib/util/values';
 import { isSet, readChoice } from './lib/util/values';
@@ -36,12 +36,12 @@ export = function register(RED: NodeAPI): void {
   function SvcRoute(this: Node, def: RouteDef): void {
     RED.nodes.createNode(this, def);
     const client = clientFor(RED, this, def.server);
-    const inputs = requestInputs(def, FIELDS);
+    const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
 
     handleInputs(this, async (msg, { signal, onWait }) => {
-      const fields = await readRequestFields(RED, this, msg, inputs);
-      const places = locationsOf(fields.waypoints, inputs.waypoints, FIELDS.waypoints, msg, { field: 'waypoints', element: 'waypoint' }, locationOptions);
+      const fields = await read(msg);
+      const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
       if (places.length < MIN_WAYPOINTS) throw invalidInput(`waypoints: at least ${MIN_WAYPOINTS} are needed, got ${places.length}`);
       if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput('arriveBy and departAt cannot both be set: choose one');
       const defaultModes = isSet(fields.transportMode) ? readRouteModes(fields.transportMode, 'transportMode') : undefined;
@@ -122,7 +122,7 @@ function routePositions(linestring: unknown): Position[] | undefined {
     try {
       return toPosition(readLocation(point, `overview.linestring[${i}]`, { lonLatArrays: true }).point as LatLon);
     } catch (err) {
-      throw badRoute(err instanceof Error ? err.message : String(err));
+      throw badRoute(describeCause(err));
     }
   });
 }

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
 import { NodeStatus } from './lib/node-red/status';
 import { positiveSetting } from './lib/util/values';
+import { describeCause } from './lib/util/errors';
 import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
 
@@ -127,12 +128,12 @@ export = function register(RED: NodeAPI): void {
     };
     const handler: RequestHandler = (req, res) => {
       receive(req, res).catch((err: unknown) => {
-        node.warn(`webhook request failed: ${err instanceof Error ? err.message : String(err)}`);
+        node.warn(`webhook request failed: ${describeCause(err)}`);
         if (!res.headersSent) res.status(500).json({ error: 'internal error' });
       });
     };
     const errorHandler = (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      node.warn(err instanceof Error ? err.message : String(err));
+      node.warn(describeCause(err));
       if (!res.headersSent) res.sendStatus(500);
     };
 

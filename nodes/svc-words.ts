@@ -1,5 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
-import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
+import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, codeForStatus } from './lib/util/errors';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './lib/geo/geohash';
@@ -21,10 +21,10 @@ export = function register(RED: NodeAPI): void {
   function SvcWords(this: Node, def: WordsDef): void {
     RED.nodes.createNode(this, def);
     const client = clientFor(RED, this, def.server);
-    const wordsInput = typedProperty(def as unknown as Record<string, unknown>, 'words', 'payload');
+    const inputs = nodeInputs(RED, this, def, { words: 'payload' });
 
     handleInputs(this, async (msg, { signal, onWait }) => {
-      const words = parseThreeWords(await evaluateProperty(RED, this, msg, wordsInput));
+      const words = parseThreeWords((await inputs.read(msg)).words);
       const response = await client()
         .request({
           auth: 'bearer',

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { CsvError, csvRecords, parseCsv, recordToObject } from './csv';
-import { PlatformError, invalidInput } from '../util/errors';
+import { PlatformError, describeCause, invalidInput } from '../util/errors';
 import { describeValue, isRecord } from '../util/values';
 
 /** One input row: its position in the input, the element or record as given, and its address (trimmed). */
@@ -158,5 +158,5 @@ class CsvRows {
 function inputError(err: unknown): PlatformError {
   if (err instanceof PlatformError) return err;
   if (err instanceof CsvError) return invalidInput(`the CSV input cannot be read: ${err.message}`);
-  return invalidInput(`reading the input failed: ${err instanceof Error ? err.message : String(err)}`);
+  return invalidInput(`reading the input failed: ${describeCause(err)}`);
 }

@@ -1,5 +1,5 @@
 import type { Node, NodeMessageInFlow, OutputMessage } from './inputs';
-import { PlatformError, cancelled } from '../util/errors';
+import { PlatformError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
 import { NodeStatus } from './status';
 
@@ -59,7 +59,7 @@ export function handleInputs(node: Node, handler: InputHandler): NodeStatus {
         if (err instanceof PlatformError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
         else delete failed.statusCode;
         if (!controller.signal.aborted) status.error(err);
-        done(err instanceof Error ? err : new Error(String(err)));
+        done(err instanceof Error ? err : new Error(describeCause(err)));
       })
       .finally(() => inFlight.delete(controller));
   });

@@ -1,6 +1,6 @@
 import { Dispatcher, EnvHttpProxyAgent, FormData } from 'undici';
 import type { ConnectionOptions } from 'node:tls';
-import { PlatformError, cancelled, codeForStatus, redact } from '../util/errors';
+import { PlatformError, cancelled, codeForStatus, describeCause, redact } from '../util/errors';
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
@@ -400,7 +400,7 @@ function retryDelay(error: PlatformError, policy: RetryPolicy, attempt: number):
 function toPlatformError(err: unknown, secrets: string[]): PlatformError {
   if (err instanceof PlatformError) return err;
   const code = (err as { code?: unknown })?.code;
-  const text = redact(err instanceof Error ? err.message : String(err), secrets);
+  const text = redact(describeCause(err), secrets);
   const notSent = typeof code === 'string' && NOT_SENT_CODES.has(code);
   if (typeof code === 'string' && TLS_CODE.test(code)) {
     // A certificate problem does not go away by trying again: report it at once.
