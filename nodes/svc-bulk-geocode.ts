@@ -4,6 +4,7 @@ import { clientFor } from './lib/node-red/config';
 import { handleInputs } from './lib/node-red/runner';
 import { addressRows } from './lib/format/address-rows';
 import { BulkRow, bulkRow, unsentRow } from './lib/geo/result-rows';
+import { bulkShapes } from './lib/geo/worldmap';
 import type { BulkProtocol } from './lib/platform/bulk';
 import { BulkRun, FinishedBatch } from './lib/platform/bulk-run';
 import { positiveSetting } from './lib/util/values';
@@ -60,8 +61,8 @@ export = function register(RED: NodeAPI): void {
       out.jobs = summary.jobs;
       if (rawFiles) out.files = files;
       const failed = rows.filter((row) => row.error !== undefined).length;
-      return { msg: out, statusText: `${rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}` };
-    });
+      return { msg: out, statusText: `${rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}`, map: (layer) => bulkShapes(rows, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-bulk-geocode', SvcBulkGeocode);

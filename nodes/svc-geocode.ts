@@ -6,6 +6,7 @@ import { bestFeature, featurePoint } from './lib/geo/geojson';
 import { encodeGeohash, DEFAULT_GEOHASH_PRECISION } from './lib/geo/geohash';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
+import { geocodeShapes } from './lib/geo/worldmap';
 
 interface GeocodeDef extends NodeDef {
   server: string;
@@ -40,8 +41,8 @@ export = function register(RED: NodeAPI): void {
       out.location = location;
       out.geohash = location ? encodeGeohash(location, precision) : undefined;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: location ? 'found' : 'no match' };
-    });
+      return { msg: out, statusText: location ? 'found' : 'no match', map: (layer) => geocodeShapes(address, feature, location, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-geocode', SvcGeocode);

@@ -9,6 +9,7 @@ import { pollingOf } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
+import { isolineShapes } from './lib/geo/worldmap';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
 const MODES = ['short', 'fast'] as const;
@@ -93,8 +94,12 @@ export = function register(RED: NodeAPI): void {
       out.payload = result.body;
       out.geojson = { type: 'FeatureCollection', features };
       out.statusCode = result.statusCode;
-      return { msg: out, statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}` };
-    });
+      return {
+        msg: out,
+        statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}`,
+        map: (layer) => isolineShapes(features, places, rangeValues.length, layer),
+      };
+    }, def);
   }
 
   RED.nodes.registerType('svc-isoline', SvcIsoline);

@@ -9,6 +9,7 @@ import { plainText } from './lib/util/text';
 import { setMembers } from './lib/util/values';
 import { isSet, readChoice } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
+import { routeShapes } from './lib/geo/worldmap';
 
 const PREFERENCES = ['fastest', 'shortest'] as const;
 const MIN_WAYPOINTS = 2;
@@ -60,12 +61,13 @@ export = function register(RED: NodeAPI): void {
       const summary = { length: total(segments, 'length'), duration: total(segments, 'duration'), segments: segments.length };
       const out = msg as OutputMessage;
       out.payload = response.body;
-      out.geojson = routeGeoJson(route, segments, summary);
+      const geojson = routeGeoJson(route, segments, summary);
+      out.geojson = geojson;
       out.instructions = segments.map((s) => (typeof s.text === 'string' ? plainText(s.text) : '')).filter((text) => text !== '');
       out.summary = summary;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: `${segments.length} segments` };
-    });
+      return { msg: out, statusText: `${segments.length} segments`, map: (layer) => routeShapes(geojson, places, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-route', SvcRoute);

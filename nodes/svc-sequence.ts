@@ -8,6 +8,7 @@ import { pollingOf } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
+import { sequenceShapes } from './lib/geo/worldmap';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;
@@ -80,11 +81,16 @@ export = function register(RED: NodeAPI): void {
       const out = msg as OutputMessage;
       out.payload = result.body;
       out.order = order;
-      out.geojson = sequenceGeoJson(visited, stops, order, places);
+      const geojson = sequenceGeoJson(visited, stops, order, places);
+      out.geojson = geojson;
       out.statusCode = result.statusCode;
       const unmatched = order.filter((i) => i === null).length;
-      return { msg: out, statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}` };
-    });
+      return {
+        msg: out,
+        statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}`,
+        map: (layer) => sequenceShapes(geojson, places, layer),
+      };
+    }, def);
   }
 
   RED.nodes.registerType('svc-sequence', SvcSequence);

@@ -6,6 +6,7 @@ import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './
 import { isRecord, toNumber } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
 import { formatThreeWords, parseThreeWords } from './lib/geo/words';
+import { wordsShapes } from './lib/geo/worldmap';
 
 interface WordsDef extends NodeDef {
   server: string;
@@ -43,8 +44,8 @@ export = function register(RED: NodeAPI): void {
       out.location = location;
       out.geohash = geohash;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: 'found' };
-    });
+      return { msg: out, statusText: 'found', map: (layer) => wordsShapes(formatThreeWords(words), location, geohash, response.body, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-words', SvcWords);

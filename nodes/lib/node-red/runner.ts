@@ -2,6 +2,7 @@ import type { Node, NodeMessageInFlow, OutputMessage } from './inputs';
 import { PlatformError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
 import { NodeStatus } from './status';
+import { MapBuilder, MapOutputDef, mapLayerOf, mapMessage } from './map-output';
 
 /**
  * `signal` is aborted when the node closes (redeploy, shutdown): pass it to every request and wait.
@@ -15,6 +16,8 @@ export interface HandlerResult {
   msg: OutputMessage;
   /** Short status text shown after success; defaults to the HTTP status. */
   statusText?: string;
+  /** What the result draws on the Map output; called only when the node has one. */
+  map?: MapBuilder;
 }
 
 export type InputHandler = (msg: NodeMessageInFlow, context: InputContext) => Promise<HandlerResult>;
@@ -23,9 +26,12 @@ export type InputHandler = (msg: NodeMessageInFlow, context: InputContext) => Pr
  * Wires a node's input to an async handler with Node-RED's send/done contract:
  * exactly one output or one done(err) per message, errors carrying `msg.statusCode` to Catch nodes,
  * status while requesting, and every request, wait and poll of the node aborted when it closes.
+ * With a Map output (`def.worldmap`), each result goes out in the same one send as
+ * `[output 1, map message]`.
  */
-export function handleInputs(node: Node, handler: InputHandler): NodeStatus {
+export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputDef): NodeStatus {
   const status = new NodeStatus(node);
+  const mapLayer = mapLayerOf(def);
   const inFlight = new Set<AbortController>();
 
   node.on('input', (msg, send, done) => {
@@ -45,8 +51,9 @@ export function handleInputs(node: Node, handler: InputHandler): NodeStatus {
       .then(
         (result) => {
           if (controller.signal.aborted) throw cancelled('message');
+          const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessage(result.map, mapLayer)];
           status.done(result.statusText ?? String(result.msg.statusCode ?? 'ok'));
-          send(result.msg);
+          send(outputs);
           done();
         },
         (err: unknown) => {
