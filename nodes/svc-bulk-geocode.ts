@@ -32,7 +32,7 @@ const DEFAULTS = { batchSize: 1000, parallel: 2, pollIntervalMs: 2000, maxWaitSe
 export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const batchSize = Math.max(1, Math.floor(positiveSetting(def.batchSize) ?? DEFAULTS.batchSize));
     const parallel = Math.max(1, Math.floor(positiveSetting(def.parallel) ?? DEFAULTS.parallel));
@@ -48,6 +48,7 @@ export = function register(RED: NodeAPI): void {
     };
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const source = addressRows((await inputs.read(msg)).addresses);
       const rows: BulkRow[] = [];
       const files: Buffer[] = [];
@@ -55,7 +56,7 @@ export = function register(RED: NodeAPI): void {
         rows.push(...outputRows(batch));
         if (rawFiles && batch.file) files.push(batch.file);
       };
-      const summary = await new BulkRun({ client: client(), protocol, batchSize, parallel, jobFailures: 'stop', context, deliver }).run(source);
+      const summary = await new BulkRun({ client: platform, protocol, batchSize, parallel, jobFailures: 'stop', context, deliver }).run(source);
       const out = msg as OutputMessage;
       out.payload = rows;
       out.jobs = summary.jobs;

@@ -18,13 +18,14 @@ interface GeocodeDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { address: 'payload' });
     const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
 
     handleInputs(this, async (msg, { signal, onWait }) => {
+      const platform = client();
       const address = readAddress((await inputs.read(msg)).address);
-      const response = await client().request({
+      const response = await platform.request({
         auth: 'project',
         method: 'POST',
         path: '/v1/geocode',

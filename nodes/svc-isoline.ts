@@ -49,7 +49,7 @@ type Ring = [number, number][];
 export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
@@ -58,6 +58,7 @@ export = function register(RED: NodeAPI): void {
     const polling = pollingOf(def);
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const fields = await read(msg);
       const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
       const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
@@ -77,7 +78,7 @@ export = function register(RED: NodeAPI): void {
       };
 
       const result = await compute({
-        client: client(),
+        client: platform,
         kind: 'isoline',
         path: '/v1/routing/isoline',
         body,

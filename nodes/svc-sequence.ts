@@ -42,7 +42,7 @@ type Json = Record<string, unknown>;
 export = function register(RED: NodeAPI): void {
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
@@ -51,6 +51,7 @@ export = function register(RED: NodeAPI): void {
     const polling = pollingOf(def);
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const fields = await read(msg);
       const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
       const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, `waypoint ${i + 1}`));
@@ -64,9 +65,9 @@ export = function register(RED: NodeAPI): void {
           routeMode: readChoice(fields.routeMode, ROUTE_MODES, 'routeMode'),
         }),
       };
-      const projectId = client().projectId;
+      const projectId = platform.projectId;
       const result = await compute({
-        client: client(),
+        client: platform,
         kind: 'sequence',
         path: `/v1/routing/sequence/${encodeURIComponent(projectId)}`,
         body,

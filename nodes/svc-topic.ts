@@ -99,7 +99,7 @@ interface OperationCall {
 export = function register(RED: NodeAPI): void {
   function SvcTopic(this: Node<TopicCredentials>, def: TopicDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'pubsub');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const settings: Settings = {
       allPages: def.allPages === true,
@@ -109,12 +109,13 @@ export = function register(RED: NodeAPI): void {
     };
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const op = readOperation((await read(msg, ['operation'])).operation);
       const values = await read(msg, INPUTS_OF[op]);
       if (values.topicId === undefined && readsDefault(inputs.topicId)) {
         values.topicId = await readInput(RED, this, msg, REQUEST_TOPIC_ID);
       }
-      return OPERATION_HANDLERS[op]({ platform: client(), out: msg as OutputMessage, values, context, settings });
+      return OPERATION_HANDLERS[op]({ platform, out: msg as OutputMessage, values, context, settings });
     });
   }
 

@@ -179,7 +179,7 @@ describe('svc-config', function () {
     it('without a deployed node the placeholder is no secret: a clear failure before any request', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }, { id: 'never-deployed' }));
-      should(answer).eql({ ok: false, code: 'UNAUTHORIZED', statusCode: null, message: 'client id and client secret are not set in the svc-config node' });
+      should(answer).eql({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: 'the svc-config node cannot be used: the client secret is not set' });
       should(ctx.sandbox.requests('token')).have.length(0);
     });
   });

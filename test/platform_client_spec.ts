@@ -179,7 +179,7 @@ describe('platform client', function () {
     it('refuses a family whose credential is not configured before sending anything', async function () {
       const client = clients.create(sandbox, { credentials: { clientId: 'id', clientSecret: 'secret' } });
       const error = await rejectionOf(client.request(geocode()));
-      should(error.code).equal('UNAUTHORIZED');
+      should(error.code).equal('CONFIG_INVALID');
       should(error.notSent).be.true();
       should(error.message).match(/API key is not set/);
       should(sandbox.requests()).have.length(0);

@@ -4,6 +4,7 @@ import { PlatformError, cancelled, codeForStatus, describeCause, redact } from '
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
+import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
 
 /**
  * How a request authenticates, one per endpoint family of the spec:
@@ -137,8 +138,14 @@ export class PlatformClient {
     return this.config.baseUrl;
   }
 
-  /** Sends a request to the platform, with the retries its policy allows. */
+  /** What keeps this configuration from serving a requirement; empty when it can. */
+  problemsFor(requirement: Requirement): ConfigProblem[] {
+    return configProblems(this.config, requirement);
+  }
+
+  /** Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration cannot serve it. */
   async request<T = unknown>(req: PlatformRequest): Promise<PlatformResponse<T>> {
+    this.refuseUnless(req.auth);
     let refreshedAfter401 = false;
     for (let attempt = 0; ; attempt++) {
       // Outside the try: a failed token fetch has made its own retries and is not retried again.
@@ -165,12 +172,8 @@ export class PlatformClient {
 
   /** Requests a new token from the token endpoint (also used by the editor's "Test connection"). */
   async fetchToken(signal?: AbortSignal): Promise<TokenResponse> {
+    this.refuseUnless('token');
     const { clientId, clientSecret } = this.config.credentials;
-    if (!clientId || !clientSecret) {
-      throw new PlatformError('UNAUTHORIZED', 'client id and client secret are not set in the svc-config node', {
-        notSent: true,
-      });
-    }
     const url = joinUrl(this.config.authUrl, '/oauth/token');
     const body = {
       client_id: clientId,
@@ -206,6 +209,11 @@ export class PlatformClient {
     await this.dispatcher.destroy();
   }
 
+  private refuseUnless(requirement: Requirement): void {
+    const problems = this.problemsFor(requirement);
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
+
   private async attempt<T>(req: PlatformRequest, headers: Record<string, string>): Promise<PlatformResponse<T>> {
     const url = this.urlFor(req);
     let body: string | FormData | undefined;
@@ -227,16 +235,17 @@ export class PlatformClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     const { apiKey, pubsubApiKey } = this.config.credentials;
     switch (req.auth) {
+      // request() has checked that the family's settings are there.
       case 'project':
-        headers['x-svc-project-id'] = requireSetting(this.config.projectId, 'project id');
-        headers['x-svc-api-key'] = requireSetting(apiKey, 'API key');
+        headers['x-svc-project-id'] = this.config.projectId;
+        headers['x-svc-api-key'] = apiKey as string;
         break;
       case 'vpm':
-        headers['x-svc-vpm-id'] = requireSetting(this.config.projectId, 'project id');
-        headers['x-svc-api-key'] = requireSetting(apiKey, 'API key');
+        headers['x-svc-vpm-id'] = this.config.projectId;
+        headers['x-svc-api-key'] = apiKey as string;
         break;
       case 'pubsub':
-        headers.apikey = requireSetting(pubsubApiKey, 'data-topic API key');
+        headers.apikey = pubsubApiKey as string;
         break;
       case 'bearer':
         headers.authorization = `Bearer ${await this.tokens.getToken(req.signal)}`;
@@ -334,13 +343,6 @@ function createDispatcher(config: ClientConfig): Dispatcher {
 
 function joinUrl(base: string, path: string): URL {
   return new URL(base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`));
-}
-
-function requireSetting(value: string | undefined, what: string): string {
-  if (!value) {
-    throw new PlatformError('UNAUTHORIZED', `the ${what} is not set in the svc-config node`, { notSent: true });
-  }
-  return value;
 }
 
 function headerValue(value: string | string[] | undefined): string {
