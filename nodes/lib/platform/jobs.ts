@@ -109,18 +109,24 @@ export function jobFailed(status: unknown, message: unknown): PlatformError {
   return new PlatformError('JOB_FAILED', `the job ended with status "${String(status)}"${detail}`);
 }
 
-export interface Computation {
+/** What polling a computation's job needs. */
+export interface ComputationJob {
   client: PlatformClient;
   kind: Exclude<JobKind, 'bulk-geocode'>;
-  /** The POST path of the computation. */
-  path: string;
-  body: Record<string, unknown>;
   /** The status path of a job. */
   jobPath: (jobId: string) => string;
   /** True when an answer carries the finished result (for example an `isoline` member). */
   isResult: (body: unknown) => boolean;
   polling: Polling;
   context: JobContext;
+}
+
+export interface Computation extends ComputationJob {
+  /** The POST path of the computation. */
+  path: string;
+  body: Record<string, unknown>;
+  /** Called with the job id once the service answers with a job, before it is polled (to store it for a restart). */
+  onJob?: (jobId: string) => Promise<void>;
 }
 
 export interface ComputationResult {
@@ -137,17 +143,30 @@ export interface ComputationResult {
  */
 export async function compute(computation: Computation): Promise<ComputationResult> {
   const { client, context } = computation;
-  const { signal, onWait, onProgress } = context;
-  const first = await client.request({ auth: 'project', method: 'POST', path: computation.path, json: computation.body, retry: 'read', signal, onWait });
+  const first = await client.request({
+    auth: 'project',
+    method: 'POST',
+    path: computation.path,
+    json: computation.body,
+    retry: 'read',
+    signal: context.signal,
+    onWait: context.onWait,
+  });
   if (computation.isResult(first.body)) return { body: first.body, statusCode: first.statusCode, polls: 0 };
-  const reader = computationReader(computation.isResult);
   const jobId = handleJobId(first.body);
-  const job: JobState = { kind: computation.kind, jobId, statusPath: computation.jobPath(jobId), createdAt: Date.now(), polls: 0, status: reader.status(first.body) };
-  onProgress(`job ${job.status ?? 'accepted'}`);
-  const polled = await pollJob(client, job, reader, computation.polling, {
-    signal,
-    onWait,
-    onPoll: (state) => onProgress(`job ${state.status ?? 'running'} (poll ${state.polls})`),
+  context.onProgress(`job ${computationReader(computation.isResult).status(first.body) ?? 'accepted'}`);
+  await computation.onJob?.(jobId);
+  return awaitComputation(computation, jobId);
+}
+
+/** Polls a computation's job, started by `compute` or earlier (resumed after a restart), to its result. */
+export async function awaitComputation(computation: ComputationJob, jobId: string): Promise<ComputationResult> {
+  const { client, context } = computation;
+  const job: JobState = { kind: computation.kind, jobId, statusPath: computation.jobPath(jobId), createdAt: Date.now(), polls: 0 };
+  const polled = await pollJob(client, job, computationReader(computation.isResult), computation.polling, {
+    signal: context.signal,
+    onWait: context.onWait,
+    onPoll: (state) => context.onProgress(`job ${state.status ?? 'running'} (poll ${state.polls})`),
   });
   return { body: polled.answer, statusCode: polled.statusCode, jobId, polls: job.polls };
 }
