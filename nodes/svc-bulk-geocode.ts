@@ -7,7 +7,7 @@ import { BulkRow, bulkRow, unsentRow } from './lib/geo/result-rows';
 import { bulkShapes } from './lib/geo/worldmap';
 import type { BulkProtocol } from './lib/platform/bulk';
 import { BulkRun, FinishedBatch } from './lib/platform/bulk-run';
-import { positiveSetting } from './lib/util/values';
+import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;
@@ -15,6 +15,8 @@ interface BulkGeocodeDef extends NodeDef {
   addressesType: string;
   batchSize?: number | string;
   parallel?: number | string;
+  pollIntervalSec?: number | string;
+  /** Before 1.1: the first poll in milliseconds (see pollingOf). */
   pollInterval?: number | string;
   maxWait?: number | string;
   jobIdPath?: string;
@@ -23,7 +25,7 @@ interface BulkGeocodeDef extends NodeDef {
   rawFiles?: boolean;
 }
 
-const DEFAULTS = { batchSize: 1000, parallel: 2, pollIntervalMs: 2000, maxWaitSec: 1800 };
+const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 } };
 
 /**
  * svc-bulk-geocode: addresses in batches through the platform's bulk jobs (upload, poll, download),
@@ -34,17 +36,14 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
-    const batchSize = Math.max(1, Math.floor(positiveSetting(def.batchSize) ?? DEFAULTS.batchSize));
-    const parallel = Math.max(1, Math.floor(positiveSetting(def.parallel) ?? DEFAULTS.parallel));
+    const batchSize = countSetting(def.batchSize, DEFAULTS.batchSize);
+    const parallel = countSetting(def.parallel, DEFAULTS.parallel);
     const rawFiles = def.rawFiles === true;
     const protocol: BulkProtocol = {
-      jobIdPath: (def.jobIdPath ?? '').trim(),
-      downloadPath: (def.downloadPath ?? '').trim(),
-      statusPath: (def.statusPath ?? '').trim(),
-      polling: {
-        intervalMs: positiveSetting(def.pollInterval) ?? DEFAULTS.pollIntervalMs,
-        maxWaitMs: (positiveSetting(def.maxWait) ?? DEFAULTS.maxWaitSec) * 1000,
-      },
+      jobIdPath: textSetting(def.jobIdPath),
+      downloadPath: textSetting(def.downloadPath),
+      statusPath: textSetting(def.statusPath),
+      polling: pollingOf(def, DEFAULTS.polling),
     };
 
     handleInputs(this, async (msg, context) => {

@@ -5,8 +5,7 @@ import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
 import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform/client';
 import { BYTES_PER_MB } from './lib/platform/body';
 import { PlatformError } from './lib/util/errors';
-import { toNumber } from './lib/util/values';
-import { positiveSetting } from './lib/util/values';
+import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -74,10 +73,10 @@ export = function register(RED: NodeAPI): void {
       credentials,
       // 0 would time every request out at once (and make every token stale at once): not a valid setting.
       timeoutMs: positiveSetting(def.timeout) ?? DEFAULTS.timeout,
-      ratePerMinute: numberOr(def.rateLimit, DEFAULTS.rateLimit),
-      maxConcurrency: numberOr(def.maxConcurrency, DEFAULTS.maxConcurrency),
-      maxQueue: numberOr(def.maxQueue, DEFAULTS.maxQueue),
-      maxRetries: numberOr(def.maxRetries, DEFAULTS.maxRetries),
+      ratePerMinute: nonNegativeSetting(def.rateLimit, DEFAULTS.rateLimit),
+      maxConcurrency: nonNegativeSetting(def.maxConcurrency, DEFAULTS.maxConcurrency),
+      maxQueue: nonNegativeSetting(def.maxQueue, DEFAULTS.maxQueue),
+      maxRetries: nonNegativeSetting(def.maxRetries, DEFAULTS.maxRetries),
       tokenLifetimeSec: positiveSetting(def.tokenLifetime) ?? DEFAULTS.tokenLifetime,
       maxResponseBytes: Math.round((positiveSetting(def.maxResponseSize) ?? DEFAULTS.maxResponseSize) * BYTES_PER_MB),
       maxFileBytes: Math.round((positiveSetting(def.maxFileSize) ?? DEFAULTS.maxFileSize) * BYTES_PER_MB),
@@ -148,9 +147,3 @@ export = function register(RED: NodeAPI): void {
       .finally(() => client.close());
   });
 };
-
-/** A setting where 0 is meaningful ("off", "no cap"); anything else unreadable takes the default. */
-function numberOr(value: unknown, fallback: number): number {
-  const n = toNumber(value);
-  return n !== undefined && n >= 0 ? n : fallback;
-}

@@ -1,13 +1,13 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
-import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo/geohash';
+import { LatLon, toPosition } from './lib/geo/geohash';
 import { Place, readLocation, toLocationObject } from './lib/geo/locations';
 import type { PlatformClient } from './lib/platform/client';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
 import { locationsOf, nodeInputs } from './lib/node-red/inputs';
-import { pollingOf } from './lib/node-red/settings';
+import { COMPUTATION_POLLING, pollingOf, precisionSetting, textSetting } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/util/values';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
@@ -41,6 +41,8 @@ interface IsolineDef extends NodeDef {
   precision?: number | string;
   lonLatArrays?: boolean;
   avoidMember?: string;
+  pollIntervalSec?: number | string;
+  /** Before 1.1: the first poll in seconds (see pollingOf). */
   pollInterval?: number | string;
   maxWait?: number | string;
 }
@@ -61,9 +63,9 @@ export = function register(RED: NodeAPI): void {
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
-    const avoidMember = (def.avoidMember ?? '').trim() || DEFAULT_AVOID_MEMBER;
-    const polling = pollingOf(def);
+    const precision = precisionSetting(def.precision);
+    const avoidMember = textSetting(def.avoidMember, DEFAULT_AVOID_MEMBER);
+    const polling = pollingOf(def, COMPUTATION_POLLING);
 
     handleInputs(this, async (msg, context) => {
       const platform = client();

@@ -1,12 +1,12 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
+import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
 import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
 import type { PlatformClient } from './lib/platform/client';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
 import { locationsOf, nodeInputs } from './lib/node-red/inputs';
-import { pollingOf } from './lib/node-red/settings';
+import { COMPUTATION_POLLING, pollingOf, precisionSetting } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices } from './lib/util/values';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
@@ -35,6 +35,8 @@ interface SequenceDef extends NodeDef {
   precision?: number | string;
   lonLatArrays?: boolean;
   departureFormat?: string;
+  pollIntervalSec?: number | string;
+  /** Before 1.1: the first poll in seconds (see pollingOf). */
   pollInterval?: number | string;
   maxWait?: number | string;
 }
@@ -54,9 +56,9 @@ export = function register(RED: NodeAPI): void {
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
+    const precision = precisionSetting(def.precision);
     const departureFormat: DepartureFormat = def.departureFormat === 'zoned' ? 'zoned' : 'local';
-    const polling = pollingOf(def);
+    const polling = pollingOf(def, COMPUTATION_POLLING);
 
     handleInputs(this, async (msg, context) => {
       const platform = client();
