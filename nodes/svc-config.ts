@@ -1,8 +1,8 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Request, Response } from 'express';
 import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
-import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
-import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform/client';
+import type { SvcConfigNode } from './lib/node-red/config';
+import { ClientConfig, ClientCredentials, PlatformClient, ProxySettings } from './lib/platform/client';
 import { BYTES_PER_MB } from './lib/platform/body';
 import { PlatformError } from './lib/util/errors';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
@@ -63,7 +63,7 @@ export = function register(RED: NodeAPI): void {
     });
   }
 
-  function clientConfig(def: SvcConfigDef, credentials: SvcCredentials): ClientConfig {
+  function clientConfig(def: SvcConfigDef, credentials: ClientCredentials): ClientConfig {
     return {
       baseUrl: def.baseUrl ?? '',
       authUrl: def.authUrl ?? '',
@@ -104,7 +104,7 @@ export = function register(RED: NodeAPI): void {
     };
   }
 
-  RED.nodes.registerType<SvcConfigNode, SvcConfigDef, unknown, SvcCredentials>('svc-config', SvcConfig, {
+  RED.nodes.registerType<SvcConfigNode, SvcConfigDef, unknown, ClientCredentials>('svc-config', SvcConfig, {
     credentials: {
       clientId: { type: 'text' },
       clientSecret: { type: 'password' },
@@ -119,7 +119,7 @@ export = function register(RED: NodeAPI): void {
    * for the token URL that node is deployed with: a stored secret is never sent to a new address.
    */
   RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response) => {
-    const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: SvcCredentials };
+    const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: ClientCredentials };
     const given = body.credentials ?? {};
     const retyped = !!given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD;
     const deployed = body.id ? (RED.nodes.getNode(body.id) as SvcConfigNode | null) : null;
@@ -127,8 +127,8 @@ export = function register(RED: NodeAPI): void {
       res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: 'the token URL has changed: type the client secret again to test it' });
       return;
     }
-    const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as SvcCredentials | undefined;
-    const credentials: SvcCredentials = {
+    const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as ClientCredentials | undefined;
+    const credentials: ClientCredentials = {
       clientId: given.clientId || stored?.clientId,
       clientSecret: retyped ? given.clientSecret : stored?.clientSecret,
     };

@@ -4,6 +4,7 @@ import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
 import { NodeStatus } from './lib/node-red/status';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { describeCause } from './lib/util/errors';
+import { isHeaderName } from './lib/util/text';
 import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
 
@@ -35,7 +36,6 @@ interface ReceiverConfig {
 
 const DEFAULT_TOLERANCE_SEC = 300;
 const DEFAULT_MAX_BODY_KB = 1024;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 /** Request headers that carry credentials, never copied into a message. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -179,7 +179,7 @@ function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): Recei
   }
   const headerName = textSetting(def.headerName);
   if (headerName === '') return { path, verifier, maxBodyBytes };
-  if (!HEADER_NAME.test(headerName)) throw new Error('the custom header name is not a valid header name');
+  if (!isHeaderName(headerName)) throw new Error('the custom header name is not a valid header name');
   const headerValue = (credentials.headerValue ?? '').trim();
   if (headerValue === '') throw new Error(`a value for the custom header ${headerName} is required`);
   return { path, verifier, maxBodyBytes, header: { name: headerName.toLowerCase(), value: headerValue } };
