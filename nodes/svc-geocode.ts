@@ -3,7 +3,8 @@ import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { invalidInput } from './lib/util/errors';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
-import { encodeGeohash, DEFAULT_GEOHASH_PRECISION } from './lib/geo/geohash';
+import { encodeGeohash } from './lib/geo/geohash';
+import { precisionSetting } from './lib/node-red/settings';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
 import { geocodeShapes } from './lib/geo/worldmap';
@@ -20,7 +21,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { address: 'payload' });
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
+    const precision = precisionSetting(def.precision);
 
     handleInputs(this, async (msg, { signal, onWait }) => {
       const platform = client();

@@ -1,17 +1,10 @@
 import type { Node, NodeAPI } from './inputs';
-import type { AuthScheme, PlatformClient } from '../platform/client';
+import type { AuthScheme, ClientCredentials, PlatformClient } from '../platform/client';
 import { ConfigError, describeProblem } from '../platform/config-check';
 import { PlatformError } from '../util/errors';
 
-export interface SvcCredentials {
-  clientId?: string;
-  clientSecret?: string;
-  apiKey?: string;
-  pubsubApiKey?: string;
-}
-
 /** The running `svc-config` node as the other nodes see it. */
-export interface SvcConfigNode extends Node<SvcCredentials> {
+export interface SvcConfigNode extends Node<ClientCredentials> {
   client: PlatformClient;
   /** The deployed token URL: "Test connection" sends a stored secret only there. */
   authUrl: string;
