@@ -3,6 +3,7 @@ import { plainText, trimTrailing } from '../../nodes/lib/util/text';
 import { PlatformError, redact } from '../../nodes/lib/util/errors';
 import { parseSignatureHeader } from '../../nodes/lib/platform/signature';
 import { parseCsv } from '../../nodes/lib/format/csv';
+import { resultRecords } from '../../nodes/lib/format/result-file';
 import { parseThreeWords } from '../../nodes/lib/geo/words';
 import { isGeohash } from '../../nodes/lib/geo/geohash';
 import { statusReadsAsFailed } from '../../nodes/lib/platform/jobs';
@@ -70,6 +71,9 @@ const CASES: Case[] = [
   { name: 'CSV: quotes inside unquoted fields', run: (text) => attempt(() => parseCsv(text)), input: repeat('a"') },
   { name: 'CSV: one long field', run: (text) => attempt(() => parseCsv(text)), input: surrounded('"', 'a', '') },
   { name: 'CSV: blank lines', run: (text) => attempt(() => parseCsv(text)), input: repeat('\r\n\r') },
+  { name: 'bulk result file: white space before the first character', run: (text) => attempt(() => resultRecords('', Buffer.from(text))), input: surrounded('', ' ', 'x') },
+  { name: 'bulk result file: JSON lines of line ends', run: (text) => attempt(() => resultRecords('application/x-ndjson', Buffer.from(text))), input: repeat('\r\r\n') },
+  { name: 'bulk result file: CSV of quotes', run: (text) => attempt(() => resultRecords('text/csv', Buffer.from(text))), input: surrounded('address\n"', '""', '') },
   { name: 'three words: dots', run: (text) => attempt(() => parseThreeWords(text)), input: repeat('.') },
   { name: 'three words: letters then a digit', run: (text) => attempt(() => parseThreeWords(text)), input: surrounded('', 'a', '.b.c1') },
   { name: 'three words: slashes', run: (text) => attempt(() => parseThreeWords(text)), input: repeat('/') },
