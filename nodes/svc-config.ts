@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
 import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
 import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform/client';
+import { SharedServices } from './lib/node-red/shared';
 import { PlatformError } from './lib/util/errors';
 import { toNumber } from './lib/util/values';
 import { positiveSetting } from './lib/util/values';
@@ -21,6 +22,10 @@ interface SvcConfigDef extends NodeDef {
   tokenLifetime?: number | string;
   tls?: string;
   proxy?: string;
+  /** Single geocode requests per UTC day; 0 turns the guard off. */
+  dailyLimit?: number | string;
+  /** Seconds an identical single geocode query is answered from the cache; 0 turns the cache off. */
+  cacheTtl?: number | string;
 }
 
 /** Node-RED's `tls-config` node, as far as this pack uses it. */
@@ -41,6 +46,9 @@ const DEFAULTS = {
   maxQueue: 1000,
   maxRetries: 3,
   tokenLifetime: 3600,
+  // The platform's daily limit for single geocode (spec: 50,000 requests per day).
+  dailyLimit: 50_000,
+  cacheTtl: 0,
 };
 
 /** Placeholder the editor sends for a password that the user has not changed. */
@@ -50,8 +58,16 @@ export = function register(RED: NodeAPI): void {
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
     this.authUrl = def.authUrl;
-    this.client = new PlatformClient(clientConfig(def, this.credentials ?? {}));
+    const credentials = this.credentials ?? {};
+    this.shared = new SharedServices(RED, this, {
+      redisUrl: credentials.redisUrl,
+      scopeParts: [def.baseUrl, def.projectId, credentials.apiKey, credentials.clientId],
+      dailyLimit: numberOr(def.dailyLimit, DEFAULTS.dailyLimit),
+      cacheTtlSec: numberOr(def.cacheTtl, DEFAULTS.cacheTtl),
+    });
+    this.client = new PlatformClient({ ...clientConfig(def, credentials), pacer: this.shared.pacer });
     this.on('close', (_removed: boolean, done: () => void) => {
+      this.shared.close();
       this.client.close().then(done, done);
     });
   }
@@ -101,6 +117,7 @@ export = function register(RED: NodeAPI): void {
       clientSecret: { type: 'password' },
       apiKey: { type: 'password' },
       pubsubApiKey: { type: 'password' },
+      redisUrl: { type: 'password' },
     },
   });
 

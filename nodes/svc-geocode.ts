@@ -1,6 +1,6 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { evaluateProperty, typedProperty } from './lib/node-red/inputs';
-import { clientFor } from './lib/node-red/config';
+import { configFor } from './lib/node-red/config';
 import { invalidInput } from './lib/util/errors';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
 import { encodeGeohash, DEFAULT_GEOHASH_PRECISION } from './lib/geo/geohash';
@@ -17,13 +17,17 @@ interface GeocodeDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const config = configFor(RED, this, def.server);
     const addressInput = typedProperty(def as unknown as Record<string, unknown>, 'address', 'payload');
     const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
 
     handleInputs(this, async (msg, { signal, onWait }) => {
       const address = readAddress(await evaluateProperty(RED, this, msg, addressInput));
-      const response = await client().request({
+      const { client, shared } = config();
+      // An answer still in the cache costs neither a request nor a unit of the daily quota.
+      const cached = await shared.cache?.get(address);
+      const used = cached ? undefined : await shared.quota?.take();
+      const response = cached ?? (await client.request({
         auth: 'project',
         method: 'POST',
         path: '/v1/geocode',
@@ -31,7 +35,8 @@ export = function register(RED: NodeAPI): void {
         retry: 'read',
         signal,
         onWait,
-      });
+      }));
+      if (!cached) await shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
       const feature = bestFeature(response.body);
       const location = featurePoint(feature);
       const out = msg as OutputMessage;
@@ -40,7 +45,10 @@ export = function register(RED: NodeAPI): void {
       out.location = location;
       out.geohash = location ? encodeGeohash(location, precision) : undefined;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: location ? 'found' : 'no match' };
+      if (cached) out.cached = true;
+      const found = location ? 'found' : 'no match';
+      const quota = used === undefined ? '' : ` (${used}/${shared.quota?.limit})`;
+      return { msg: out, statusText: `${found}${cached ? ', cached' : ''}${quota}` };
     });
   }
 

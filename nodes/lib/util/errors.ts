@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'BAD_RESPONSE'
   | 'INVALID_INPUT'
   | 'QUEUE_FULL'
+  | 'QUOTA_EXCEEDED'
   | 'JOB_FAILED'
   | 'CANCELLED';
 
@@ -24,6 +25,8 @@ export interface PlatformErrorOptions {
   /** True when the request certainly never reached the server, so any request may be retried. */
   notSent?: boolean;
   retryAfterMs?: number;
+  /** A short figure for the node status, safe to show (e.g. `50000/50000` for a used-up quota). */
+  statusDetail?: string;
 }
 
 /** Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`. */
@@ -34,6 +37,7 @@ export class PlatformError extends Error {
   readonly bodyExcerpt?: string;
   readonly notSent: boolean;
   readonly retryAfterMs?: number;
+  readonly statusDetail?: string;
 
   constructor(code: ErrorCode, message: string, options: PlatformErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -43,6 +47,7 @@ export class PlatformError extends Error {
     this.bodyExcerpt = options.body === undefined ? undefined : redact(options.body).slice(0, EXCERPT_LENGTH);
     this.notSent = options.notSent ?? false;
     this.retryAfterMs = options.retryAfterMs;
+    this.statusDetail = options.statusDetail;
   }
 }
 
