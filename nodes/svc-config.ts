@@ -67,8 +67,7 @@ export = function register(RED: NodeAPI): void {
     });
     this.client = new PlatformClient({ ...clientConfig(def, credentials), pacer: this.shared.pacer });
     this.on('close', (_removed: boolean, done: () => void) => {
-      this.shared.close();
-      this.client.close().then(done, done);
+      Promise.all([this.shared.close(), this.client.close()]).then(() => done(), done);
     });
   }
 

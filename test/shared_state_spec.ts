@@ -100,13 +100,16 @@ describe('shared state without Redis (one instance)', function () {
       should(refused.notSent).be.true();
       should(refused.statusDetail).equal('3/3');
       should(refused.message).match(/daily limit of 3 requests is used up \(3\/3\)/);
+      await CounterFile.at(restartedFile, () => undefined).flushed();
     });
 
     it('counts each UTC day on its own', async function () {
-      const quota = new DailyQuota(new SharedState({ log: recordingLog().log }), CounterFile.at(path.join(dir, 'q.json'), () => undefined), 'scope', 1);
+      const counters = CounterFile.at(path.join(dir, 'q.json'), () => undefined);
+      const quota = new DailyQuota(new SharedState({ log: recordingLog().log }), counters, 'scope', 1);
       should(await quota.take(Date.parse('2026-01-01T23:59:00Z'))).equal(1);
       should((await rejectionOf(quota.take(Date.parse('2026-01-01T23:59:30Z')))).code).equal('QUOTA_EXCEEDED');
       should(await quota.take(Date.parse('2026-01-02T00:00:01Z'))).equal(1);
+      await counters.flushed();
     });
   });
 

@@ -34,6 +34,7 @@ export class SharedServices {
   readonly quota: DailyQuota | undefined;
   readonly cache: AnswerCache | undefined;
   private readonly nodes = new Set<Node>();
+  private readonly counters: CounterFile | undefined;
 
   constructor(RED: NodeAPI, owner: Node, settings: SharedSettings) {
     this.state = new SharedState({ url: redisUrlOf(owner, settings.redisUrl), log: { warn: (t) => owner.warn(t), info: (t) => owner.log(t) } });
@@ -41,10 +42,10 @@ export class SharedServices {
     this.pacer = this.state.configured ? sharedPacer(this.state, `rate:${scope}`, new LocalPacer()) : undefined;
     if (settings.dailyLimit > 0) {
       const userDir = (RED.settings as { userDir?: string }).userDir;
-      const counters = CounterFile.at(userDir ? path.join(userDir, QUOTA_FILE) : undefined, (err) =>
+      this.counters = CounterFile.at(userDir ? path.join(userDir, QUOTA_FILE) : undefined, (err) =>
         owner.warn(`the daily counts could not be saved: ${err.message}`),
       );
-      this.quota = new DailyQuota(this.state, counters, scope, settings.dailyLimit);
+      this.quota = new DailyQuota(this.state, this.counters, scope, settings.dailyLimit);
     }
     if (settings.cacheTtlSec > 0) this.cache = new AnswerCache(this.state, scope, settings.cacheTtlSec * 1000);
     this.state.onModeChange((mode) => {
@@ -59,9 +60,11 @@ export class SharedServices {
     node.on('close', () => this.nodes.delete(node));
   }
 
-  close(): void {
+  /** Closes the Redis connection; resolves once the daily counts are on disk. */
+  async close(): Promise<void> {
     this.nodes.clear();
     this.state.close();
+    await this.counters?.flushed();
   }
 }
 

@@ -119,33 +119,45 @@ export class RequestGate {
   }
 
   /** Lets the head of the queue go while it may; reserves a slot (and waits for it) when the rate limit asks. */
-  private pump(): void {
+  private pump(missedSlot = false): void {
     while (!this.closed && !this.admitting && this.queue.length > 0 && this.concurrencyFree()) {
+      const reservedAt = Date.now();
       const wait = this.intervalMs > 0 ? this.pacer.reserve(this.intervalMs) : 0;
       if (wait === 0) {
         this.admitHead();
+        missedSlot = false;
         continue;
       }
       this.admitting = true;
-      if (typeof wait === 'number') this.admitAfter(wait);
+      if (typeof wait === 'number') this.admitAt(reservedAt + wait, missedSlot);
       else {
         wait.then(
-          (ms) => this.admitAfter(ms),
-          () => this.admitAfter(0),
+          (ms) => this.admitAt(reservedAt + ms, missedSlot),
+          () => this.admitAt(reservedAt, missedSlot),
         );
       }
       return;
     }
   }
 
-  private admitAfter(ms: number): void {
+  /**
+   * Admits the head of the queue at `due`. A slot missed by more than a quarter interval (a stalled
+   * event loop, a slow answer from a shared schedule) is given up and a new one reserved, once: sent
+   * late on its old slot, the request would crowd the next slots, which another instance may hold.
+   */
+  private admitAt(due: number, missedSlot: boolean): void {
     if (this.closed) return;
     const admit = () => {
       this.timer = undefined;
       this.admitting = false;
+      if (!missedSlot && Date.now() - due > this.intervalMs / 4) {
+        this.pump(true);
+        return;
+      }
       this.admitHead();
       this.pump();
     };
+    const ms = due - Date.now();
     if (ms > 0) this.timer = setTimeout(admit, ms);
     else admit();
   }

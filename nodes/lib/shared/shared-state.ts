@@ -24,7 +24,8 @@ export interface SharedStateOptions {
   keyPrefix?: string;
 }
 
-const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
+// Generous: a busy machine can hold a local answer for a second, and each timeout is an outage.
+const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 const RECONNECT_STEP_MS = 200;
 const RECONNECT_MAX_MS = 2000;
 export const DEFAULT_KEY_PREFIX = 'svc-location:';
@@ -56,6 +57,8 @@ export class SharedState {
   private currentMode: SharedMode;
   private lastError: string | undefined;
   private closed = false;
+  /** Settles once the first connection attempt has succeeded or failed. */
+  private firstAttempt: Promise<void> = Promise.resolve();
   /** The Redis address without credentials; empty without Redis. */
   readonly address: string;
 
@@ -85,6 +88,16 @@ export class SharedState {
       this.outage();
     });
     this.redis.on('close', () => this.outage());
+    const redis = this.redis;
+    this.firstAttempt = new Promise((resolve) => {
+      const settle = () => {
+        redis.off('ready', settle);
+        redis.off('close', settle);
+        resolve();
+      };
+      redis.on('ready', settle);
+      redis.on('close', settle);
+    });
   }
 
   get mode(): SharedMode {
@@ -107,6 +120,9 @@ export class SharedState {
    * operation counts as an outage and is answered by `local` as well.
    */
   async withShared<T>(shared: (store: RedisStore) => Promise<T>, local: () => T | Promise<T>): Promise<T> {
+    // Right after a deploy, wait for the first connection rather than start on local state: two
+    // instances would otherwise each send a first request on their own schedules.
+    if (this.currentMode === 'connecting') await this.firstAttempt;
     if (!this.redis || !this.store || this.closed || this.redis.status !== 'ready') return local();
     let result: T;
     try {
