@@ -4,7 +4,9 @@ import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
 import { randomUUID } from 'node:crypto';
 import { NodeStatus } from './lib/node-red/status';
 import type { SvcConfigNode } from './lib/node-red/config';
-import { positiveSetting } from './lib/util/values';
+import { positiveSetting, textSetting } from './lib/node-red/settings';
+import { describeCause } from './lib/util/errors';
+import { isHeaderName } from './lib/util/text';
 import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
 
@@ -38,7 +40,6 @@ interface ReceiverConfig {
 
 const DEFAULT_TOLERANCE_SEC = 300;
 const DEFAULT_MAX_BODY_KB = 1024;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 /** Request headers that carry credentials, never copied into a message. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -149,12 +150,12 @@ export = function register(RED: NodeAPI): void {
     };
     const handler: RequestHandler = (req, res) => {
       receive(req, res).catch((err: unknown) => {
-        node.warn(`webhook request failed: ${err instanceof Error ? err.message : String(err)}`);
+        node.warn(`webhook request failed: ${describeCause(err)}`);
         if (!res.headersSent) res.status(500).json({ error: 'internal error' });
       });
     };
     const errorHandler = (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      node.warn(err instanceof Error ? err.message : String(err));
+      node.warn(describeCause(err));
       if (!res.headersSent) res.sendStatus(500);
     };
 
@@ -183,7 +184,7 @@ export = function register(RED: NodeAPI): void {
 };
 
 function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {
-  const url = (def.url ?? '').trim();
+  const url = textSetting(def.url);
   if (url === '') throw new Error('no path is set');
   const path = url.startsWith('/') ? url : `/${url}`;
   const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
@@ -195,9 +196,9 @@ function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): Recei
     }
     verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
   }
-  const headerName = (def.headerName ?? '').trim();
+  const headerName = textSetting(def.headerName);
   if (headerName === '') return { path, verifier, maxBodyBytes };
-  if (!HEADER_NAME.test(headerName)) throw new Error('the custom header name is not a valid header name');
+  if (!isHeaderName(headerName)) throw new Error('the custom header name is not a valid header name');
   const headerValue = (credentials.headerValue ?? '').trim();
   if (headerValue === '') throw new Error(`a value for the custom header ${headerName} is required`);
   return { path, verifier, maxBodyBytes, header: { name: headerName.toLowerCase(), value: headerValue } };

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'BAD_RESPONSE'
   | 'INVALID_INPUT'
+  | 'CONFIG_INVALID'
   | 'QUEUE_FULL'
   | 'QUOTA_EXCEEDED'
   | 'JOB_FAILED'
@@ -53,6 +54,27 @@ export class PlatformError extends Error {
 
 export function invalidInput(message: string): PlatformError {
   return new PlatformError('INVALID_INPUT', message, { notSent: true });
+}
+
+/**
+ * The text of a failure, whatever was thrown: an Error's message, the message and code of an error
+ * object that is not an Error (JSONata throws those), or the value as JSON; never `[object Object]`.
+ */
+export function describeCause(err: unknown): string {
+  if (err instanceof Error && err.message !== '') return err.message;
+  if (err !== null && typeof err === 'object') {
+    const { message, code } = err as { message?: unknown; code?: unknown };
+    const text = typeof message === 'string' && message !== '' ? message : undefined;
+    const suffix = typeof code === 'string' && code !== '' ? ` (${code})` : '';
+    if (text !== undefined) return `${text}${suffix}`;
+    if (suffix !== '') return `error${suffix}`;
+    try {
+      return JSON.stringify(err) ?? 'an unknown error';
+    } catch {
+      return 'an unknown error';
+    }
+  }
+  return err === undefined ? 'an unknown error' : String(err);
 }
 
 export function cancelled(what = 'request'): PlatformError {

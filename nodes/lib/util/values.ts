@@ -41,12 +41,6 @@ export function readNumber(value: unknown, field: string): number | undefined {
   return n;
 }
 
-/** A positive number from an editor setting (a number or numeric text); undefined lets the caller's default apply. */
-export function positiveSetting(value: unknown): number | undefined {
-  const n = toNumber(value);
-  return n !== undefined && n > 0 ? n : undefined;
-}
-
 /** How an unexpected value reads in an error message: "null", "an array", "an empty string", "number" … */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
@@ -80,6 +74,6 @@ export function memberAt(value: unknown, path: string): unknown {
 }
 
 /** The members that are set: optional request fields left unset stay off the wire. */
-export function setMembers(record: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined));
+export function setMembers<T extends object>(record: T): T {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as T;
 }
