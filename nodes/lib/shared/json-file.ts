@@ -1,15 +1,5 @@
 import fs from 'node:fs';
-import path from 'node:path';
-
-/**
- * Writes `value` as JSON to `file` atomically: into a temporary file beside it, then renamed over it,
- * so a process killed mid-write leaves the old file or the new one, never half of one.
- */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  await fs.promises.writeFile(temporary, JSON.stringify(value));
-  await fs.promises.rename(temporary, file);
-}
+import { writeAtomically } from '../util/files';
 
 /** The JSON in `file`, or undefined when there is none or it cannot be read. */
 export function readJson(file: string): unknown {
@@ -48,7 +38,7 @@ export class CoalescedWriter {
     while (this.dirty) {
       this.dirty = false;
       try {
-        await writeJsonAtomic(this.file, this.current());
+        await writeAtomically(this.file, JSON.stringify(this.current()));
       } catch (err) {
         this.onError(err instanceof Error ? err : new Error(String(err)));
       }
