@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'INVALID_INPUT'
   | 'CONFIG_INVALID'
   | 'QUEUE_FULL'
+  | 'QUOTA_EXCEEDED'
   | 'JOB_FAILED'
   | 'CANCELLED';
 
@@ -32,6 +33,8 @@ export interface PlatformErrorOptions {
   /** True when the request certainly never reached the server, so any request may be retried. */
   notSent?: boolean;
   retryAfterMs?: number;
+  /** A short figure for the node status, safe to show (e.g. `50000/50000` for a used-up quota). */
+  statusDetail?: string;
 }
 
 /** Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`. */
@@ -42,6 +45,7 @@ export class PlatformError extends Error {
   readonly bodyExcerpt?: string;
   readonly notSent: boolean;
   readonly retryAfterMs?: number;
+  readonly statusDetail?: string;
 
   constructor(code: ErrorCode, message: string, options: PlatformErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -51,6 +55,7 @@ export class PlatformError extends Error {
     this.bodyExcerpt = options.body === undefined ? undefined : excerpt(options.body, options.secrets);
     this.notSent = options.notSent ?? false;
     this.retryAfterMs = options.retryAfterMs;
+    this.statusDetail = options.statusDetail;
   }
 }
 
