@@ -19,6 +19,9 @@ export default defineConfig(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', ignoreRestSiblings: true }],
       // Passing on a caught error of unknown type is not inventing a non-Error reason.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
+      // An async method that awaits nothing is how an in-memory store implements an async interface
+      // (a throw becomes a rejection); forgotten awaits are caught by no-floating-promises.
+      '@typescript-eslint/require-await': 'off',
     },
   },
   {
