@@ -1,8 +1,6 @@
 import should from 'should';
-import { NodeRedProcess } from '../support/node-red-process';
-import { Sandbox, startSandbox } from '../sandbox';
 import { bulkJobs } from '../sandbox/endpoints/bulk';
-import { Collector, deploy, reportingFlow, storedJobs, until, userDirWithPack } from './support';
+import { storedJobs, until, useRestartRig } from './support';
 
 /**
  * A bulk geocoding run outlives its Node-RED: killed with SIGKILL after some batches are done and
@@ -13,37 +11,15 @@ import { Collector, deploy, reportingFlow, storedJobs, until, userDirWithPack } 
 describe('restart: svc-bulk-geocode run survives SIGKILL', function () {
   const ROWS = 40;
   const BATCH = 5;
-  let sandbox: Sandbox;
-  let collector: Collector;
-  let dir: { userDir: string; remove: () => void };
-  let nodeRed: NodeRedProcess | undefined;
-
-  before(async function () {
-    sandbox = await startSandbox({ jobPolls: 4 });
-    collector = new Collector();
-    await collector.start();
-    dir = userDirWithPack();
-  });
-
-  after(async function () {
-    await nodeRed?.stop(10_000);
-    await collector.close();
-    await sandbox.close();
-    dir.remove();
-  });
+  const rig = useRestartRig(4);
 
   it('delivers every row once, in order, after a SIGKILL mid-run, without uploading a stored job again', async function () {
-    nodeRed = await NodeRedProcess.start(dir.userDir);
+    const { sandbox, collector, dir } = rig;
+    let nodeRed = await rig.start();
     const bulk = { type: 'svc-bulk-geocode', batchSize: BATCH, parallel: 2, pollIntervalSec: 0.1, maxWait: 120 };
     const summary = '(m) => ({ indexes: (m.payload || []).map((r) => r.index), inputs: (m.payload || []).map((r) => r.input), located: (m.payload || []).filter((r) => r.location).length })';
-    await deploy(nodeRed, reportingFlow(sandbox, collector.url, bulk, summary));
     const addresses = Array.from({ length: ROWS }, (_v, i) => `${i + 1} Main Street, Sandbox City`);
-    const started = await fetch(`${nodeRed.url}start`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ tag: 'bulk-1', payload: addresses }),
-    });
-    should(started.status).equal(202);
+    await rig.deployAndSend(bulk, summary, 'bulk-1', addresses);
 
     // Killed once some batches are downloaded, while later ones are still to be uploaded.
     await until(() => sandbox.requests('bulk-download').length >= 2, 'two batches downloaded', 30_000);
@@ -56,7 +32,7 @@ describe('restart: svc-bulk-geocode run survives SIGKILL', function () {
     const storedUploads = ((stored.job as { jobs: unknown[] }).jobs ?? []).length;
     should(storedUploads).be.above(0);
 
-    nodeRed = await NodeRedProcess.start(dir.userDir);
+    nodeRed = await rig.start();
     const [report] = await collector.waitFor(1, 60_000);
     should(report.error).be.undefined();
     should(report).have.properties({ resumed: true, tag: 'bulk-1', hasReq: false, located: ROWS });
@@ -69,7 +45,7 @@ describe('restart: svc-bulk-geocode run survives SIGKILL', function () {
     await until(() => storedJobs(dir.userDir).length === 0, 'the delivered run to leave the store', 10_000);
 
     await nodeRed.stop(10_000);
-    nodeRed = await NodeRedProcess.start(dir.userDir);
+    await rig.start();
     should(storedJobs(dir.userDir)).eql([]);
     should(collector.reports).have.length(1);
   });
