@@ -12,7 +12,7 @@ import type { PlatformClient, PlatformResponse } from './lib/platform/client';
 import { jobFailed, pollJob, statusReadsAsFailed } from './lib/platform/jobs';
 import { memberAt } from './lib/util/values';
 import { InputContext, handleInputs } from './lib/node-red/runner';
-import { positiveSetting } from './lib/util/values';
+import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 import { bulkShapes } from './lib/geo/worldmap';
 
 interface BulkGeocodeDef extends NodeDef {
@@ -21,6 +21,8 @@ interface BulkGeocodeDef extends NodeDef {
   addressesType: string;
   batchSize?: number | string;
   parallel?: number | string;
+  pollIntervalSec?: number | string;
+  /** Before 1.1: the first poll in milliseconds (see pollingOf). */
   pollInterval?: number | string;
   maxWait?: number | string;
   jobIdPath?: string;
@@ -32,7 +34,7 @@ interface BulkGeocodeDef extends NodeDef {
 interface BulkSettings {
   batchSize: number;
   parallel: number;
-  pollIntervalMs: number;
+  intervalMs: number;
   maxWaitMs: number;
   /** Dotted paths that replace the guesses below when set. */
   jobIdPath: string;
@@ -81,7 +83,7 @@ interface Download {
   token?: string;
 }
 
-const DEFAULTS = { batchSize: 1000, parallel: 2, pollIntervalMs: 2000, maxWaitSec: 1800 };
+const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 } };
 /** Polling slows down to at most this interval (or the configured one, when that is longer). */
 const MAX_POLL_INTERVAL_MS = 30_000;
 const UPLOAD_PATH = '/v1/geocode/bulk';
@@ -108,22 +110,22 @@ const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
 export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const settings: BulkSettings = {
-      batchSize: Math.max(1, Math.floor((positiveSetting(def.batchSize) ?? DEFAULTS.batchSize))),
-      parallel: Math.max(1, Math.floor((positiveSetting(def.parallel) ?? DEFAULTS.parallel))),
-      pollIntervalMs: (positiveSetting(def.pollInterval) ?? DEFAULTS.pollIntervalMs),
-      maxWaitMs: (positiveSetting(def.maxWait) ?? DEFAULTS.maxWaitSec) * 1000,
-      jobIdPath: (def.jobIdPath ?? '').trim(),
-      downloadPath: (def.downloadPath ?? '').trim(),
-      statusPath: (def.statusPath ?? '').trim(),
+      batchSize: countSetting(def.batchSize, DEFAULTS.batchSize),
+      parallel: countSetting(def.parallel, DEFAULTS.parallel),
+      ...pollingOf(def, DEFAULTS.polling),
+      jobIdPath: textSetting(def.jobIdPath),
+      downloadPath: textSetting(def.downloadPath),
+      statusPath: textSetting(def.statusPath),
       rawFiles: def.rawFiles === true,
     };
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const source = inputRows((await inputs.read(msg)).addresses);
-      const result = await new BulkRun(client(), settings, context).run(source);
+      const result = await new BulkRun(platform, settings, context).run(source);
       const out = msg as OutputMessage;
       out.payload = result.rows;
       out.jobs = result.jobs;
@@ -276,8 +278,8 @@ class BulkRun {
           return completion(answer, this.settings);
         },
         signal,
-        initialIntervalMs: this.settings.pollIntervalMs,
-        maxIntervalMs: Math.max(this.settings.pollIntervalMs, MAX_POLL_INTERVAL_MS),
+        initialIntervalMs: this.settings.intervalMs,
+        maxIntervalMs: Math.max(this.settings.intervalMs, MAX_POLL_INTERVAL_MS),
         maxWaitMs: this.settings.maxWaitMs,
         onPoll: () => this.report(),
       });

@@ -3,9 +3,9 @@ import type { Request, Response } from 'express';
 import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
 import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
 import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform/client';
+import { BYTES_PER_MB } from './lib/platform/body';
 import { PlatformError } from './lib/util/errors';
-import { toNumber } from './lib/util/values';
-import { positiveSetting } from './lib/util/values';
+import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -19,6 +19,10 @@ interface SvcConfigDef extends NodeDef {
   maxQueue?: number | string;
   maxRetries?: number | string;
   tokenLifetime?: number | string;
+  /** MB: the largest JSON answer read. */
+  maxResponseSize?: number | string;
+  /** MB: the largest result file (bulk geocoding) read. */
+  maxFileSize?: number | string;
   tls?: string;
   proxy?: string;
 }
@@ -41,6 +45,9 @@ const DEFAULTS = {
   maxQueue: 1000,
   maxRetries: 3,
   tokenLifetime: 3600,
+  // Geocode, route and isoline answers run to some hundred KB; bulk result files to some MB per 1000 rows.
+  maxResponseSize: 5,
+  maxFileSize: 100,
 };
 
 /** Placeholder the editor sends for a password that the user has not changed. */
@@ -66,11 +73,13 @@ export = function register(RED: NodeAPI): void {
       credentials,
       // 0 would time every request out at once (and make every token stale at once): not a valid setting.
       timeoutMs: positiveSetting(def.timeout) ?? DEFAULTS.timeout,
-      ratePerMinute: numberOr(def.rateLimit, DEFAULTS.rateLimit),
-      maxConcurrency: numberOr(def.maxConcurrency, DEFAULTS.maxConcurrency),
-      maxQueue: numberOr(def.maxQueue, DEFAULTS.maxQueue),
-      maxRetries: numberOr(def.maxRetries, DEFAULTS.maxRetries),
+      ratePerMinute: nonNegativeSetting(def.rateLimit, DEFAULTS.rateLimit),
+      maxConcurrency: nonNegativeSetting(def.maxConcurrency, DEFAULTS.maxConcurrency),
+      maxQueue: nonNegativeSetting(def.maxQueue, DEFAULTS.maxQueue),
+      maxRetries: nonNegativeSetting(def.maxRetries, DEFAULTS.maxRetries),
       tokenLifetimeSec: positiveSetting(def.tokenLifetime) ?? DEFAULTS.tokenLifetime,
+      maxResponseBytes: Math.round((positiveSetting(def.maxResponseSize) ?? DEFAULTS.maxResponseSize) * BYTES_PER_MB),
+      maxFileBytes: Math.round((positiveSetting(def.maxFileSize) ?? DEFAULTS.maxFileSize) * BYTES_PER_MB),
       tls: tlsOptions(def.tls),
       proxy: proxySettings(def.proxy),
     };
@@ -138,9 +147,3 @@ export = function register(RED: NodeAPI): void {
       .finally(() => client.close());
   });
 };
-
-/** A setting where 0 is meaningful ("off", "no cap"); anything else unreadable takes the default. */
-function numberOr(value: unknown, fallback: number): number {
-  const n = toNumber(value);
-  return n !== undefined && n >= 0 ? n : fallback;
-}

@@ -3,7 +3,8 @@ import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { invalidInput } from './lib/util/errors';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
-import { encodeGeohash, DEFAULT_GEOHASH_PRECISION } from './lib/geo/geohash';
+import { encodeGeohash } from './lib/geo/geohash';
+import { precisionSetting } from './lib/node-red/settings';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
 import { geocodeShapes } from './lib/geo/worldmap';
@@ -18,13 +19,14 @@ interface GeocodeDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { address: 'payload' });
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
+    const precision = precisionSetting(def.precision);
 
     handleInputs(this, async (msg, { signal, onWait }) => {
+      const platform = client();
       const address = readAddress((await inputs.read(msg)).address);
-      const response = await client().request({
+      const response = await platform.request({
         auth: 'project',
         method: 'POST',
         path: '/v1/geocode',

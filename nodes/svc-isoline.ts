@@ -1,14 +1,16 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
-import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo/geohash';
+import { LatLon, toPosition } from './lib/geo/geohash';
 import { Place, readLocation, toLocationObject } from './lib/geo/locations';
-import { compute } from './lib/platform/jobs';
+import type { PlatformClient } from './lib/platform/client';
+import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
+import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
 import { locationsOf, nodeInputs } from './lib/node-red/inputs';
-import { pollingOf } from './lib/node-red/settings';
+import { COMPUTATION_POLLING, pollingOf, precisionSetting, textSetting } from './lib/node-red/settings';
 import { setMembers } from './lib/util/values';
 import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/util/values';
-import { handleInputs } from './lib/node-red/runner';
+import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
 import { isolineShapes } from './lib/geo/worldmap';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
@@ -39,25 +41,34 @@ interface IsolineDef extends NodeDef {
   precision?: number | string;
   lonLatArrays?: boolean;
   avoidMember?: string;
+  pollIntervalSec?: number | string;
+  /** Before 1.1: the first poll in seconds (see pollingOf). */
   pollInterval?: number | string;
   maxWait?: number | string;
 }
 
 type Range = { type: (typeof RANGE_TYPES)[number]; value: number };
+/** What a stored isoline job needs to be finished after a restart. */
+interface IsolineJob {
+  jobId: string;
+  ranges: Range[];
+  places: Place[];
+}
 type Ring = [number, number][];
 
 export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'project');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
-    const avoidMember = (def.avoidMember ?? '').trim() || DEFAULT_AVOID_MEMBER;
-    const polling = pollingOf(def);
+    const precision = precisionSetting(def.precision);
+    const avoidMember = textSetting(def.avoidMember, DEFAULT_AVOID_MEMBER);
+    const polling = pollingOf(def, COMPUTATION_POLLING);
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const fields = await read(msg);
       const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
       const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
@@ -76,29 +87,37 @@ export = function register(RED: NodeAPI): void {
         }),
       };
 
+      const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
       const result = await compute({
-        client: client(),
+        ...isolineJob(platform, context),
         path: '/v1/routing/isoline',
         body,
+        onJob: (jobId) => context.track({ jobId, ranges, places: storedPlaces(places) }),
+      }).catch((err: unknown) => {
+        throw withJapanHint(err, places);
+      });
+      return isolineOutput(msg as OutputMessage, result, ranges, places);
+    }, def, {
+      kind: 'isoline',
+      store: jobStoreFor(RED, def.server),
+      resume: async (stored, msg, context) => {
+        const job = stored as unknown as IsolineJob;
+        const result = await awaitComputation(isolineJob(client(), context), job.jobId).catch((err: unknown) => {
+          throw withJapanHint(err, job.places);
+        });
+        return isolineOutput(msg, result, job.ranges, job.places);
+      },
+    });
+
+    function isolineJob(platform: PlatformClient, context: InputContext): ComputationJob {
+      return {
+        client: platform,
         jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
         isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
         polling,
         context,
-      }).catch((err: unknown) => {
-        throw withJapanHint(err, places);
-      });
-      const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
-      const features = isolineFeatures((result.body as { isoline: unknown }).isoline, ranges);
-      const out = msg as OutputMessage;
-      out.payload = result.body;
-      out.geojson = { type: 'FeatureCollection', features };
-      out.statusCode = result.statusCode;
-      return {
-        msg: out,
-        statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}`,
-        map: (layer) => isolineShapes(features, places, rangeValues.length, layer),
       };
-    }, def);
+    }
   }
 
   RED.nodes.registerType('svc-isoline', SvcIsoline);
@@ -134,6 +153,20 @@ function readShape(value: unknown): number | undefined {
     throw invalidInput(`shape: ${shape} must be a whole number greater than ${MIN_SHAPE_EXCLUSIVE} (100 or more is recommended)`);
   }
   return shape;
+}
+
+/** The output: the answer as payload, its polygons as GeoJSON, and the job when there was one. */
+function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Range[], places: Place[]): HandlerResult {
+  const features = isolineFeatures((result.body as { isoline: unknown }).isoline, ranges);
+  out.payload = result.body;
+  out.geojson = { type: 'FeatureCollection', features };
+  out.statusCode = result.statusCode;
+  if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
+  return {
+    msg: out,
+    statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}`,
+    map: (layer) => isolineShapes(features, places, ranges.length, layer),
+  };
 }
 
 /** Rough boxes around Japan's islands (south, west, north, east), only to explain a refusal. */

@@ -36,11 +36,12 @@ type Position = [number, number];
 export = function register(RED: NodeAPI): void {
   function SvcRoute(this: Node, def: RouteDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'vpm');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
 
     handleInputs(this, async (msg, { signal, onWait }) => {
+      const platform = client();
       const fields = await read(msg);
       const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
       if (places.length < MIN_WAYPOINTS) throw invalidInput(`waypoints: at least ${MIN_WAYPOINTS} are needed, got ${places.length}`);
@@ -55,7 +56,7 @@ export = function register(RED: NodeAPI): void {
           preference: readChoice(fields.preference, PREFERENCES, 'preference'),
         }),
       };
-      const response = await client().request<Json>({ auth: 'vpm', method: 'POST', path: '/v1/routing', json: body, retry: 'read', signal, onWait });
+      const response = await platform.request<Json>({ auth: 'vpm', method: 'POST', path: '/v1/routing', json: body, retry: 'read', signal, onWait });
       const route = response.body !== null && typeof response.body === 'object' ? response.body : {};
       const segments = Array.isArray(route.segments) ? (route.segments as Json[]) : [];
       const summary = { length: total(segments, 'length'), duration: total(segments, 'duration'), segments: segments.length };

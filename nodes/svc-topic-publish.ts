@@ -21,17 +21,18 @@ interface TopicPublishDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcTopicPublish(this: Node, def: TopicPublishDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'pubsub');
     const inputs = nodeInputs(RED, this, def, { topicId: 'topicId', locationId: 'locationId', data: 'payload' });
     const wrapValue = def.wrapValue === true;
 
     handleInputs(this, async (msg, { signal, onWait }) => {
+      const platform = client();
       const values = await inputs.read(msg);
       const topicId = readTopicId(values.topicId);
       const locationId = readRequiredText(values.locationId, 'location id');
       const data = readData(values.data, wrapValue);
       // A publish triggers webhooks: retried only when it certainly did not reach the service, or on 429.
-      const response = await pubsubRequest(client(), {
+      const response = await pubsubRequest(platform, {
         method: 'POST',
         path: `${topicPath(topicId)}/publish`,
         json: { LocationId: locationId, Data: data },

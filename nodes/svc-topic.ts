@@ -5,7 +5,8 @@ import { PlatformError, invalidInput } from './lib/util/errors';
 import type { PlatformClient } from './lib/platform/client';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
 import { SUBSCRIPTIONS_PATH, TOPICS_PATH, pubsubRequest, readInteger, readLocationIds, readOptionalText, readRequiredText, readTopicId, readWebhookAddress, readWebhookHeader, topicPath, unwrapEnvelope } from './lib/platform/topics';
-import { describeValue, positiveSetting } from './lib/util/values';
+import { describeValue } from './lib/util/values';
+import { countSetting } from './lib/node-red/settings';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -99,22 +100,23 @@ interface OperationCall {
 export = function register(RED: NodeAPI): void {
   function SvcTopic(this: Node<TopicCredentials>, def: TopicDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'pubsub');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const settings: Settings = {
       allPages: def.allPages === true,
-      maxPages: positiveInteger(def.maxPages) ?? DEFAULT_MAX_PAGES,
+      maxPages: countSetting(def.maxPages, DEFAULT_MAX_PAGES),
       credentials: this.credentials ?? {},
       warn: (text) => this.warn(text),
     };
 
     handleInputs(this, async (msg, context) => {
+      const platform = client();
       const op = readOperation((await read(msg, ['operation'])).operation);
       const values = await read(msg, INPUTS_OF[op]);
       if (values.topicId === undefined && readsDefault(inputs.topicId)) {
         values.topicId = await readInput(RED, this, msg, REQUEST_TOPIC_ID);
       }
-      return OPERATION_HANDLERS[op]({ platform: client(), out: msg as OutputMessage, values, context, settings });
+      return OPERATION_HANDLERS[op]({ platform, out: msg as OutputMessage, values, context, settings });
     });
   }
 
@@ -227,11 +229,6 @@ function readOperation(value: unknown): Operation {
 /** A paging parameter: unset, or an integer of at least `min`. */
 function readCount(value: unknown, field: string, min: number): number | undefined {
   return value === undefined || value === null || value === '' ? undefined : readInteger(value, field, min);
-}
-
-function positiveInteger(value: unknown): number | undefined {
-  const n = positiveSetting(value);
-  return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
 }
 
 function isPage(value: unknown): value is TopicPage {

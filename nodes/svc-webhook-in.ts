@@ -2,7 +2,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
 import { NodeStatus } from './lib/node-red/status';
-import { positiveSetting } from './lib/util/values';
+import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { describeCause } from './lib/util/errors';
 import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
@@ -162,7 +162,7 @@ export = function register(RED: NodeAPI): void {
 };
 
 function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {
-  const url = (def.url ?? '').trim();
+  const url = textSetting(def.url);
   if (url === '') throw new Error('no path is set');
   const path = url.startsWith('/') ? url : `/${url}`;
   const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
@@ -174,7 +174,7 @@ function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): Recei
     }
     verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
   }
-  const headerName = (def.headerName ?? '').trim();
+  const headerName = textSetting(def.headerName);
   if (headerName === '') return { path, verifier, maxBodyBytes };
   if (!HEADER_NAME.test(headerName)) throw new Error('the custom header name is not a valid header name');
   const headerValue = (credentials.headerValue ?? '').trim();

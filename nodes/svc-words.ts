@@ -21,12 +21,13 @@ interface WordsLocation extends LatLon {
 export = function register(RED: NodeAPI): void {
   function SvcWords(this: Node, def: WordsDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
+    const client = clientFor(RED, this, def.server, 'bearer');
     const inputs = nodeInputs(RED, this, def, { words: 'payload' });
 
     handleInputs(this, async (msg, { signal, onWait }) => {
+      const platform = client();
       const words = parseThreeWords((await inputs.read(msg)).words);
-      const response = await client()
+      const response = await platform
         .request({
           auth: 'bearer',
           method: 'GET',

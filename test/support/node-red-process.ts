@@ -139,6 +139,13 @@ export class NodeRedProcess {
     return this.child.exitCode !== null || this.child.signalCode !== null;
   }
 
+  /** SIGKILL: the process dies at once, as in a crash or an out-of-memory kill, with no close handler run. */
+  async kill(): Promise<void> {
+    if (this.hasExited()) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
   /** Ctrl-C, as a user stops it; killed if it has not stopped within `timeoutMs`. */
   async stop(timeoutMs: number): Promise<void> {
     if (this.hasExited()) return;

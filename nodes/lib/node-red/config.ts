@@ -1,5 +1,6 @@
 import type { Node, NodeAPI } from './inputs';
-import type { PlatformClient } from '../platform/client';
+import type { AuthScheme, PlatformClient } from '../platform/client';
+import { ConfigError, describeProblem } from '../platform/config-check';
 import { PlatformError } from '../util/errors';
 
 export interface SvcCredentials {
@@ -17,18 +18,24 @@ export interface SvcConfigNode extends Node<SvcCredentials> {
 }
 
 /**
- * The platform client of the config node a node refers to through `server`.
- * Without one the node shows it at once and refuses messages with a clear error.
+ * The platform client of the config node a node refers to through `server`, for one endpoint family.
+ * Checked when the flow starts: without a config node, or with one that cannot serve the family (an
+ * address that is not an http(s) URL, a credential the family needs left empty), the node shows why
+ * in a red status at once, and each message fails before any request (CONFIG_INVALID, not retried).
+ * Call the returned function first thing for each message.
  */
-export function clientFor(RED: NodeAPI, node: Node, serverId: unknown): () => PlatformClient {
+export function clientFor(RED: NodeAPI, node: Node, serverId: unknown, family: AuthScheme): () => PlatformClient {
   const config = typeof serverId === 'string' ? (RED.nodes.getNode(serverId) as SvcConfigNode | null) : null;
+  const problems = config?.client.problemsFor(family) ?? [];
   if (!config) node.status({ fill: 'red', shape: 'ring', text: 'no svc-config' });
+  else if (problems.length > 0) node.status({ fill: 'red', shape: 'ring', text: `CONFIG_INVALID: ${describeProblem(problems[0])}` });
   return () => {
     if (!config) {
       throw new PlatformError('INVALID_INPUT', 'no svc-config node is selected: open the node and choose a platform', {
         notSent: true,
       });
     }
+    if (problems.length > 0) throw new ConfigError(problems);
     return config.client;
   };
 }

@@ -4,6 +4,9 @@ import { PlatformError, cancelled, codeForStatus, describeCause, redact } from '
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
+import { trimTrailing } from '../util/text';
+import { describeSize, readBounded } from './body';
+import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
 
 /**
  * How a request authenticates, one per endpoint family of the spec:
@@ -22,6 +25,7 @@ export type AuthScheme = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
  */
 export type RetryPolicy = 'read' | 'create';
 
+/** `json`: an API answer, within `maxResponseBytes`; `buffer`: a file (bulk results), within `maxFileBytes`. */
 export type ResponseKind = 'json' | 'buffer';
 
 export interface PlatformRequest {
@@ -72,7 +76,12 @@ export interface ClientConfig {
   audience: string;
   projectId: string;
   credentials: ClientCredentials;
+  /** Per attempt, from sending the request to the last byte of the answer. */
   timeoutMs: number;
+  /** Largest JSON answer read; past it the request is aborted and fails with BAD_RESPONSE. */
+  maxResponseBytes: number;
+  /** Largest file (a `buffer` answer: bulk results) read, likewise. */
+  maxFileBytes: number;
   ratePerMinute: number;
   maxConcurrency: number;
   maxQueue: number;
@@ -87,6 +96,8 @@ const RETRY_CAP_MS = 8_000;
 /** A Retry-After longer than this is not waited out: the message fails with RATE_LIMITED instead. */
 const MAX_RETRY_AFTER_MS = 120_000;
 const KEEP_ALIVE_MS = 30_000;
+/** An error answer is read only this far: enough for its message and an excerpt, whatever its size. */
+const ERROR_BODY_BYTES = 64 * 1024;
 /** Error codes of failures that happen before a single byte of the request left this process. */
 const NOT_SENT_CODES = new Set([
   'ECONNREFUSED',
@@ -137,8 +148,14 @@ export class PlatformClient {
     return this.config.baseUrl;
   }
 
-  /** Sends a request to the platform, with the retries its policy allows. */
+  /** What keeps this configuration from serving a requirement; empty when it can. */
+  problemsFor(requirement: Requirement): ConfigProblem[] {
+    return configProblems(this.config, requirement);
+  }
+
+  /** Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration cannot serve it. */
   async request<T = unknown>(req: PlatformRequest): Promise<PlatformResponse<T>> {
+    this.refuseUnless(req.auth);
     let refreshedAfter401 = false;
     for (let attempt = 0; ; attempt++) {
       // Outside the try: a failed token fetch has made its own retries and is not retried again.
@@ -165,12 +182,8 @@ export class PlatformClient {
 
   /** Requests a new token from the token endpoint (also used by the editor's "Test connection"). */
   async fetchToken(signal?: AbortSignal): Promise<TokenResponse> {
+    this.refuseUnless('token');
     const { clientId, clientSecret } = this.config.credentials;
-    if (!clientId || !clientSecret) {
-      throw new PlatformError('UNAUTHORIZED', 'client id and client secret are not set in the svc-config node', {
-        notSent: true,
-      });
-    }
     const url = joinUrl(this.config.authUrl, '/oauth/token');
     const body = {
       client_id: clientId,
@@ -206,6 +219,11 @@ export class PlatformClient {
     await this.dispatcher.destroy();
   }
 
+  private refuseUnless(requirement: Requirement): void {
+    const problems = this.problemsFor(requirement);
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
+
   private async attempt<T>(req: PlatformRequest, headers: Record<string, string>): Promise<PlatformResponse<T>> {
     const url = this.urlFor(req);
     let body: string | FormData | undefined;
@@ -223,20 +241,25 @@ export class PlatformClient {
     }
   }
 
+  private limitFor(kind: ResponseKind): number {
+    return kind === 'buffer' ? this.config.maxFileBytes : this.config.maxResponseBytes;
+  }
+
   private async headersFor(req: PlatformRequest): Promise<Record<string, string>> {
     const headers: Record<string, string> = { accept: 'application/json' };
     const { apiKey, pubsubApiKey } = this.config.credentials;
     switch (req.auth) {
+      // request() has checked that the family's settings are there.
       case 'project':
-        headers['x-svc-project-id'] = requireSetting(this.config.projectId, 'project id');
-        headers['x-svc-api-key'] = requireSetting(apiKey, 'API key');
+        headers['x-svc-project-id'] = this.config.projectId;
+        headers['x-svc-api-key'] = apiKey as string;
         break;
       case 'vpm':
-        headers['x-svc-vpm-id'] = requireSetting(this.config.projectId, 'project id');
-        headers['x-svc-api-key'] = requireSetting(apiKey, 'API key');
+        headers['x-svc-vpm-id'] = this.config.projectId;
+        headers['x-svc-api-key'] = apiKey as string;
         break;
       case 'pubsub':
-        headers.apikey = requireSetting(pubsubApiKey, 'data-topic API key');
+        headers.apikey = pubsubApiKey as string;
         break;
       case 'bearer':
         headers.authorization = `Bearer ${await this.tokens.getToken(req.signal)}`;
@@ -284,18 +307,23 @@ export class PlatformClient {
         body,
         signal: controller.signal,
       });
-      const raw = Buffer.from(await res.body.arrayBuffer());
       const contentType = headerValue(res.headers['content-type']);
+      const declaredLength = headerValue(res.headers['content-length']) || undefined;
       // A server may echo what it was sent: the configured secrets and this request's token never reach an error.
       const secrets = headers.authorization ? [...this.secrets, headers.authorization.slice('Bearer '.length)] : this.secrets;
       if (res.statusCode < 200 || res.statusCode >= 300) {
-        throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, raw, secrets), {
+        // Whatever length it declares, the start of an error body says what went wrong.
+        const { bytes } = await readBounded(res.body, Math.min(ERROR_BODY_BYTES, this.limitFor(kind)), undefined);
+        throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, bytes, secrets), {
           statusCode: res.statusCode,
-          body: redact(raw.toString('utf8'), secrets),
+          body: redact(bytes.toString('utf8'), secrets),
           retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
         });
       }
-      const parsed = kind === 'buffer' ? raw : parseJson(raw, res.statusCode, secrets);
+      const limit = this.limitFor(kind);
+      const { bytes, complete, declaredBytes } = await readBounded(res.body, limit, declaredLength);
+      if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
+      const parsed = kind === 'buffer' ? bytes : parseJson(bytes, res.statusCode, secrets);
       return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
     } catch (err) {
       if (timedOut) {
@@ -333,14 +361,7 @@ function createDispatcher(config: ClientConfig): Dispatcher {
 }
 
 function joinUrl(base: string, path: string): URL {
-  return new URL(base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`));
-}
-
-function requireSetting(value: string | undefined, what: string): string {
-  if (!value) {
-    throw new PlatformError('UNAUTHORIZED', `the ${what} is not set in the svc-config node`, { notSent: true });
-  }
-  return value;
+  return new URL(trimTrailing(base, '/') + (path.startsWith('/') ? path : `/${path}`));
 }
 
 function headerValue(value: string | string[] | undefined): string {
@@ -359,6 +380,13 @@ function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]):
       cause: err,
     });
   }
+}
+
+/** The error for an answer past its limit, naming the limit and the setting that changes it. */
+function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declaredBytes: number | undefined): PlatformError {
+  const size = declaredBytes === undefined ? `is larger than ${describeSize(limit)}` : `declares ${describeSize(declaredBytes)}, more than ${describeSize(limit)}`;
+  const setting = kind === 'buffer' ? 'Max file size' : 'Max answer size';
+  return new PlatformError('BAD_RESPONSE', `the answer ${size} (the "${setting}" of the svc-config node): not read`, { statusCode });
 }
 
 function statusMessage(status: number, raw: Buffer, secrets: readonly string[]): string {

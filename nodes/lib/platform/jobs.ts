@@ -62,17 +62,23 @@ export interface JobContext {
   onProgress: (text: string) => void;
 }
 
-export interface Computation {
+/** What polling a computation's job needs. */
+export interface ComputationJob {
   client: PlatformClient;
-  /** The POST path of the computation. */
-  path: string;
-  body: Record<string, unknown>;
   /** The status path of a job. */
   jobPath: (jobId: string) => string;
   /** True when an answer carries the finished result (for example an `isoline` member). */
   isResult: (body: unknown) => boolean;
   polling: Polling;
   context: JobContext;
+}
+
+export interface Computation extends ComputationJob {
+  /** The POST path of the computation. */
+  path: string;
+  body: Record<string, unknown>;
+  /** Called with the job id once the service answers with a job, before it is polled (to store it for a restart). */
+  onJob?: (jobId: string) => Promise<void>;
 }
 
 export interface ComputationResult {
@@ -89,32 +95,47 @@ export interface ComputationResult {
  */
 export async function compute(computation: Computation): Promise<ComputationResult> {
   const { client, context } = computation;
-  const { signal, onWait, onProgress } = context;
-  const first = await client.request({ auth: 'project', method: 'POST', path: computation.path, json: computation.body, retry: 'read', signal, onWait });
+  const first = await client.request({
+    auth: 'project',
+    method: 'POST',
+    path: computation.path,
+    json: computation.body,
+    retry: 'read',
+    signal: context.signal,
+    onWait: context.onWait,
+  });
   if (computation.isResult(first.body)) return { body: first.body, statusCode: first.statusCode, polls: 0 };
   const handle = jobHandle(first.body);
-  onProgress(`job ${handle.status ?? 'accepted'}`);
-  let statusCode = first.statusCode;
+  context.onProgress(`job ${handle.status ?? 'accepted'}`);
+  await computation.onJob?.(handle.jobId);
+  return awaitComputation(computation, handle.jobId);
+}
+
+/** Polls a computation's job, started by `compute` or earlier (resumed after a restart), to its result. */
+export async function awaitComputation(computation: ComputationJob, jobId: string): Promise<ComputationResult> {
+  const { client, context } = computation;
+  const { signal, onWait, onProgress } = context;
+  let statusCode = 200;
   const { answer, polls } = await pollJob({
     signal,
     initialIntervalMs: computation.polling.intervalMs,
     maxWaitMs: computation.polling.maxWaitMs,
     poll: async (pollSignal) => {
-      const res = await client.request({ auth: 'project', method: 'GET', path: computation.jobPath(handle.jobId), retry: 'read', signal: pollSignal, onWait });
+      const res = await client.request({ auth: 'project', method: 'GET', path: computation.jobPath(jobId), retry: 'read', signal: pollSignal, onWait });
       statusCode = res.statusCode;
       return res.body;
     },
     result: (body) => {
       if (computation.isResult(body)) return body;
-      const state = jobHandle(body, handle.jobId);
+      const state = jobHandle(body, jobId);
       if (statusReadsAsFailed(state.status)) throw jobFailed(state.status, state.message);
       return undefined;
     },
     onPoll: (body, count) => {
-      if (!computation.isResult(body)) onProgress(`job ${jobHandle(body, handle.jobId).status ?? 'running'} (poll ${count})`);
+      if (!computation.isResult(body)) onProgress(`job ${jobHandle(body, jobId).status ?? 'running'} (poll ${count})`);
     },
   });
-  return { body: answer, statusCode, jobId: handle.jobId, polls };
+  return { body: answer, statusCode, jobId, polls };
 }
 
 interface JobHandle {

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'BAD_RESPONSE'
   | 'INVALID_INPUT'
+  | 'CONFIG_INVALID'
   | 'QUEUE_FULL'
   | 'JOB_FAILED'
   | 'CANCELLED';

@@ -41,12 +41,6 @@ export function readNumber(value: unknown, field: string): number | undefined {
   return n;
 }
 
-/** A positive number from an editor setting (a number or numeric text); undefined lets the caller's default apply. */
-export function positiveSetting(value: unknown): number | undefined {
-  const n = toNumber(value);
-  return n !== undefined && n > 0 ? n : undefined;
-}
-
 /** How an unexpected value reads in an error message: "null", "an array", "an empty string", "number" … */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';

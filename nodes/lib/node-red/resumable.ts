@@ -1,0 +1,143 @@
+import path from 'node:path';
+import type { Node, NodeAPI, NodeMessageInFlow } from './inputs';
+import type { Place } from '../geo/locations';
+import { FileJobStore, JobStore, JsonObject, JsonValue, StoredJob, newJobKey } from '../platform/job-store';
+
+/**
+ * Jobs that outlive the node: stored when the platform accepts them, resumed when the node starts
+ * again (after a restart, or a deploy that keeps it), dropped when it is removed.
+ */
+
+export interface StoredJobsOptions {
+  /** The node type's kind of job, so that a node resumes only its own. */
+  kind: string;
+  store: JobStore;
+}
+
+/** The folder under Node-RED's user directory that holds the stored jobs, one file per svc-config node. */
+const STORE_FOLDER = 'svc-location';
+/** Members of a message never stored: the HTTP request and response, its id, and the payload the output replaces. */
+const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload']);
+const MAX_JSON_DEPTH = 32;
+
+const stores = new Map<string, FileJobStore>();
+
+/**
+ * The job store of a svc-config node: a JSON file under Node-RED's user directory (which every
+ * Node-RED has, with default settings), or memory alone where there is none (embedded runtimes).
+ * One store per file in the process, shared by the nodes, so their writes never interleave.
+ */
+export function jobStoreFor(RED: NodeAPI, serverId: unknown): JobStore {
+  const userDir = RED.settings.userDir;
+  const name = `jobs-${String(serverId).replace(/[^\w.-]/g, '_')}.json`;
+  const file = typeof userDir === 'string' && userDir !== '' ? path.join(userDir, STORE_FOLDER, name) : undefined;
+  const id = file ?? `memory:${name}`;
+  let store = stores.get(id);
+  if (!store) {
+    store = new FileJobStore(file, (text) => RED.log.warn(`[svc-location] ${text}`));
+    stores.set(id, store);
+  }
+  return store;
+}
+
+/** One message's job as the runner sees it: stored on the first `track`, claimed once for delivery. */
+export interface TrackedJob {
+  readonly stored: boolean;
+  track(description: JsonObject): Promise<void>;
+  /** True for the one caller that may deliver the job's result or error; always true for a job never stored. */
+  claimDelivery(): Promise<boolean>;
+}
+
+export class ResumableJobs {
+  private removed = false;
+
+  constructor(
+    private readonly node: Node,
+    private readonly options: StoredJobsOptions,
+  ) {}
+
+  /** The job of a new message, or of a resumed one (`key` given: already stored). */
+  job(msg: NodeMessageInFlow, key?: string): TrackedJob {
+    const { node, options } = this;
+    const jobs = this;
+    let storedAs = key;
+    return {
+      get stored() {
+        return storedAs !== undefined;
+      },
+      async track(description) {
+        if (jobs.removed) return;
+        if (storedAs === undefined) {
+          storedAs = newJobKey();
+          const job = { key: storedAs, nodeId: node.id, kind: options.kind, job: description, msg: jsonSafeMembers(msg), startedAt: new Date().toISOString() };
+          return options.store.put(job);
+        }
+        await options.store.update(storedAs, description);
+      },
+      claimDelivery() {
+        return storedAs === undefined ? Promise.resolve(true) : options.store.take(storedAs);
+      },
+    };
+  }
+
+  /** Starts each stored job of this node; a job of another kind (the node id reused by another type) is dropped. */
+  async resume(start: (job: StoredJob, msg: NodeMessageInFlow) => void): Promise<void> {
+    let jobs: StoredJob[];
+    try {
+      jobs = await this.options.store.list(this.node.id);
+    } catch (err) {
+      this.node.warn(`stored jobs cannot be read: ${(err as Error).message}`);
+      return;
+    }
+    for (const job of jobs) {
+      if (this.removed) return;
+      if (job.kind !== this.options.kind) {
+        await this.options.store.take(job.key);
+        continue;
+      }
+      this.node.log(`resuming ${job.kind} job started ${job.startedAt}`);
+      start(job, { ...job.msg, resumed: true } as unknown as NodeMessageInFlow);
+    }
+  }
+
+  /** Removing the node drops its jobs; a restart or a deploy keeping it keeps them. Resolves once the store is written. */
+  async close(removed: boolean): Promise<void> {
+    if (removed) {
+      this.removed = true;
+      for (const job of await this.options.store.list(this.node.id)) await this.options.store.take(job.key);
+    }
+    await this.options.store.flush();
+  }
+}
+
+/** The members of a message that are JSON through and through; anything else (buffers, functions, cycles, req/res) is left out. */
+export function jsonSafeMembers(msg: object): JsonObject {
+  const members: JsonObject = {};
+  for (const [name, value] of Object.entries(msg)) {
+    if (!NEVER_STORED.has(name) && isJson(value, 0)) members[name] = value;
+  }
+  return members;
+}
+
+function isJson(value: unknown, depth: number): value is JsonValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object' || depth >= MAX_JSON_DEPTH) return false;
+  if (Array.isArray(value)) return value.every((item) => isJson(item, depth + 1));
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  return Object.values(value).every((member) => isJson(member, depth + 1));
+}
+
+/** Places as a stored job keeps them: what the output and its map need (point, geohash, name, venue and unit), nothing else. */
+export function storedPlaces(places: Place[]): JsonObject[] {
+  return places.map((place) => {
+    const stored: JsonObject = {};
+    if (place.point) stored.point = { lat: place.point.lat, lon: place.point.lon };
+    for (const member of ['geohash', 'name', 'venueId', 'unitId'] as const) {
+      const value = place[member];
+      if (typeof value === 'string') stored[member] = value;
+    }
+    return stored;
+  });
+}
