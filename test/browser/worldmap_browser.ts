@@ -35,7 +35,7 @@ function readFlow(sandboxUrl: string): FlowNode[] {
         return { ...node, baseUrl: sandboxUrl, authUrl: sandboxUrl, sandboxUrl, rateLimit: 0, credentials };
       }
       // Bulk jobs poll fast here: the example's pacing is for people watching.
-      if (node.type === 'svc-bulk-geocode') return { ...node, z: 'map-tab', pollInterval: 20 };
+      if (node.type === 'svc-bulk-geocode') return { ...node, z: 'map-tab', pollIntervalSec: 0.02 };
       return 'x' in node ? { ...node, z: 'map-tab' } : node;
     }),
   ];
