@@ -13,11 +13,11 @@ import {
   EXAMPLE_NAMES,
   NODE_TYPES,
   PACKAGE,
-  PackedModule,
   packMentioned,
   packProblems,
   PALETTE_TYPES,
   TARGETS,
+  usePackedModule,
   writeConsoleReport,
 } from './environment';
 import type { EditorWindow, PageElement } from './page-types';
@@ -147,16 +147,7 @@ function iconServed(editor: Editor, iconPath: string): Promise<boolean> {
 }
 
 describe('the editor in a real browser (Chromium)', function () {
-  let packed: PackedModule | undefined;
-
-  before(async function () {
-    this.timeout(240_000);
-    packed = await PackedModule.pack();
-  });
-
-  after(function () {
-    packed?.remove();
-  });
+  const packed = usePackedModule();
 
   for (const target of TARGETS) {
     describe(target.title, function () {
@@ -171,8 +162,7 @@ describe('the editor in a real browser (Chromium)', function () {
 
       before(async function () {
         this.timeout(300_000);
-        if (!packed) throw new Error('the module was not packed');
-        server = await EditorServer.start(target, packed);
+        server = await EditorServer.start(target, packed());
       });
 
       after(async function () {

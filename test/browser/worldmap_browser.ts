@@ -6,7 +6,7 @@ import { SANDBOX_DEFAULTS } from '../sandbox';
 import { geocode } from '../sandbox/endpoints/geocode';
 import { lookup } from '../sandbox/endpoints/words';
 import { REPO_ROOT } from '../support/paths';
-import { ARTIFACTS_DIR, BrowserSession, EditorServer, PackedModule, TARGETS, packProblems } from './environment';
+import { ARTIFACTS_DIR, BrowserSession, EditorServer, TARGETS, packProblems, usePackedModule } from './environment';
 import { DrawnShape, countriesDrawn, markFirstDrawing, openMap, replaced, waitForShapes } from './worldmap-page';
 
 /**
@@ -56,16 +56,7 @@ const kinds = (shapes: DrawnShape[]) => shapes.map((shape) => shape.kind).sort()
 const latLonOf = ([lon, lat]: number[]): [number, number] => [lat, lon];
 
 describe('the Map output drawn by worldmap in a real browser (Chromium)', function () {
-  let packed: PackedModule | undefined;
-
-  before(async function () {
-    this.timeout(240_000);
-    packed = await PackedModule.pack();
-  });
-
-  after(function () {
-    packed?.remove();
-  });
+  const packed = usePackedModule();
 
   for (const target of TARGETS) {
     describe(target.title, function () {
@@ -97,8 +88,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
 
       before(async function () {
         this.timeout(300_000);
-        if (!packed) throw new Error('the module was not packed');
-        server = await EditorServer.start(target, packed);
+        server = await EditorServer.start(target, packed());
         const modules = await server.nodeRed.get<Array<{ module: string }>>('/nodes');
         // worldmap is a devDependency (npm ci installs it) that Node-RED finds beside itself in node_modules.
         should(modules.map((set) => set.module)).containEql('node-red-contrib-web-worldmap');
