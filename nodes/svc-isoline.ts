@@ -6,10 +6,9 @@ import { Place, readLocation, toLocationObject } from './lib/geo/locations';
 import type { PlatformClient } from './lib/platform/client';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
-import { locationsOf, nodeInputs } from './lib/node-red/inputs';
+import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { COMPUTATION_POLLING, pollingOf, precisionSetting, textSetting } from './lib/node-red/settings';
-import { setMembers } from './lib/util/values';
-import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/util/values';
+import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from './lib/util/values';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
 import { isolineShapes } from './lib/geo/worldmap';
 
@@ -22,17 +21,12 @@ const MIN_SHAPE_EXCLUSIVE = 30;
 /** The spec does not name the member of `avoid` that holds the features. */
 const DEFAULT_AVOID_MEMBER = 'features';
 
-/** Request fields: each a TypedInput whose default source is the same member of `msg.payload`. */
+/** Request fields: each a TypedInput whose default source is the same member of `msg.payload` (`range.type` ← `msg.payload.range.type`). */
 const FIELDS = {
-  origins: 'payload.origins',
-  async: 'payload.async',
+  ...payloadFields(['origins', 'async']),
   rangeType: 'payload.range.type',
   rangeValue: 'payload.range.value',
-  mode: 'payload.mode',
-  transportMode: 'payload.transportMode',
-  avoid: 'payload.avoid',
-  optimizeFor: 'payload.optimizeFor',
-  shape: 'payload.shape',
+  ...payloadFields(['mode', 'transportMode', 'avoid', 'optimizeFor', 'shape']),
 };
 
 interface IsolineDef extends NodeDef {
@@ -112,6 +106,7 @@ export = function register(RED: NodeAPI): void {
     function isolineJob(platform: PlatformClient, context: InputContext): ComputationJob {
       return {
         client: platform,
+        kind: 'isoline',
         jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
         isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
         polling,

@@ -2,35 +2,24 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/input
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
 import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
-import { toNumber } from './lib/util/values';
+import { Json, isSet, readChoice, setMembers, toNumber } from './lib/util/values';
 import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/geo/locations';
-import { locationsOf, nodeInputs } from './lib/node-red/inputs';
+import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { plainText } from './lib/util/text';
-import { setMembers } from './lib/util/values';
-import { isSet, readChoice } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
 import { routeShapes } from './lib/geo/worldmap';
 
 const PREFERENCES = ['fastest', 'shortest'] as const;
 const MIN_WAYPOINTS = 2;
 
-/** Request fields: each a TypedInput whose default source is the same member of `msg.payload`. */
-const FIELDS = {
-  waypoints: 'payload.waypoints',
-  /** Transport mode for waypoints that carry none of their own. */
-  transportMode: 'payload.transportMode',
-  arriveBy: 'payload.arriveBy',
-  departAt: 'payload.departAt',
-  avoid: 'payload.avoid',
-  preference: 'payload.preference',
-};
+/** `transportMode` is the mode of waypoints that carry none of their own. */
+const FIELDS = payloadFields(['waypoints', 'transportMode', 'arriveBy', 'departAt', 'avoid', 'preference']);
 
 interface RouteDef extends NodeDef {
   server: string;
   lonLatArrays?: boolean;
 }
 
-type Json = Record<string, unknown>;
 type Position = [number, number];
 
 export = function register(RED: NodeAPI): void {

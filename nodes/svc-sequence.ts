@@ -5,10 +5,9 @@ import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, rea
 import type { PlatformClient } from './lib/platform/client';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
-import { locationsOf, nodeInputs } from './lib/node-red/inputs';
+import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { COMPUTATION_POLLING, pollingOf, precisionSetting } from './lib/node-red/settings';
-import { setMembers } from './lib/util/values';
-import { isSet, readBoolean, readChoice, readChoices } from './lib/util/values';
+import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from './lib/util/values';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
 import { sequenceShapes } from './lib/geo/worldmap';
 
@@ -19,15 +18,7 @@ const FULL_PRECISION = 12;
 /** A returned point that shares no geohash prefix with any waypoint still matches one this close. */
 const MIN_MATCH_TOLERANCE_M = 50;
 
-/** Request fields: each a TypedInput whose default source is the same member of `msg.payload`. */
-const FIELDS = {
-  waypoints: 'payload.waypoints',
-  async: 'payload.async',
-  departure: 'payload.departure',
-  transportMode: 'payload.transportMode',
-  avoid: 'payload.avoid',
-  routeMode: 'payload.routeMode',
-};
+const FIELDS = payloadFields(['waypoints', 'async', 'departure', 'transportMode', 'avoid', 'routeMode']);
 
 interface SequenceDef extends NodeDef {
   server: string;
@@ -41,7 +32,6 @@ interface SequenceDef extends NodeDef {
   maxWait?: number | string;
 }
 
-type Json = Record<string, unknown>;
 /** What a stored sequence job needs to be finished after a restart. */
 interface SequenceJob {
   jobId: string;
@@ -95,6 +85,7 @@ export = function register(RED: NodeAPI): void {
       const projectId = platform.projectId;
       return {
         client: platform,
+        kind: 'sequence',
         jobPath: (jobId) => `/v1/routing/sequence/async/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`,
         isResult: isSequenceResult,
         polling,

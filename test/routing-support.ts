@@ -198,6 +198,13 @@ async function storedJobs(nodeId: string): Promise<StoredJob[]> {
   return jobStoreFor({ settings: {} } as unknown as NodeAPI, CONFIG_ID).list(nodeId);
 }
 
+/** Drops the jobs stored for a node in the in-memory store; resolves with how many there were. */
+async function dropStoredJobs(nodeId: string): Promise<number> {
+  const jobs = await storedJobs(nodeId);
+  for (const job of jobs) await jobStoreFor({ settings: {} } as unknown as NodeAPI, CONFIG_ID).take(job.key);
+  return jobs.length;
+}
+
 /**
  * An asynchronous job cancelled while polling: closing the node ends the message with CANCELLED;
  * a redeploy (helper.unload) stops the polling and leaves no timer behind.
@@ -260,6 +267,8 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       await new Promise((resolve) => setTimeout(resolve, 300));
       should(sandbox.requests(t.jobEndpoint).length).equal(polls);
       should(timers.stop()).eql([]);
+      // The job is kept for the node's next start; no later test should resume it.
+      should(await dropStoredJobs(t.node.id as string)).equal(1);
     });
   });
 }

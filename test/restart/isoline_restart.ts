@@ -30,7 +30,7 @@ describe('restart: svc-isoline job survives SIGKILL', function () {
 
   it('resumes the job after a SIGKILL and delivers its result once, with msg.resumed and the original message members', async function () {
     nodeRed = await NodeRedProcess.start(dir.userDir);
-    const isoline = { type: 'svc-isoline', pollInterval: 0.1, maxWait: 60 };
+    const isoline = { type: 'svc-isoline', pollIntervalSec: 0.1, maxWait: 60 };
     const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
     await deploy(nodeRed, reportingFlow(sandbox, collector.url, isoline, summary));
     const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };

@@ -1,7 +1,6 @@
 import { invalidInput } from '../util/errors';
-import { readChoices } from '../util/values';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
-import { toNumber } from '../util/values';
+import { Json, readChoices, setMembers, toNumber } from '../util/values';
 
 /**
  * The one converter from what users send (coordinates objects, GeoJSON, geohashes, world-map
@@ -47,7 +46,6 @@ export interface LocationOptions {
   lonLatArrays: boolean;
 }
 
-type Json = Record<string, unknown>;
 
 const GEOJSON_NON_POINTS = new Set([
   'LineString',
@@ -137,7 +135,7 @@ export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[
   if (given?.type === 'point' || given?.type === 'indoor') return withModes(given as WaypointObject);
   if (given?.type === 'geohash') return withModes({ type: 'geohash', geohash: given.geohash });
   if (place.venueId !== undefined || place.unitId !== undefined) {
-    return withModes(dropUndefined({ type: 'indoor', venueId: place.venueId, unitId: place.unitId }));
+    return withModes(setMembers({ type: 'indoor', venueId: place.venueId, unitId: place.unitId }));
   }
   if (place.geohash) return withModes({ type: 'geohash', geohash: place.geohash });
   if (!place.point) throw invalidInput(`${label}: no position`);
@@ -158,7 +156,7 @@ function readFeature(record: Json, label: string): Place {
   }
   const properties = (record.properties ?? {}) as Json;
   const name = typeof properties.name === 'string' ? properties.name : undefined;
-  return dropUndefined({ point: fromPosition(geometry.coordinates, label), name });
+  return setMembers({ point: fromPosition(geometry.coordinates, label), name });
 }
 
 function readGeohashObject(record: Json, label: string): Place {
@@ -201,7 +199,7 @@ function readWaypointObject(record: Json, label: string): Place {
   const point = record.coordinates !== undefined ? readCoordinatesString(record.coordinates, label) : geohash ? decodeGeohash(geohash, label) : undefined;
   if (record.transportMode !== undefined) readRouteModes(record.transportMode, `${label}: transportMode`);
   const specObject = (geohash ? { ...record, geohash } : record) as unknown as WaypointObject;
-  return dropUndefined({ point, geohash, specObject, transportMode: record.transportMode });
+  return setMembers({ point, geohash, specObject, transportMode: record.transportMode });
 }
 
 /** `{lat, lon}`, `{lat, lng}`, `{latitude, longitude}` (world-map markers too), or venue/unit alone. */
@@ -212,12 +210,12 @@ function readPlainObject(record: Json, label: string): Place {
   const venueId = optionalString(record.venueId, 'venueId', label);
   const unitId = optionalString(record.unitId, 'unitId', label);
   if (lat === undefined && lon === undefined) {
-    if (venueId !== undefined || unitId !== undefined) return dropUndefined({ venueId, unitId, name, transportMode: record.transportMode });
+    if (venueId !== undefined || unitId !== undefined) return setMembers({ venueId, unitId, name, transportMode: record.transportMode });
     throw invalidInput(`${label}: not a location; ${ACCEPTED_FORMS}`);
   }
   if (lat === undefined) throw invalidInput(`${label}: longitude without a latitude`);
   if (lon === undefined) throw invalidInput(`${label}: latitude without a longitude`);
-  return dropUndefined({ point: checkLatLon(lat, lon, label), venueId, unitId, name, transportMode: record.transportMode });
+  return setMembers({ point: checkLatLon(lat, lon, label), venueId, unitId, name, transportMode: record.transportMode });
 }
 
 /** A routing waypoint's `coordinates`: the string "longitude,latitude". */
@@ -389,8 +387,4 @@ function shown(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'nothing';
   return typeof value === 'string' ? JSON.stringify(value) : `a ${typeof value} (${String(value)})`;
-}
-
-function dropUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

@@ -1,7 +1,7 @@
 import { LatLon, distanceMeters, fromPosition } from './geohash';
 import type { Place } from './locations';
 import { GeoJsonFeature, bestFeature } from './geojson';
-import { isRecord } from '../util/values';
+import { Json, isRecord } from '../util/values';
 
 /**
  * Our results as the payloads node-red-contrib-web-worldmap (5.x) draws as they are: markers
@@ -18,7 +18,6 @@ export type MapShape = Record<string, unknown>;
 /** What one input puts on the Map output: one shape, or several drawn together. */
 export type MapPayload = MapShape | MapShape[];
 
-type Json = Record<string, unknown>;
 type Row = [label: string, value: unknown];
 
 /** Decimal places of coordinates in names: about 1 m, enough to tell places apart. */

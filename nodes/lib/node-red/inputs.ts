@@ -21,6 +21,11 @@ export interface TypedInput {
  */
 export type InputFields<K extends string> = Record<K, string | { property: string; defaultPath: string }>;
 
+/** Request fields whose default source is the member of `msg.payload` of the same name (`waypoints` ← `msg.payload.waypoints`). */
+export function payloadFields<K extends string>(names: readonly K[]): Record<K, string> {
+  return Object.fromEntries(names.map((name) => [name, `payload.${name}`])) as Record<K, string>;
+}
+
 /** The TypedInputs of a node, read from its definition (`<property>` and `<property>Type`). */
 export interface NodeInputs<K extends string> {
   readonly inputs: Record<K, TypedInput>;

@@ -59,7 +59,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     const controller = new AbortController();
     inFlight.add(controller);
     status.requesting(inFlight.size);
-    const job = stored?.job(msg, key);
+    const job = stored?.job(msg, () => controller.abort(), key);
     const context: InputContext = {
       signal: controller.signal,
       status,
@@ -99,13 +99,16 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         if (!controller.signal.aborted) status.error(err);
         done(err instanceof Error ? err : new Error(describeCause(err)));
       })
-      .finally(() => inFlight.delete(controller));
+      .finally(() => {
+        inFlight.delete(controller);
+        job?.finished();
+      });
   }
 
   node.on('input', (msg, send, done) => run(msg, (context) => handler(msg, context), send, done));
 
   if (stored && resumable) {
-    void stored.resume((job, msg) =>
+    stored.resume((job, msg) =>
       run(
         msg,
         (context) => resumable.resume(job.job, msg as OutputMessage, context),

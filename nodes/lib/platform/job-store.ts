@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
+import { writeAtomically } from '../util/files';
 
 /** A JSON value, as a job and the message that started it are stored. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [member: string]: JsonValue };
@@ -31,6 +31,15 @@ export interface JobStore {
   /** Replaces a stored job's description, keeping its message; a job already taken stays gone. */
   update(key: string, job: JsonObject): Promise<void>;
   take(key: string): Promise<boolean>;
+  /**
+   * Leases: a stored job runs in one place at a time. `claim` is true when the job was free (or its
+   * lease ran out) and now belongs to `owner` for `ttlMs`; `renew` is false once another owner took it.
+   */
+  claim(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  renew(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  release(key: string, owner: string): Promise<void>;
+  /** True when other processes share these jobs, so that one whose owner died is taken over by another. */
+  readonly shared: boolean;
   /** Resolves once every change so far is written. */
   flush(): Promise<void>;
 }
@@ -46,6 +55,8 @@ export function newJobKey(): string {
  * serialised, and changes made while one is under way share the next.
  */
 export class FileJobStore implements JobStore {
+  /** One process uses the file: its nodes never run a job twice (the runner sees to that), so leases always hold. */
+  readonly shared = false;
   private jobs: Map<string, StoredJob> | undefined;
   private loading: Promise<Map<string, StoredJob>> | undefined;
   private writing: Promise<void> = Promise.resolve();
@@ -79,6 +90,16 @@ export class FileJobStore implements JobStore {
     if (taken) await this.save();
     return taken;
   }
+
+  async claim(): Promise<boolean> {
+    return true;
+  }
+
+  async renew(): Promise<boolean> {
+    return true;
+  }
+
+  async release(): Promise<void> {}
 
   async flush(): Promise<void> {
     await this.writing;
@@ -127,25 +148,6 @@ export class FileJobStore implements JobStore {
       this.writing = next;
     }
     return this.nextWrite;
-  }
-}
-
-/** Writes `file` through a synced temporary file beside it and a rename: readers see the old or the new whole file. */
-async function writeAtomically(file: string, text: string): Promise<void> {
-  await fs.promises.mkdir(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await fs.promises.open(temporary, 'w', 0o600);
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await fs.promises.rename(temporary, file);
-  } catch (err) {
-    await fs.promises.rm(temporary, { force: true });
-    throw err;
   }
 }
 

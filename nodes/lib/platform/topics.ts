@@ -1,6 +1,7 @@
 import { PlatformError, codeForStatus, invalidInput, redact } from '../util/errors';
 import type { PlatformClient, PlatformRequest, PlatformResponse } from './client';
 import { describeValue } from '../util/values';
+import { isHeaderName } from '../util/text';
 
 /** Data topic and subscription endpoints (spec: "Data topics"), all under `/v1/pubsub`. */
 export const TOPICS_PATH = '/v1/pubsub/topics';
@@ -120,8 +121,6 @@ export function readWebhookAddress(value: unknown): string {
   return text;
 }
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
 /**
  * `WebhookHeader`: `<header-name>:<header-value>`. Its value may be a key for the receiver, so no
  * error message repeats it.
@@ -132,7 +131,7 @@ export function readWebhookHeader(value: unknown): string | undefined {
   const separator = value.indexOf(':');
   if (separator < 0) throw invalidInput('WebhookHeader must have the form <header-name>:<header-value> (no colon found)');
   const name = value.slice(0, separator).trim();
-  if (!HEADER_NAME.test(name)) throw invalidInput('WebhookHeader: the part before the colon is not a valid header name');
+  if (!isHeaderName(name)) throw invalidInput('WebhookHeader: the part before the colon is not a valid header name');
   if (value.slice(separator + 1).trim() === '') throw invalidInput('WebhookHeader: the header value after the colon is empty');
   return value.trim();
 }

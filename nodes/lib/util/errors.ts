@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'INVALID_INPUT'
   | 'CONFIG_INVALID'
   | 'QUEUE_FULL'
+  | 'QUOTA_EXCEEDED'
   | 'JOB_FAILED'
   | 'CANCELLED';
 
@@ -25,6 +26,8 @@ export interface PlatformErrorOptions {
   /** True when the request certainly never reached the server, so any request may be retried. */
   notSent?: boolean;
   retryAfterMs?: number;
+  /** A short figure for the node status, safe to show (e.g. `50000/50000` for a used-up quota). */
+  statusDetail?: string;
 }
 
 /** Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`. */
@@ -35,6 +38,7 @@ export class PlatformError extends Error {
   readonly bodyExcerpt?: string;
   readonly notSent: boolean;
   readonly retryAfterMs?: number;
+  readonly statusDetail?: string;
 
   constructor(code: ErrorCode, message: string, options: PlatformErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -44,6 +48,7 @@ export class PlatformError extends Error {
     this.bodyExcerpt = options.body === undefined ? undefined : redact(options.body).slice(0, EXCERPT_LENGTH);
     this.notSent = options.notSent ?? false;
     this.retryAfterMs = options.retryAfterMs;
+    this.statusDetail = options.statusDetail;
   }
 }
 

@@ -54,3 +54,10 @@ export function trimTrailing(text: string, character: string): string {
   while (end > 0 && text[end - 1] === character) end--;
   return text.slice(0, end);
 }
+
+/** An HTTP header name: one or more token characters (RFC 9110). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export function isHeaderName(text: string): boolean {
+  return HEADER_NAME.test(text);
+}

@@ -74,6 +74,6 @@ export function memberAt(value: unknown, path: string): unknown {
 }
 
 /** The members that are set: optional request fields left unset stay off the wire. */
-export function setMembers(record: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined));
+export function setMembers<T extends object>(record: T): T {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as T;
 }
