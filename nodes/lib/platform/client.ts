@@ -319,7 +319,8 @@ export class PlatformClient {
         const { bytes } = await readBounded(res.body, Math.min(ERROR_BODY_BYTES, this.limitFor(kind)), undefined);
         throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, bytes, secrets), {
           statusCode: res.statusCode,
-          body: redact(bytes.toString('utf8'), secrets),
+          body: bytes.toString('utf8'),
+          secrets,
           retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
         });
       }
@@ -379,7 +380,8 @@ function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]):
   } catch (err) {
     throw new PlatformError('BAD_RESPONSE', `the service answered ${statusCode} with a body that is not valid JSON`, {
       statusCode,
-      body: redact(text, secrets),
+      body: text,
+      secrets,
       cause: err,
     });
   }
