@@ -1,23 +1,66 @@
 import should from 'should';
-import { RequestGate, GateOptions } from '../nodes/lib/platform/request-gate';
+import { GateClock, GateOptions, RequestGate } from '../nodes/lib/platform/request-gate';
 import { expectHandlesBackTo, handleBaseline, openHandles, rejectionOf, waitUntil } from './foundation_helpers';
 
 type Release = () => void;
 
-/** Acquires in order and records the order and time in which each caller was let through. */
-function admitAll(gate: RequestGate, count: number, signals: Array<AbortSignal | undefined> = []) {
+/** A clock that moves only when told to, firing the timers that fall due on the way. */
+class ManualClock implements GateClock {
+  private time = 1_000_000;
+  private readonly timers = new Map<number, { at: number; callback: () => void }>();
+  private nextId = 1;
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimer(callback: () => void, ms: number): unknown {
+    const id = this.nextId++;
+    this.timers.set(id, { at: this.time + ms, callback });
+    return id;
+  }
+
+  clearTimer(timer: unknown): void {
+    this.timers.delete(timer as number);
+  }
+
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+
+  /** Moves time on by `ms`, firing each timer at its own time, in order, and letting promises settle after each. */
+  async advance(ms: number): Promise<void> {
+    const end = this.time + ms;
+    for (;;) {
+      const due = [...this.timers.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) break;
+      this.timers.delete(due[0]);
+      this.time = due[1].at;
+      due[1].callback();
+      await settle();
+    }
+    this.time = end;
+    await settle();
+  }
+}
+
+/** Lets resolved promises run their callbacks. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Acquires in order and records the order and time (by `clock`) in which each caller was let through. */
+function admitAll(gate: RequestGate, count: number, signals: Array<AbortSignal | undefined> = [], clock: { now(): number } = Date) {
   const admitted: Array<{ index: number; at: number; release: Release }> = [];
   const outcomes = Array.from({ length: count }, (_v, index) =>
     gate.acquire(signals[index]).then((release) => {
-      admitted.push({ index, at: Date.now(), release });
+      admitted.push({ index, at: clock.now(), release });
       return release;
     }),
   );
   return { admitted, outcomes };
 }
 
-const gateWith = (options: Partial<GateOptions>) =>
-  new RequestGate({ ratePerMinute: 0, maxConcurrency: 0, maxQueue: 100, ...options });
+const gateWith = (options: Partial<GateOptions>, clock?: GateClock) =>
+  new RequestGate({ ratePerMinute: 0, maxConcurrency: 0, maxQueue: 100, ...options }, clock);
 
 describe('request gate', function () {
   const gates: RequestGate[] = [];
@@ -38,15 +81,40 @@ describe('request gate', function () {
     await Promise.all(outcomes);
   });
 
-  it('spaces admissions at 60/rate seconds (600 per minute: at least 100 ms apart)', async function () {
-    const gate = track(gateWith({ ratePerMinute: 600 }));
-    const started = Date.now();
-    const { admitted, outcomes } = admitAll(gate, 5);
+  it('spaces admissions at exactly 60/rate seconds (600 per minute: 100 ms apart)', async function () {
+    const clock = new ManualClock();
+    const gate = track(gateWith({ ratePerMinute: 600 }, clock));
+    const started = clock.now();
+    const { admitted, outcomes } = admitAll(gate, 5, [], clock);
+    await settle();
+    should(admitted.map((a) => a.index)).eql([0]);
+    await clock.advance(99);
+    should(admitted).have.length(1);
+    await clock.advance(1);
+    should(admitted).have.length(2);
+    await clock.advance(300);
     await Promise.all(outcomes);
-    should(admitted.map((a) => a.index)).eql([0, 1, 2, 3, 4]);
-    // Lower bounds only (with a little slack for millisecond rounding): a slow machine only adds time.
-    for (const { index, at } of admitted) should(at - started).be.aboveOrEqual(index * 100 - 5);
-    for (let i = 1; i < admitted.length; i++) should(admitted[i].at - admitted[i - 1].at).be.aboveOrEqual(95);
+    should(admitted.map((a) => [a.index, a.at - started])).eql([
+      [0, 0],
+      [1, 100],
+      [2, 200],
+      [3, 300],
+      [4, 400],
+    ]);
+    should(clock.pendingTimers).equal(0);
+  });
+
+  it('a request after a quiet spell goes at once, and the next one a full interval later', async function () {
+    const clock = new ManualClock();
+    const gate = track(gateWith({ ratePerMinute: 60 }, clock));
+    (await gate.acquire())();
+    await clock.advance(5000);
+    const started = clock.now();
+    const { admitted, outcomes } = admitAll(gate, 2, [], clock);
+    await settle();
+    await clock.advance(1000);
+    await Promise.all(outcomes);
+    should(admitted.map((a) => a.at - started)).eql([0, 1000]);
   });
 
   it('holds the concurrency cap and reports how many wait', async function () {

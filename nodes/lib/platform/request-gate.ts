@@ -9,6 +9,19 @@ export interface GateOptions {
   maxQueue: number;
 }
 
+/** Time as the gate reads it: the system clock, or in tests a clock moved by hand. */
+export interface GateClock {
+  now(): number;
+  setTimer(callback: () => void, ms: number): unknown;
+  clearTimer(timer: unknown): void;
+}
+
+const SYSTEM_CLOCK: GateClock = {
+  now: () => Date.now(),
+  setTimer: (callback, ms) => setTimeout(callback, ms),
+  clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
+};
+
 interface Waiter {
   resolve: (release: () => void) => void;
   reject: (err: Error) => void;
@@ -28,10 +41,13 @@ export class RequestGate {
   private nextSlotAt = 0;
   private inFlight = 0;
   private readonly queue: Waiter[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
   private closed = false;
 
-  constructor(private readonly options: GateOptions) {
+  constructor(
+    private readonly options: GateOptions,
+    private readonly clock: GateClock = SYSTEM_CLOCK,
+  ) {
     this.intervalMs = options.ratePerMinute > 0 ? 60_000 / options.ratePerMinute : 0;
   }
 
@@ -77,7 +93,7 @@ export class RequestGate {
   /** Refuses everything still waiting and stops the timer. */
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
     for (const waiter of this.queue.splice(0)) {
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
@@ -87,12 +103,12 @@ export class RequestGate {
 
   private canStartNow(): boolean {
     const concurrencyOk = this.options.maxConcurrency <= 0 || this.inFlight < this.options.maxConcurrency;
-    return concurrencyOk && Date.now() >= this.nextSlotAt;
+    return concurrencyOk && this.clock.now() >= this.nextSlotAt;
   }
 
   private start(): () => void {
     this.inFlight++;
-    if (this.intervalMs > 0) this.nextSlotAt = Math.max(Date.now(), this.nextSlotAt) + this.intervalMs;
+    if (this.intervalMs > 0) this.nextSlotAt = Math.max(this.clock.now(), this.nextSlotAt) + this.intervalMs;
     let released = false;
     return () => {
       if (released) return;
@@ -109,11 +125,11 @@ export class RequestGate {
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve(this.start());
     }
-    if (this.queue.length === 0 || this.timer) return;
-    const waitMs = this.nextSlotAt - Date.now();
+    if (this.queue.length === 0 || this.timer !== undefined) return;
+    const waitMs = this.nextSlotAt - this.clock.now();
     // Only the rate limit needs a timer; a concurrency wait ends when a release calls schedule().
     if (waitMs > 0 && (this.options.maxConcurrency <= 0 || this.inFlight < this.options.maxConcurrency)) {
-      this.timer = setTimeout(() => {
+      this.timer = this.clock.setTimer(() => {
         this.timer = undefined;
         this.schedule();
       }, waitMs);
