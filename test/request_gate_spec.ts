@@ -28,6 +28,11 @@ class ManualClock implements GateClock {
     return this.timers.size;
   }
 
+  /** Moves time on by `ms` without firing any timer, as a stalled event loop does. */
+  stall(ms: number): void {
+    this.time += ms;
+  }
+
   /** Moves time on by `ms`, firing each timer at its own time, in order, and letting promises settle after each. */
   async advance(ms: number): Promise<void> {
     const end = this.time + ms;
@@ -35,7 +40,8 @@ class ManualClock implements GateClock {
       const due = [...this.timers.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
       if (!due) break;
       this.timers.delete(due[0]);
-      this.time = due[1].at;
+      // An overdue timer (after `stall`) fires late, at the present time.
+      this.time = Math.max(this.time, due[1].at);
       due[1].callback();
       await settle();
     }
@@ -59,8 +65,8 @@ function admitAll(gate: RequestGate, count: number, signals: Array<AbortSignal |
   return { admitted, outcomes };
 }
 
-const gateWith = (options: Partial<GateOptions>, clock?: GateClock) =>
-  new RequestGate({ ratePerMinute: 0, maxConcurrency: 0, maxQueue: 100, ...options }, clock);
+const gateWith = (options: Partial<GateOptions>) =>
+  new RequestGate({ ratePerMinute: 0, maxConcurrency: 0, maxQueue: 100, ...options });
 
 describe('request gate', function () {
   const gates: RequestGate[] = [];
@@ -83,7 +89,7 @@ describe('request gate', function () {
 
   it('spaces admissions at exactly 60/rate seconds (600 per minute: 100 ms apart)', async function () {
     const clock = new ManualClock();
-    const gate = track(gateWith({ ratePerMinute: 600 }, clock));
+    const gate = track(gateWith({ ratePerMinute: 600, clock }));
     const started = clock.now();
     const { admitted, outcomes } = admitAll(gate, 5, [], clock);
     await settle();
@@ -106,7 +112,7 @@ describe('request gate', function () {
 
   it('a request after a quiet spell goes at once, and the next one a full interval later', async function () {
     const clock = new ManualClock();
-    const gate = track(gateWith({ ratePerMinute: 60 }, clock));
+    const gate = track(gateWith({ ratePerMinute: 60, clock }));
     (await gate.acquire())();
     await clock.advance(5000);
     const started = clock.now();
@@ -115,6 +121,23 @@ describe('request gate', function () {
     await clock.advance(1000);
     await Promise.all(outcomes);
     should(admitted.map((a) => a.at - started)).eql([0, 1000]);
+  });
+
+  it('gives up a slot missed by more than a quarter interval (a stalled loop) and reserves the next', async function () {
+    const clock = new ManualClock();
+    const gate = track(gateWith({ ratePerMinute: 600, clock }));
+    const started = clock.now();
+    const { admitted, outcomes } = admitAll(gate, 2, [], clock);
+    await settle();
+    // The loop stalls: the timer for the slot at 100 ms fires only at 130 ms, missing it by more than 25 ms.
+    clock.stall(130);
+    await clock.advance(0);
+    should(admitted).have.length(1);
+    await clock.advance(100);
+    await Promise.all(outcomes);
+    should(admitted[0].at - started).equal(0);
+    should(admitted[1].at - started).equal(200);
+    should(clock.pendingTimers).equal(0);
   });
 
   it('holds the concurrency cap and reports how many wait', async function () {
@@ -189,6 +212,34 @@ describe('request gate', function () {
     should(gate.waiting).equal(0);
     should((await rejectionOf(gate.acquire())).code).equal('CANCELLED');
     await expectHandlesBackTo(baseline);
+  });
+
+  it('takes its slots from the pacer it is given, one reservation at a time, for the head of the queue only', async function () {
+    const reservations: number[] = [];
+    let outstanding = 0;
+    let mostOutstanding = 0;
+    // A schedule kept elsewhere (as in Redis): every reservation answers asynchronously with a 20 ms wait.
+    const pacer = {
+      reserve: async (intervalMs: number) => {
+        reservations.push(intervalMs);
+        mostOutstanding = Math.max(mostOutstanding, ++outstanding);
+        await new Promise((resolve) => setImmediate(resolve));
+        outstanding--;
+        return 20;
+      },
+    };
+    const gate = track(gateWith({ ratePerMinute: 600, maxConcurrency: 1, pacer }));
+    const { admitted, outcomes } = admitAll(gate, 3);
+    await waitUntil(() => admitted.length === 1, 'the first admission');
+    // Held by the concurrency cap: no slot is booked for the others yet.
+    should(reservations).eql([100]);
+    admitted[0].release();
+    await waitUntil(() => admitted.length === 2, 'the second admission');
+    admitted[1].release();
+    await Promise.all(outcomes);
+    should(admitted.map((a) => a.index)).eql([0, 1, 2]);
+    should(reservations).eql([100, 100, 100]);
+    should(mostOutstanding).equal(1);
   });
 
   it('without rate limit and cap every caller goes at once', async function () {

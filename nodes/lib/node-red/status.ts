@@ -9,36 +9,63 @@ import { PlatformError } from '../util/errors';
 export class NodeStatus {
   constructor(private readonly node: Node) {}
 
+  private show(fill: 'blue' | 'yellow' | 'green' | 'red', shape: 'dot' | 'ring', text: string): void {
+    const note = notes.get(this.node);
+    // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
+    this.node.status(note ? { fill: fill === 'green' ? 'yellow' : fill, shape, text: `${text} · ${note}` } : { fill, shape, text });
+  }
+
   requesting(inFlight: number): void {
-    this.node.status({ fill: 'blue', shape: 'dot', text: inFlight > 1 ? `requesting (${inFlight})` : 'requesting' });
+    this.show('blue', 'dot', inFlight > 1 ? `requesting (${inFlight})` : 'requesting');
   }
 
   queued(position: number): void {
-    this.node.status({ fill: 'yellow', shape: 'ring', text: `queued (${position})` });
+    this.show('yellow', 'ring', `queued (${position})`);
   }
 
   retrying(attempt: number, reason: string): void {
-    this.node.status({ fill: 'yellow', shape: 'ring', text: `retry ${attempt} after ${reason}` });
+    this.show('yellow', 'ring', `retry ${attempt} after ${reason}`);
   }
 
   progress(text: string): void {
-    this.node.status({ fill: 'blue', shape: 'ring', text });
+    this.show('blue', 'ring', text);
   }
 
   done(text: string): void {
-    this.node.status({ fill: 'green', shape: 'dot', text });
+    this.show('green', 'dot', text);
   }
 
   warning(text: string): void {
-    this.node.status({ fill: 'yellow', shape: 'dot', text });
+    this.show('yellow', 'dot', text);
   }
 
   error(err: unknown): void {
-    const text = err instanceof PlatformError ? (err.statusCode ? `${err.code} (${err.statusCode})` : err.code) : 'error';
-    this.node.status({ fill: 'red', shape: 'ring', text });
+    let text = 'error';
+    if (err instanceof PlatformError) {
+      text = err.statusCode ? `${err.code} (${err.statusCode})` : err.code;
+      if (err.statusDetail) text += ` ${err.statusDetail}`;
+    }
+    this.show('red', 'ring', text);
   }
 
   clear(): void {
     this.node.status({});
+  }
+}
+
+const notes = new WeakMap<Node, string>();
+
+/**
+ * A note every status of `node` carries from now on (none clears it): a state of the node's
+ * configuration rather than of one message, such as shared state being unavailable.
+ */
+export function setStatusNote(node: Node, note: string | undefined): void {
+  if (note === notes.get(node)) return;
+  if (note) {
+    notes.set(node, note);
+    node.status({ fill: 'yellow', shape: 'ring', text: note });
+  } else {
+    notes.delete(node);
+    node.status({ fill: 'green', shape: 'ring', text: 'shared state available' });
   }
 }

@@ -5,6 +5,7 @@ import { PlatformError } from '../util/errors';
 import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient, PlatformResponse } from './client';
 import { JobReader, JobState, PollContext, Polling, jobFailed, pollJob, statusReadsAsFailed } from './jobs';
+import { trimTrailing } from '../util/text';
 
 /**
  * The platform's bulk geocoding protocol in three steps: upload a CSV of addresses (a job), poll the
@@ -155,7 +156,7 @@ function readJobId(response: PlatformResponse, overridePath: string): string {
 function fetchFile(client: PlatformClient, download: Download, context: PollContext): Promise<PlatformResponse<Buffer>> {
   const request = { method: 'GET', retry: 'read', response: 'buffer', signal: context.signal, onWait: context.onWait } as const;
   if (!download.link) return client.request<Buffer>({ ...request, auth: 'project', path: DOWNLOAD_PATH, query: { token: download.token } });
-  const base = new URL(client.baseUrl.replace(/\/*$/, '/'));
+  const base = new URL(`${trimTrailing(client.baseUrl, '/')}/`);
   const url = new URL(download.link, base);
   if (download.token && !url.searchParams.has('token')) url.searchParams.set('token', download.token);
   return client.request<Buffer>({ ...request, auth: url.origin === base.origin ? 'project' : 'none', url: url.href });
