@@ -1,8 +1,6 @@
 import { createHook } from 'node:async_hooks';
 import should from 'should';
-import type { NodeAPI } from 'node-red';
-import { CONFIG_ID, expectError, expectOutput, helper, loadWithSandbox, sendAndWait, Json, Sandbox } from './support/harness';
-import { jobStoreFor } from '../nodes/lib/node-red/resumable';
+import { storedJobStore, expectError, expectOutput, helper, loadWithSandbox, sendAndWait, Json, Sandbox } from './support/harness';
 import type { StoredJob } from '../nodes/lib/platform/job-store';
 import { NODES_DIR } from './support/paths';
 
@@ -77,7 +75,7 @@ export function lastBody(sandbox: Sandbox, endpoint: string): Json {
  * `nodes/`) until `stop()`, which returns the stacks of those still pending and holding the
  * process open (unref'd timers, such as undici's shared clock, keep nothing alive).
  */
-function trackPackTimers(): { stop(): string[] } {
+function trackPackTimers(): { open(): string[]; stop(): string[] } {
   const pending = new Map<number, { timer: NodeJS.Timeout; stack: string }>();
   const hook = createHook({
     init(id, type, _trigger, resource) {
@@ -92,10 +90,12 @@ function trackPackTimers(): { stop(): string[] } {
       pending.delete(id);
     },
   }).enable();
+  const open = () => [...pending.values()].filter(({ timer }) => timer.hasRef()).map(({ stack }) => stack);
   return {
+    open,
     stop() {
       hook.disable();
-      return [...pending.values()].filter(({ timer }) => timer.hasRef()).map(({ stack }) => stack);
+      return open();
     },
   };
 }
@@ -186,16 +186,9 @@ export function faultTests(t: NodeUnderTest): void {
   });
 }
 
-/** The jobs stored for a node by the unit tests' Node-RED, which has no user directory: the in-memory store. */
-async function storedJobs(nodeId: string): Promise<StoredJob[]> {
-  return jobStoreFor({ settings: {} } as unknown as NodeAPI, CONFIG_ID).list(nodeId);
-}
-
-/** Drops the jobs stored for a node in the in-memory store; resolves with how many there were. */
-async function dropStoredJobs(nodeId: string): Promise<number> {
-  const jobs = await storedJobs(nodeId);
-  for (const job of jobs) await jobStoreFor({ settings: {} } as unknown as NodeAPI, CONFIG_ID).take(job.key);
-  return jobs.length;
+/** The jobs stored for a node by the unit tests' Node-RED. */
+function storedJobs(nodeId: string): Promise<StoredJob[]> {
+  return storedJobStore().list(nodeId);
 }
 
 /**
@@ -257,11 +250,12 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       await waitFor(() => sandbox.requests(t.jobEndpoint).length >= 2, 'two polls');
       await helper.unload();
       const polls = sandbox.requests(t.jobEndpoint).length;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      should(sandbox.requests(t.jobEndpoint).length).equal(polls);
+      // With no timer of the pack left, no poll can start any more.
+      await waitFor(() => timers.open().length === 0, 'the pack timers to end');
       should(timers.stop()).eql([]);
-      // The job is kept for the node's next start; no later test should resume it.
-      should(await dropStoredJobs(t.node.id as string)).equal(1);
+      should(sandbox.requests(t.jobEndpoint).length).equal(polls);
+      // The job is kept for the node's next start (the harness drops it after the test).
+      should(await storedJobs(t.node.id as string)).have.length(1);
     });
   });
 }
