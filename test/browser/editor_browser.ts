@@ -159,7 +159,7 @@ describe('the editor in a real browser (Chromium)', function () {
   });
 
   for (const target of TARGETS) {
-    describe(target.title, function () {
+    describe(target.runtime.title, function () {
       let server: EditorServer | undefined;
       const seen: ConsoleEntry[] = [];
       /** Example name -> the flow it was imported into. */
