@@ -4,7 +4,6 @@ import path from 'node:path';
 import should from 'should';
 import { NODE_RED_5_NODE_22, NODE_RED_5_NODE_24 } from './support/node-red-5';
 import { ModuleInfo, NODE_RED_4, NodeRedProcess, NodeRedRuntime } from './support/node-red-process';
-import { REPO_ROOT } from './support/paths';
 import { DryRun, packFreshClone, publishDryRun, Release, uncommittedChanges } from './support/release';
 
 /**
@@ -15,18 +14,8 @@ import { DryRun, packFreshClone, publishDryRun, Release, uncommittedChanges } fr
  * Node 20, Node-RED 5 on Node 22 and Node-RED 5 on Node 24. The clone is packed once per run.
  */
 
-const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
-  name: string;
-  version: string;
-  'node-red': { nodes: Record<string, string> };
-};
-const MODULE = PACKAGE.name;
-const NODE_TYPES = Object.keys(PACKAGE['node-red'].nodes).sort();
+const MODULE = '@svc/node-red-location';
 const CONFIG_TYPES = ['svc-config'];
-const EXAMPLES = fs
-  .readdirSync(path.join(REPO_ROOT, 'examples'))
-  .filter((f) => f.endsWith('.json'))
-  .sort();
 const LANGUAGES = ['en-US', 'ja'];
 const RUNTIMES: NodeRedRuntime[] = [NODE_RED_4, NODE_RED_5_NODE_22, NODE_RED_5_NODE_24];
 
@@ -42,7 +31,7 @@ const FORBIDDEN = [/\.ts$/, /\.map$/, /(^|\/)test\//, /^dist\/test\//, /^example
 /** Everything a release may carry; anything new is a decision to make here. */
 const ALLOWED = [
   /^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/,
-  /^dist\/nodes\/(lib\/)?[\w-]+\.js$/,
+  /^dist\/nodes\/([\w-]+\/)*[\w.-]+\.js$/,
   /^dist\/nodes\/[\w-]+\.html$/,
   /^dist\/nodes\/locales\/(en-US|ja)\/[\w-]+\.(json|html)$/,
   /^dist\/nodes\/icons\/[\w-]+\.(svg|png)$/,
@@ -68,6 +57,10 @@ const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} 
 describe('the release as a user receives it: a fresh clone of HEAD, npm ci && npm pack, uploaded through the palette', function () {
   let workDir: string;
   let release: Release;
+  /** What the commit under test declares, read from the clone: its manifest, node types and examples. */
+  let manifest: { name: string; version: string; 'node-red': { nodes: Record<string, string> } };
+  let nodeTypes: string[];
+  let examples: string[];
   const packedPaths = () => release.packed.files.map((f) => f.path);
 
   before(async function () {
@@ -76,6 +69,13 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
     if (uncommitted.length > 0) console.log(`      note: ${uncommitted.length} uncommitted change(s) are not tested: the release is a clone of HEAD`);
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-package-test-'));
     release = await packFreshClone(workDir);
+    manifest = JSON.parse(fs.readFileSync(path.join(release.cloneDir, 'package.json'), 'utf8')) as typeof manifest;
+    should(manifest.name).equal(MODULE);
+    nodeTypes = Object.keys(manifest['node-red'].nodes).sort();
+    examples = fs
+      .readdirSync(path.join(release.cloneDir, 'examples'))
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     console.log(`      cloned ${release.commit.slice(0, 10)}, npm ci && npm pack: ${seconds(started)}`);
   });
 
@@ -86,9 +86,9 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
   describe('the tarball', function () {
     it('holds every node: compiled runtime, editor, help and message catalog in en-US and ja, icon', function () {
       const paths = new Set(packedPaths());
-      const missing = NODE_TYPES.flatMap((type) =>
+      const missing = nodeTypes.flatMap((type) =>
         [
-          PACKAGE['node-red'].nodes[type],
+          manifest['node-red'].nodes[type],
           `dist/nodes/${type}.html`,
           ...LANGUAGES.flatMap((lang) => [`dist/nodes/locales/${lang}/${type}.json`, `dist/nodes/locales/${lang}/${type}.html`]),
           ...(CONFIG_TYPES.includes(type) ? [] : [`dist/nodes/icons/${type}.svg`]),
@@ -99,7 +99,7 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
 
     it('holds the examples, README, LICENSE, CHANGELOG and package.json', function () {
       const paths = new Set(packedPaths());
-      const wanted = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', ...EXAMPLES.map((f) => `examples/${f}`)];
+      const wanted = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', ...examples.map((f) => `examples/${f}`)];
       should(wanted.filter((file) => !paths.has(file))).be.empty();
     });
 
@@ -140,7 +140,7 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
 
     it('would publish exactly what npm pack packed, as a public scoped package', function () {
       should(dryRun.packed.files.map((f) => f.path).sort()).eql(packedPaths().sort());
-      should(dryRun.packed.version).equal(PACKAGE.version);
+      should(dryRun.packed.version).equal(manifest.version);
       should(dryRun.notices.some((line) => / with tag latest and public access /.test(line))).be.true(dryRun.notices.join('\n'));
     });
   });
@@ -189,18 +189,18 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
 
       it('installs the uploaded module into the user directory and loads every node type with no error', async function () {
         should(installed.name).equal(MODULE);
-        should(installed.version).equal(PACKAGE.version);
+        should(installed.version).equal(manifest.version);
         should(fs.existsSync(path.join(userDir, 'node_modules', MODULE, 'package.json'))).be.true();
         const sets = await loadedSets();
         should(sets.filter((set) => set.err !== undefined || !set.enabled).map((set) => set.id)).be.empty();
-        should(sets.flatMap((set) => set.types).sort()).eql(NODE_TYPES);
+        should(sets.flatMap((set) => set.types).sort()).eql(nodeTypes);
       });
 
       for (const lang of LANGUAGES) {
         it(`serves each editor definition and its help in ${lang}`, async function () {
           const editorHtml = await running().get<string>('/nodes', 'text/html', { 'accept-language': lang });
-          should(NODE_TYPES.filter((type) => !editorHtml.includes(`registerType('${type}'`))).be.empty();
-          const help = NODE_TYPES.map((type) => ({ type, text: helpText(editorHtml, type) }));
+          should(nodeTypes.filter((type) => !editorHtml.includes(`registerType('${type}'`))).be.empty();
+          const help = nodeTypes.map((type) => ({ type, text: helpText(editorHtml, type) }));
           should(help.filter((h) => !h.text?.trim()).map((h) => h.type)).be.empty();
           if (lang === 'ja') should(help.filter((h) => !JAPANESE.test(h.text ?? '')).map((h) => h.type)).be.empty();
         });
@@ -208,7 +208,7 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
         it(`loads every node's message catalog in ${lang}`, async function () {
           const catalogs = await running().get<Record<string, Record<string, unknown>>>(`/nodes/messages?lng=${lang}`);
           // Catalogs are keyed by node set (`<module>/<type>`); each file's top-level member is the type.
-          const texts = NODE_TYPES.map((type) => ({ type, catalog: catalogs[`${MODULE}/${type}`]?.[type] }));
+          const texts = nodeTypes.map((type) => ({ type, catalog: catalogs[`${MODULE}/${type}`]?.[type] }));
           should(texts.filter((t) => t.catalog === undefined).map((t) => t.type)).be.empty();
           if (lang === 'ja') should(texts.filter((t) => !JAPANESE.test(JSON.stringify(t.catalog))).map((t) => t.type)).be.empty();
         });
@@ -216,10 +216,10 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
 
       it('serves every icon its editor definitions ask for, as an image', async function () {
         const requested = new Map<string, string[]>();
-        for (const type of NODE_TYPES) {
+        for (const type of nodeTypes) {
           requested.set(type, iconFiles(await running().get<string>(`/nodes/${MODULE}/${type}`, 'text/html')));
         }
-        should(NODE_TYPES.filter((type) => !CONFIG_TYPES.includes(type) && requested.get(type)?.length === 0)).be.empty();
+        should(nodeTypes.filter((type) => !CONFIG_TYPES.includes(type) && requested.get(type)?.length === 0)).be.empty();
         const notServed: string[] = [];
         for (const icon of new Set([...requested.values()].flat())) {
           const response = await running().request(`/icons/${MODULE}/${icon}`);
@@ -232,7 +232,7 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
 
       it('lists every example under Import > Examples, each a flow that can be imported', async function () {
         const listed = await running().get<Array<{ fn: string }>>(`/library/examples/flows/${MODULE}`);
-        should(listed.map((entry) => `${entry.fn}.json`).sort()).eql(EXAMPLES);
+        should(listed.map((entry) => `${entry.fn}.json`).sort()).eql(examples);
         for (const { fn } of listed) {
           const flow = await running().get<unknown>(`/library/examples/flows/${MODULE}/${fn}`);
           should(Array.isArray(flow) && flow.length > 0).be.true(`example ${fn} is not a flow`);
@@ -249,7 +249,7 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
         nodeRed = await NodeRedProcess.start(userDir, runtime, 90_000);
         const sets = await loadedSets();
         should(sets.filter((set) => set.err !== undefined || !set.enabled).map((set) => set.id)).be.empty();
-        should(sets.flatMap((set) => set.types).sort()).eql(NODE_TYPES);
+        should(sets.flatMap((set) => set.types).sort()).eql(nodeTypes);
         await running().stop(10_000);
         should(newProblems()).be.empty();
       });
