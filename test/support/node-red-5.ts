@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './paths';
-import type { NodeRedRuntime } from './node-red-process';
+import { NodeRedRuntime, userEnv } from './node-red-process';
 
 /**
  * Node-RED 5 on Node 22 and on Node 24, each from an install folder of its own under test/
@@ -68,7 +68,8 @@ export function ensureInstall(install: NodeRed5Install): void {
   console.log(`installing ${install.title} into ${folder} (npm ci)`);
   // Run in the folder itself, not with --prefix: the `node` package's install step runs a nested
   // `npm install`, which must not inherit a prefix pointing at this folder.
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: install.dir, stdio: 'inherit', timeout: 600_000 });
+  // userEnv: the user's own npm, not the older one Node-RED 4 puts in our node_modules/.bin.
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: install.dir, env: userEnv(), stdio: 'inherit', timeout: 600_000 });
   if (result.error) throw result.error;
   if (result.status !== 0) throw new Error(`npm ci in ${folder} failed with exit code ${result.status}`);
 }
