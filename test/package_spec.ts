@@ -20,7 +20,7 @@ const LANGUAGES = ['en-US', 'ja'];
 const RUNTIMES: NodeRedRuntime[] = [NODE_RED_4, NODE_RED_5_NODE_22, NODE_RED_5_NODE_24];
 
 /**
- * The size budget, from 1.0.0 (127 kB packed, 539 kB unpacked, 106 files) with room for the shared
+ * The size budget, from 1.0.0 (about 130 kB packed, 545 kB unpacked, 106 files) with room for the shared
  * editor resources still to come; a tarball past it carries something by mistake or needs a decision.
  */
 const BUDGET = { packedBytes: 175_000, unpackedBytes: 750_000, files: 130 };
