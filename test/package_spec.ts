@@ -159,9 +159,11 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
       /** Problems logged by the running Node-RED that are not among its own first-start notices. */
       const newProblems = () => running().problems().filter((line) => !baselineProblems.includes(line));
 
+      let started = 0;
+
       before(async function () {
         runtime.prepare();
-        const started = Date.now();
+        started = Date.now();
         userDir = path.join(workDir, `node${runtime.nodeMajor}`);
         fs.mkdirSync(userDir);
         nodeRed = await NodeRedProcess.start(userDir, runtime, 90_000);
@@ -175,6 +177,7 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
 
       after(async function () {
         await nodeRed?.stop(10_000);
+        if (started) console.log(`      ${runtime.title}: ${seconds(started)} from the first start to the last stop`);
       });
 
       /** The node sets of the pack that Node-RED registered, as GET /nodes reports them. */
