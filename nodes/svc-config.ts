@@ -1,11 +1,12 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Request, Response } from 'express';
-import type { Node, NodeAPI, NodeDef } from './lib/node-red';
-import type { SvcConfigNode, SvcCredentials } from './lib/config';
-import { ClientConfig, PlatformClient, ProxySettings } from './lib/platform-client';
-import { PlatformError } from './lib/errors';
-import { toNumber } from './lib/geo';
-import { positiveSetting } from './lib/values';
+import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
+import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
+import { ClientConfig, ClientCredentials, PlatformClient, ProxySettings } from './lib/platform/client';
+import { BYTES_PER_MB } from './lib/platform/body';
+import { SharedServices } from './lib/node-red/shared';
+import { PlatformError } from './lib/util/errors';
+import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -19,8 +20,16 @@ interface SvcConfigDef extends NodeDef {
   maxQueue?: number | string;
   maxRetries?: number | string;
   tokenLifetime?: number | string;
+  /** MB: the largest JSON answer read. */
+  maxResponseSize?: number | string;
+  /** MB: the largest result file (bulk geocoding) read. */
+  maxFileSize?: number | string;
   tls?: string;
   proxy?: string;
+  /** Single geocode requests per UTC day; 0 turns the guard off. */
+  dailyLimit?: number | string;
+  /** Seconds an identical single geocode query is answered from the cache; 0 turns the cache off. */
+  cacheTtl?: number | string;
 }
 
 /** Node-RED's `tls-config` node, as far as this pack uses it. */
@@ -41,6 +50,12 @@ const DEFAULTS = {
   maxQueue: 1000,
   maxRetries: 3,
   tokenLifetime: 3600,
+  // Geocode, route and isoline answers run to some hundred KB; bulk result files to some MB per 1000 rows.
+  maxResponseSize: 5,
+  maxFileSize: 100,
+  // The platform's daily limit for single geocode (spec: 50,000 requests per day).
+  dailyLimit: 50_000,
+  cacheTtl: 0,
 };
 
 /** Placeholder the editor sends for a password that the user has not changed. */
@@ -50,13 +65,20 @@ export = function register(RED: NodeAPI): void {
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
     this.authUrl = def.authUrl;
-    this.client = new PlatformClient(clientConfig(def, this.credentials ?? {}));
+    const credentials = this.credentials ?? {};
+    this.shared = new SharedServices(RED, this, {
+      redisUrl: credentials.redisUrl,
+      scopeParts: [def.baseUrl, def.projectId, credentials.apiKey, credentials.clientId],
+      dailyLimit: nonNegativeSetting(def.dailyLimit, DEFAULTS.dailyLimit),
+      cacheTtlSec: nonNegativeSetting(def.cacheTtl, DEFAULTS.cacheTtl),
+    });
+    this.client = new PlatformClient({ ...clientConfig(def, credentials), pacer: this.shared.pacer });
     this.on('close', (_removed: boolean, done: () => void) => {
-      this.client.close().then(done, done);
+      Promise.all([this.shared.close(), this.client.close()]).then(() => done(), done);
     });
   }
 
-  function clientConfig(def: SvcConfigDef, credentials: SvcCredentials): ClientConfig {
+  function clientConfig(def: SvcConfigDef, credentials: ClientCredentials): ClientConfig {
     return {
       baseUrl: def.baseUrl ?? '',
       authUrl: def.authUrl ?? '',
@@ -66,11 +88,13 @@ export = function register(RED: NodeAPI): void {
       credentials,
       // 0 would time every request out at once (and make every token stale at once): not a valid setting.
       timeoutMs: positiveSetting(def.timeout) ?? DEFAULTS.timeout,
-      ratePerMinute: numberOr(def.rateLimit, DEFAULTS.rateLimit),
-      maxConcurrency: numberOr(def.maxConcurrency, DEFAULTS.maxConcurrency),
-      maxQueue: numberOr(def.maxQueue, DEFAULTS.maxQueue),
-      maxRetries: numberOr(def.maxRetries, DEFAULTS.maxRetries),
+      ratePerMinute: nonNegativeSetting(def.rateLimit, DEFAULTS.rateLimit),
+      maxConcurrency: nonNegativeSetting(def.maxConcurrency, DEFAULTS.maxConcurrency),
+      maxQueue: nonNegativeSetting(def.maxQueue, DEFAULTS.maxQueue),
+      maxRetries: nonNegativeSetting(def.maxRetries, DEFAULTS.maxRetries),
       tokenLifetimeSec: positiveSetting(def.tokenLifetime) ?? DEFAULTS.tokenLifetime,
+      maxResponseBytes: Math.round((positiveSetting(def.maxResponseSize) ?? DEFAULTS.maxResponseSize) * BYTES_PER_MB),
+      maxFileBytes: Math.round((positiveSetting(def.maxFileSize) ?? DEFAULTS.maxFileSize) * BYTES_PER_MB),
       tls: tlsOptions(def.tls),
       proxy: proxySettings(def.proxy),
     };
@@ -101,6 +125,7 @@ export = function register(RED: NodeAPI): void {
       clientSecret: { type: 'password' },
       apiKey: { type: 'password' },
       pubsubApiKey: { type: 'password' },
+      redisUrl: { type: 'password' },
     },
   });
 
@@ -110,7 +135,7 @@ export = function register(RED: NodeAPI): void {
    * for the token URL that node is deployed with: a stored secret is never sent to a new address.
    */
   RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response) => {
-    const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: SvcCredentials };
+    const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: ClientCredentials };
     const given = body.credentials ?? {};
     const retyped = !!given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD;
     const deployed = body.id ? (RED.nodes.getNode(body.id) as SvcConfigNode | null) : null;
@@ -118,8 +143,8 @@ export = function register(RED: NodeAPI): void {
       res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: 'the token URL has changed: type the client secret again to test it' });
       return;
     }
-    const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as SvcCredentials | undefined;
-    const credentials: SvcCredentials = {
+    const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as ClientCredentials | undefined;
+    const credentials: ClientCredentials = {
       clientId: given.clientId || stored?.clientId,
       clientSecret: retyped ? given.clientSecret : stored?.clientSecret,
     };
@@ -138,9 +163,3 @@ export = function register(RED: NodeAPI): void {
       .finally(() => client.close());
   });
 };
-
-/** A setting where 0 is meaningful ("off", "no cap"); anything else unreadable takes the default. */
-function numberOr(value: unknown, fallback: number): number {
-  const n = toNumber(value);
-  return n !== undefined && n >= 0 ? n : fallback;
-}

@@ -1,10 +1,13 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { evaluateProperty, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { invalidInput } from './lib/errors';
-import { bestFeature, encodeGeohash, featurePoint, DEFAULT_GEOHASH_PRECISION } from './lib/geo';
-import { handleInputs } from './lib/runner';
-import { describeValue } from './lib/values';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { nodeInputs } from './lib/node-red/inputs';
+import { configFor } from './lib/node-red/config';
+import { invalidInput } from './lib/util/errors';
+import { bestFeature, featurePoint } from './lib/geo/geojson';
+import { encodeGeohash } from './lib/geo/geohash';
+import { precisionSetting } from './lib/node-red/settings';
+import { handleInputs } from './lib/node-red/runner';
+import { describeValue } from './lib/util/values';
+import { geocodeShapes } from './lib/geo/worldmap';
 
 interface GeocodeDef extends NodeDef {
   server: string;
@@ -16,13 +19,17 @@ interface GeocodeDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const addressInput = typedProperty(def as unknown as Record<string, unknown>, 'address', 'payload');
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
+    const config = configFor(RED, this, def.server, 'project');
+    const inputs = nodeInputs(RED, this, def, { address: 'payload' });
+    const precision = precisionSetting(def.precision);
 
     handleInputs(this, async (msg, { signal, onWait }) => {
-      const address = readAddress(await evaluateProperty(RED, this, msg, addressInput));
-      const response = await client().request({
+      const { client, shared } = config();
+      const address = readAddress((await inputs.read(msg)).address);
+      // An answer still in the cache costs neither a request nor a unit of the daily quota.
+      const cached = await shared.cache?.get(address);
+      const used = cached ? undefined : await shared.quota?.take();
+      const response = cached ?? (await client.request({
         auth: 'project',
         method: 'POST',
         path: '/v1/geocode',
@@ -30,7 +37,8 @@ export = function register(RED: NodeAPI): void {
         retry: 'read',
         signal,
         onWait,
-      });
+      }));
+      if (!cached) await shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
       const feature = bestFeature(response.body);
       const location = featurePoint(feature);
       const out = msg as OutputMessage;
@@ -39,8 +47,11 @@ export = function register(RED: NodeAPI): void {
       out.location = location;
       out.geohash = location ? encodeGeohash(location, precision) : undefined;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: location ? 'found' : 'no match' };
-    });
+      if (cached) out.cached = true;
+      const found = location ? 'found' : 'no match';
+      const quota = used === undefined ? '' : ` (${used}/${shared.quota?.limit})`;
+      return { msg: out, statusText: `${found}${cached ? ', cached' : ''}${quota}`, map: (layer) => geocodeShapes(address, feature, location, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-geocode', SvcGeocode);

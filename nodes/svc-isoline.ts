@@ -1,11 +1,16 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { PlatformError, invalidInput } from './lib/errors';
-import { DEFAULT_GEOHASH_PRECISION, LatLon, toPosition } from './lib/geo';
-import { Place, readLocation, toLocationObject } from './lib/locations';
-import { compute, locationsOf, pollingOf, readRequestFields, requestInputs, setMembers } from './lib/routing';
-import { isSet, readBoolean, readChoice, readChoices, readNumber } from './lib/values';
-import { handleInputs } from './lib/runner';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
+import { LatLon, toPosition } from './lib/geo/geohash';
+import { Place, readLocation, toLocationObject } from './lib/geo/locations';
+import type { PlatformClient } from './lib/platform/client';
+import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
+import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
+import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
+import { COMPUTATION_POLLING, pollingOf, precisionSetting, textSetting } from './lib/node-red/settings';
+import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from './lib/util/values';
+import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { isolineShapes } from './lib/geo/worldmap';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
 const MODES = ['short', 'fast'] as const;
@@ -16,17 +21,12 @@ const MIN_SHAPE_EXCLUSIVE = 30;
 /** The spec does not name the member of `avoid` that holds the features. */
 const DEFAULT_AVOID_MEMBER = 'features';
 
-/** Request fields: each a TypedInput whose default source is the same member of `msg.payload`. */
+/** Request fields: each a TypedInput whose default source is the same member of `msg.payload` (`range.type` ← `msg.payload.range.type`). */
 const FIELDS = {
-  origins: 'payload.origins',
-  async: 'payload.async',
+  ...payloadFields(['origins', 'async']),
   rangeType: 'payload.range.type',
   rangeValue: 'payload.range.value',
-  mode: 'payload.mode',
-  transportMode: 'payload.transportMode',
-  avoid: 'payload.avoid',
-  optimizeFor: 'payload.optimizeFor',
-  shape: 'payload.shape',
+  ...payloadFields(['mode', 'transportMode', 'avoid', 'optimizeFor', 'shape']),
 };
 
 interface IsolineDef extends NodeDef {
@@ -35,27 +35,36 @@ interface IsolineDef extends NodeDef {
   precision?: number | string;
   lonLatArrays?: boolean;
   avoidMember?: string;
+  pollIntervalSec?: number | string;
+  /** Before 1.1: the first poll in seconds (see pollingOf). */
   pollInterval?: number | string;
   maxWait?: number | string;
 }
 
 type Range = { type: (typeof RANGE_TYPES)[number]; value: number };
+/** What a stored isoline job needs to be finished after a restart. */
+interface IsolineJob {
+  jobId: string;
+  ranges: Range[];
+  places: Place[];
+}
 type Ring = [number, number][];
 
 export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const inputs = requestInputs(def, FIELDS);
+    const client = clientFor(RED, this, def.server, 'project');
+    const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
-    const avoidMember = (def.avoidMember ?? '').trim() || DEFAULT_AVOID_MEMBER;
-    const polling = pollingOf(def);
+    const precision = precisionSetting(def.precision);
+    const avoidMember = textSetting(def.avoidMember, DEFAULT_AVOID_MEMBER);
+    const polling = pollingOf(def, COMPUTATION_POLLING);
 
     handleInputs(this, async (msg, context) => {
-      const fields = await readRequestFields(RED, this, msg, inputs);
-      const places = locationsOf(fields.origins, inputs.origins, FIELDS.origins, msg, { field: 'origins', element: 'origin' }, locationOptions);
+      const platform = client();
+      const fields = await read(msg);
+      const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
       const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
       if (!rangeType) throw invalidInput(`range.type is required: ${RANGE_TYPES.join(' or ')}`);
       const rangeValues = readRangeValues(fields.rangeValue);
@@ -72,25 +81,38 @@ export = function register(RED: NodeAPI): void {
         }),
       };
 
+      const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
       const result = await compute({
-        client: client(),
+        ...isolineJob(platform, context),
         path: '/v1/routing/isoline',
         body,
+        onJob: (jobId) => context.track({ jobId, ranges, places: storedPlaces(places) }),
+      }).catch((err: unknown) => {
+        throw withJapanHint(err, places);
+      });
+      return isolineOutput(msg as OutputMessage, result, ranges, places);
+    }, def, {
+      kind: 'isoline',
+      store: jobStoreFor(RED, def.server),
+      resume: async (stored, msg, context) => {
+        const job = stored as unknown as IsolineJob;
+        const result = await awaitComputation(isolineJob(client(), context), job.jobId).catch((err: unknown) => {
+          throw withJapanHint(err, job.places);
+        });
+        return isolineOutput(msg, result, job.ranges, job.places);
+      },
+    });
+
+    function isolineJob(platform: PlatformClient, context: InputContext): ComputationJob {
+      return {
+        client: platform,
+        kind: 'isoline',
         jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
         isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
         polling,
         context,
-      }).catch((err: unknown) => {
-        throw withJapanHint(err, places);
-      });
-      const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
-      const features = isolineFeatures((result.body as { isoline: unknown }).isoline, ranges);
-      const out = msg as OutputMessage;
-      out.payload = result.body;
-      out.geojson = { type: 'FeatureCollection', features };
-      out.statusCode = result.statusCode;
-      return { msg: out, statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}` };
-    });
+      };
+    }
   }
 
   RED.nodes.registerType('svc-isoline', SvcIsoline);
@@ -126,6 +148,20 @@ function readShape(value: unknown): number | undefined {
     throw invalidInput(`shape: ${shape} must be a whole number greater than ${MIN_SHAPE_EXCLUSIVE} (100 or more is recommended)`);
   }
   return shape;
+}
+
+/** The output: the answer as payload, its polygons as GeoJSON, and the job when there was one. */
+function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Range[], places: Place[]): HandlerResult {
+  const features = isolineFeatures((result.body as { isoline: unknown }).isoline, ranges);
+  out.payload = result.body;
+  out.geojson = { type: 'FeatureCollection', features };
+  out.statusCode = result.statusCode;
+  if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
+  return {
+    msg: out,
+    statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}`,
+    map: (layer) => isolineShapes(features, places, ranges.length, layer),
+  };
 }
 
 /** Rough boxes around Japan's islands (south, west, north, east), only to explain a refusal. */
@@ -214,7 +250,7 @@ function closedRing(vertices: unknown[], label: string): Ring {
   try {
     ring = vertices.map((v, i) => toPosition(readLocation(v, `${label} vertex ${i + 1}`, { lonLatArrays: true }).point as LatLon));
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', `the isoline answer is not usable: ${err instanceof Error ? err.message : String(err)}`);
+    throw new PlatformError('BAD_RESPONSE', `the isoline answer is not usable: ${describeCause(err)}`);
   }
   const [first, last] = [ring[0], ring[ring.length - 1]];
   return first[0] === last[0] && first[1] === last[1] ? ring : [...ring, first];

@@ -1,44 +1,38 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { PlatformError, invalidInput } from './lib/errors';
-import { LatLon, decodeGeohash, isGeohash, toNumber, toPosition } from './lib/geo';
-import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/locations';
-import { locationsOf, plainText, readRequestFields, requestInputs, setMembers } from './lib/routing';
-import { isSet, readChoice } from './lib/values';
-import { handleInputs } from './lib/runner';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
+import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
+import { Json, isSet, readChoice, setMembers, toNumber } from './lib/util/values';
+import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/geo/locations';
+import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
+import { plainText } from './lib/util/text';
+import { handleInputs } from './lib/node-red/runner';
+import { routeShapes } from './lib/geo/worldmap';
 
 const PREFERENCES = ['fastest', 'shortest'] as const;
 const MIN_WAYPOINTS = 2;
 
-/** Request fields: each a TypedInput whose default source is the same member of `msg.payload`. */
-const FIELDS = {
-  waypoints: 'payload.waypoints',
-  /** Transport mode for waypoints that carry none of their own. */
-  transportMode: 'payload.transportMode',
-  arriveBy: 'payload.arriveBy',
-  departAt: 'payload.departAt',
-  avoid: 'payload.avoid',
-  preference: 'payload.preference',
-};
+/** `transportMode` is the mode of waypoints that carry none of their own. */
+const FIELDS = payloadFields(['waypoints', 'transportMode', 'arriveBy', 'departAt', 'avoid', 'preference']);
 
 interface RouteDef extends NodeDef {
   server: string;
   lonLatArrays?: boolean;
 }
 
-type Json = Record<string, unknown>;
 type Position = [number, number];
 
 export = function register(RED: NodeAPI): void {
   function SvcRoute(this: Node, def: RouteDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const inputs = requestInputs(def, FIELDS);
+    const client = clientFor(RED, this, def.server, 'vpm');
+    const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
 
     handleInputs(this, async (msg, { signal, onWait }) => {
-      const fields = await readRequestFields(RED, this, msg, inputs);
-      const places = locationsOf(fields.waypoints, inputs.waypoints, FIELDS.waypoints, msg, { field: 'waypoints', element: 'waypoint' }, locationOptions);
+      const platform = client();
+      const fields = await read(msg);
+      const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
       if (places.length < MIN_WAYPOINTS) throw invalidInput(`waypoints: at least ${MIN_WAYPOINTS} are needed, got ${places.length}`);
       if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput('arriveBy and departAt cannot both be set: choose one');
       const defaultModes = isSet(fields.transportMode) ? readRouteModes(fields.transportMode, 'transportMode') : undefined;
@@ -51,18 +45,19 @@ export = function register(RED: NodeAPI): void {
           preference: readChoice(fields.preference, PREFERENCES, 'preference'),
         }),
       };
-      const response = await client().request<Json>({ auth: 'vpm', method: 'POST', path: '/v1/routing', json: body, retry: 'read', signal, onWait });
+      const response = await platform.request<Json>({ auth: 'vpm', method: 'POST', path: '/v1/routing', json: body, retry: 'read', signal, onWait });
       const route = response.body !== null && typeof response.body === 'object' ? response.body : {};
       const segments = Array.isArray(route.segments) ? (route.segments as Json[]) : [];
       const summary = { length: total(segments, 'length'), duration: total(segments, 'duration'), segments: segments.length };
       const out = msg as OutputMessage;
       out.payload = response.body;
-      out.geojson = routeGeoJson(route, segments, summary);
+      const geojson = routeGeoJson(route, segments, summary);
+      out.geojson = geojson;
       out.instructions = segments.map((s) => (typeof s.text === 'string' ? plainText(s.text) : '')).filter((text) => text !== '');
       out.summary = summary;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: `${segments.length} segments` };
-    });
+      return { msg: out, statusText: `${segments.length} segments`, map: (layer) => routeShapes(geojson, places, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-route', SvcRoute);
@@ -119,7 +114,7 @@ function routePositions(linestring: unknown): Position[] | undefined {
     try {
       return toPosition(readLocation(point, `overview.linestring[${i}]`, { lonLatArrays: true }).point as LatLon);
     } catch (err) {
-      throw badRoute(err instanceof Error ? err.message : String(err));
+      throw badRoute(describeCause(err));
     }
   });
 }

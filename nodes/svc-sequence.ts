@@ -1,10 +1,15 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { DEFAULT_GEOHASH_PRECISION, LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo';
-import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/locations';
-import { compute, locationsOf, pollingOf, readRequestFields, requestInputs, setMembers } from './lib/routing';
-import { isSet, readBoolean, readChoice, readChoices } from './lib/values';
-import { handleInputs } from './lib/runner';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
+import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
+import type { PlatformClient } from './lib/platform/client';
+import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
+import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
+import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
+import { COMPUTATION_POLLING, pollingOf, precisionSetting } from './lib/node-red/settings';
+import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from './lib/util/values';
+import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { sequenceShapes } from './lib/geo/worldmap';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;
@@ -13,15 +18,7 @@ const FULL_PRECISION = 12;
 /** A returned point that shares no geohash prefix with any waypoint still matches one this close. */
 const MIN_MATCH_TOLERANCE_M = 50;
 
-/** Request fields: each a TypedInput whose default source is the same member of `msg.payload`. */
-const FIELDS = {
-  waypoints: 'payload.waypoints',
-  async: 'payload.async',
-  departure: 'payload.departure',
-  transportMode: 'payload.transportMode',
-  avoid: 'payload.avoid',
-  routeMode: 'payload.routeMode',
-};
+const FIELDS = payloadFields(['waypoints', 'async', 'departure', 'transportMode', 'avoid', 'routeMode']);
 
 interface SequenceDef extends NodeDef {
   server: string;
@@ -29,26 +26,34 @@ interface SequenceDef extends NodeDef {
   precision?: number | string;
   lonLatArrays?: boolean;
   departureFormat?: string;
+  pollIntervalSec?: number | string;
+  /** Before 1.1: the first poll in seconds (see pollingOf). */
   pollInterval?: number | string;
   maxWait?: number | string;
 }
 
-type Json = Record<string, unknown>;
+/** What a stored sequence job needs to be finished after a restart. */
+interface SequenceJob {
+  jobId: string;
+  waypoints: LocationObject[];
+  places: Place[];
+}
 
 export = function register(RED: NodeAPI): void {
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const inputs = requestInputs(def, FIELDS);
+    const client = clientFor(RED, this, def.server, 'project');
+    const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
-    const precision = Number(def.precision) || DEFAULT_GEOHASH_PRECISION;
+    const precision = precisionSetting(def.precision);
     const departureFormat: DepartureFormat = def.departureFormat === 'zoned' ? 'zoned' : 'local';
-    const polling = pollingOf(def);
+    const polling = pollingOf(def, COMPUTATION_POLLING);
 
     handleInputs(this, async (msg, context) => {
-      const fields = await readRequestFields(RED, this, msg, inputs);
-      const places = locationsOf(fields.waypoints, inputs.waypoints, FIELDS.waypoints, msg, { field: 'waypoints', element: 'waypoint' }, locationOptions);
+      const platform = client();
+      const fields = await read(msg);
+      const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
       const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, `waypoint ${i + 1}`));
       const body: Json = {
         async: readBoolean(fields.async, 'async') ?? false,
@@ -60,31 +65,56 @@ export = function register(RED: NodeAPI): void {
           routeMode: readChoice(fields.routeMode, ROUTE_MODES, 'routeMode'),
         }),
       };
-      const projectId = client().projectId;
       const result = await compute({
-        client: client(),
-        path: `/v1/routing/sequence/${encodeURIComponent(projectId)}`,
+        ...sequenceJob(platform, context),
+        path: `/v1/routing/sequence/${encodeURIComponent(platform.projectId)}`,
         body,
+        onJob: (jobId) => context.track({ jobId, waypoints, places: storedPlaces(places) }),
+      });
+      return sequenceOutput(msg as OutputMessage, result, waypoints, places);
+    }, def, {
+      kind: 'sequence',
+      store: jobStoreFor(RED, def.server),
+      resume: async (stored, msg, context) => {
+        const job = stored as unknown as SequenceJob;
+        return sequenceOutput(msg, await awaitComputation(sequenceJob(client(), context), job.jobId), job.waypoints, job.places);
+      },
+    });
+
+    function sequenceJob(platform: PlatformClient, context: InputContext): ComputationJob {
+      const projectId = platform.projectId;
+      return {
+        client: platform,
+        kind: 'sequence',
         jobPath: (jobId) => `/v1/routing/sequence/async/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`,
         isResult: isSequenceResult,
         polling,
         context,
-      });
-      const visited = (result.body as { waypoints: Json[] }).waypoints;
-      const stops = visited.map((element, k) => returnedStop(element, k));
-      const order = matchOrder(stops, waypoints.map(sentStop));
-      const out = msg as OutputMessage;
-      out.payload = result.body;
-      out.order = order;
-      out.geojson = sequenceGeoJson(visited, stops, order, places);
-      out.statusCode = result.statusCode;
-      const unmatched = order.filter((i) => i === null).length;
-      return { msg: out, statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}` };
-    });
+      };
+    }
   }
 
   RED.nodes.registerType('svc-sequence', SvcSequence);
 };
+
+/** The output: the answer as payload, the input index of each stop, the tour as GeoJSON, and the job when there was one. */
+function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints: LocationObject[], places: Place[]): HandlerResult {
+  const visited = (result.body as { waypoints: Json[] }).waypoints;
+  const stops = visited.map((element, k) => returnedStop(element, k));
+  const order = matchOrder(stops, waypoints.map(sentStop));
+  const geojson = sequenceGeoJson(visited, stops, order, places);
+  out.payload = result.body;
+  out.order = order;
+  out.geojson = geojson;
+  out.statusCode = result.statusCode;
+  if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
+  const unmatched = order.filter((i) => i === null).length;
+  return {
+    msg: out,
+    statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}`,
+    map: (layer) => sequenceShapes(geojson, places, layer),
+  };
+}
 
 /** The finished result carries `waypoints` whose elements have a `location`; a job handle has none. */
 function isSequenceResult(answer: unknown): boolean {

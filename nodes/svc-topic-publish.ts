@@ -1,10 +1,10 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { evaluateProperties, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { invalidInput } from './lib/errors';
-import { handleInputs } from './lib/runner';
-import { describeValue } from './lib/values';
-import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/topics';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { nodeInputs } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { describeCause, invalidInput } from './lib/util/errors';
+import { handleInputs } from './lib/node-red/runner';
+import { describeValue } from './lib/util/values';
+import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/platform/topics';
 
 interface TopicPublishDef extends NodeDef {
   server: string;
@@ -21,22 +21,18 @@ interface TopicPublishDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcTopicPublish(this: Node, def: TopicPublishDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const raw = def as unknown as Record<string, unknown>;
-    const inputs = {
-      topicId: typedProperty(raw, 'topicId', 'topicId'),
-      locationId: typedProperty(raw, 'locationId', 'locationId'),
-      data: typedProperty(raw, 'data', 'payload'),
-    };
+    const client = clientFor(RED, this, def.server, 'pubsub');
+    const inputs = nodeInputs(RED, this, def, { topicId: 'topicId', locationId: 'locationId', data: 'payload' });
     const wrapValue = def.wrapValue === true;
 
     handleInputs(this, async (msg, { signal, onWait }) => {
-      const values = await evaluateProperties(RED, this, msg, inputs);
+      const platform = client();
+      const values = await inputs.read(msg);
       const topicId = readTopicId(values.topicId);
       const locationId = readRequiredText(values.locationId, 'location id');
       const data = readData(values.data, wrapValue);
       // A publish triggers webhooks: retried only when it certainly did not reach the service, or on 429.
-      const response = await pubsubRequest(client(), {
+      const response = await pubsubRequest(platform, {
         method: 'POST',
         path: `${topicPath(topicId)}/publish`,
         json: { LocationId: locationId, Data: data },
@@ -65,7 +61,7 @@ function readData(value: unknown, wrapValue: boolean): Record<string, unknown> {
   try {
     JSON.stringify(data);
   } catch (err) {
-    throw invalidInput(`Data cannot be sent as JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw invalidInput(`Data cannot be sent as JSON: ${describeCause(err)}`);
   }
   return data;
 }

@@ -1,24 +1,12 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage, TypedProperty } from './lib/node-red';
-import { evaluateProperties, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { PlatformError, invalidInput } from './lib/errors';
-import type { PlatformClient } from './lib/platform-client';
-import { HandlerResult, InputContext, handleInputs } from './lib/runner';
-import {
-  SUBSCRIPTIONS_PATH,
-  TOPICS_PATH,
-  pubsubRequest,
-  readInteger,
-  readLocationIds,
-  readOptionalText,
-  readRequiredText,
-  readTopicId,
-  readWebhookAddress,
-  readWebhookHeader,
-  topicPath,
-  unwrapEnvelope,
-} from './lib/topics';
-import { describeValue, positiveSetting } from './lib/values';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { messageInput, nodeInputs, readInput, readsDefault } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { PlatformError, invalidInput } from './lib/util/errors';
+import type { PlatformClient } from './lib/platform/client';
+import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { SUBSCRIPTIONS_PATH, TOPICS_PATH, pubsubRequest, readInteger, readLocationIds, readOptionalText, readRequiredText, readTopicId, readWebhookAddress, readWebhookHeader, topicPath, unwrapEnvelope } from './lib/platform/topics';
+import { describeValue } from './lib/util/values';
+import { countSetting } from './lib/node-red/settings';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -66,22 +54,26 @@ interface TopicPage {
   items: unknown[];
 }
 
-type Inputs = Record<
-  | 'operation'
-  | 'topicId'
-  | 'topicName'
-  | 'topicDescription'
-  | 'webhookAddress'
-  | 'webhookHeader'
-  | 'secretToken'
-  | 'locationIds'
-  | 'limit'
-  | 'offset',
-  TypedProperty
->;
+/** The node's TypedInputs, each defaulting to its member of the message. */
+const FIELDS = {
+  operation: 'operation',
+  topicId: 'topicId',
+  topicName: 'payload.Name',
+  topicDescription: 'payload.Description',
+  webhookAddress: 'payload.WebhookAddress',
+  webhookHeader: { property: 'webhookHeaderFrom', defaultPath: 'payload.WebhookHeader' },
+  secretToken: { property: 'secretTokenFrom', defaultPath: 'payload.SecretToken' },
+  locationIds: 'payload.LocationIds',
+  limit: 'payload.limit',
+  offset: 'payload.offset',
+};
+type Field = keyof typeof FIELDS;
+
+/** A subscription request names its topic `TopicId`: read when msg.topicId, the default, holds none. */
+const REQUEST_TOPIC_ID = messageInput('TopicId', 'payload.TopicId');
 
 /** The inputs each operation reads, so that an unrelated field's source is never evaluated. */
-const INPUTS_OF: Record<Operation, Array<keyof Inputs>> = {
+const INPUTS_OF: Record<Operation, Field[]> = {
   'create-topic': ['topicName', 'topicDescription'],
   'list-topics': ['limit', 'offset'],
   'get-topic': ['topicId'],
@@ -100,7 +92,7 @@ interface Settings {
 interface OperationCall {
   platform: PlatformClient;
   out: OutputMessage;
-  values: Partial<Record<keyof Inputs, unknown>>;
+  values: Partial<Record<Field, unknown>>;
   context: InputContext;
   settings: Settings;
 }
@@ -108,41 +100,23 @@ interface OperationCall {
 export = function register(RED: NodeAPI): void {
   function SvcTopic(this: Node<TopicCredentials>, def: TopicDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const raw = def as unknown as Record<string, unknown>;
-    const inputs: Inputs = {
-      operation: typedProperty(raw, 'operation', 'operation'),
-      topicId: typedProperty(raw, 'topicId', 'topicId'),
-      topicName: typedProperty(raw, 'topicName', 'payload.Name'),
-      topicDescription: typedProperty(raw, 'topicDescription', 'payload.Description'),
-      webhookAddress: typedProperty(raw, 'webhookAddress', 'payload.WebhookAddress'),
-      webhookHeader: typedProperty(raw, 'webhookHeaderFrom', 'payload.WebhookHeader'),
-      secretToken: typedProperty(raw, 'secretTokenFrom', 'payload.SecretToken'),
-      locationIds: typedProperty(raw, 'locationIds', 'payload.LocationIds'),
-      limit: typedProperty(raw, 'limit', 'payload.limit'),
-      offset: typedProperty(raw, 'offset', 'payload.offset'),
-    };
+    const client = clientFor(RED, this, def.server, 'pubsub');
+    const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const settings: Settings = {
       allPages: def.allPages === true,
-      maxPages: positiveInteger(def.maxPages) ?? DEFAULT_MAX_PAGES,
+      maxPages: countSetting(def.maxPages, DEFAULT_MAX_PAGES),
       credentials: this.credentials ?? {},
       warn: (text) => this.warn(text),
     };
-    const topicIdIsDefault = inputs.topicId.type === 'msg' && inputs.topicId.value === 'topicId';
 
     handleInputs(this, async (msg, context) => {
-      /** One input; a msg path through a missing member (msg.payload.Name without a payload) reads as unset. */
-      const readInput = async (property: TypedProperty): Promise<unknown> =>
-        (await evaluateProperties(RED, this, msg, { value: property })).value;
-      const op = readOperation(await readInput(inputs.operation));
-      const values: OperationCall['values'] = Object.fromEntries(
-        await Promise.all(INPUTS_OF[op].map(async (key) => [key, await readInput(inputs[key])] as const)),
-      );
-      // Topic id: msg.topicId by default, else the subscription request's own member name.
-      if (values.topicId === undefined && topicIdIsDefault) {
-        values.topicId = await readInput({ type: 'msg', value: 'payload.TopicId' });
+      const platform = client();
+      const op = readOperation((await read(msg, ['operation'])).operation);
+      const values = await read(msg, INPUTS_OF[op]);
+      if (values.topicId === undefined && readsDefault(inputs.topicId)) {
+        values.topicId = await readInput(RED, this, msg, REQUEST_TOPIC_ID);
       }
-      return OPERATION_HANDLERS[op]({ platform: client(), out: msg as OutputMessage, values, context, settings });
+      return OPERATION_HANDLERS[op]({ platform, out: msg as OutputMessage, values, context, settings });
     });
   }
 
@@ -255,11 +229,6 @@ function readOperation(value: unknown): Operation {
 /** A paging parameter: unset, or an integer of at least `min`. */
 function readCount(value: unknown, field: string, min: number): number | undefined {
   return value === undefined || value === null || value === '' ? undefined : readInteger(value, field, min);
-}
-
-function positiveInteger(value: unknown): number | undefined {
-  const n = positiveSetting(value);
-  return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
 }
 
 function isPage(value: unknown): value is TopicPage {

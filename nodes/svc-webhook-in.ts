@@ -1,10 +1,14 @@
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { NodeAPI, NodeDef, Node } from './lib/node-red';
-import { NodeStatus } from './lib/status';
-import { positiveSetting } from './lib/values';
-import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/http-node';
-import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/signature';
+import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
+import { randomUUID } from 'node:crypto';
+import { NodeStatus } from './lib/node-red/status';
+import type { SvcConfigNode } from './lib/node-red/config';
+import { positiveSetting, textSetting } from './lib/node-red/settings';
+import { describeCause } from './lib/util/errors';
+import { isHeaderName } from './lib/util/text';
+import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
+import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
 
 interface WebhookInDef extends NodeDef {
   /** The path below Node-RED's httpNodeRoot, as in the core `http in` node. */
@@ -16,6 +20,8 @@ interface WebhookInDef extends NodeDef {
   /** Name of the custom header the subscription's `WebhookHeader` sets; its value is a credential. */
   headerName?: string;
   maxBodyKb?: number | string;
+  /** Optional svc-config whose Redis holds the replay cache shared by every instance. */
+  server?: string;
 }
 
 interface WebhookInCredentials {
@@ -34,7 +40,6 @@ interface ReceiverConfig {
 
 const DEFAULT_TOLERANCE_SEC = 300;
 const DEFAULT_MAX_BODY_KB = 1024;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 /** Request headers that carry credentials, never copied into a message. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -65,6 +70,20 @@ export = function register(RED: NodeAPI): void {
       return;
     }
 
+    const sharedConfig = def.server ? (RED.nodes.getNode(def.server) as SvcConfigNode | null) : null;
+    sharedConfig?.shared.register(this);
+    /**
+     * True when no other instance accepted this request before: the (t, digest) pair is claimed in
+     * Redis for as long as the time check would let it through. Without Redis (or while it is away)
+     * the local replay cache alone decides, as on a single instance.
+     */
+    const firstAcceptance = (key: string, expiresAt: number): Promise<boolean> =>
+      sharedConfig
+        ? sharedConfig.shared.state.withShared(
+            (redis) => redis.claim(`replay:${key}`, randomUUID(), expiresAt - Date.now()),
+            () => true,
+          )
+        : Promise.resolve(true);
     const status = new NodeStatus(this);
     const unsigned = config.verifier === undefined;
     const counts = { accepted: 0, rejected: 0 };
@@ -115,7 +134,11 @@ export = function register(RED: NodeAPI): void {
       } catch {
         return refuse(res, 400, 'invalid JSON');
       }
-      if (verified) config.verifier?.markAccepted(verified, receivedAt);
+      if (verified && config.verifier) {
+        config.verifier.markAccepted(verified, receivedAt);
+        const { key, expiresAt } = config.verifier.replayEntry(verified);
+        if (!(await firstAcceptance(key, expiresAt))) return refuse(res, 401, 'replay');
+      }
       // Answer at once: the sender should not wait for the flow.
       res.status(200).end();
       counts.accepted++;
@@ -127,12 +150,12 @@ export = function register(RED: NodeAPI): void {
     };
     const handler: RequestHandler = (req, res) => {
       receive(req, res).catch((err: unknown) => {
-        node.warn(`webhook request failed: ${err instanceof Error ? err.message : String(err)}`);
+        node.warn(`webhook request failed: ${describeCause(err)}`);
         if (!res.headersSent) res.status(500).json({ error: 'internal error' });
       });
     };
     const errorHandler = (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      node.warn(err instanceof Error ? err.message : String(err));
+      node.warn(describeCause(err));
       if (!res.headersSent) res.sendStatus(500);
     };
 
@@ -161,7 +184,7 @@ export = function register(RED: NodeAPI): void {
 };
 
 function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {
-  const url = (def.url ?? '').trim();
+  const url = textSetting(def.url);
   if (url === '') throw new Error('no path is set');
   const path = url.startsWith('/') ? url : `/${url}`;
   const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
@@ -173,9 +196,9 @@ function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): Recei
     }
     verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
   }
-  const headerName = (def.headerName ?? '').trim();
+  const headerName = textSetting(def.headerName);
   if (headerName === '') return { path, verifier, maxBodyBytes };
-  if (!HEADER_NAME.test(headerName)) throw new Error('the custom header name is not a valid header name');
+  if (!isHeaderName(headerName)) throw new Error('the custom header name is not a valid header name');
   const headerValue = (credentials.headerValue ?? '').trim();
   if (headerValue === '') throw new Error(`a value for the custom header ${headerName} is required`);
   return { path, verifier, maxBodyBytes, header: { name: headerName.toLowerCase(), value: headerValue } };

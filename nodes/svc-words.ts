@@ -1,10 +1,12 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red';
-import { evaluateProperty, typedProperty } from './lib/node-red';
-import { clientFor } from './lib/config';
-import { PlatformError, codeForStatus } from './lib/errors';
-import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash, isRecord, toNumber } from './lib/geo';
-import { handleInputs } from './lib/runner';
-import { formatThreeWords, parseThreeWords } from './lib/words';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { nodeInputs } from './lib/node-red/inputs';
+import { clientFor } from './lib/node-red/config';
+import { PlatformError, codeForStatus } from './lib/util/errors';
+import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './lib/geo/geohash';
+import { isRecord, toNumber } from './lib/util/values';
+import { handleInputs } from './lib/node-red/runner';
+import { formatThreeWords, parseThreeWords } from './lib/geo/words';
+import { wordsShapes } from './lib/geo/worldmap';
 
 interface WordsDef extends NodeDef {
   server: string;
@@ -19,12 +21,13 @@ interface WordsLocation extends LatLon {
 export = function register(RED: NodeAPI): void {
   function SvcWords(this: Node, def: WordsDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server);
-    const wordsInput = typedProperty(def as unknown as Record<string, unknown>, 'words', 'payload');
+    const client = clientFor(RED, this, def.server, 'bearer');
+    const inputs = nodeInputs(RED, this, def, { words: 'payload' });
 
     handleInputs(this, async (msg, { signal, onWait }) => {
-      const words = parseThreeWords(await evaluateProperty(RED, this, msg, wordsInput));
-      const response = await client()
+      const platform = client();
+      const words = parseThreeWords((await inputs.read(msg)).words);
+      const response = await platform
         .request({
           auth: 'bearer',
           method: 'GET',
@@ -42,8 +45,8 @@ export = function register(RED: NodeAPI): void {
       out.location = location;
       out.geohash = geohash;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: 'found' };
-    });
+      return { msg: out, statusText: 'found', map: (layer) => wordsShapes(formatThreeWords(words), location, geohash, response.body, layer) };
+    }, def);
   }
 
   RED.nodes.registerType('svc-words', SvcWords);

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import should from 'should';
-import type { ClientConfig, PlatformClient } from '../nodes/lib/platform-client';
-import type { SvcConfigNode } from '../nodes/lib/config';
+import type { ClientConfig, PlatformClient } from '../nodes/lib/platform/client';
+import type { SvcConfigNode } from '../nodes/lib/node-red/config';
 import {
   CONFIG_ID,
   SANDBOX_DEFAULTS,
@@ -43,13 +43,14 @@ describe('svc-config', function () {
   const ctx = useSandbox();
 
   describe('properties and credentials', function () {
-    it('registers the credentials of issue 2: clientId as text, the secret and both keys as passwords', async function () {
+    it('registers the credentials of issues 2 and 13: clientId as text, the secret, both keys and the Redis URL as passwords', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       should(credentialDefinition('svc-config')).eql({
         clientId: { type: 'text' },
         clientSecret: { type: 'password' },
         apiKey: { type: 'password' },
         pubsubApiKey: { type: 'password' },
+        redisUrl: { type: 'password' },
       });
     });
 
@@ -74,12 +75,14 @@ describe('svc-config', function () {
       should(settings.timeoutMs).equal(30_000);
       should(settings.ratePerMinute).equal(80);
       should(settings.maxConcurrency).equal(8);
+      should(settings.maxResponseBytes).equal(5 * 1024 * 1024);
+      should(settings.maxFileBytes).equal(100 * 1024 * 1024);
       should(settings.sandboxUrl).equal(ctx.sandbox.url);
       should(settings.tls).be.undefined();
       should(settings.proxy).be.undefined();
     });
 
-    it('takes the values given (strings from the editor too); 0 turns rate limit and cap off, never the timeout', async function () {
+    it('takes the values given (strings from the editor too); 0 turns rate limit and cap off, never the timeout or a size limit', async function () {
       await loadConfigOnly(
         configNode(ctx.sandbox, { timeout: '1500', rateLimit: '0', maxConcurrency: 0, sandboxUrl: 'http://127.0.0.1:1', projectId: 'p-1', audience: 'aud' }),
       );
@@ -88,8 +91,18 @@ describe('svc-config', function () {
       should(configClient().projectId).equal('p-1');
       await helper.unload();
 
-      await loadConfigOnly(configNode(ctx.sandbox, { timeout: 0, tokenLifetime: 0, rateLimit: 'fast' }));
-      should(settingsOf(configClient())).containDeep({ timeoutMs: 30_000, tokenLifetimeSec: 3600, ratePerMinute: 80 });
+      await loadConfigOnly(configNode(ctx.sandbox, { maxResponseSize: '0.5', maxFileSize: 2 }));
+      should(settingsOf(configClient())).containDeep({ maxResponseBytes: 512 * 1024, maxFileBytes: 2 * 1024 * 1024 });
+      await helper.unload();
+
+      await loadConfigOnly(configNode(ctx.sandbox, { timeout: 0, tokenLifetime: 0, rateLimit: 'fast', maxResponseSize: 0, maxFileSize: 'big' }));
+      should(settingsOf(configClient())).containDeep({
+        timeoutMs: 30_000,
+        tokenLifetimeSec: 3600,
+        ratePerMinute: 80,
+        maxResponseBytes: 5 * 1024 * 1024,
+        maxFileBytes: 100 * 1024 * 1024,
+      });
     });
 
     it('hands the credentials to the client and closes it with the node', async function () {
@@ -179,7 +192,7 @@ describe('svc-config', function () {
     it('without a deployed node the placeholder is no secret: a clear failure before any request', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }, { id: 'never-deployed' }));
-      should(answer).eql({ ok: false, code: 'UNAUTHORIZED', statusCode: null, message: 'client id and client secret are not set in the svc-config node' });
+      should(answer).eql({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: 'the svc-config node cannot be used: the client secret is not set' });
       should(ctx.sandbox.requests('token')).have.length(0);
     });
   });

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import should from 'should';
-import { CsvError, CsvParser, csvField, csvLine, csvRecords, parseCsv, recordToObject, writeCsv } from '../nodes/lib/csv';
+import { CsvError, CsvParser, csvField, csvLine, csvRecords, parseCsv, recordToObject, writeCsv } from '../nodes/lib/format/csv';
 
 describe('csv', function () {
   describe('writing', function () {

@@ -1,7 +1,7 @@
 import should from 'should';
-import { ClientConfig, PlatformClient } from '../nodes/lib/platform-client';
-import { PlatformError } from '../nodes/lib/errors';
-import { Sandbox, SANDBOX_DEFAULTS } from './sandbox';
+import { ClientConfig, PlatformClient, PlatformRequest } from '../nodes/lib/platform/client';
+import { PlatformError } from '../nodes/lib/util/errors';
+import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './sandbox';
 
 /**
  * Plumbing shared by the foundation specs (token manager, platform client, request gate,
@@ -24,6 +24,8 @@ export function sandboxClientConfig(sandbox: Sandbox, overrides: Partial<ClientC
       pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
     },
     timeoutMs: 2000,
+    maxResponseBytes: 5 * 1024 * 1024,
+    maxFileBytes: 100 * 1024 * 1024,
     ratePerMinute: 0,
     maxConcurrency: 8,
     maxQueue: 1000,
@@ -32,6 +34,16 @@ export function sandboxClientConfig(sandbox: Sandbox, overrides: Partial<ClientC
     ...overrides,
   };
 }
+
+/** A single-geocode request to the sandbox; `extra` changes any part of it. */
+export const geocode = (extra: Partial<PlatformRequest> = {}): PlatformRequest => ({
+  auth: 'project',
+  method: 'POST',
+  path: '/v1/geocode',
+  query: { address: '12 Main Street' },
+  retry: 'read',
+  ...extra,
+});
 
 /** Tracks the clients a suite creates so that `closeClients()` in afterEach closes every one. */
 export function clientFactory(): {
@@ -47,6 +59,37 @@ export function clientFactory(): {
     },
     async closeClients() {
       await Promise.all(open.splice(0).map((client) => client.close()));
+    },
+  };
+}
+
+/**
+ * A sandbox for a client suite, with `addRoutes` run once it listens; between tests every client the
+ * suite created is closed and faults and log are cleared.
+ */
+export function clientSuite(addRoutes: (sandbox: Sandbox) => void = () => undefined): {
+  clients: ReturnType<typeof clientFactory>;
+  readonly sandbox: Sandbox;
+} {
+  const clients = clientFactory();
+  let sandbox: Sandbox | undefined;
+  before(async function () {
+    sandbox = await startSandbox();
+    addRoutes(sandbox);
+  });
+  afterEach(async function () {
+    await clients.closeClients();
+    sandbox?.clearFaults();
+    sandbox?.log.splice(0);
+  });
+  after(async function () {
+    await sandbox?.close();
+  });
+  return {
+    clients,
+    get sandbox(): Sandbox {
+      if (!sandbox) throw new Error('sandbox not started');
+      return sandbox;
     },
   };
 }

@@ -61,7 +61,27 @@ function editorKeys(type: string): EditorKeys {
   for (const [, key, concatenated] of html.matchAll(/\._\(\s*'([^']+)'\s*(\+)?/g)) {
     (concatenated ? prefixes : keys).add(key);
   }
+  for (const key of sharedEditorKeys(type)) (key.endsWith('.') ? prefixes : keys).add(key);
   return { keys: [...keys].sort(), prefixes: [...prefixes].sort() };
+}
+
+const RESOURCES_DIR = path.join(REPO_ROOT, 'resources');
+const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
+
+/**
+ * Keys of a node type's catalog that the shared editor code in resources/ names with the catalog's
+ * namespace, `'<package>/<type>:<key>'` (a key ending in `.` is a prefix completed at run time).
+ */
+function sharedEditorKeys(type: string): string[] {
+  const files = fs.existsSync(RESOURCES_DIR) ? fs.readdirSync(RESOURCES_DIR).filter((file) => file.endsWith('.js')) : [];
+  const namespace = `'${PACKAGE_NAME}/${type}:`;
+  return files.flatMap((file) =>
+    fs
+      .readFileSync(path.join(RESOURCES_DIR, file), 'utf8')
+      .split(namespace)
+      .slice(1)
+      .map((rest) => rest.slice(0, rest.indexOf("'"))),
+  );
 }
 
 interface HelpShape {

@@ -1,23 +1,8 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
-import {
-  decimal,
-  formatDeparture,
-  formatRfc3339,
-  payloadAsLocations,
-  readBox,
-  readBoxes,
-  readInstant,
-  readLocation,
-  readLocations,
-  readRouteModes,
-  toLocationObject,
-  toRouteBox,
-  toSequenceBox,
-  toWaypointObject,
-} from '../nodes/lib/locations';
-import { plainText } from '../nodes/lib/routing';
-import { isSet, readBoolean, readChoice, readChoices, readNumber } from '../nodes/lib/values';
+import { decimal, formatDeparture, formatRfc3339, payloadAsLocations, readBox, readBoxes, readInstant, readLocation, readLocations, readRouteModes, toLocationObject, toRouteBox, toSequenceBox, toWaypointObject } from '../nodes/lib/geo/locations';
+import { plainText } from '../nodes/lib/util/text';
+import { isSet, readBoolean, readChoice, readChoices, readNumber } from '../nodes/lib/util/values';
 
 const strict = { lonLatArrays: false };
 const lonLat = { lonLatArrays: true };

@@ -5,27 +5,18 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
-import type { PlatformClient, PlatformRequest, WaitEvent } from '../nodes/lib/platform-client';
-import type { SvcConfigNode } from '../nodes/lib/config';
-import { PlatformError } from '../nodes/lib/errors';
+import type { PlatformClient, PlatformRequest, WaitEvent } from '../nodes/lib/platform/client';
+import type { SvcConfigNode } from '../nodes/lib/node-red/config';
+import { PlatformError } from '../nodes/lib/util/errors';
 import { startSandbox, Sandbox, SANDBOX_DEFAULTS, sendJson } from './sandbox';
 import { CONFIG_ID, configNode, helper, Json, nodeModule, sandboxCredentials } from './support/harness';
-import { clientFactory, expectHandlesBackTo, handleBaseline, rejectionOf, sandboxClientConfig, waitUntil } from './foundation_helpers';
+import { clientSuite, expectHandlesBackTo, geocode, handleBaseline, rejectionOf, sandboxClientConfig, waitUntil } from './foundation_helpers';
 import { expireAllTokens } from './sandbox/endpoints/auth';
 
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 
 /** Headers every request carries whatever its family; the rest must be exactly the family's. */
 const TRANSPORT_HEADERS = new Set(['host', 'connection']);
-
-const geocode = (extra: Partial<PlatformRequest> = {}): PlatformRequest => ({
-  auth: 'project',
-  method: 'POST',
-  path: '/v1/geocode',
-  query: { address: '12 Main Street' },
-  retry: 'read',
-  ...extra,
-});
 
 /** Routes only these tests use: one per auth family, an echo that leaks secrets, and a slow one. */
 function addTestRoutes(sandbox: Sandbox): { slowActive: () => number; slowPeak: () => number } {
@@ -118,21 +109,14 @@ async function freePort(): Promise<number> {
 }
 
 describe('platform client', function () {
-  const clients = clientFactory();
-  let sandbox: Sandbox;
   let slow: ReturnType<typeof addTestRoutes>;
-
-  before(async function () {
-    sandbox = await startSandbox();
-    slow = addTestRoutes(sandbox);
+  const suite = clientSuite((started) => {
+    slow = addTestRoutes(started);
   });
-  afterEach(async function () {
-    await clients.closeClients();
-    sandbox.clearFaults();
-    sandbox.log.splice(0);
-  });
-  after(async function () {
-    await sandbox.close();
+  const { clients } = suite;
+  let sandbox: Sandbox;
+  beforeEach(() => {
+    sandbox = suite.sandbox;
   });
 
   describe('headers', function () {
@@ -179,7 +163,7 @@ describe('platform client', function () {
     it('refuses a family whose credential is not configured before sending anything', async function () {
       const client = clients.create(sandbox, { credentials: { clientId: 'id', clientSecret: 'secret' } });
       const error = await rejectionOf(client.request(geocode()));
-      should(error.code).equal('UNAUTHORIZED');
+      should(error.code).equal('CONFIG_INVALID');
       should(error.notSent).be.true();
       should(error.message).match(/API key is not set/);
       should(sandbox.requests()).have.length(0);

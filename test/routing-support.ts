@@ -1,6 +1,7 @@
 import { createHook } from 'node:async_hooks';
 import should from 'should';
-import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, Json, Sandbox } from './support/harness';
+import { storedJobStore, expectError, expectOutput, helper, loadWithSandbox, sendAndWait, Json, Sandbox } from './support/harness';
+import type { StoredJob } from '../nodes/lib/platform/job-store';
 import { NODES_DIR } from './support/paths';
 
 /** Test plumbing shared by the isoline, sequencing and routing specs. */
@@ -190,15 +191,20 @@ export function faultTests(t: NodeUnderTest): void {
   });
 }
 
+/** The jobs stored for a node by the unit tests' Node-RED. */
+function storedJobs(nodeId: string): Promise<StoredJob[]> {
+  return storedJobStore().list(nodeId);
+}
+
 /**
  * An asynchronous job cancelled while polling: closing the node ends the message with CANCELLED;
  * a redeploy (helper.unload) stops the polling and leaves no timer behind.
  */
 export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): void {
-  async function whilePolling(run: () => Promise<void>): Promise<void> {
+  async function whilePolling(run: () => Promise<void>, polls = 1000): Promise<void> {
     const { sandbox } = t.ctx;
     const jobPolls = sandbox.options.jobPolls;
-    sandbox.options.jobPolls = 1000;
+    sandbox.options.jobPolls = polls;
     try {
       await run();
     } finally {
@@ -206,16 +212,38 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
     }
   }
 
-  it('ends a polled job with CANCELLED when the node closes', async function () {
+  it('ends a polled job with CANCELLED and drops it when the node is removed', async function () {
     await whilePolling(async () => {
       await loadWithSandbox(t.ctx.sandbox, { types: [t.type], nodes: [t.node] });
       const outcome = sendAndWait(t.node.id as string, t.msg());
       await waitFor(() => t.ctx.sandbox.requests(t.jobEndpoint).length >= 2, 'two polls');
-      await (helper.getNode(t.node.id as string) as unknown as { close(removed: boolean): Promise<void> }).close(false);
+      await (helper.getNode(t.node.id as string) as unknown as { close(removed: boolean): Promise<void> }).close(true);
       const result = await outcome;
       should(result.kind).equal('error');
       should((result as { error: Json }).error.code).equal('CANCELLED');
+      should(await storedJobs(t.node.id as string)).eql([]);
     });
+  });
+
+  it('resumes a polled job in the node that replaces it on a deploy, as a new message with msg.resumed', async function () {
+    const { sandbox } = t.ctx;
+    await whilePolling(async () => {
+      await loadWithSandbox(sandbox, { types: [t.type], nodes: [t.node] });
+      const errors: unknown[] = [];
+      helper.getNode(t.node.id as string).on('call:error', (call: { args: unknown[] }) => errors.push(call.args[0]));
+      helper.getNode(t.node.id as string).receive({ ...t.msg(), tag: 'first', buffer: Buffer.from('x'), req: { socket: {} } });
+      await waitFor(() => sandbox.requests(t.jobEndpoint).length >= 2, 'two polls');
+      await helper.unload();
+      should(errors).eql([]);
+      const [stored] = await storedJobs(t.node.id as string);
+      should(stored.msg).eql({ tag: 'first' });
+      await loadWithSandbox(sandbox, { types: [t.type], nodes: [t.node] });
+      const resumed = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      should(resumed).have.properties({ resumed: true, tag: 'first' });
+      should(resumed).not.have.properties(['req', 'buffer']);
+      should((resumed.jobs as Json[])[0]).have.property('jobId', stored.job.jobId);
+      should(await storedJobs(t.node.id as string)).eql([]);
+    }, 8);
   });
 
   it('stops polling on redeploy and leaves no timer behind', async function () {
@@ -230,6 +258,8 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       await new Promise((resolve) => setTimeout(resolve, 300));
       should(sandbox.requests(t.jobEndpoint).length).equal(polls);
       should(timers.stop()).eql([]);
+      // The job is kept for the node's next start (the harness drops it after the test).
+      should(await storedJobs(t.node.id as string)).have.length(1);
     });
   });
 }

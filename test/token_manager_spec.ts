@@ -1,5 +1,5 @@
 import should from 'should';
-import { TokenManager, TokenResponse, jwtExpiry } from '../nodes/lib/token-manager';
+import { TokenManager, TokenResponse, jwtExpiry } from '../nodes/lib/platform/token-manager';
 import { startSandbox, Sandbox } from './sandbox';
 import { expireAllTokens } from './sandbox/endpoints/auth';
 import { clientFactory, rejectionOf, waitUntil } from './foundation_helpers';

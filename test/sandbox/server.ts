@@ -37,6 +37,14 @@ export interface Fault {
   times?: number;
   /** Answer as the handler would (status, headers, declared length), but cut the connection halfway through the body. */
   truncateBody?: boolean;
+  /** Answer 200 with a JSON body of this many bytes, as fast as the client reads it (chunked unless `declareLength`). */
+  hugeBodyBytes?: number;
+  /** With `hugeBodyBytes`: state the size in Content-Length, as most servers do. */
+  declareLength?: boolean;
+  /** Answer 200 with a JSON body that never ends, as fast as the client reads it. */
+  endlessBody?: boolean;
+  /** Answer 200, then one byte of body every this many milliseconds, never ending. */
+  dripMs?: number;
   /** Chooses the fault for each request (none: handled normally), in place of this fault's own fields. */
   pick?: (endpoint: string) => Fault | undefined;
 }
@@ -50,6 +58,10 @@ export interface LoggedRequest {
   headers: http.IncomingHttpHeaders;
   body: string;
   status?: number;
+  /** Body bytes a huge, endless or drip fault handed to the connection (the client read at most these). */
+  faultBodyBytes?: number;
+  /** When the connection of the answer closed (for a fault body: when the client stopped reading). */
+  closedAt?: number;
 }
 
 export interface RouteContext {
@@ -283,6 +295,9 @@ export class Sandbox {
     res.on('finish', () => {
       entry.status = res.statusCode;
     });
+    res.on('close', () => {
+      entry.closedAt = Date.now();
+    });
     if (!route) {
       const pathKnown = this.routes.some((r) => r.pattern.test(url.pathname));
       sendJson(res, pathKnown ? 405 : 404, { error: pathKnown ? 'method_not_allowed' : 'not_found', message: `${req.method} ${url.pathname}` });
@@ -304,13 +319,13 @@ export class Sandbox {
         }
       },
     };
-    if (await this.applyFault(route.endpoint, ctx)) return;
+    if (await this.applyFault(route.endpoint, ctx, entry)) return;
     if (!this.authorize(ctx, route.auth, route.permission)) return;
     await route.handler(ctx);
   }
 
   /** Returns true when a fault answered (or swallowed) the request. */
-  private async applyFault(endpoint: string, ctx: RouteContext): Promise<boolean> {
+  private async applyFault(endpoint: string, ctx: RouteContext, entry: LoggedRequest): Promise<boolean> {
     const configured = this.faults.get(endpoint) ?? this.faults.get('*');
     if (!configured) return false;
     if (configured.times !== undefined) {
@@ -342,6 +357,10 @@ export class Sandbox {
       if (fault.retryAfter !== undefined) ctx.res.setHeader('retry-after', fault.retryAfter);
       ctx.res.writeHead(fault.status, { 'content-type': 'application/json' });
       ctx.res.end(fault.body ?? JSON.stringify({ error: 'fault', message: `injected ${fault.status}` }));
+      return true;
+    }
+    if (fault.hugeBodyBytes !== undefined || fault.endlessBody || fault.dripMs !== undefined) {
+      streamFaultBody(ctx.res, fault, entry, (ms, fn) => this.later(ms, fn));
       return true;
     }
     if (fault.malformedJson) {
@@ -378,6 +397,53 @@ export class Sandbox {
     }
     return false;
   }
+}
+
+/** A JSON text of filler: `{"filler":"xxx…"}`; endless ones never reach the closing `"}`. */
+const FILLER_OPEN = Buffer.from('{"filler":"');
+const FILLER_CLOSE = Buffer.from('"}');
+const FILLER_CHUNK = Buffer.alloc(64 * 1024, 'x');
+
+/**
+ * Streams a huge, endless or dripping body, writing only as fast as the client reads (so the sandbox
+ * holds no more than one chunk), and counts in `entry` the bytes handed to the connection.
+ */
+function streamFaultBody(res: http.ServerResponse, fault: Fault, entry: LoggedRequest, later: (ms: number, fn: () => void) => void): void {
+  const size = fault.hugeBodyBytes;
+  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json' };
+  if (size !== undefined && fault.declareLength) headers['content-length'] = size;
+  res.writeHead(200, headers);
+  let sent = 0;
+  const write = (bytes: Buffer): boolean => {
+    sent += bytes.length;
+    entry.faultBodyBytes = sent;
+    return res.write(bytes);
+  };
+  write(FILLER_OPEN);
+  if (fault.dripMs !== undefined) {
+    const drip = () => {
+      if (res.destroyed) return;
+      write(FILLER_CHUNK.subarray(0, 1));
+      later(fault.dripMs as number, drip);
+    };
+    later(fault.dripMs, drip);
+    return;
+  }
+  const pump = () => {
+    while (!res.destroyed) {
+      const left = size === undefined ? Infinity : size - FILLER_CLOSE.length - sent;
+      if (left <= 0) {
+        write(FILLER_CLOSE);
+        res.end();
+        return;
+      }
+      if (!write(left < FILLER_CHUNK.length ? FILLER_CHUNK.subarray(0, left) : FILLER_CHUNK)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+  };
+  pump();
 }
 
 export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {

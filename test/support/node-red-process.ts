@@ -88,7 +88,7 @@ export function freePort(): Promise<number> {
 
 /** `npm pack` of the working tree into `destination` (the package test packs a fresh clone instead). */
 export async function packModule(destination: string): Promise<PackResult> {
-  const { stdout } = await runCommand('npm', ['pack', '--json', '--pack-destination', destination], { cwd: REPO_ROOT, timeoutMs: 120_000 });
+  const { stdout } = await runCommand('npm', ['pack', '--json', '--pack-destination', destination], { cwd: REPO_ROOT, timeoutMs: 180_000 });
   return parsePackJson(stdout);
 }
 
@@ -213,6 +213,13 @@ export class NodeRedProcess {
 
   private hasExited(): boolean {
     return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
+  /** SIGKILL: the process dies at once, as in a crash or an out-of-memory kill, with no close handler run. */
+  async kill(): Promise<void> {
+    if (this.hasExited()) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
   }
 
   /** Ctrl-C, as a user stops it; its process group is killed if it has not stopped within `timeoutMs`. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { parseCsv, writeCsv } from '../../../nodes/lib/csv';
+import { parseCsv, writeCsv } from '../../../nodes/lib/format/csv';
 import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
 import { geocode } from './geocode';
 

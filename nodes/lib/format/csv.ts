@@ -1,0 +1,188 @@
+import { StringDecoder } from 'node:string_decoder';
+
+/** A CSV text that cannot be read (an unterminated quoted field). */
+export class CsvError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CsvError';
+  }
+}
+
+const NEEDS_QUOTES = /[",\r\n]/;
+const BYTE_ORDER_MARK = '\uFEFF';
+
+/** One field as RFC 4180 writes it: quoted, with quotes doubled, when it holds a comma, quote or line break. */
+export function csvField(value: string): string {
+  return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+/** One record with its CRLF line ending; a lone empty field is written `""`, so it does not read as an empty line. */
+export function csvLine(fields: readonly string[]): string {
+  if (fields.length === 1 && fields[0] === '') return '""\r\n';
+  return `${fields.map(csvField).join(',')}\r\n`;
+}
+
+/** A whole CSV text: the header line, then one line per row. */
+export function writeCsv(header: readonly string[], rows: Iterable<readonly string[]>): string {
+  const lines = [csvLine(header)];
+  for (const row of rows) lines.push(csvLine(row));
+  return lines.join('');
+}
+
+/**
+ * Incremental RFC 4180 reader: feed it chunks of any size (UTF-8 bytes or text, split anywhere,
+ * even inside a multi-byte character, a quoted field or a CRLF) and it returns the records completed so far.
+ * Accepts CRLF, LF and CR line ends and a leading byte-order mark; skips empty lines; keeps stray quotes
+ * inside unquoted fields as text.
+ */
+export class CsvParser {
+  private readonly decoder = new StringDecoder('utf8');
+  private field = '';
+  private record: string[] = [];
+  private fieldQuoted = false;
+  private inQuotes = false;
+  /** A quote was seen inside a quoted field: the next character decides between `""` and the closing quote. */
+  private quotePending = false;
+  /** The last character ended a record with CR: a following LF belongs to it. */
+  private afterCr = false;
+  private started = false;
+
+  write(chunk: string | Buffer): string[][] {
+    let text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    if (!this.started && text.length > 0) {
+      this.started = true;
+      if (text.startsWith(BYTE_ORDER_MARK)) text = text.slice(1);
+    }
+    const records: string[][] = [];
+    // Runs of ordinary characters are appended as one slice, not character by character,
+    // so that a field is one string rather than a long chain of concatenations.
+    let i = 0;
+    while (i < text.length) {
+      if (this.inQuotes) {
+        i = this.consumeQuoted(text, i);
+        continue;
+      }
+      const c = text[i];
+      const wasAfterCr = this.afterCr;
+      this.afterCr = false;
+      if (c === ',') {
+        this.endField();
+      } else if (c === '\r') {
+        this.endRecord(records);
+        this.afterCr = true;
+      } else if (c === '\n') {
+        if (!wasAfterCr) this.endRecord(records);
+      } else if (c === '"' && this.field === '' && !this.fieldQuoted) {
+        this.inQuotes = true;
+        this.fieldQuoted = true;
+      } else {
+        const end = nextSeparator(text, i + 1);
+        this.field += text.slice(i, end);
+        i = end;
+        continue;
+      }
+      i++;
+    }
+    return records;
+  }
+
+  /** The last record, if the text did not end with a line break. */
+  end(): string[][] {
+    const records = this.write(this.decoder.end());
+    if (this.inQuotes && !this.quotePending) throw new CsvError('unterminated quoted field at the end of the CSV');
+    this.inQuotes = false;
+    this.quotePending = false;
+    if (this.field !== '' || this.fieldQuoted || this.record.length > 0) this.endRecord(records);
+    return records;
+  }
+
+  /** Reads inside a quoted field from `i`; returns where to go on (past the field when it closed). */
+  private consumeQuoted(text: string, i: number): number {
+    if (this.quotePending) {
+      this.quotePending = false;
+      if (text[i] === '"') {
+        this.field += '"';
+        return i + 1;
+      }
+      this.inQuotes = false;
+      return i;
+    }
+    // Doubled quotes are skipped while scanning and undone in one pass over the slice, so that a field
+    // of many `""` is built from one slice, not from one concatenation per quote.
+    let from = i;
+    for (;;) {
+      const quote = text.indexOf('"', from);
+      if (quote < 0) {
+        this.field += unescapeQuotes(text.slice(i));
+        return text.length;
+      }
+      if (text[quote + 1] === '"') {
+        from = quote + 2;
+        continue;
+      }
+      this.field += unescapeQuotes(text.slice(i, quote));
+      // A quote that ends the chunk may be the first of a pair: the next chunk decides.
+      if (quote + 1 === text.length) this.quotePending = true;
+      else this.inQuotes = false;
+      return quote + 1;
+    }
+  }
+
+  private endField(): void {
+    this.record.push(this.field);
+    this.field = '';
+    this.fieldQuoted = false;
+  }
+
+  private endRecord(records: string[][]): void {
+    const blankLine = this.record.length === 0 && this.field === '' && !this.fieldQuoted;
+    this.endField();
+    if (!blankLine) records.push(this.record);
+    this.record = [];
+  }
+}
+
+function unescapeQuotes(text: string): string {
+  return text.includes('""') ? text.split('""').join('"') : text;
+}
+
+/** Where the next comma or line break is, at or after `from` (the text's length if none). */
+function nextSeparator(text: string, from: number): number {
+  let i = from;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === ',' || c === '\r' || c === '\n') break;
+    i++;
+  }
+  return i;
+}
+
+/** Every record of a complete CSV text. */
+export function parseCsv(text: string | Buffer): string[][] {
+  const parser = new CsvParser();
+  return [...parser.write(text), ...parser.end()];
+}
+
+/** The records of a CSV arriving in chunks (a readable stream of bytes or text), one at a time. */
+export async function* csvRecords(source: AsyncIterable<unknown>): AsyncGenerator<string[]> {
+  const parser = new CsvParser();
+  for await (const chunk of source) {
+    yield* parser.write(toChunk(chunk));
+  }
+  yield* parser.end();
+}
+
+/** A record as an object keyed by the header's column names; fields beyond the header are dropped. */
+export function recordToObject(header: readonly string[], record: readonly string[]): Record<string, string> {
+  const object: Record<string, string> = {};
+  header.forEach((name, i) => {
+    object[name] = record[i] ?? '';
+  });
+  return object;
+}
+
+function toChunk(chunk: unknown): string | Buffer {
+  if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  throw new CsvError(`a CSV stream must deliver bytes or text, got ${chunk === null ? 'null' : typeof chunk}`);
+}

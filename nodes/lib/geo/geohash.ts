@@ -1,0 +1,65 @@
+import ngeohash from 'ngeohash';
+import { invalidInput } from '../util/errors';
+import { toNumber } from '../util/values';
+
+export interface LatLon {
+  lat: number;
+  lon: number;
+}
+
+/** The standard geohash alphabet; ngeohash is the authority (the spec's list wrongly adds `l`). */
+const GEOHASH = /^[0123456789bcdefghjkmnpqrstuvwxyz]{1,22}$/;
+
+export const DEFAULT_GEOHASH_PRECISION = 9;
+
+export function isGeohash(value: unknown): value is string {
+  return typeof value === 'string' && GEOHASH.test(value.toLowerCase());
+}
+
+/** Checks ranges; `label` names the offending element in the message ("waypoint 3"). */
+export function checkLatLon(lat: unknown, lon: unknown, label: string): LatLon {
+  const latitude = toNumber(lat);
+  const longitude = toNumber(lon);
+  if (latitude === undefined) throw invalidInput(`${label}: latitude ${JSON.stringify(lat)} is not a number`);
+  if (longitude === undefined) throw invalidInput(`${label}: longitude ${JSON.stringify(lon)} is not a number`);
+  if (latitude < -90 || latitude > 90) throw invalidInput(`${label}: latitude ${latitude} out of range`);
+  if (longitude < -180 || longitude > 180) throw invalidInput(`${label}: longitude ${longitude} out of range`);
+  return { lat: latitude, lon: longitude };
+}
+
+export function encodeGeohash(point: LatLon, precision = DEFAULT_GEOHASH_PRECISION): string {
+  return ngeohash.encode(point.lat, point.lon, precision);
+}
+
+export function decodeGeohash(geohash: string, label = 'geohash'): LatLon {
+  if (!isGeohash(geohash)) throw invalidInput(`${label}: ${JSON.stringify(geohash)} is not a geohash`);
+  const { latitude, longitude } = ngeohash.decode(geohash.toLowerCase());
+  return { lat: latitude, lon: longitude };
+}
+
+/** A GeoJSON position is [longitude, latitude]: the order is easy to get wrong, so it lives here only. */
+export function fromPosition(position: unknown, label: string): LatLon {
+  if (!Array.isArray(position) || position.length < 2) throw invalidInput(`${label}: not a [longitude, latitude] position`);
+  return checkLatLon(position[1], position[0], label);
+}
+
+export function toPosition(point: LatLon): [number, number] {
+  return [point.lon, point.lat];
+}
+
+const EARTH_RADIUS_M = 6_371_008.8;
+
+/** Great-circle distance in meters (haversine). */
+export function distanceMeters(a: LatLon, b: LatLon): number {
+  const rad = Math.PI / 180;
+  const dLat = (b.lat - a.lat) * rad;
+  const dLon = (b.lon - a.lon) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLon / 2) ** 2;
+  return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+/** Half the diagonal of a geohash's cell in meters: how far a point in the cell may lie from its centre. */
+export function geohashRadiusMeters(geohash: string): number {
+  const [south, west, north, east] = ngeohash.decode_bbox(geohash.toLowerCase());
+  return distanceMeters({ lat: south, lon: west }, { lat: north, lon: east }) / 2;
+}

@@ -1,0 +1,55 @@
+import { Json } from '../util/values';
+import { LatLon, fromPosition } from './geohash';
+
+/** GeoJSON as the platform answers it: finding the matched feature and its point. */
+
+export interface GeoJsonFeature extends Json {
+  type: 'Feature';
+  geometry: { type: string; coordinates: unknown } | null;
+  properties: Json | null;
+}
+
+/**
+ * The best match in a geocode answer whose wrapper the spec does not show: a bare Feature,
+ * a FeatureCollection (first feature), an array of features, or an object wrapping any of those.
+ */
+export function bestFeature(answer: unknown, depth = 0): GeoJsonFeature | undefined {
+  if (depth > 3 || answer === null || typeof answer !== 'object') return undefined;
+  if (Array.isArray(answer)) {
+    for (const item of answer) {
+      const found = bestFeature(item, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  const record = answer as Json;
+  if (isFeatureLike(record)) {
+    return { ...record, type: 'Feature', properties: (record.properties as Json | undefined) ?? null } as GeoJsonFeature;
+  }
+  if (Array.isArray(record.features)) return bestFeature(record.features, depth + 1);
+  for (const value of Object.values(record)) {
+    if (value && typeof value === 'object') {
+      const found = bestFeature(value, depth + 1);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+function isFeatureLike(record: Json): boolean {
+  if (record.type === 'Feature') return true;
+  const geometry = record.geometry as Json | undefined;
+  return !!geometry && typeof geometry === 'object' && 'coordinates' in geometry;
+}
+
+/** The point of a Point feature, or undefined when the feature carries no usable point. */
+export function featurePoint(feature: GeoJsonFeature | undefined): LatLon | undefined {
+  const geometry = feature?.geometry;
+  if (!geometry || geometry.type !== 'Point') return undefined;
+  try {
+    return fromPosition(geometry.coordinates, 'result');
+  } catch {
+    return undefined;
+  }
+}
+

@@ -1,0 +1,39 @@
+import { invalidInput } from '../util/errors';
+import { describeValue } from '../util/values';
+
+/** The full stop, and the ideographic, halfwidth and fullwidth ones that Japanese and Chinese text uses. */
+const SEPARATOR = /[.\u3002\uFF61\uFF0E]/;
+/** A word is letters of any script, with their combining marks (Devanagari, Thai …). */
+const WORD = /^[\p{L}\p{M}]+$/u;
+const LEADING_SLASHES = '///';
+/** Far more than any three-word address needs; longer text is refused before it is split or echoed. */
+const MAX_LENGTH = 200;
+
+/**
+ * Reads a three-word address: `word.word.word`, optionally after `///`, with spaces around it,
+ * in any letter case and any script. Returns the three words in lower case (Unicode NFC);
+ * anything else is an INVALID_INPUT error.
+ */
+export function parseThreeWords(value: unknown): string[] {
+  const candidate =
+    value !== null && typeof value === 'object' && !Array.isArray(value) && 'words' in value ? (value as { words: unknown }).words : value;
+  if (typeof candidate !== 'string') {
+    throw invalidInput(`three words must be a string such as "index.home.raft", got ${describeValue(candidate)}`);
+  }
+  if (candidate.length > MAX_LENGTH) {
+    throw invalidInput(`a three-word address has at most ${MAX_LENGTH} characters, such as "index.home.raft"; got ${candidate.length}`);
+  }
+  let text = candidate.trim().normalize('NFC');
+  if (text.startsWith(LEADING_SLASHES)) text = text.slice(LEADING_SLASHES.length);
+  const words = text.split(SEPARATOR);
+  if (words.length !== 3 || !words.every((word) => WORD.test(word))) {
+    throw invalidInput(`"${candidate}" is not a three-word address: expected three words of letters separated by dots, such as "index.home.raft"`);
+  }
+  return words.map((word) => word.toLowerCase());
+}
+
+/** `///word.word.word`, the usual way to write the address. */
+export function formatThreeWords(words: readonly string[]): string {
+  return `${LEADING_SLASHES}${words.join('.')}`;
+}
+

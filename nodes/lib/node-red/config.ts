@@ -1,0 +1,50 @@
+import type { Node, NodeAPI } from './inputs';
+import type { AuthScheme, ClientCredentials, PlatformClient } from '../platform/client';
+import { ConfigError, describeProblem } from '../platform/config-check';
+import { PlatformError } from '../util/errors';
+import type { SharedServices } from './shared';
+
+/** The config node's credentials: the platform client's, and the Redis URL of the shared state. */
+export interface SvcCredentials extends ClientCredentials {
+  /** `redis://…` or `rediss://…` (or `${REDIS_URL}`): state shared by every instance running the same flows. */
+  redisUrl?: string;
+}
+
+/** The running `svc-config` node as the other nodes see it. */
+export interface SvcConfigNode extends Node<SvcCredentials> {
+  client: PlatformClient;
+  /** The deployed token URL: "Test connection" sends a stored secret only there. */
+  authUrl: string;
+  shared: SharedServices;
+}
+
+/**
+ * The config node a node refers to through `server`, for one endpoint family; the node registers
+ * with it (its status then tells when shared state is unavailable). Checked when the flow starts:
+ * without a config node, or with one that cannot serve the family (an address that is not an http(s)
+ * URL, a credential the family needs left empty), the node shows why in a red status at once, and each
+ * message fails before any request (CONFIG_INVALID, not retried). Call the returned function first
+ * thing for each message.
+ */
+export function configFor(RED: NodeAPI, node: Node, serverId: unknown, family: AuthScheme): () => SvcConfigNode {
+  const config = typeof serverId === 'string' ? (RED.nodes.getNode(serverId) as SvcConfigNode | null) : null;
+  const problems = config?.client.problemsFor(family) ?? [];
+  config?.shared.register(node);
+  if (!config) node.status({ fill: 'red', shape: 'ring', text: 'no svc-config' });
+  else if (problems.length > 0) node.status({ fill: 'red', shape: 'ring', text: `CONFIG_INVALID: ${describeProblem(problems[0])}` });
+  return () => {
+    if (!config) {
+      throw new PlatformError('INVALID_INPUT', 'no svc-config node is selected: open the node and choose a platform', {
+        notSent: true,
+      });
+    }
+    if (problems.length > 0) throw new ConfigError(problems);
+    return config;
+  };
+}
+
+/** The platform client of the config node a node refers to through `server` (see `configFor`). */
+export function clientFor(RED: NodeAPI, node: Node, serverId: unknown, family: AuthScheme): () => PlatformClient {
+  const config = configFor(RED, node, serverId, family);
+  return () => config().client;
+}

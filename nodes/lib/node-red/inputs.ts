@@ -1,0 +1,156 @@
+import type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow } from 'node-red';
+import { describeCause, invalidInput } from '../util/errors';
+import { LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
+
+export type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow };
+
+/** Output messages carry whatever the node adds; Node-RED messages are open objects. */
+export type OutputMessage = NodeMessageInFlow & Record<string, unknown>;
+
+/** One TypedInput of a node: the name errors use, its source type and value, and its default `msg` path. */
+export interface TypedInput {
+  name: string;
+  type: string;
+  value: string;
+  defaultPath: string;
+}
+
+/**
+ * The TypedInputs a node reads, by the names errors use: each the default `msg` path, or, when the
+ * flow property has another name, `{ property, defaultPath }`.
+ */
+export type InputFields<K extends string> = Record<K, string | { property: string; defaultPath: string }>;
+
+/** Request fields whose default source is the member of `msg.payload` of the same name (`waypoints` ← `msg.payload.waypoints`). */
+export function payloadFields<K extends string>(names: readonly K[]): Record<K, string> {
+  return Object.fromEntries(names.map((name) => [name, `payload.${name}`])) as Record<K, string>;
+}
+
+/** The TypedInputs of a node, read from its definition (`<property>` and `<property>Type`). */
+export interface NodeInputs<K extends string> {
+  readonly inputs: Record<K, TypedInput>;
+  /**
+   * Evaluates the given inputs (all by default) for one message, in order. A source that holds
+   * nothing, or an editor field left empty, comes out undefined; any failure to evaluate a source is
+   * INVALID_INPUT naming the input and the cause.
+   */
+  read(msg: NodeMessage, keys?: readonly K[]): Promise<Partial<Record<K, unknown>>>;
+}
+
+/** The one reader of TypedInputs for every node of the pack. */
+export function nodeInputs<K extends string>(RED: NodeAPI, node: Node, def: object, fields: InputFields<K>): NodeInputs<K> {
+  const record = def as Record<string, unknown>;
+  const keys = Object.keys(fields) as K[];
+  const inputs = Object.fromEntries(
+    keys.map((key) => {
+      const field = fields[key];
+      const { property, defaultPath } = typeof field === 'string' ? { property: key, defaultPath: field } : field;
+      return [key, typedInput(record, key, property, defaultPath)];
+    }),
+  ) as Record<K, TypedInput>;
+  return {
+    inputs,
+    async read(msg, wanted = keys) {
+      const values: Partial<Record<K, unknown>> = {};
+      for (const key of wanted) values[key] = await readInput(RED, node, msg, inputs[key]);
+      return values;
+    },
+  };
+}
+
+/** A TypedInput as stored in flow JSON: `<property>` and `<property>Type`, an empty `msg` path meaning the default. */
+function typedInput(def: Record<string, unknown>, name: string, property: string, defaultPath: string): TypedInput {
+  const storedType = def[`${property}Type`];
+  const type = typeof storedType === 'string' && storedType !== '' ? storedType : 'msg';
+  const raw = def[property];
+  const value = typeof raw === 'string' ? raw : raw === undefined || raw === null ? '' : String(raw);
+  return { name, type, value: type === 'msg' && value === '' ? defaultPath : value, defaultPath };
+}
+
+/** A TypedInput that reads a fixed `msg` path. */
+export function messageInput(name: string, path: string): TypedInput {
+  return { name, type: 'msg', value: path, defaultPath: path };
+}
+
+/** True when the input reads its default member of the message. */
+export function readsDefault(input: TypedInput): boolean {
+  return input.type === 'msg' && input.value === input.defaultPath;
+}
+
+/**
+ * Evaluates one TypedInput for one message. A value fixed in the editor wins; an editor field left
+ * empty is "not set". A `msg` path through a missing member (`payload.range.type` on a message
+ * without `payload.range`) reads as unset, since a message may carry only part of a request.
+ * Context reads go through the callback form, which works with asynchronous context stores.
+ */
+export async function readInput(RED: NodeAPI, node: Node, msg: NodeMessage, input: TypedInput): Promise<unknown> {
+  if (input.type !== 'msg' && input.value === '') return undefined;
+  try {
+    if (input.type === 'msg') return messageMember(RED, msg, input.value);
+    if (input.type === 'env') return environmentValue(RED, node, input.value);
+    return await new Promise((resolve, reject) => {
+      RED.util.evaluateNodeProperty(input.value, input.type, node, msg, (err: unknown, value: unknown) => {
+        if (err) reject(err);
+        else resolve(value);
+      });
+    });
+  } catch (err) {
+    throw invalidInput(`${input.name}: cannot read ${sourceOf(input)}: ${describeCause(err)}`);
+  }
+}
+
+function messageMember(RED: NodeAPI, msg: NodeMessage, path: string): unknown {
+  try {
+    return RED.util.getMessageProperty(msg, path);
+  } catch (err) {
+    // getMessageProperty throws a TypeError when an intermediate member is missing; a bad path is another error.
+    if (err instanceof TypeError) return undefined;
+    throw err;
+  }
+}
+
+/** `NAME` or `${NAME}` must be set (in the flow, group or process environment); a template `a${NAME}b` is read as Node-RED reads it. */
+function environmentValue(RED: NodeAPI, node: Node, value: string): unknown {
+  const name = /^\$\{([^}]+)\}$/.exec(value)?.[1] ?? (/\$\{\S+\}/.test(value) ? undefined : value);
+  const util = RED.util as NodeAPI['util'] & { getSetting?: (node: Node, name: string) => unknown };
+  if (name !== undefined && util.getSetting && util.getSetting(node, name) === undefined) {
+    throw new Error(`the environment variable ${name} is not set`);
+  }
+  return RED.util.evaluateNodeProperty(value, 'env', node, {});
+}
+
+function sourceOf(input: TypedInput): string {
+  switch (input.type) {
+    case 'msg':
+      return `msg.${input.value}`;
+    case 'flow':
+    case 'global':
+      return `${input.type} context "${input.value}"`;
+    case 'jsonata':
+      return 'the JSONata expression';
+    case 'env':
+      return 'the environment';
+    default:
+      return `the ${input.type} value`;
+  }
+}
+
+/**
+ * The origins or waypoints of a message: what their input holds or, when the input reads its default
+ * member of `msg.payload` and finds nothing, `msg.payload` itself if it is one location or a list of them.
+ */
+export function locationsOf(
+  value: unknown,
+  input: TypedInput,
+  msg: NodeMessage,
+  element: string,
+  options: LocationOptions,
+): Place[] {
+  const raw = value ?? (readsDefault(input) ? payloadAsLocations(msg.payload) : undefined);
+  if (raw === undefined) {
+    throw invalidInput(`no ${input.name}: set msg.${input.defaultPath}, or send a location or an array of locations as msg.payload`);
+  }
+  const places = readLocations(raw, element, options);
+  if (places.length === 0) throw invalidInput(`${input.name}: the list is empty`);
+  return places;
+}

@@ -1,0 +1,204 @@
+import path from 'node:path';
+import type { Node, NodeAPI, NodeMessageInFlow } from './inputs';
+import type { Place } from '../geo/locations';
+import { FileJobStore, JobStore, JsonObject, JsonValue, StoredJob, newJobKey } from '../platform/job-store';
+
+/**
+ * Jobs that outlive the node: stored when the platform accepts them, resumed when the node starts
+ * again (after a restart, or a deploy that keeps it), dropped when it is removed.
+ */
+
+export interface StoredJobsOptions {
+  /** The node type's kind of job, so that a node resumes only its own. */
+  kind: string;
+  store: JobStore;
+}
+
+/** The folder under Node-RED's user directory that holds the stored jobs, one file per svc-config node. */
+const STORE_FOLDER = 'svc-location';
+/** Members of a message never stored: the HTTP request and response, its id, and the payload the output replaces. */
+const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload']);
+const MAX_JSON_DEPTH = 32;
+
+const stores = new Map<string, FileJobStore>();
+
+/**
+ * The job store of a svc-config node: a JSON file under Node-RED's user directory (which every
+ * Node-RED has, with default settings), or memory alone where there is none (embedded runtimes).
+ * One store per file in the process, shared by the nodes, so their writes never interleave.
+ */
+export function jobStoreFor(RED: NodeAPI, serverId: unknown): JobStore {
+  const userDir = RED.settings.userDir;
+  const name = `jobs-${String(serverId).replace(/[^\w.-]/g, '_')}.json`;
+  const file = typeof userDir === 'string' && userDir !== '' ? path.join(userDir, STORE_FOLDER, name) : undefined;
+  const id = file ?? `memory:${name}`;
+  let store = stores.get(id);
+  if (!store) {
+    store = new FileJobStore(file, (text) => RED.log.warn(`[svc-location] ${text}`));
+    stores.set(id, store);
+  }
+  return store;
+}
+
+/** One message's job as the runner sees it: stored on the first `track`, claimed once for delivery. */
+export interface TrackedJob {
+  readonly stored: boolean;
+  track(description: JsonObject): Promise<void>;
+  /** True for the one caller that may deliver the job's result or error; always true for a job never stored. */
+  claimDelivery(): Promise<boolean>;
+  /** The run is over (delivered, failed or stopped): its lease is given up. */
+  finished(): void;
+}
+
+/** How long a lease on a stored job lasts unless renewed: an instance killed mid-job loses its jobs to another within this. */
+export const LEASE_MS = 10_000;
+/** Leases are renewed, and a shared store is looked through for jobs without an owner, this often. */
+const LEASE_CHECK_MS = 3_000;
+
+/**
+ * The stored jobs of one node. Each stored job runs in one place at a time: its runner holds a
+ * lease on it, renewed while it runs. With a store other instances share, the store is looked
+ * through every few seconds, and a job whose lease has run out (its instance died) is taken over.
+ */
+export class ResumableJobs {
+  private removed = false;
+  /** Runs of stored jobs in this node, by key: how to stop each when its lease is lost. */
+  private readonly running = new Map<string, () => void>();
+  private readonly owner = newJobKey();
+  private timer: NodeJS.Timeout | undefined;
+  private start: ((job: StoredJob, msg: NodeMessageInFlow) => void) | undefined;
+
+  constructor(
+    private readonly node: Node,
+    private readonly options: StoredJobsOptions,
+  ) {}
+
+  /** The job of a new message, or of a resumed one (`key` given: stored, and claimed by `resume`). `stop` ends its run. */
+  job(msg: NodeMessageInFlow, stop: () => void, key?: string): TrackedJob {
+    const { node, options, owner } = this;
+    const jobs = this;
+    let storedAs = key;
+    if (key !== undefined) this.running.set(key, stop);
+    return {
+      get stored() {
+        return storedAs !== undefined;
+      },
+      async track(description) {
+        if (jobs.removed) return;
+        if (storedAs !== undefined) return options.store.update(storedAs, description);
+        storedAs = newJobKey();
+        // Claimed before it is stored, so no other instance can take it over in between.
+        jobs.running.set(storedAs, stop);
+        await options.store.claim(storedAs, owner, LEASE_MS);
+        const job = { key: storedAs, nodeId: node.id, kind: options.kind, job: description, msg: jsonSafeMembers(msg), startedAt: new Date().toISOString() };
+        await options.store.put(job);
+      },
+      claimDelivery() {
+        return storedAs === undefined ? Promise.resolve(true) : options.store.take(storedAs);
+      },
+      finished() {
+        if (storedAs === undefined || !jobs.running.delete(storedAs)) return;
+        void options.store.release(storedAs, owner);
+      },
+    };
+  }
+
+  /**
+   * Starts each stored job of this node that no one else runs, now and (with a shared store) every
+   * few seconds from now on. A job of another kind (the node id reused by another type) is dropped.
+   */
+  resume(start: (job: StoredJob, msg: NodeMessageInFlow) => void): void {
+    this.start = start;
+    void this.resumeUnowned();
+    this.keepLeases();
+  }
+
+  private async resumeUnowned(): Promise<void> {
+    let jobs: StoredJob[];
+    try {
+      jobs = await this.options.store.list(this.node.id);
+    } catch (err) {
+      this.node.warn(`stored jobs cannot be read: ${(err as Error).message}`);
+      return;
+    }
+    for (const job of jobs) {
+      if (this.removed || !this.start) return;
+      if (this.running.has(job.key)) continue;
+      if (job.kind !== this.options.kind) {
+        await this.options.store.take(job.key);
+        continue;
+      }
+      if (!(await this.options.store.claim(job.key, this.owner, LEASE_MS)) || this.running.has(job.key) || this.removed) continue;
+      this.node.log(`resuming ${job.kind} job ${job.key} started ${job.startedAt}`);
+      // Marked as running until the runner registers how to stop it, so that the next look does not start it twice.
+      this.running.set(job.key, () => undefined);
+      this.start(job, { ...job.msg, resumed: true } as unknown as NodeMessageInFlow);
+    }
+  }
+
+  /** Renews the leases of the jobs running here (stopping a run whose lease another instance took), and looks for jobs to take over. */
+  private keepLeases(): void {
+    if (this.timer || !this.options.store.shared) return;
+    this.timer = setInterval(() => {
+      for (const [key, stop] of this.running) {
+        void this.options.store.renew(key, this.owner, LEASE_MS).then((held) => {
+          if (!held && this.running.delete(key)) stop();
+        });
+      }
+      if (this.options.store.shared) void this.resumeUnowned();
+    }, LEASE_CHECK_MS);
+    this.timer.unref();
+  }
+
+  /** Removing the node drops its jobs; a restart or a deploy keeping it keeps them, free for the next owner. Resolves once the store is written. */
+  async close(removed: boolean): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.start = undefined;
+    this.removed ||= removed;
+    const running = [...this.running.keys()];
+    this.running.clear();
+    if (removed) {
+      for (const job of await this.options.store.list(this.node.id)) await this.options.store.take(job.key);
+    }
+    for (const key of running) await this.options.store.release(key, this.owner);
+    await this.options.store.flush();
+  }
+}
+
+/** The members of a message that are JSON through and through; anything else (buffers, functions, cycles, req/res) is left out. */
+export function jsonSafeMembers(msg: object): JsonObject {
+  const members: JsonObject = {};
+  for (const [name, value] of Object.entries(msg)) {
+    if (!NEVER_STORED.has(name) && isJsonValue(value)) members[name] = value;
+  }
+  return members;
+}
+
+/** True for plain JSON: null, booleans, finite numbers, strings, and arrays and plain objects of those (not too deep). */
+export function isJsonValue(value: unknown): value is JsonValue {
+  return isJson(value, 0);
+}
+
+function isJson(value: unknown, depth: number): value is JsonValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object' || depth >= MAX_JSON_DEPTH) return false;
+  if (Array.isArray(value)) return value.every((item) => isJson(item, depth + 1));
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  return Object.values(value).every((member) => isJson(member, depth + 1));
+}
+
+/** Places as a stored job keeps them: what the output and its map need (point, geohash, name, venue and unit), nothing else. */
+export function storedPlaces(places: Place[]): JsonObject[] {
+  return places.map((place) => {
+    const stored: JsonObject = {};
+    if (place.point) stored.point = { lat: place.point.lat, lon: place.point.lon };
+    for (const member of ['geohash', 'name', 'venueId', 'unitId'] as const) {
+      const value = place[member];
+      if (typeof value === 'string') stored[member] = value;
+    }
+    return stored;
+  });
+}

@@ -1,0 +1,131 @@
+import type { Node, NodeMessageInFlow, OutputMessage } from './inputs';
+import { PlatformError, cancelled, describeCause } from '../util/errors';
+import type { JobContext } from '../platform/jobs';
+import type { JsonObject } from '../platform/job-store';
+import { NodeStatus } from './status';
+import { ResumableJobs, StoredJobsOptions } from './resumable';
+import { MapBuilder, MapOutputDef, mapLayerOf, mapMessage } from './map-output';
+
+/**
+ * `signal` is aborted when the node closes (redeploy, shutdown): pass it to every request and wait.
+ * `onWait` and `onProgress` (for platform requests and jobs) show queueing, retries and job progress in the status.
+ */
+export interface InputContext extends JobContext {
+  status: NodeStatus;
+  /**
+   * Stores (or updates) the description of this message's job, so that it resumes after a restart
+   * or a deploy that keeps the node. Only nodes given `resumable` store anything.
+   */
+  track: (job: JsonObject) => Promise<void>;
+}
+
+export interface HandlerResult {
+  msg: OutputMessage;
+  /** Short status text shown after success; defaults to the HTTP status. */
+  statusText?: string;
+  /** What the result draws on the Map output; called only when the node has one. */
+  map?: MapBuilder;
+}
+
+export type InputHandler = (msg: NodeMessageInFlow, context: InputContext) => Promise<HandlerResult>;
+
+/** A node whose jobs survive restarts: its kind, and how a stored job is polled to its output message. */
+export interface Resumable extends StoredJobsOptions {
+  /** Finishes a stored job as the input handler would, filling `msg` (the stored message, `resumed` set). */
+  resume: (job: JsonObject, msg: OutputMessage, context: InputContext) => Promise<HandlerResult>;
+}
+
+type Send = (msg: OutputMessage | Array<OutputMessage | null>) => void;
+type Done = (err?: Error) => void;
+
+/**
+ * Wires a node's input to an async handler with Node-RED's send/done contract:
+ * exactly one output or one done(err) per message, errors carrying `msg.statusCode` to Catch nodes,
+ * status while requesting, and every request, wait and poll of the node aborted when it closes.
+ * With `resumable`, jobs the handler tracks are stored: when the node starts they are resumed and
+ * their results sent as new messages (`msg.resumed`), each delivered at most once (see ResumableJobs).
+ * With a Map output (`def.worldmap`), each result goes out in the same one send as
+ * `[output 1, map message]`.
+ */
+export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputDef, resumable?: Resumable): NodeStatus {
+  const status = new NodeStatus(node);
+  const mapLayer = mapLayerOf(def);
+  const inFlight = new Set<AbortController>();
+  const stored = resumable ? new ResumableJobs(node, resumable) : undefined;
+  let removing = false;
+
+  /** Runs one message (new or resumed) through `work`, then delivers its output or its error once. */
+  function run(msg: NodeMessageInFlow, work: (context: InputContext) => Promise<HandlerResult>, send: Send, done: Done, key?: string): void {
+    const controller = new AbortController();
+    inFlight.add(controller);
+    status.requesting(inFlight.size);
+    const job = stored?.job(msg, () => controller.abort(), key);
+    const context: InputContext = {
+      signal: controller.signal,
+      status,
+      onWait: (event) => {
+        if (event.kind === 'queued') status.queued(event.position);
+        else status.retrying(event.attempt, event.reason);
+      },
+      onProgress: (text) => status.progress(text),
+      track: (description) => job?.track(description) ?? Promise.resolve(),
+    };
+    work(context)
+      .then(
+        async (result) => {
+          if (controller.signal.aborted) throw cancelled('message');
+          // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
+          if (job && !(await job.claimDelivery())) return done();
+          const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessage(result.map, mapLayer) as OutputMessage | null];
+          status.done(result.statusText ?? String(result.msg.statusCode ?? 'ok'));
+          send(outputs);
+          done();
+        },
+        (err: unknown) => {
+          throw controller.signal.aborted && !(err instanceof PlatformError && err.code === 'INVALID_INPUT') ? cancelled('message') : err;
+        },
+      )
+      .catch(async (err: unknown) => {
+        if (controller.signal.aborted) {
+          // A stored job interrupted by a restart or a deploy that keeps the node goes on in the next node: nothing to report here.
+          if (!removing && job?.stored) return done();
+        } else if (job && !(await job.claimDelivery())) {
+          return done();
+        }
+        // The status of this failure, or none: never one an earlier node left on the message.
+        const failed = msg as OutputMessage;
+        if (err instanceof PlatformError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
+        else delete failed.statusCode;
+        if (!controller.signal.aborted) status.error(err);
+        done(err instanceof Error ? err : new Error(describeCause(err)));
+      })
+      .finally(() => {
+        inFlight.delete(controller);
+        job?.finished();
+      });
+  }
+
+  node.on('input', (msg, send, done) => run(msg, (context) => handler(msg, context), send, done));
+
+  if (stored && resumable) {
+    stored.resume((job, msg) =>
+      run(
+        msg,
+        (context) => resumable.resume(job.job, msg as OutputMessage, context),
+        (out) => node.send(out),
+        (err) => err && node.error(err, msg),
+        job.key,
+      ),
+    );
+  }
+
+  node.on('close', (removed: boolean, closeDone: () => void) => {
+    removing = removed;
+    for (const controller of inFlight) controller.abort();
+    status.clear();
+    const settled = stored ? stored.close(removed) : Promise.resolve();
+    void settled.then(() => closeDone());
+  });
+
+  return status;
+}

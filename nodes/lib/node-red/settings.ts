@@ -1,0 +1,71 @@
+import type { Polling } from '../platform/jobs';
+import { DEFAULT_GEOHASH_PRECISION } from '../geo/geohash';
+import { toNumber } from '../util/values';
+
+/**
+ * The one parser of each kind of node setting, as flow JSON stores it (a number, or the text of an
+ * editor field). A value that cannot be read gives the node's default, as an empty field does.
+ */
+
+/** A positive number; undefined lets the caller's default apply. */
+export function positiveSetting(value: unknown): number | undefined {
+  const n = toNumber(value);
+  return n !== undefined && n > 0 ? n : undefined;
+}
+
+/** A number where 0 is meaningful ("off", "no cap"); negative or unreadable gives the default. */
+export function nonNegativeSetting(value: unknown, fallback: number): number {
+  const n = toNumber(value);
+  return n !== undefined && n >= 0 ? n : fallback;
+}
+
+/** A count (batch size, parallel jobs, pages): a positive number, rounded down, at least 1. */
+export function countSetting(value: unknown, fallback: number): number {
+  return Math.max(1, Math.floor(positiveSetting(value) ?? fallback));
+}
+
+/** A text setting (a member path, a name), trimmed; empty gives the default. */
+export function textSetting(value: unknown, fallback = ''): string {
+  return (typeof value === 'string' ? value.trim() : '') || fallback;
+}
+
+const MAX_GEOHASH_PRECISION = 12;
+
+/** Geohash length: a whole number from 1 to 12. */
+export function precisionSetting(value: unknown): number {
+  const n = positiveSetting(value);
+  return n !== undefined && Number.isInteger(n) && n <= MAX_GEOHASH_PRECISION ? n : DEFAULT_GEOHASH_PRECISION;
+}
+
+/** Poll settings as flow JSON holds them. */
+export interface PollSettings {
+  /** The first wait before polling a job, in seconds. */
+  pollIntervalSec?: unknown;
+  /** Before 1.1 the first wait was `pollInterval`, in the node's own unit (see `legacyPollUnitMs`). */
+  pollInterval?: unknown;
+  /** The longest wait for a job, in seconds. */
+  maxWait?: unknown;
+}
+
+export interface PollDefaults {
+  pollIntervalSec: number;
+  maxWaitSec: number;
+  /** What one unit of the legacy `pollInterval` was: 1 (ms) on bulk geocoding, 1000 (s) on isoline and sequence. */
+  legacyPollUnitMs: number;
+}
+
+/** Isoline and sequence computations: first poll after 1 s, give up after 5 minutes. */
+export const COMPUTATION_POLLING: PollDefaults = { pollIntervalSec: 1, maxWaitSec: 300, legacyPollUnitMs: 1000 };
+
+/**
+ * How a node polls its jobs. Every poll setting is in seconds. A flow saved before 1.1 carries
+ * `pollInterval` in the node's old unit instead of `pollIntervalSec`: where it is set it is read in
+ * that unit, whatever else the flow holds (the editor moves it to `pollIntervalSec` when the dialog is saved).
+ */
+export function pollingOf(def: PollSettings, defaults: PollDefaults): Polling {
+  const legacy = positiveSetting(def.pollInterval);
+  return {
+    intervalMs: legacy !== undefined ? legacy * defaults.legacyPollUnitMs : (positiveSetting(def.pollIntervalSec) ?? defaults.pollIntervalSec) * 1000,
+    maxWaitMs: (positiveSetting(def.maxWait) ?? defaults.maxWaitSec) * 1000,
+  };
+}

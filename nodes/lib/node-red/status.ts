@@ -1,0 +1,71 @@
+import type { Node } from './inputs';
+import { PlatformError } from '../util/errors';
+
+/**
+ * One place for what a node's status shows, so every node of the pack reads the same:
+ * blue while requesting, yellow while queued, a ring with progress for jobs, green when done,
+ * red with the error code after a failure. No text ever carries request data or secrets.
+ */
+export class NodeStatus {
+  constructor(private readonly node: Node) {}
+
+  private show(fill: 'blue' | 'yellow' | 'green' | 'red', shape: 'dot' | 'ring', text: string): void {
+    const note = notes.get(this.node);
+    // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
+    this.node.status(note ? { fill: fill === 'green' ? 'yellow' : fill, shape, text: `${text} · ${note}` } : { fill, shape, text });
+  }
+
+  requesting(inFlight: number): void {
+    this.show('blue', 'dot', inFlight > 1 ? `requesting (${inFlight})` : 'requesting');
+  }
+
+  queued(position: number): void {
+    this.show('yellow', 'ring', `queued (${position})`);
+  }
+
+  retrying(attempt: number, reason: string): void {
+    this.show('yellow', 'ring', `retry ${attempt} after ${reason}`);
+  }
+
+  progress(text: string): void {
+    this.show('blue', 'ring', text);
+  }
+
+  done(text: string): void {
+    this.show('green', 'dot', text);
+  }
+
+  warning(text: string): void {
+    this.show('yellow', 'dot', text);
+  }
+
+  error(err: unknown): void {
+    let text = 'error';
+    if (err instanceof PlatformError) {
+      text = err.statusCode ? `${err.code} (${err.statusCode})` : err.code;
+      if (err.statusDetail) text += ` ${err.statusDetail}`;
+    }
+    this.show('red', 'ring', text);
+  }
+
+  clear(): void {
+    this.node.status({});
+  }
+}
+
+const notes = new WeakMap<Node, string>();
+
+/**
+ * A note every status of `node` carries from now on (none clears it): a state of the node's
+ * configuration rather than of one message, such as shared state being unavailable.
+ */
+export function setStatusNote(node: Node, note: string | undefined): void {
+  if (note === notes.get(node)) return;
+  if (note) {
+    notes.set(node, note);
+    node.status({ fill: 'yellow', shape: 'ring', text: note });
+  } else {
+    notes.delete(node);
+    node.status({ fill: 'green', shape: 'ring', text: 'shared state available' });
+  }
+}

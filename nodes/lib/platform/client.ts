@@ -1,0 +1,461 @@
+import { Dispatcher, EnvHttpProxyAgent, FormData } from 'undici';
+import type { ConnectionOptions } from 'node:tls';
+import { PlatformError, cancelled, codeForStatus, describeCause, redact } from '../util/errors';
+import { Pacer, RequestGate } from './request-gate';
+import { TokenManager, TokenResponse } from './token-manager';
+import { sleep } from '../util/async';
+import { trimTrailing } from '../util/text';
+import { describeSize, readBounded } from './body';
+import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
+
+/**
+ * How a request authenticates, one per endpoint family of the spec:
+ * - `project`: `x-svc-project-id` + `x-svc-api-key` (geocoding, bulk, isoline, sequence)
+ * - `vpm`: `x-svc-vpm-id` + `x-svc-api-key` (standard routing)
+ * - `pubsub`: `apikey` (data topics and subscriptions)
+ * - `bearer`: `Authorization: Bearer <token>` (cell-words lookup)
+ * - `none`: no credentials (following a download link that carries its own token)
+ */
+export type AuthScheme = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
+
+/**
+ * `read`: reads and computations; retried on network errors, 5xx and 429.
+ * `create`: requests that create or publish something; retried only on 429 and on failures
+ * before the request was sent, so nothing is done twice.
+ */
+export type RetryPolicy = 'read' | 'create';
+
+/** `json`: an API answer, within `maxResponseBytes`; `buffer`: a file (bulk results), within `maxFileBytes`. */
+export type ResponseKind = 'json' | 'buffer';
+
+export interface PlatformRequest {
+  auth: AuthScheme;
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path below the base address (`baseUrl`, or `sandboxUrl` for `bearer`), already percent-encoded. */
+  path?: string;
+  /** Absolute address, used instead of `path` (for example a download link given by the service). */
+  url?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  json?: unknown;
+  form?: FormData;
+  retry: RetryPolicy;
+  /** `json` parses the body (empty body gives `undefined`); `buffer` returns the raw bytes. */
+  response?: ResponseKind;
+  signal?: AbortSignal;
+  /** Called when the request has to wait for the rate limit or the concurrency cap, and when it retries. */
+  onWait?: (event: WaitEvent) => void;
+}
+
+export type WaitEvent = { kind: 'queued'; position: number } | { kind: 'retry'; attempt: number; delayMs: number; reason: string };
+
+export interface PlatformResponse<T = unknown> {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T;
+  contentType: string;
+}
+
+export interface ProxySettings {
+  url: string;
+  noProxy?: string[];
+  username?: string;
+  password?: string;
+}
+
+export interface ClientCredentials {
+  clientId?: string;
+  clientSecret?: string;
+  apiKey?: string;
+  pubsubApiKey?: string;
+}
+
+export interface ClientConfig {
+  baseUrl: string;
+  authUrl: string;
+  sandboxUrl: string;
+  audience: string;
+  projectId: string;
+  credentials: ClientCredentials;
+  /** Per attempt, from sending the request to the last byte of the answer. */
+  timeoutMs: number;
+  /** Largest JSON answer read; past it the request is aborted and fails with BAD_RESPONSE. */
+  maxResponseBytes: number;
+  /** Largest file (a `buffer` answer: bulk results) read, likewise. */
+  maxFileBytes: number;
+  ratePerMinute: number;
+  maxConcurrency: number;
+  maxQueue: number;
+  /** The rate limit's schedule when it is shared with other instances; the gate's own otherwise. */
+  pacer?: Pacer;
+  maxRetries: number;
+  tokenLifetimeSec: number;
+  tls?: ConnectionOptions;
+  proxy?: ProxySettings;
+}
+
+const RETRY_BASE_MS = 250;
+const RETRY_CAP_MS = 8_000;
+/** A Retry-After longer than this is not waited out: the message fails with RATE_LIMITED instead. */
+const MAX_RETRY_AFTER_MS = 120_000;
+const KEEP_ALIVE_MS = 30_000;
+/** An error answer is read only this far: enough for its message and an excerpt, whatever its size. */
+const ERROR_BODY_BYTES = 64 * 1024;
+/** Error codes of failures that happen before a single byte of the request left this process. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Node's codes for certificate and TLS handshake failures. */
+const TLS_CODE = /CERT|^ERR_TLS_|^ERR_SSL_/;
+
+/**
+ * The one way the pack talks to the platform: one keep-alive dispatcher per config node,
+ * the spec's headers per endpoint family, timeouts, retries, rate limiting and typed errors.
+ */
+export class PlatformClient {
+  readonly tokens: TokenManager;
+  readonly gate: RequestGate;
+  private readonly dispatcher: Dispatcher;
+  private readonly secrets: string[];
+  /** Aborted by close(): ends the shared token fetch and retry waits that no caller's signal covers. */
+  private readonly lifetime = new AbortController();
+
+  constructor(private readonly config: ClientConfig) {
+    this.dispatcher = createDispatcher(config);
+    this.gate = new RequestGate({
+      ratePerMinute: config.ratePerMinute,
+      maxConcurrency: config.maxConcurrency,
+      maxQueue: config.maxQueue,
+      pacer: config.pacer,
+    });
+    this.tokens = new TokenManager({
+      // The shared fetch follows the client's life, not one caller's signal (TokenManager passes none).
+      fetchToken: () => this.fetchToken(this.lifetime.signal),
+      defaultLifetimeSec: config.tokenLifetimeSec,
+    });
+    const { clientSecret, apiKey, pubsubApiKey } = config.credentials;
+    this.secrets = [clientSecret, apiKey, pubsubApiKey].filter((s): s is string => !!s);
+  }
+
+  get projectId(): string {
+    return this.config.projectId;
+  }
+
+  /** `{base_url}`: links the service hands out are resolved against it and compared with its origin. */
+  get baseUrl(): string {
+    return this.config.baseUrl;
+  }
+
+  /** What keeps this configuration from serving a requirement; empty when it can. */
+  problemsFor(requirement: Requirement): ConfigProblem[] {
+    return configProblems(this.config, requirement);
+  }
+
+  /** Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration cannot serve it. */
+  async request<T = unknown>(req: PlatformRequest): Promise<PlatformResponse<T>> {
+    this.refuseUnless(req.auth);
+    let refreshedAfter401 = false;
+    for (let attempt = 0; ; attempt++) {
+      // Outside the try: a failed token fetch has made its own retries and is not retried again.
+      const headers = await this.headersFor(req);
+      try {
+        return await this.attempt<T>(req, headers);
+      } catch (err) {
+        const error = toPlatformError(err, this.secrets);
+        const staleToken = req.auth === 'bearer' ? headers.authorization?.slice('Bearer '.length) : undefined;
+        if (error.code === 'UNAUTHORIZED' && staleToken && !refreshedAfter401) {
+          // The token may have been revoked or expired early: drop it, fetch one more, try once more.
+          refreshedAfter401 = true;
+          this.tokens.invalidate(staleToken);
+          continue;
+        }
+        const delayMs = attempt < this.config.maxRetries ? retryDelay(error, req.retry, attempt) : undefined;
+        if (delayMs === undefined) throw error;
+        req.onWait?.({ kind: 'retry', attempt: attempt + 1, delayMs, reason: error.code });
+        // close() must end a retry wait even for a caller that passed no signal.
+        await sleep(delayMs, req.signal ? AbortSignal.any([req.signal, this.lifetime.signal]) : this.lifetime.signal);
+      }
+    }
+  }
+
+  /** Requests a new token from the token endpoint (also used by the editor's "Test connection"). */
+  async fetchToken(signal?: AbortSignal): Promise<TokenResponse> {
+    this.refuseUnless('token');
+    const { clientId, clientSecret } = this.config.credentials;
+    const url = joinUrl(this.config.authUrl, '/oauth/token');
+    const body = {
+      client_id: clientId,
+      client_secret: clientSecret,
+      audience: this.config.audience,
+      grant_type: 'client_credentials',
+    };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await this.send<unknown>(url, 'POST', { 'content-type': 'application/json' }, JSON.stringify(body), 'json', signal);
+        return readTokenResponse(res.body);
+      } catch (err) {
+        const error = toPlatformError(err, this.secrets);
+        const delayMs = attempt < this.config.maxRetries ? retryDelay(error, 'read', attempt) : undefined;
+        if (delayMs === undefined) {
+          if (error.code === 'UNAUTHORIZED' || error.code === 'FORBIDDEN') {
+            throw new PlatformError(error.code, `token request refused (${error.statusCode}): check client id, secret and audience`, {
+              statusCode: error.statusCode,
+              body: error.bodyExcerpt,
+            });
+          }
+          throw error;
+        }
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  /** Aborts queued requests and closes every connection. */
+  async close(): Promise<void> {
+    this.lifetime.abort();
+    this.gate.close();
+    await this.dispatcher.destroy();
+  }
+
+  private refuseUnless(requirement: Requirement): void {
+    const problems = this.problemsFor(requirement);
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
+
+  private async attempt<T>(req: PlatformRequest, headers: Record<string, string>): Promise<PlatformResponse<T>> {
+    const url = this.urlFor(req);
+    let body: string | FormData | undefined;
+    if (req.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(req.json);
+    } else if (req.form) {
+      body = req.form;
+    }
+    const release = await this.gate.acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position }));
+    try {
+      return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal);
+    } finally {
+      release();
+    }
+  }
+
+  private limitFor(kind: ResponseKind): number {
+    return kind === 'buffer' ? this.config.maxFileBytes : this.config.maxResponseBytes;
+  }
+
+  private async headersFor(req: PlatformRequest): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const { apiKey, pubsubApiKey } = this.config.credentials;
+    switch (req.auth) {
+      // request() has checked that the family's settings are there.
+      case 'project':
+        headers['x-svc-project-id'] = this.config.projectId;
+        headers['x-svc-api-key'] = apiKey as string;
+        break;
+      case 'vpm':
+        headers['x-svc-vpm-id'] = this.config.projectId;
+        headers['x-svc-api-key'] = apiKey as string;
+        break;
+      case 'pubsub':
+        headers.apikey = pubsubApiKey as string;
+        break;
+      case 'bearer':
+        headers.authorization = `Bearer ${await this.tokens.getToken(req.signal)}`;
+        break;
+      case 'none':
+        headers.accept = '*/*';
+        break;
+    }
+    return headers;
+  }
+
+  private urlFor(req: PlatformRequest): URL {
+    const base = req.auth === 'bearer' ? this.config.sandboxUrl : this.config.baseUrl;
+    const url = req.url ? new URL(req.url) : joinUrl(base, req.path ?? '/');
+    for (const [name, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    return url;
+  }
+
+  /** One HTTP exchange with a timeout; turns every failure into a PlatformError. */
+  private async send<T>(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body: string | FormData | undefined,
+    kind: ResponseKind,
+    signal: AbortSignal | undefined,
+  ): Promise<PlatformResponse<T>> {
+    if (signal?.aborted) throw cancelled();
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.config.timeoutMs);
+    const onAbort = () => controller.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const res = await this.dispatcher.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        signal: controller.signal,
+      });
+      const contentType = headerValue(res.headers['content-type']);
+      const declaredLength = headerValue(res.headers['content-length']) || undefined;
+      // A server may echo what it was sent: the configured secrets and this request's token never reach an error.
+      const secrets = headers.authorization ? [...this.secrets, headers.authorization.slice('Bearer '.length)] : this.secrets;
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        // Whatever length it declares, the start of an error body says what went wrong.
+        const { bytes } = await readBounded(res.body, Math.min(ERROR_BODY_BYTES, this.limitFor(kind)), undefined);
+        throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, bytes, secrets), {
+          statusCode: res.statusCode,
+          body: bytes.toString('utf8'),
+          secrets,
+          retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
+        });
+      }
+      const limit = this.limitFor(kind);
+      const { bytes, complete, declaredBytes } = await readBounded(res.body, limit, declaredLength);
+      if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
+      const parsed = kind === 'buffer' ? bytes : parseJson(bytes, res.statusCode, secrets);
+      return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
+    } catch (err) {
+      if (timedOut) {
+        throw new PlatformError('TIMEOUT', `no complete answer within ${this.config.timeoutMs} ms`, { cause: err });
+      }
+      if (signal?.aborted) throw cancelled();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function createDispatcher(config: ClientConfig): Dispatcher {
+  const agentOptions = {
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    connections: config.maxConcurrency > 0 ? config.maxConcurrency : null,
+    connect: config.tls ? { ...config.tls } : undefined,
+    requestTls: config.tls ? { ...config.tls } : undefined,
+  };
+  // EnvHttpProxyAgent reads HTTP_PROXY/HTTPS_PROXY/NO_PROXY itself when no proxy node is set.
+  if (!config.proxy) return new EnvHttpProxyAgent(agentOptions);
+  const proxyUrl = new URL(config.proxy.url);
+  if (config.proxy.username) {
+    proxyUrl.username = encodeURIComponent(config.proxy.username);
+    proxyUrl.password = encodeURIComponent(config.proxy.password ?? '');
+  }
+  return new EnvHttpProxyAgent({
+    ...agentOptions,
+    httpProxy: proxyUrl.href,
+    httpsProxy: proxyUrl.href,
+    noProxy: (config.proxy.noProxy ?? []).join(','),
+  });
+}
+
+function joinUrl(base: string, path: string): URL {
+  return new URL(trimTrailing(base, '/') + (path.startsWith('/') ? path : `/${path}`));
+}
+
+function headerValue(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]): unknown {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new PlatformError('BAD_RESPONSE', `the service answered ${statusCode} with a body that is not valid JSON`, {
+      statusCode,
+      body: text,
+      secrets,
+      cause: err,
+    });
+  }
+}
+
+/** The error for an answer past its limit, naming the limit and the setting that changes it. */
+function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declaredBytes: number | undefined): PlatformError {
+  const size = declaredBytes === undefined ? `is larger than ${describeSize(limit)}` : `declares ${describeSize(declaredBytes)}, more than ${describeSize(limit)}`;
+  const setting = kind === 'buffer' ? 'Max file size' : 'Max answer size';
+  return new PlatformError('BAD_RESPONSE', `the answer ${size} (the "${setting}" of the svc-config node): not read`, { statusCode });
+}
+
+function statusMessage(status: number, raw: Buffer, secrets: readonly string[]): string {
+  let detail = '';
+  try {
+    const body: unknown = JSON.parse(raw.toString('utf8'));
+    if (body && typeof body === 'object') {
+      const record = body as Record<string, unknown>;
+      const text = record.message ?? record.error_description ?? record.error ?? record.detail;
+      if (typeof text === 'string') detail = `: ${text}`;
+    }
+  } catch {
+    // The body is not JSON; the status alone says enough and the excerpt keeps the text.
+  }
+  return `the service answered ${status}${redact(detail, secrets).slice(0, 200)}`;
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds. */
+export function parseRetryAfter(value: string): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** How long to wait before the next attempt, or undefined when this failure must not be retried. */
+function retryDelay(error: PlatformError, policy: RetryPolicy, attempt: number): number | undefined {
+  const retryable =
+    error.code === 'RATE_LIMITED' ||
+    (error.notSent && error.code === 'NETWORK') ||
+    (policy === 'read' && (error.code === 'SERVER' || error.code === 'NETWORK' || error.code === 'TIMEOUT'));
+  if (!retryable) return undefined;
+  if (error.retryAfterMs !== undefined) return error.retryAfterMs <= MAX_RETRY_AFTER_MS ? error.retryAfterMs : undefined;
+  // Exponential backoff with full jitter, so many nodes retrying at once do not stampede.
+  return Math.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
+}
+
+function toPlatformError(err: unknown, secrets: string[]): PlatformError {
+  if (err instanceof PlatformError) return err;
+  const code = (err as { code?: unknown })?.code;
+  const text = redact(describeCause(err), secrets);
+  const notSent = typeof code === 'string' && NOT_SENT_CODES.has(code);
+  if (typeof code === 'string' && TLS_CODE.test(code)) {
+    // A certificate problem does not go away by trying again: report it at once.
+    return new PlatformError('TLS', `TLS error: ${text} (${code})`, { cause: err, notSent: true });
+  }
+  return new PlatformError('NETWORK', `network error: ${text}${typeof code === 'string' ? ` (${code})` : ''}`, {
+    cause: err,
+    notSent,
+  });
+}
+
+/** Reads the token from the token endpoint's answer; the member's name is not given by the spec. */
+function readTokenResponse(body: unknown): TokenResponse {
+  if (typeof body === 'string' && body.length > 0) return { token: body };
+  if (body && typeof body === 'object') {
+    const record = body as Record<string, unknown>;
+    const token = record.access_token ?? record.accessToken ?? record.token;
+    if (typeof token === 'string' && token.length > 0) {
+      const expiresIn = Number(record.expires_in ?? record.expiresIn);
+      return { token, expiresIn: Number.isFinite(expiresIn) ? expiresIn : undefined };
+    }
+  }
+  throw new PlatformError('BAD_RESPONSE', 'the token endpoint answered without an access token', { statusCode: 200 });
+}
+

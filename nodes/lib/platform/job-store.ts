@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { writeAtomically } from '../util/files';
+
+/** A JSON value, as a job and the message that started it are stored. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [member: string]: JsonValue };
+export type JsonObject = { [member: string]: JsonValue };
+
+/**
+ * A job that outlives its process: which node runs it, what kind it is, the node's own description
+ * of it (job ids and what is needed to build the output) and the JSON-safe members of the message
+ * that started it. Never a secret: credentials stay in the config node.
+ */
+export interface StoredJob {
+  /** Unique per job; also the delivery claim. */
+  key: string;
+  nodeId: string;
+  kind: string;
+  job: JsonObject;
+  msg: JsonObject;
+  startedAt: string;
+}
+
+/**
+ * Where resumable jobs live. `take` removes a job and says whether it was still there: whoever
+ * takes a job delivers (or cancels) it, so it is delivered at most once.
+ */
+export interface JobStore {
+  /** The jobs of one node, or of every node. */
+  list(nodeId?: string): Promise<StoredJob[]>;
+  put(job: StoredJob): Promise<void>;
+  /** Replaces a stored job's description, keeping its message; a job already taken stays gone. */
+  update(key: string, job: JsonObject): Promise<void>;
+  take(key: string): Promise<boolean>;
+  /**
+   * Leases: a stored job runs in one place at a time. `claim` is true when the job was free (or its
+   * lease ran out) and now belongs to `owner` for `ttlMs`; `renew` is false once another owner took it.
+   */
+  claim(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  renew(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  release(key: string, owner: string): Promise<void>;
+  /** True when other processes share these jobs, so that one whose owner died is taken over by another. */
+  readonly shared: boolean;
+  /** Resolves once every change so far is written. */
+  flush(): Promise<void>;
+}
+
+export function newJobKey(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+/**
+ * The jobs of one process in one JSON file, or in memory only when `file` is undefined. The
+ * in-memory map is the truth inside the process; each change rewrites the file through a temporary
+ * file and a rename, so a crash leaves the old or the new file, never half of one. Writes are
+ * serialised, and changes made while one is under way share the next.
+ */
+export class FileJobStore implements JobStore {
+  /** One process uses the file: its nodes never run a job twice (the runner sees to that), so leases always hold. */
+  readonly shared = false;
+  private jobs: Map<string, StoredJob> | undefined;
+  private loading: Promise<Map<string, StoredJob>> | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private nextWrite: Promise<void> | undefined;
+
+  constructor(
+    readonly file: string | undefined,
+    private readonly warn: (text: string) => void,
+  ) {}
+
+  async list(nodeId?: string): Promise<StoredJob[]> {
+    const jobs = await this.load();
+    return [...jobs.values()].filter((job) => nodeId === undefined || job.nodeId === nodeId);
+  }
+
+  async put(job: StoredJob): Promise<void> {
+    (await this.load()).set(job.key, job);
+    await this.save();
+  }
+
+  async update(key: string, job: JsonObject): Promise<void> {
+    const jobs = await this.load();
+    const current = jobs.get(key);
+    if (!current) return;
+    jobs.set(key, { ...current, job });
+    await this.save();
+  }
+
+  async take(key: string): Promise<boolean> {
+    const taken = (await this.load()).delete(key);
+    if (taken) await this.save();
+    return taken;
+  }
+
+  async claim(): Promise<boolean> {
+    return true;
+  }
+
+  async renew(): Promise<boolean> {
+    return true;
+  }
+
+  async release(): Promise<void> {}
+
+  async flush(): Promise<void> {
+    await this.writing;
+  }
+
+  private load(): Promise<Map<string, StoredJob>> {
+    if (this.jobs) return Promise.resolve(this.jobs);
+    this.loading ??= this.read().then((jobs) => (this.jobs = jobs));
+    return this.loading;
+  }
+
+  private async read(): Promise<Map<string, StoredJob>> {
+    const jobs = new Map<string, StoredJob>();
+    if (!this.file) return jobs;
+    let text: string;
+    try {
+      text = await fs.promises.readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`cannot read the stored jobs in ${this.file}: ${(err as Error).message}`);
+      return jobs;
+    }
+    try {
+      const stored = JSON.parse(text) as { jobs?: unknown };
+      for (const job of Array.isArray(stored.jobs) ? stored.jobs : []) {
+        if (isStoredJob(job)) jobs.set(job.key, job);
+      }
+    } catch (err) {
+      this.warn(`the stored jobs in ${this.file} are not readable JSON and are ignored: ${(err as Error).message}`);
+    }
+    return jobs;
+  }
+
+  /** A write that starts after every change made so far; never rejects. */
+  private save(): Promise<void> {
+    if (!this.file) return Promise.resolve();
+    if (!this.nextWrite) {
+      const file = this.file;
+      // A failed write is warned about, not thrown: the jobs still run, they only would not survive a restart.
+      const next = this.writing
+        .then(() => {
+          this.nextWrite = undefined;
+          return writeAtomically(file, JSON.stringify({ version: 1, jobs: [...(this.jobs?.values() ?? [])] }));
+        })
+        .catch((err: unknown) => this.warn(`cannot store the running jobs in ${file}: ${(err as Error).message}`));
+      this.nextWrite = next;
+      this.writing = next;
+    }
+    return this.nextWrite;
+  }
+}
+
+function isStoredJob(value: unknown): value is StoredJob {
+  if (value === null || typeof value !== 'object') return false;
+  const job = value as Record<string, unknown>;
+  return (
+    typeof job.key === 'string' &&
+    typeof job.nodeId === 'string' &&
+    typeof job.kind === 'string' &&
+    job.job !== null &&
+    typeof job.job === 'object' &&
+    job.msg !== null &&
+    typeof job.msg === 'object'
+  );
+}

@@ -1,0 +1,197 @@
+import { PlatformError } from '../util/errors';
+import { sleep } from '../util/async';
+import { isRecord } from '../util/values';
+import { PlatformClient, WaitEvent } from './client';
+
+/** How a job is polled: the first wait, growing by half each time up to `maxIntervalMs`, and the overall limit. */
+export interface Polling {
+  intervalMs: number;
+  maxWaitMs: number;
+  /** The longest wait between polls (10 s unless set; never below `intervalMs`). */
+  maxIntervalMs?: number;
+}
+
+/** What a running job needs from its caller: cancellation, and where to report waits and progress. */
+export interface JobContext {
+  signal: AbortSignal;
+  onWait: (event: WaitEvent) => void;
+  onProgress: (text: string) => void;
+}
+
+/** The kinds of platform job; each has its own reader of status answers. */
+export type JobKind = 'bulk-geocode' | 'isoline' | 'sequence';
+
+/**
+ * A platform job as plain JSON: everything needed to poll it, so that it can be stored and polled
+ * again from this alone (after a restart, by another process). `pollJob` keeps it up to date.
+ */
+export interface JobState {
+  kind: JobKind;
+  jobId: string;
+  /** The path its status is read from. */
+  statusPath: string;
+  /** When the service accepted it (ms since the epoch): the wait limit counts from here. */
+  createdAt: number;
+  /** Status requests made so far: the next wait grows with them. */
+  polls: number;
+  /** The status the service last reported, if any. */
+  status?: string;
+}
+
+/** How one kind of job's status answers read. */
+export interface JobReader<R> {
+  /** What a finished job yields, for the timeout message ("a result", "a download link or token"). */
+  awaiting: string;
+  /** The status an answer reports, if any. */
+  status(answer: unknown): string | undefined;
+  /** The finished job's result, or undefined while it runs. Throws (JOB_FAILED) when the answer says it failed. */
+  result(answer: unknown): R | undefined;
+}
+
+export interface PollContext {
+  signal: AbortSignal;
+  onWait: (event: WaitEvent) => void;
+  /** Called after each status answer, with the job state updated. */
+  onPoll?: (job: JobState) => void;
+}
+
+export interface Polled<R> {
+  result: R;
+  /** The answer that carried the result, and its HTTP status. */
+  answer: unknown;
+  statusCode: number;
+}
+
+const DEFAULT_MAX_INTERVAL_MS = 10_000;
+const INTERVAL_GROWTH = 1.5;
+
+/** The wait before the next poll of a job that has been polled `polls` times. */
+export function pollDelay(polling: Polling, polls: number): number {
+  const longest = Math.max(polling.intervalMs, polling.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS);
+  return Math.min(longest, polling.intervalMs * INTERVAL_GROWTH ** polls);
+}
+
+/**
+ * The one job poller: waits, reads the job's status, and again with a growing wait, until the
+ * reader finds the result, the answer reads as failed, the wait limit (counted from the job's
+ * creation) runs out, or the signal ends it. Works from the job state alone, so a stored job resumes.
+ */
+export async function pollJob<R>(client: PlatformClient, job: JobState, reader: JobReader<R>, polling: Polling, context: PollContext): Promise<Polled<R>> {
+  const deadline = job.createdAt + polling.maxWaitMs;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw jobTimedOut(job, reader, polling);
+    await sleep(Math.min(pollDelay(polling, job.polls), remaining), context.signal);
+    const response = await client.request({ auth: 'project', method: 'GET', path: job.statusPath, retry: 'read', signal: context.signal, onWait: context.onWait });
+    job.polls++;
+    job.status = reader.status(response.body) ?? job.status;
+    context.onPoll?.(job);
+    const result = reader.result(response.body);
+    if (result !== undefined) return { result, answer: response.body, statusCode: response.statusCode };
+  }
+}
+
+function jobTimedOut(job: JobState, reader: JobReader<unknown>, polling: Polling): PlatformError {
+  const seen = job.status === undefined ? 'no status seen' : `last status "${job.status}"`;
+  return new PlatformError('TIMEOUT', `${job.kind} job ${job.jobId} gave no ${reader.awaiting} within ${polling.maxWaitMs / 1000} s (${seen})`);
+}
+
+const FAILED_STATUS = /fail|error|cancel|abort|reject|expire/i;
+
+/** Job status names are not in the spec: any status that reads as a failure ends the job. */
+export function statusReadsAsFailed(status: unknown): boolean {
+  return typeof status === 'string' && FAILED_STATUS.test(status);
+}
+
+/** The error for a job the service reports as failed, carrying its status and message. */
+export function jobFailed(status: unknown, message: unknown): PlatformError {
+  const detail = typeof message === 'string' && message !== '' ? `: ${message}` : '';
+  return new PlatformError('JOB_FAILED', `the job ended with status "${String(status)}"${detail}`);
+}
+
+/** What polling a computation's job needs. */
+export interface ComputationJob {
+  client: PlatformClient;
+  kind: Exclude<JobKind, 'bulk-geocode'>;
+  /** The status path of a job. */
+  jobPath: (jobId: string) => string;
+  /** True when an answer carries the finished result (for example an `isoline` member). */
+  isResult: (body: unknown) => boolean;
+  polling: Polling;
+  context: JobContext;
+}
+
+export interface Computation extends ComputationJob {
+  /** The POST path of the computation. */
+  path: string;
+  body: Record<string, unknown>;
+  /** Called with the job id once the service answers with a job, before it is polled (to store it for a restart). */
+  onJob?: (jobId: string) => Promise<void>;
+}
+
+export interface ComputationResult {
+  body: unknown;
+  statusCode: number;
+  jobId?: string;
+  polls: number;
+}
+
+/**
+ * Runs a computation: the POST answer is the result, or a job handle `{jobId, status, message}`
+ * that is polled until its answer carries the result, its status reads as failed, the wait runs out,
+ * or the node closes.
+ */
+export async function compute(computation: Computation): Promise<ComputationResult> {
+  const { client, context } = computation;
+  const first = await client.request({
+    auth: 'project',
+    method: 'POST',
+    path: computation.path,
+    json: computation.body,
+    retry: 'read',
+    signal: context.signal,
+    onWait: context.onWait,
+  });
+  if (computation.isResult(first.body)) return { body: first.body, statusCode: first.statusCode, polls: 0 };
+  const jobId = handleJobId(first.body);
+  context.onProgress(`job ${computationReader(computation.isResult).status(first.body) ?? 'accepted'}`);
+  await computation.onJob?.(jobId);
+  return awaitComputation(computation, jobId);
+}
+
+/** Polls a computation's job, started by `compute` or earlier (resumed after a restart), to its result. */
+export async function awaitComputation(computation: ComputationJob, jobId: string): Promise<ComputationResult> {
+  const { client, context } = computation;
+  const job: JobState = { kind: computation.kind, jobId, statusPath: computation.jobPath(jobId), createdAt: Date.now(), polls: 0 };
+  const polled = await pollJob(client, job, computationReader(computation.isResult), computation.polling, {
+    signal: context.signal,
+    onWait: context.onWait,
+    onPoll: (state) => context.onProgress(`job ${state.status ?? 'running'} (poll ${state.polls})`),
+  });
+  return { body: polled.answer, statusCode: polled.statusCode, jobId, polls: job.polls };
+}
+
+/** Reads the answers of an isoline or sequence job: `{jobId, status, message}` until one carries the result. */
+export function computationReader(isResult: (body: unknown) => boolean): JobReader<unknown> {
+  const member = (answer: unknown, key: string) => (isRecord(answer) && typeof answer[key] === 'string' ? answer[key] : undefined);
+  return {
+    awaiting: 'result',
+    status: (answer) => member(answer, 'status'),
+    result: (answer) => {
+      if (isResult(answer)) return answer;
+      const status = member(answer, 'status');
+      if (statusReadsAsFailed(status)) throw jobFailed(status, member(answer, 'message'));
+      return undefined;
+    },
+  };
+}
+
+/** The job id of a POST answer that is not the result; a failed status or no id is an error. */
+function handleJobId(body: unknown): string {
+  const record = isRecord(body) ? body : {};
+  if (statusReadsAsFailed(record.status)) throw jobFailed(record.status, record.message);
+  if (typeof record.jobId === 'string' || typeof record.jobId === 'number') return String(record.jobId);
+  throw new PlatformError('BAD_RESPONSE', 'the service answered with neither a result nor a job handle (jobId)', {
+    body: JSON.stringify(body) ?? '',
+  });
+}

@@ -1,0 +1,179 @@
+import { PlatformError, cancelled } from '../util/errors';
+
+export interface GateOptions {
+  /** Requests per minute; 0 turns the rate limit off. */
+  ratePerMinute: number;
+  /** Requests in flight at once; 0 means no cap. */
+  maxConcurrency: number;
+  /** Waiting requests beyond this are refused with QUEUE_FULL. */
+  maxQueue: number;
+  /** The schedule the rate limit takes its slots from; this gate's own unless shared with other instances. */
+  pacer?: Pacer;
+}
+
+/**
+ * Hands out the slots of an even schedule, one per `intervalMs`: each call reserves the next free
+ * slot and answers how many milliseconds from now it begins. A pacer must not reject.
+ */
+export interface Pacer {
+  reserve(intervalMs: number): number | Promise<number>;
+}
+
+/** The schedule of one process: a bucket of one token refilled every interval. */
+export class LocalPacer implements Pacer {
+  private nextSlotAt = 0;
+
+  reserve(intervalMs: number): number {
+    const now = Date.now();
+    const slot = Math.max(now, this.nextSlotAt);
+    this.nextSlotAt = slot + intervalMs;
+    return slot - now;
+  }
+}
+
+interface Waiter {
+  resolve: (release: () => void) => void;
+  reject: (err: Error) => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+/**
+ * Admits requests in arrival order under a rate limit and a concurrency cap.
+ *
+ * The rate limit spaces requests evenly (a bucket of one token refilled every 60/rate seconds):
+ * a burst allowance would let a sliding one-minute window on the server see more than `rate`
+ * requests, which is exactly the 429 the limit exists to avoid. A slot is reserved only for the
+ * request at the head of the queue once the concurrency cap lets it go, so a long local queue never
+ * books a shared schedule ahead of other instances, and closing wastes at most one slot.
+ */
+export class RequestGate {
+  private readonly intervalMs: number;
+  private readonly pacer: Pacer;
+  private inFlight = 0;
+  private readonly queue: Waiter[] = [];
+  /** True while the head of the queue waits for its reserved slot. */
+  private admitting = false;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: GateOptions) {
+    this.intervalMs = options.ratePerMinute > 0 ? 60_000 / options.ratePerMinute : 0;
+    this.pacer = options.pacer ?? new LocalPacer();
+  }
+
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  get active(): number {
+    return this.inFlight;
+  }
+
+  /**
+   * Resolves with a release function once the request may go; call it when the request ends.
+   * `onQueued` is told the queue position when the request has to wait.
+   */
+  acquire(signal?: AbortSignal, onQueued?: (position: number) => void): Promise<() => void> {
+    if (this.closed) return Promise.reject(cancelled());
+    if (signal?.aborted) return Promise.reject(cancelled());
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, signal };
+      this.queue.push(waiter);
+      this.pump();
+      if (!this.queue.includes(waiter)) return;
+      if (this.queue.length > this.options.maxQueue) {
+        this.queue.pop();
+        reject(
+          new PlatformError('QUEUE_FULL', `request queue full (${this.options.maxQueue} waiting); message refused`, {
+            notSent: true,
+          }),
+        );
+        return;
+      }
+      if (signal) {
+        waiter.onAbort = () => {
+          const index = this.queue.indexOf(waiter);
+          if (index >= 0) this.queue.splice(index, 1);
+          reject(cancelled());
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      onQueued?.(this.queue.length);
+    });
+  }
+
+  /** Refuses everything still waiting and stops the timer. */
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const waiter of this.queue.splice(0)) {
+      if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+      waiter.reject(cancelled());
+    }
+  }
+
+  private concurrencyFree(): boolean {
+    return this.options.maxConcurrency <= 0 || this.inFlight < this.options.maxConcurrency;
+  }
+
+  /** Lets the head of the queue go while it may; reserves a slot (and waits for it) when the rate limit asks. */
+  private pump(missedSlot = false): void {
+    while (!this.closed && !this.admitting && this.queue.length > 0 && this.concurrencyFree()) {
+      const reservedAt = Date.now();
+      const wait = this.intervalMs > 0 ? this.pacer.reserve(this.intervalMs) : 0;
+      if (wait === 0) {
+        this.admitHead();
+        missedSlot = false;
+        continue;
+      }
+      this.admitting = true;
+      if (typeof wait === 'number') this.admitAt(reservedAt + wait, missedSlot);
+      else {
+        wait.then(
+          (ms) => this.admitAt(reservedAt + ms, missedSlot),
+          () => this.admitAt(reservedAt, missedSlot),
+        );
+      }
+      return;
+    }
+  }
+
+  /**
+   * Admits the head of the queue at `due`. A slot missed by more than a quarter interval (a stalled
+   * event loop, a slow answer from a shared schedule) is given up and a new one reserved, once: sent
+   * late on its old slot, the request would crowd the next slots, which another instance may hold.
+   */
+  private admitAt(due: number, missedSlot: boolean): void {
+    if (this.closed) return;
+    const admit = () => {
+      this.timer = undefined;
+      this.admitting = false;
+      if (!missedSlot && Date.now() - due > this.intervalMs / 4) {
+        this.pump(true);
+        return;
+      }
+      this.admitHead();
+      this.pump();
+    };
+    const ms = due - Date.now();
+    if (ms > 0) this.timer = setTimeout(admit, ms);
+    else admit();
+  }
+
+  /** The slot goes to whoever heads the queue now (an earlier head may have been aborted meanwhile). */
+  private admitHead(): void {
+    const waiter = this.queue.shift();
+    if (!waiter) return;
+    if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+    this.inFlight++;
+    let released = false;
+    waiter.resolve(() => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      this.pump();
+    });
+  }
+}

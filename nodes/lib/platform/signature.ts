@@ -1,0 +1,177 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** The header a signed webhook request carries: `t=<timestamp>,digestV1=<hex digest>`. */
+export const SIGNATURE_HEADER = 'svc-signature';
+
+/**
+ * The unit of `t` is not in the spec, so it is read by magnitude: from this value on it is taken as
+ * milliseconds (1e11 seconds is the year 5138; 1e11 milliseconds is March 1973).
+ */
+const MILLISECONDS_FROM = 1e11;
+const TIMESTAMP = /^\d{1,16}(\.\d{1,6})?$/;
+const SHA256_HEX = /^[0-9a-f]{64}$/i;
+const DEFAULT_REPLAY_CACHE_SIZE = 10_000;
+
+export interface ParsedSignature {
+  /** `t` exactly as sent: the digest covers this text, not a re-formatted number. */
+  timestamp: string;
+  /** Every `digestV1` given, decoded from hex (32 bytes each). */
+  digests: Buffer[];
+}
+
+/** Why a request was refused; short, safe to show in a node status. */
+export type SignatureRejection = 'missing signature' | 'malformed signature' | 'stale timestamp' | 'future timestamp' | 'signature mismatch' | 'replay';
+
+export interface AcceptedSignature {
+  timestamp: string;
+  timestampMs: number;
+  digest: string;
+}
+
+export type VerifyResult =
+  | ({ ok: true } & AcceptedSignature)
+  | { ok: false; reason: SignatureRejection };
+
+/** The lowercase hex SHA-256 of `<t>.<secret>.<body>`, over the body's exact bytes. */
+export function computeDigest(timestamp: string, secret: string, body: Buffer | string): string {
+  return createHash('sha256').update(`${timestamp}.${secret}.`, 'utf8').update(body).digest('hex');
+}
+
+/**
+ * Reads `t=<timestamp>,digestV1=<hex>`. Parts may come in any order with spaces around them; several
+ * `digestV1` parts are all candidates; other keys are ignored (room for later digest versions).
+ * Returns undefined when the header is absent, repeated, or not of that form.
+ */
+export function parseSignatureHeader(value: string | string[] | undefined): ParsedSignature | undefined {
+  if (typeof value !== 'string') return undefined;
+  let timestamp: string | undefined;
+  const digests: Buffer[] = [];
+  for (const part of value.split(',')) {
+    const separator = part.indexOf('=');
+    if (separator < 0) return undefined;
+    const key = part.slice(0, separator).trim().toLowerCase();
+    const text = part.slice(separator + 1).trim();
+    if (key === 't') {
+      if (timestamp !== undefined || !TIMESTAMP.test(text)) return undefined;
+      timestamp = text;
+    } else if (key === 'digestv1') {
+      if (!SHA256_HEX.test(text)) return undefined;
+      digests.push(Buffer.from(text, 'hex'));
+    }
+  }
+  return timestamp !== undefined && digests.length > 0 ? { timestamp, digests } : undefined;
+}
+
+/** `t` in milliseconds since the epoch, whether it was sent in seconds or in milliseconds. */
+export function timestampToMs(timestamp: string): number {
+  const value = Number(timestamp);
+  return value >= MILLISECONDS_FROM ? value : value * 1000;
+}
+
+/** Compares two texts in time that depends on neither their content nor their lengths. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const digestA = createHash('sha256').update(a, 'utf8').digest();
+  const digestB = createHash('sha256').update(b, 'utf8').digest();
+  return timingSafeEqual(digestA, digestB);
+}
+
+/**
+ * Remembers accepted (t, digest) pairs until their timestamp leaves the tolerance window (after that
+ * the time check refuses them anyway), holding at most `maxEntries`: when full, expired entries go
+ * first, then the oldest. Past `maxEntries` accepted requests within one window, the oldest are thus
+ * forgotten early: a bound on memory that a sender needs over 33 webhooks a second (at the default
+ * 5-minute tolerance) to reach.
+ */
+export class ReplayCache {
+  private readonly expiries = new Map<string, number>();
+
+  constructor(private readonly maxEntries = DEFAULT_REPLAY_CACHE_SIZE) {}
+
+  get size(): number {
+    return this.expiries.size;
+  }
+
+  has(key: string, now: number): boolean {
+    const expiresAt = this.expiries.get(key);
+    return expiresAt !== undefined && expiresAt > now;
+  }
+
+  add(key: string, expiresAt: number, now: number): void {
+    // Entries arrive roughly in expiry order, so expired ones sit at the oldest end: sweeping stops at
+    // the first live entry, which keeps each add cheap however full the cache is. One that expires out
+    // of order is still refused by `has` and leaves with the size bound.
+    for (const [entry, expiry] of this.expiries) {
+      if (expiry > now) break;
+      this.expiries.delete(entry);
+    }
+    while (this.expiries.size >= this.maxEntries) {
+      const oldest = this.expiries.keys().next().value as string;
+      this.expiries.delete(oldest);
+    }
+    this.expiries.set(key, expiresAt);
+  }
+}
+
+export interface VerifierOptions {
+  /** The current secret first, then the previous one during a rotation. Empty strings are ignored. */
+  secrets: string[];
+  toleranceSec: number;
+  replayCacheSize?: number;
+}
+
+/**
+ * Checks `svc-signature` headers: form, timestamp within the tolerance window (both directions),
+ * digest against every secret in constant time, and replays of a (t, digest) already accepted.
+ * `verify` only checks; `markAccepted` records a request once the receiver has taken it.
+ */
+export class SignatureVerifier {
+  private readonly secrets: string[];
+  private readonly toleranceMs: number;
+  private readonly replays: ReplayCache;
+
+  constructor(options: VerifierOptions) {
+    this.secrets = options.secrets.filter((secret) => secret !== '');
+    if (this.secrets.length === 0) throw new Error('a signature verifier needs at least one secret');
+    this.toleranceMs = options.toleranceSec * 1000;
+    this.replays = new ReplayCache(options.replayCacheSize);
+  }
+
+  verify(header: string | string[] | undefined, body: Buffer, now = Date.now()): VerifyResult {
+    if (header === undefined) return { ok: false, reason: 'missing signature' };
+    const signature = parseSignatureHeader(header);
+    if (!signature) return { ok: false, reason: 'malformed signature' };
+    const timestampMs = timestampToMs(signature.timestamp);
+    if (timestampMs < now - this.toleranceMs) return { ok: false, reason: 'stale timestamp' };
+    if (timestampMs > now + this.toleranceMs) return { ok: false, reason: 'future timestamp' };
+    const matched = this.matchingDigest(signature, body);
+    if (matched === undefined) return { ok: false, reason: 'signature mismatch' };
+    if (this.replays.has(this.replayEntry({ timestamp: signature.timestamp, timestampMs, digest: matched }).key, now)) {
+      return { ok: false, reason: 'replay' };
+    }
+    return { ok: true, timestamp: signature.timestamp, timestampMs, digest: matched };
+  }
+
+  markAccepted(result: AcceptedSignature, now = Date.now()): void {
+    const { key, expiresAt } = this.replayEntry(result);
+    this.replays.add(key, expiresAt, now);
+  }
+
+  /** What identifies an accepted request against replays, and until when (after that the time check refuses it). */
+  replayEntry(result: AcceptedSignature): { key: string; expiresAt: number } {
+    return { key: `${result.timestamp}:${result.digest}`, expiresAt: result.timestampMs + this.toleranceMs };
+  }
+
+  /** The hex digest that one of the secrets produces and the header carries, if any. */
+  private matchingDigest(signature: ParsedSignature, body: Buffer): string | undefined {
+    let matched: string | undefined;
+    // Every secret is tried even after a match, so the time taken does not tell which one matched.
+    for (const secret of this.secrets) {
+      const expected = Buffer.from(computeDigest(signature.timestamp, secret, body), 'hex');
+      for (const given of signature.digests) {
+        if (timingSafeEqual(given, expected) && matched === undefined) matched = expected.toString('hex');
+      }
+    }
+    return matched;
+  }
+}
+

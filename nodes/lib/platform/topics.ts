@@ -1,0 +1,138 @@
+import { PlatformError, codeForStatus, invalidInput, redact } from '../util/errors';
+import type { PlatformClient, PlatformRequest, PlatformResponse } from './client';
+import { describeValue } from '../util/values';
+import { isHeaderName } from '../util/text';
+
+/** Data topic and subscription endpoints (spec: "Data topics"), all under `/v1/pubsub`. */
+export const TOPICS_PATH = '/v1/pubsub/topics';
+export const SUBSCRIPTIONS_PATH = '/v1/pubsub/subscriptions';
+
+export function topicPath(topicId: number): string {
+  return `${TOPICS_PATH}/${topicId}`;
+}
+
+/** The Topic response envelope: `{ isSuccess, data }`. */
+export interface TopicEnvelope {
+  isSuccess: boolean;
+  data?: unknown;
+  [member: string]: unknown;
+}
+
+export function isEnvelope(body: unknown): body is TopicEnvelope {
+  return body !== null && typeof body === 'object' && !Array.isArray(body) && typeof (body as TopicEnvelope).isSuccess === 'boolean';
+}
+
+/**
+ * A data-topic request (header `apikey`). An answer whose envelope says `isSuccess: false` is an
+ * error carrying the envelope as its `cause` (which a Catch node sees as `msg.error.cause`), whatever
+ * the HTTP status; other answers are returned as sent.
+ */
+export async function pubsubRequest(client: PlatformClient, request: Omit<PlatformRequest, 'auth'>): Promise<PlatformResponse> {
+  let response: PlatformResponse;
+  try {
+    response = await client.request({ ...request, auth: 'pubsub' });
+  } catch (err) {
+    throw withFailedEnvelope(err);
+  }
+  if (isEnvelope(response.body) && !response.body.isSuccess) {
+    throw envelopeError(response.body, response.statusCode);
+  }
+  return response;
+}
+
+/** The envelope's `data` when the body is an envelope, else the body as sent (empty included). */
+export function unwrapEnvelope(body: unknown): unknown {
+  return isEnvelope(body) ? body.data : body;
+}
+
+function envelopeError(envelope: TopicEnvelope, statusCode: number): PlatformError {
+  const reason = envelope.message ?? envelope.error ?? envelope.errors;
+  const detail = reason === undefined ? '' : `: ${redact(typeof reason === 'string' ? reason : JSON.stringify(reason)).slice(0, 200)}`;
+  const code = statusCode >= 200 && statusCode < 300 ? 'BAD_REQUEST' : codeForStatus(statusCode);
+  return new PlatformError(code, `the service answered ${statusCode} with isSuccess: false${detail}`, {
+    statusCode,
+    body: JSON.stringify(envelope),
+    cause: envelope,
+  });
+}
+
+/** A failed status whose (redacted) body is an envelope becomes the envelope error; others pass. */
+function withFailedEnvelope(err: unknown): unknown {
+  if (!(err instanceof PlatformError) || err.statusCode === undefined || !err.bodyExcerpt) return err;
+  let body: unknown;
+  try {
+    body = JSON.parse(err.bodyExcerpt);
+  } catch {
+    return err;
+  }
+  return isEnvelope(body) && !body.isSuccess ? envelopeError(body, err.statusCode) : err;
+}
+
+/** An integer of at least `min`, given as a number or as a string of digits. */
+export function readInteger(value: unknown, field: string, min: number): number {
+  const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) {
+    throw invalidInput(`${field} must be an integer of at least ${min}, got ${describeValue(value)}`);
+  }
+  return n;
+}
+
+/** A topic id: an integer (the service assigns them), as a number or a string of digits. */
+export function readTopicId(value: unknown, field = 'topic id'): number {
+  return readInteger(value, field, 0);
+}
+
+/** A required text field: a string that is not blank once trimmed. */
+export function readRequiredText(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw invalidInput(`${field} must be a string, got ${describeValue(value)}`);
+  const text = value.trim();
+  if (text === '') throw invalidInput(`${field} is empty`);
+  return text;
+}
+
+/** An optional text field: undefined stays undefined, anything else must be a string. */
+export function readOptionalText(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw invalidInput(`${field} must be a string, got ${describeValue(value)}`);
+  return value;
+}
+
+/** `LocationIds`: a non-empty array of non-empty strings, or one string of comma-separated ids. */
+export function readLocationIds(value: unknown): string[] {
+  const list = typeof value === 'string' ? value.split(',') : value;
+  if (!Array.isArray(list)) throw invalidInput(`LocationIds must be an array of strings, got ${describeValue(value)}`);
+  const ids = list.map((item, index) => readRequiredText(item, `LocationIds[${index}]`));
+  if (ids.length === 0) throw invalidInput('LocationIds is empty: a subscription needs at least one location');
+  return ids;
+}
+
+/** `WebhookAddress`: an absolute http(s) URL. */
+export function readWebhookAddress(value: unknown): string {
+  const text = readRequiredText(value, 'WebhookAddress');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalidInput('WebhookAddress is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalidInput(`WebhookAddress must be an http or https URL, got ${url.protocol}`);
+  }
+  return text;
+}
+
+/**
+ * `WebhookHeader`: `<header-name>:<header-value>`. Its value may be a key for the receiver, so no
+ * error message repeats it.
+ */
+export function readWebhookHeader(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw invalidInput(`WebhookHeader must be a string, got ${describeValue(value)}`);
+  const separator = value.indexOf(':');
+  if (separator < 0) throw invalidInput('WebhookHeader must have the form <header-name>:<header-value> (no colon found)');
+  const name = value.slice(0, separator).trim();
+  if (!isHeaderName(name)) throw invalidInput('WebhookHeader: the part before the colon is not a valid header name');
+  if (value.slice(separator + 1).trim() === '') throw invalidInput('WebhookHeader: the header value after the colon is empty');
+  return value.trim();
+}
+

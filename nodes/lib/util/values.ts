@@ -1,0 +1,79 @@
+import { invalidInput } from './errors';
+
+/** Readers for request values as users give them: enums exactly as the spec spells them, booleans, numbers. */
+
+/** False for the values that mean "not set": undefined, null, the empty string and the empty list. */
+export function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '' && !(Array.isArray(value) && value.length === 0);
+}
+
+/** One value of an enum, exactly as the spec spells it; undefined when not set. */
+export function readChoice<T extends string>(value: unknown, allowed: readonly T[], field: string): T | undefined {
+  return isSet(value) ? oneOf(value, allowed, field) : undefined;
+}
+
+/** Several enum values, from an array or a comma-separated list; undefined when not set. */
+export function readChoices<T extends string>(value: unknown, allowed: readonly T[], field: string): T[] | undefined {
+  const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value;
+  if (!isSet(items)) return undefined;
+  if (!Array.isArray(items)) throw invalidInput(`${field}: expected a list of ${allowed.join(', ')}`);
+  return items.map((item) => oneOf(item, allowed, field));
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: string): T {
+  if (!(allowed as readonly unknown[]).includes(value)) {
+    throw invalidInput(`${field}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+export function readBoolean(value: unknown, field: string): boolean | undefined {
+  if (!isSet(value)) return undefined;
+  if (typeof value === 'boolean') return value;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw invalidInput(`${field}: expected true or false, got ${JSON.stringify(value)}`);
+}
+
+export function readNumber(value: unknown, field: string): number | undefined {
+  if (!isSet(value)) return undefined;
+  const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
+  if (!Number.isFinite(n)) throw invalidInput(`${field}: expected a number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** How an unexpected value reads in an error message: "null", "an array", "an empty string", "number" … */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
+  return typeof value;
+}
+
+/** A JSON object as this pack handles it. */
+export type Json = Record<string, unknown>;
+
+/** A JSON object: not null, not an array. */
+export function isRecord(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A finite number from a number or a numeric string (CSV fields are text), else undefined. */
+export function toNumber(value: unknown): number | undefined {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** Reads a member by dotted path (`payload.links.download`), for user-configured overrides. */
+export function memberAt(value: unknown, path: string): unknown {
+  let current = value;
+  for (const key of path.split('.').filter(Boolean)) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+/** The members that are set: optional request fields left unset stay off the wire. */
+export function setMembers<T extends object>(record: T): T {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as T;
+}

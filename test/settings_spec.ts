@@ -1,0 +1,129 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import vm from 'node:vm';
+import should from 'should';
+import {
+  COMPUTATION_POLLING,
+  countSetting,
+  nonNegativeSetting,
+  pollingOf,
+  positiveSetting,
+  precisionSetting,
+  textSetting,
+} from '../nodes/lib/node-red/settings';
+import { expectOutput, helper, loadWithSandbox, useSandbox } from './support/harness';
+import { resetBulk } from './sandbox/endpoints/bulk';
+import { REPO_ROOT } from './support/paths';
+
+const BULK_POLLING = { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 };
+
+describe('node settings', function () {
+  describe('one parser per kind of setting', function () {
+    it('reads numbers given as numbers or editor text, and falls back on anything else', function () {
+      should(positiveSetting('1.5')).equal(1.5);
+      should(positiveSetting(0)).be.undefined();
+      should(positiveSetting('fast')).be.undefined();
+      should(nonNegativeSetting('0', 80)).equal(0);
+      should(nonNegativeSetting(-1, 80)).equal(80);
+      should(countSetting('250', 1000)).equal(250);
+      should(countSetting(2.7, 1000)).equal(2);
+      should(countSetting(0.5, 1000)).equal(1);
+      should(countSetting('', 1000)).equal(1000);
+      should(textSetting('  payload.id ')).equal('payload.id');
+      should(textSetting('  ', 'features')).equal('features');
+      should(textSetting(undefined)).equal('');
+    });
+
+    it('reads a geohash length as a whole number from 1 to 12, else the default 9', function () {
+      should(precisionSetting('7')).equal(7);
+      should(precisionSetting(12)).equal(12);
+      for (const bad of [0, 13, 5.5, '', 'x', undefined]) should(precisionSetting(bad)).equal(9, String(bad));
+    });
+  });
+
+  describe('poll settings: seconds everywhere, flows saved before 1.1 read in their old unit', function () {
+    it('reads pollIntervalSec and maxWait in seconds', function () {
+      should(pollingOf({ pollIntervalSec: '0.5', maxWait: 60 }, BULK_POLLING)).eql({ intervalMs: 500, maxWaitMs: 60_000 });
+      should(pollingOf({ pollIntervalSec: 3 }, COMPUTATION_POLLING)).eql({ intervalMs: 3000, maxWaitMs: 300_000 });
+    });
+
+    it('uses the defaults: 2 s and 30 min on bulk, 1 s and 5 min on isoline and sequence', function () {
+      should(pollingOf({}, BULK_POLLING)).eql({ intervalMs: 2000, maxWaitMs: 1_800_000 });
+      should(pollingOf({ pollIntervalSec: '', pollInterval: '' }, COMPUTATION_POLLING)).eql({ intervalMs: 1000, maxWaitMs: 300_000 });
+    });
+
+    it('reads a legacy pollInterval in the node’s old unit wherever it is set, even beside pollIntervalSec', function () {
+      should(pollingOf({ pollInterval: 2000 }, BULK_POLLING).intervalMs).equal(2000);
+      should(pollingOf({ pollInterval: '500', pollIntervalSec: 2 }, BULK_POLLING).intervalMs).equal(500);
+      should(pollingOf({ pollInterval: 2 }, COMPUTATION_POLLING).intervalMs).equal(2000);
+      should(pollingOf({ pollInterval: 0.5, pollIntervalSec: 9 }, COMPUTATION_POLLING).intervalMs).equal(500);
+    });
+  });
+
+  describe('on a running Node-RED', function () {
+    const ctx = useSandbox({ jobPolls: 2 });
+    beforeEach(() => resetBulk(ctx.sandbox));
+
+    it('a bulk node from a flow saved before 1.1 polls after its pollInterval in ms, not in seconds', async function () {
+      // Read as seconds, 10 would outlast the test; pollIntervalSec (60 s) is ignored beside it.
+      await loadWithSandbox(ctx.sandbox, { types: ['svc-bulk-geocode'], nodes: [{ id: 'n1', type: 'svc-bulk-geocode', pollInterval: 10, pollIntervalSec: 60, maxWait: 5 }] });
+      const msg = await expectOutput('n1', { payload: ['12 Main Street'] }, 3000);
+      should((msg.jobs as Array<{ polls: number }>)[0].polls).equal(2);
+    });
+
+    it('a bulk node saved now polls after pollIntervalSec seconds', async function () {
+      await loadWithSandbox(ctx.sandbox, { types: ['svc-bulk-geocode'], nodes: [{ id: 'n1', type: 'svc-bulk-geocode', pollIntervalSec: 0.01, maxWait: 5 }] });
+      await expectOutput('n1', { payload: ['12 Main Street'] }, 3000);
+    });
+
+    it('a sequence node reads pollIntervalSec, and its legacy pollInterval in seconds', async function () {
+      const waypoints = [13.3, 13.4, 13.5].map((lon) => ({ lat: 52.5, lon }));
+      for (const poll of [{ pollIntervalSec: 0.02 }, { pollInterval: 0.02 }]) {
+        // An id of its own: no job another spec left stored for a node 'n1' is resumed here.
+        await loadWithSandbox(ctx.sandbox, { types: ['svc-sequence'], nodes: [{ id: 'settings-sequence', type: 'svc-sequence', ...poll }] });
+        await expectOutput('settings-sequence', { payload: { waypoints, async: true } }, 3000);
+        await helper.unload();
+      }
+    });
+  });
+
+  describe('in the editor (resources/polling.js)', function () {
+    /** Runs the resource with a stand-in for jQuery over a dialog's two fields. */
+    function dialog(fields: Record<string, string>): { SvcPolling: { defaults(sec: number, wait: number): Record<string, { value: unknown; validate?: (this: object, v: unknown) => boolean }>; prepare(unitMs: number): void } } {
+      const $ = (selector: string) => {
+        const id = selector.replace('#node-input-', '');
+        return {
+          val: (value?: string) => (value === undefined ? (fields[id] ?? '') : ((fields[id] = value), undefined)),
+        };
+      };
+      const window: Record<string, unknown> = {};
+      const RED = { validators: { regex: (re: RegExp) => (v: unknown) => re.test(String(v)) } };
+      vm.runInNewContext(fs.readFileSync(path.join(REPO_ROOT, 'resources', 'polling.js'), 'utf8'), { window, $, RED });
+      return window as ReturnType<typeof dialog>;
+    }
+
+    it('moves a legacy bulk pollInterval (ms) into the seconds field and clears it', function () {
+      const fields = { pollInterval: '500', pollIntervalSec: '2' };
+      dialog(fields).SvcPolling.prepare(1);
+      should(fields).eql({ pollInterval: '', pollIntervalSec: '0.5' });
+    });
+
+    it('moves a legacy isoline or sequence pollInterval (s) as it is, and leaves a current node alone', function () {
+      const legacy = { pollInterval: '3', pollIntervalSec: '' };
+      dialog(legacy).SvcPolling.prepare(1000);
+      should(legacy).eql({ pollInterval: '', pollIntervalSec: '3' });
+      const current = { pollInterval: '', pollIntervalSec: '1.5' };
+      dialog(current).SvcPolling.prepare(1000);
+      should(current).eql({ pollInterval: '', pollIntervalSec: '1.5' });
+    });
+
+    it('accepts a node that has only the legacy value until its dialog is saved', function () {
+      const { pollIntervalSec } = dialog({}).SvcPolling.defaults(2, 1800);
+      const validate = pollIntervalSec.validate as (this: object, v: unknown) => boolean;
+      should(validate.call({ pollInterval: 2000 }, undefined)).be.true();
+      should(validate.call({ pollInterval: '' }, undefined)).be.false();
+      should(validate.call({}, '0.5')).be.true();
+      should(validate.call({}, '0')).be.false();
+    });
+  });
+});
