@@ -20,10 +20,11 @@ const LANGUAGES = ['en-US', 'ja'];
 const RUNTIMES: NodeRedRuntime[] = [NODE_RED_4, NODE_RED_5_NODE_22, NODE_RED_5_NODE_24];
 
 /**
- * The size budget, from 1.0.0 (about 130 kB packed, 545 kB unpacked, 106 files) with room for the shared
- * editor resources still to come; a tarball past it carries something by mistake or needs a decision.
+ * The size budget, from 1.0.0 with the map output, shared state and restart-safe jobs (about 176 kB packed,
+ * 705 kB unpacked, 132 files) plus about a third of headroom; a tarball past it carries something by
+ * mistake or needs a decision.
  */
-const BUDGET = { packedBytes: 175_000, unpackedBytes: 750_000, files: 130 };
+const BUDGET = { packedBytes: 240_000, unpackedBytes: 950_000, files: 175 };
 
 /** What a release must never carry: sources, tests, compiled tests, source maps, README screenshots, CI. */
 const FORBIDDEN = [/\.ts$/, /\.map$/, /(^|\/)test\//, /^dist\/test\//, /^examples\/images\//, /^\.ci\//, /^node_modules\//];
