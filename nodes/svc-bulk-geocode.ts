@@ -14,6 +14,7 @@ import { memberAt } from './lib/util/values';
 import { InputContext, handleInputs } from './lib/node-red/runner';
 import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 import { bulkShapes } from './lib/geo/worldmap';
+import { message } from './lib/util/messages';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;
@@ -131,7 +132,7 @@ export = function register(RED: NodeAPI): void {
       out.jobs = result.jobs;
       if (settings.rawFiles) out.files = result.files;
       const failed = result.rows.filter((row) => row.error !== undefined).length;
-      return { msg: out, statusText: `${result.rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}`, map: (layer) => bulkShapes(result.rows, layer) };
+      return { msg: out, statusText: failed > 0 ? message('status.rowsFailed', { count: result.rows.length, failed }) : message('status.rows', { count: result.rows.length }), map: (layer) => bulkShapes(result.rows, layer) };
     }, def);
   }
 
@@ -336,7 +337,9 @@ class BulkRun {
 
   private report(): void {
     const more = this.sourceDone ? '' : '+';
-    this.context.status.progress(`${this.rowsDone}/${this.rowsRead}${more} rows, ${this.jobsDone}/${this.jobsStarted}${more} jobs`);
+    this.context.status.progress(
+      message('status.bulkProgress', { rowsDone: this.rowsDone, rowsRead: `${this.rowsRead}${more}`, jobsDone: this.jobsDone, jobsStarted: `${this.jobsStarted}${more}` }),
+    );
   }
 }
 

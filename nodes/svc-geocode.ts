@@ -7,6 +7,7 @@ import { encodeGeohash } from './lib/geo/geohash';
 import { precisionSetting } from './lib/node-red/settings';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
+import { message } from './lib/util/messages';
 import { geocodeShapes } from './lib/geo/worldmap';
 
 interface GeocodeDef extends NodeDef {
@@ -43,7 +44,7 @@ export = function register(RED: NodeAPI): void {
       out.location = location;
       out.geohash = location ? encodeGeohash(location, precision) : undefined;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: location ? 'found' : 'no match', map: (layer) => geocodeShapes(address, feature, location, layer) };
+      return { msg: out, statusText: message(location ? 'status.found' : 'status.noMatch'), map: (layer) => geocodeShapes(address, feature, location, layer) };
     }, def);
   }
 
@@ -55,10 +56,10 @@ function readAddress(value: unknown): string {
   const candidate =
     value !== null && typeof value === 'object' && 'address' in value ? (value as { address: unknown }).address : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(`address must be a string or an object with an "address" string, got ${describeValue(candidate)}`);
+    throw invalidInput(message('error.geocode.address', { value: describeValue(candidate) }));
   }
   const address = candidate.trim();
-  if (address === '') throw invalidInput('address is empty');
+  if (address === '') throw invalidInput(message('error.geocode.addressEmpty'));
   return address;
 }
 

@@ -1,4 +1,5 @@
 import { PlatformError } from '../util/errors';
+import { Message, message } from '../util/messages';
 import { sleep } from '../util/async';
 import { PlatformClient, WaitEvent } from './client';
 
@@ -26,7 +27,7 @@ export async function pollJob<T>(options: PollOptions<T>): Promise<{ answer: T; 
   for (let polls = 1; ; polls++) {
     const remaining = options.maxWaitMs - (Date.now() - started);
     if (remaining <= 0) {
-      throw new PlatformError('TIMEOUT', `the job did not finish within ${options.maxWaitMs} ms`);
+      throw new PlatformError('TIMEOUT', message('error.jobTimeout', { ms: options.maxWaitMs }));
     }
     await sleep(Math.min(interval, remaining), options.signal);
     const answer = await options.poll(options.signal);
@@ -44,9 +45,9 @@ export function statusReadsAsFailed(status: unknown): boolean {
 }
 
 /** The error for a job the service reports as failed, carrying its status and message. */
-export function jobFailed(status: unknown, message: unknown): PlatformError {
-  const detail = typeof message === 'string' && message !== '' ? `: ${message}` : '';
-  return new PlatformError('JOB_FAILED', `the job ended with status "${String(status)}"${detail}`);
+export function jobFailed(status: unknown, reason: unknown): PlatformError {
+  const detail = typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
+  return new PlatformError('JOB_FAILED', message('error.jobFailed', { status: String(status), detail }));
 }
 
 /** How an asynchronous job is polled: first wait, growing by half each time, up to a limit. */
@@ -59,7 +60,7 @@ export interface Polling {
 export interface JobContext {
   signal: AbortSignal;
   onWait: (event: WaitEvent) => void;
-  onProgress: (text: string) => void;
+  onProgress: (text: Message) => void;
 }
 
 /** What polling a computation's job needs. */
@@ -106,7 +107,7 @@ export async function compute(computation: Computation): Promise<ComputationResu
   });
   if (computation.isResult(first.body)) return { body: first.body, statusCode: first.statusCode, polls: 0 };
   const handle = jobHandle(first.body);
-  context.onProgress(`job ${handle.status ?? 'accepted'}`);
+  context.onProgress(handle.status === undefined ? message('status.jobAccepted') : message('status.job', { status: handle.status }));
   await computation.onJob?.(handle.jobId);
   return awaitComputation(computation, handle.jobId);
 }
@@ -132,7 +133,10 @@ export async function awaitComputation(computation: ComputationJob, jobId: strin
       return undefined;
     },
     onPoll: (body, count) => {
-      if (!computation.isResult(body)) onProgress(`job ${jobHandle(body, jobId).status ?? 'running'} (poll ${count})`);
+      if (!computation.isResult(body)) {
+        const { status } = jobHandle(body, jobId);
+        onProgress(status === undefined ? message('status.jobRunningPoll', { poll: count }) : message('status.jobPoll', { status, poll: count }));
+      }
     },
   });
   return { body: answer, statusCode, jobId, polls };
@@ -148,14 +152,14 @@ interface JobHandle {
 function jobHandle(body: unknown, knownJobId?: string): JobHandle {
   const record = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
   const status = typeof record.status === 'string' ? record.status : undefined;
-  const message = typeof record.message === 'string' ? record.message : undefined;
-  if (statusReadsAsFailed(status)) throw jobFailed(status, message);
+  const reason = typeof record.message === 'string' ? record.message : undefined;
+  if (statusReadsAsFailed(status)) throw jobFailed(status, reason);
   const jobId = typeof record.jobId === 'string' || typeof record.jobId === 'number' ? String(record.jobId) : knownJobId;
   if (!jobId) {
-    throw new PlatformError('BAD_RESPONSE', 'the service answered with neither a result nor a job handle (jobId)', {
+    throw new PlatformError('BAD_RESPONSE', message('error.noJobHandle'), {
       body: JSON.stringify(body) ?? '',
     });
   }
-  return { jobId, status, message };
+  return { jobId, status, message: reason };
 }
 

@@ -1,3 +1,4 @@
+import { message } from '../util/messages';
 import { PlatformError, cancelled } from '../util/errors';
 
 export interface GateOptions {
@@ -53,7 +54,7 @@ export class RequestGate {
     if (this.queue.length === 0 && this.canStartNow()) return Promise.resolve(this.start());
     if (this.queue.length >= this.options.maxQueue) {
       return Promise.reject(
-        new PlatformError('QUEUE_FULL', `request queue full (${this.options.maxQueue} waiting); message refused`, {
+        new PlatformError('QUEUE_FULL', message('error.queueFull', { max: this.options.maxQueue }), {
           notSent: true,
         }),
       );
