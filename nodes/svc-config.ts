@@ -1,9 +1,10 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Request, Response } from 'express';
 import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
-import type { SvcConfigNode } from './lib/node-red/config';
+import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
 import { ClientConfig, ClientCredentials, PlatformClient, ProxySettings } from './lib/platform/client';
 import { BYTES_PER_MB } from './lib/platform/body';
+import { SharedServices } from './lib/node-red/shared';
 import { PlatformError } from './lib/util/errors';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
 import { useRuntimeCatalog } from './lib/node-red/i18n';
@@ -26,6 +27,10 @@ interface SvcConfigDef extends NodeDef {
   maxFileSize?: number | string;
   tls?: string;
   proxy?: string;
+  /** Single geocode requests per UTC day; 0 turns the guard off. */
+  dailyLimit?: number | string;
+  /** Seconds an identical single geocode query is answered from the cache; 0 turns the cache off. */
+  cacheTtl?: number | string;
 }
 
 /** Node-RED's `tls-config` node, as far as this pack uses it. */
@@ -49,6 +54,9 @@ const DEFAULTS = {
   // Geocode, route and isoline answers run to some hundred KB; bulk result files to some MB per 1000 rows.
   maxResponseSize: 5,
   maxFileSize: 100,
+  // The platform's daily limit for single geocode (spec: 50,000 requests per day).
+  dailyLimit: 50_000,
+  cacheTtl: 0,
 };
 
 /** Placeholder the editor sends for a password that the user has not changed. */
@@ -61,9 +69,16 @@ export = function register(RED: NodeAPI): void {
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
     this.authUrl = def.authUrl;
-    this.client = new PlatformClient(clientConfig(def, this.credentials ?? {}));
+    const credentials = this.credentials ?? {};
+    this.shared = new SharedServices(RED, this, {
+      redisUrl: credentials.redisUrl,
+      scopeParts: [def.baseUrl, def.projectId, credentials.apiKey, credentials.clientId],
+      dailyLimit: nonNegativeSetting(def.dailyLimit, DEFAULTS.dailyLimit),
+      cacheTtlSec: nonNegativeSetting(def.cacheTtl, DEFAULTS.cacheTtl),
+    });
+    this.client = new PlatformClient({ ...clientConfig(def, credentials), pacer: this.shared.pacer });
     this.on('close', (_removed: boolean, done: () => void) => {
-      this.client.close().then(done, done);
+      Promise.all([this.shared.close(), this.client.close()]).then(() => done(), done);
     });
   }
 
@@ -108,12 +123,13 @@ export = function register(RED: NodeAPI): void {
     };
   }
 
-  RED.nodes.registerType<SvcConfigNode, SvcConfigDef, unknown, ClientCredentials>('svc-config', SvcConfig, {
+  RED.nodes.registerType<SvcConfigNode, SvcConfigDef, unknown, SvcCredentials>('svc-config', SvcConfig, {
     credentials: {
       clientId: { type: 'text' },
       clientSecret: { type: 'password' },
       apiKey: { type: 'password' },
       pubsubApiKey: { type: 'password' },
+      redisUrl: { type: 'password' },
     },
   });
 

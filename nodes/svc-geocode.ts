@@ -1,6 +1,6 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { nodeInputs } from './lib/node-red/inputs';
-import { clientFor } from './lib/node-red/config';
+import { configFor } from './lib/node-red/config';
 import { invalidInput } from './lib/util/errors';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
 import { encodeGeohash } from './lib/geo/geohash';
@@ -20,14 +20,17 @@ interface GeocodeDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server, 'project');
+    const config = configFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { address: 'payload' });
     const precision = precisionSetting(def.precision);
 
     handleInputs(this, async (msg, { signal, onWait }) => {
-      const platform = client();
+      const { client, shared } = config();
       const address = readAddress((await inputs.read(msg)).address);
-      const response = await platform.request({
+      // An answer still in the cache costs neither a request nor a unit of the daily quota.
+      const cached = await shared.cache?.get(address);
+      const used = cached ? undefined : await shared.quota?.take();
+      const response = cached ?? (await client.request({
         auth: 'project',
         method: 'POST',
         path: '/v1/geocode',
@@ -35,7 +38,8 @@ export = function register(RED: NodeAPI): void {
         retry: 'read',
         signal,
         onWait,
-      });
+      }));
+      if (!cached) await shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
       const feature = bestFeature(response.body);
       const location = featurePoint(feature);
       const out = msg as OutputMessage;
@@ -44,7 +48,10 @@ export = function register(RED: NodeAPI): void {
       out.location = location;
       out.geohash = location ? encodeGeohash(location, precision) : undefined;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: message(location ? 'status.found' : 'status.noMatch'), map: (layer) => geocodeShapes(address, feature, location, layer) };
+      if (cached) out.cached = true;
+      const result = message(location ? 'status.found' : 'status.noMatch');
+      const quota = used === undefined ? '' : ` (${used}/${shared.quota?.limit})`;
+      return { msg: out, statusText: message(cached ? 'status.resultCached' : 'status.result', { result, quota }), map: (layer) => geocodeShapes(address, feature, location, layer) };
     }, def);
   }
 

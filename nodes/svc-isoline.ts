@@ -107,6 +107,7 @@ export = function register(RED: NodeAPI): void {
     function isolineJob(platform: PlatformClient, context: InputContext): ComputationJob {
       return {
         client: platform,
+        kind: 'isoline',
         jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
         isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
         polling,

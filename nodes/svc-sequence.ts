@@ -86,6 +86,7 @@ export = function register(RED: NodeAPI): void {
       const projectId = platform.projectId;
       return {
         client: platform,
+        kind: 'sequence',
         jobPath: (jobId) => `/v1/routing/sequence/async/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`,
         isResult: isSequenceResult,
         polling,

@@ -1,7 +1,9 @@
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
+import { randomUUID } from 'node:crypto';
 import { NodeStatus } from './lib/node-red/status';
+import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { causeOf, describeCause } from './lib/util/errors';
 import { message } from './lib/util/messages';
@@ -20,6 +22,8 @@ interface WebhookInDef extends NodeDef {
   /** Name of the custom header the subscription's `WebhookHeader` sets; its value is a credential. */
   headerName?: string;
   maxBodyKb?: number | string;
+  /** Optional svc-config whose Redis holds the replay cache shared by every instance. */
+  server?: string;
 }
 
 interface WebhookInCredentials {
@@ -69,6 +73,20 @@ export = function register(RED: NodeAPI): void {
       return;
     }
 
+    const sharedConfig = def.server ? (RED.nodes.getNode(def.server) as SvcConfigNode | null) : null;
+    sharedConfig?.shared.register(this);
+    /**
+     * True when no other instance accepted this request before: the (t, digest) pair is claimed in
+     * Redis for as long as the time check would let it through. Without Redis (or while it is away)
+     * the local replay cache alone decides, as on a single instance.
+     */
+    const firstAcceptance = (key: string, expiresAt: number): Promise<boolean> =>
+      sharedConfig
+        ? sharedConfig.shared.state.withShared(
+            (redis) => redis.claim(`replay:${key}`, randomUUID(), expiresAt - Date.now()),
+            () => true,
+          )
+        : Promise.resolve(true);
     const unsigned = config.verifier === undefined;
     const counts = { accepted: 0, rejected: 0 };
     let warnedConsumedBody = false;
@@ -119,7 +137,11 @@ export = function register(RED: NodeAPI): void {
       } catch {
         return refuse(res, 400, 'invalid JSON');
       }
-      if (verified) config.verifier?.markAccepted(verified, receivedAt);
+      if (verified && config.verifier) {
+        config.verifier.markAccepted(verified, receivedAt);
+        const { key, expiresAt } = config.verifier.replayEntry(verified);
+        if (!(await firstAcceptance(key, expiresAt))) return refuse(res, 401, 'replay');
+      }
       // Answer at once: the sender should not wait for the flow.
       res.status(200).end();
       counts.accepted++;

@@ -1,4 +1,5 @@
 import should from 'should';
+import { PlatformError } from '../nodes/lib/util/errors';
 import { plainText, trimTrailing } from '../nodes/lib/util/text';
 import { Sandbox, sendJson } from './sandbox';
 import { clientSuite, geocode, rejectionOf, waitUntil } from './foundation_helpers';
@@ -117,5 +118,34 @@ describe('text scans that replaced backtracking patterns give the same results',
     should(trimTrailing('https://a.example', '/')).equal('https://a.example');
     should(trimTrailing('///', '/')).equal('');
     should(trimTrailing('', '/')).equal('');
+  });
+});
+
+describe('body excerpts of huge answers', function () {
+  const excerptOf = (body: string, secrets: string[] = []) => new PlatformError('BAD_RESPONSE', 'test', { body, secrets }).bodyExcerpt ?? '';
+
+  it('are taken from the start of the body only, at most 300 characters, whatever its size', function () {
+    const text = excerptOf(`{"message":"broken"${' '.repeat(8 * MB)}`);
+    should(text).startWith('{"message":"broken"');
+    should(text.length).equal(300);
+  });
+
+  it('mask a credential that the cut leaves unterminated, quoted or bare', function () {
+    const padding = '"x":"***********",'.repeat(2000);
+    for (const body of [`{${padding}"token":"abcdefghij${'k'.repeat(40 * KB)}"}`, `token=abcdefghij${'k'.repeat(40 * KB)}&rest`, `{"access_token":"abcdefghij`]) {
+      should(excerptOf(body)).not.containEql('abcdefghij');
+    }
+  });
+
+  it('drop the beginning of a configured secret that the cut splits', function () {
+    const secret = 'configured-secret-value';
+    for (let cut = 1; cut < secret.length; cut++) {
+      // The excerpt is taken from the first 16 KB, which end `cut` characters into the secret. The member
+      // before it is masked whole, so what follows comes within the excerpt's 300 characters.
+      const body = `{"token":"${'v'.repeat(16 * KB - 17 - cut)}","k":"${secret}"}`;
+      const text = excerptOf(body, [secret]);
+      should(text).startWith('{"token":"***","k":"');
+      should(text).not.containEql(secret.slice(0, cut));
+    }
   });
 });

@@ -6,26 +6,8 @@ import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, useSan
 import { expectHandlesBackTo, handleBaseline, waitUntil } from './foundation_helpers';
 import { bulkControls, bulkJobs, resetBulk } from './sandbox/endpoints/bulk';
 import { geocode } from './sandbox/endpoints/geocode';
-
-interface Row {
-  index: number;
-  input: unknown;
-  result: Json | undefined;
-  location: { lat: number; lon: number } | undefined;
-  error: string | undefined;
-}
-
-interface JobReport {
-  batch: number;
-  jobId: string;
-  rows: number;
-  firstIndex: number;
-  lastIndex: number;
-  polls: number;
-  startedAt: string;
-  finishedAt: string;
-  durationMs: number;
-}
+import type { BulkRow } from '../nodes/lib/geo/result-rows';
+import type { JobReport } from '../nodes/lib/platform/bulk-run';
 
 /** Fast polling so that jobs of a few polls finish in well under a second. */
 const FAST = { pollInterval: 10, maxWait: 5 };
@@ -41,7 +23,7 @@ describe('svc-bulk-geocode', function () {
       config,
       credentials,
     });
-  const rowsOf = (msg: Json) => msg.payload as Row[];
+  const rowsOf = (msg: Json) => msg.payload as BulkRow[];
   const uploads = () => [...bulkJobs(ctx.sandbox).values()].map((job) => job.addresses);
   /** Where the sandbox geocoder puts an address, as `{ lat, lon }`. */
   const expectedLocation = (address: string) => {

@@ -43,13 +43,14 @@ describe('svc-config', function () {
   const ctx = useSandbox();
 
   describe('properties and credentials', function () {
-    it('registers the credentials of issue 2: clientId as text, the secret and both keys as passwords', async function () {
+    it('registers the credentials of issues 2 and 13: clientId as text, the secret, both keys and the Redis URL as passwords', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       should(credentialDefinition('svc-config')).eql({
         clientId: { type: 'text' },
         clientSecret: { type: 'password' },
         apiKey: { type: 'password' },
         pubsubApiKey: { type: 'password' },
+        redisUrl: { type: 'password' },
       });
     });
 

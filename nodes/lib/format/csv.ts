@@ -107,14 +107,25 @@ export class CsvParser {
       this.inQuotes = false;
       return i;
     }
-    const quote = text.indexOf('"', i);
-    if (quote < 0) {
-      this.field += text.slice(i);
-      return text.length;
+    // Doubled quotes are skipped while scanning and undone in one pass over the slice, so that a field
+    // of many `""` is built from one slice, not from one concatenation per quote.
+    let from = i;
+    for (;;) {
+      const quote = text.indexOf('"', from);
+      if (quote < 0) {
+        this.field += unescapeQuotes(text.slice(i));
+        return text.length;
+      }
+      if (text[quote + 1] === '"') {
+        from = quote + 2;
+        continue;
+      }
+      this.field += unescapeQuotes(text.slice(i, quote));
+      // A quote that ends the chunk may be the first of a pair: the next chunk decides.
+      if (quote + 1 === text.length) this.quotePending = true;
+      else this.inQuotes = false;
+      return quote + 1;
     }
-    this.field += text.slice(i, quote);
-    this.quotePending = true;
-    return quote + 1;
   }
 
   private endField(): void {
@@ -129,6 +140,10 @@ export class CsvParser {
     if (!blankLine) records.push(this.record);
     this.record = [];
   }
+}
+
+function unescapeQuotes(text: string): string {
+  return text.includes('""') ? text.split('""').join('"') : text;
 }
 
 /** Where the next comma or line break is, at or after `from` (the text's length if none). */

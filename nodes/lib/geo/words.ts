@@ -7,6 +7,8 @@ const SEPARATOR = /[.\u3002\uFF61\uFF0E]/;
 /** A word is letters of any script, with their combining marks (Devanagari, Thai …). */
 const WORD = /^[\p{L}\p{M}]+$/u;
 const LEADING_SLASHES = '///';
+/** Far more than any three-word address needs; longer text is refused before it is split or echoed. */
+const MAX_LENGTH = 200;
 
 /**
  * Reads a three-word address: `word.word.word`, optionally after `///`, with spaces around it,
@@ -18,6 +20,9 @@ export function parseThreeWords(value: unknown): string[] {
     value !== null && typeof value === 'object' && !Array.isArray(value) && 'words' in value ? (value as { words: unknown }).words : value;
   if (typeof candidate !== 'string') {
     throw invalidInput(message('error.words.notString', { value: describeValue(candidate) }));
+  }
+  if (candidate.length > MAX_LENGTH) {
+    throw invalidInput(`a three-word address has at most ${MAX_LENGTH} characters, such as "index.home.raft"; got ${candidate.length}`);
   }
   let text = candidate.trim().normalize('NFC');
   if (text.startsWith(LEADING_SLASHES)) text = text.slice(LEADING_SLASHES.length);

@@ -4,24 +4,34 @@ import { ConfigError, describeProblem } from '../platform/config-check';
 import { PlatformError } from '../util/errors';
 import { message } from '../util/messages';
 import { NodeStatus } from './status';
+import type { SharedServices } from './shared';
+
+/** The config node's credentials: the platform client's, and the Redis URL of the shared state. */
+export interface SvcCredentials extends ClientCredentials {
+  /** `redis://…` or `rediss://…` (or `${REDIS_URL}`): state shared by every instance running the same flows. */
+  redisUrl?: string;
+}
 
 /** The running `svc-config` node as the other nodes see it. */
-export interface SvcConfigNode extends Node<ClientCredentials> {
+export interface SvcConfigNode extends Node<SvcCredentials> {
   client: PlatformClient;
   /** The deployed token URL: "Test connection" sends a stored secret only there. */
   authUrl: string;
+  shared: SharedServices;
 }
 
 /**
- * The platform client of the config node a node refers to through `server`, for one endpoint family.
- * Checked when the flow starts: without a config node, or with one that cannot serve the family (an
- * address that is not an http(s) URL, a credential the family needs left empty), the node shows why
- * in a red status at once, and each message fails before any request (CONFIG_INVALID, not retried).
- * Call the returned function first thing for each message.
+ * The config node a node refers to through `server`, for one endpoint family; the node registers
+ * with it (its status then tells when shared state is unavailable). Checked when the flow starts:
+ * without a config node, or with one that cannot serve the family (an address that is not an http(s)
+ * URL, a credential the family needs left empty), the node shows why in a red status at once, and each
+ * message fails before any request (CONFIG_INVALID, not retried). Call the returned function first
+ * thing for each message.
  */
-export function clientFor(RED: NodeAPI, node: Node, serverId: unknown, family: AuthScheme): () => PlatformClient {
+export function configFor(RED: NodeAPI, node: Node, serverId: unknown, family: AuthScheme): () => SvcConfigNode {
   const config = typeof serverId === 'string' ? (RED.nodes.getNode(serverId) as SvcConfigNode | null) : null;
   const problems = config?.client.problemsFor(family) ?? [];
+  config?.shared.register(node);
   const status = new NodeStatus(node);
   if (!config) status.show('red', 'ring', message('status.noConfig'));
   else if (problems.length > 0) status.show('red', 'ring', message('status.configInvalid', { problem: describeProblem(problems[0]) }));
@@ -32,6 +42,12 @@ export function clientFor(RED: NodeAPI, node: Node, serverId: unknown, family: A
       });
     }
     if (problems.length > 0) throw new ConfigError(problems);
-    return config.client;
+    return config;
   };
+}
+
+/** The platform client of the config node a node refers to through `server` (see `configFor`). */
+export function clientFor(RED: NodeAPI, node: Node, serverId: unknown, family: AuthScheme): () => PlatformClient {
+  const config = configFor(RED, node, serverId, family);
+  return () => config().client;
 }

@@ -6,11 +6,19 @@ import { translate } from './i18n';
 /**
  * One place for what a node's status shows, so every node of the pack reads the same:
  * blue while requesting, yellow while queued, a ring with progress for jobs, green when done,
- * red with the error code after a failure, each text in the runtime's language.
- * No text ever carries request data or secrets.
+ * red with the error code after a failure, each text in the runtime's language (the error code
+ * itself never changes: flows switch on it). No text ever carries request data or secrets.
  */
 export class NodeStatus {
   constructor(private readonly node: Node) {}
+
+  /** A state of its own, such as a node that cannot work as configured. */
+  show(fill: 'blue' | 'yellow' | 'green' | 'red' | 'grey', shape: 'dot' | 'ring', message: Message | string): void {
+    const text = translate(message);
+    const note = notes.get(this.node);
+    // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
+    this.node.status(note ? { fill: fill === 'green' ? 'yellow' : fill, shape, text: `${text} · ${note}` } : { fill, shape, text });
+  }
 
   requesting(inFlight: number): void {
     this.show('blue', 'dot', inFlight > 1 ? message('status.requestingMany', { count: inFlight }) : message('status.requesting'));
@@ -36,18 +44,33 @@ export class NodeStatus {
     this.show('yellow', 'dot', text);
   }
 
-  /** Red with the error code (never translated: flows switch on it) and the HTTP status, if any. */
   error(err: unknown): void {
-    const text = err instanceof PlatformError ? (err.statusCode ? `${err.code} (${err.statusCode})` : err.code) : 'error';
-    this.node.status({ fill: 'red', shape: 'ring', text });
-  }
-
-  /** A fixed state, such as a node that cannot work as configured. */
-  show(fill: 'red' | 'green' | 'yellow' | 'blue' | 'grey', shape: 'ring' | 'dot', text: Message | string): void {
-    this.node.status({ fill, shape, text: translate(text) });
+    let text = 'error';
+    if (err instanceof PlatformError) {
+      text = err.statusCode ? `${err.code} (${err.statusCode})` : err.code;
+      if (err.statusDetail) text += ` ${err.statusDetail}`;
+    }
+    this.show('red', 'ring', text);
   }
 
   clear(): void {
     this.node.status({});
+  }
+}
+
+const notes = new WeakMap<Node, string>();
+
+/**
+ * A note every status of `node` carries from now on (none clears it): a state of the node's
+ * configuration rather than of one message, such as shared state being unavailable.
+ */
+export function setStatusNote(node: Node, note: string | undefined): void {
+  if (note === notes.get(node)) return;
+  if (note) {
+    notes.set(node, note);
+    node.status({ fill: 'yellow', shape: 'ring', text: note });
+  } else {
+    notes.delete(node);
+    node.status({ fill: 'green', shape: 'ring', text: 'shared state available' });
   }
 }

@@ -1,7 +1,7 @@
 import { Dispatcher, EnvHttpProxyAgent, FormData } from 'undici';
 import type { ConnectionOptions } from 'node:tls';
 import { PlatformError, cancelled, codeForStatus, describeCause, redact } from '../util/errors';
-import { RequestGate } from './request-gate';
+import { Pacer, RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
 import { trimTrailing } from '../util/text';
@@ -86,6 +86,8 @@ export interface ClientConfig {
   ratePerMinute: number;
   maxConcurrency: number;
   maxQueue: number;
+  /** The rate limit's schedule when it is shared with other instances; the gate's own otherwise. */
+  pacer?: Pacer;
   maxRetries: number;
   tokenLifetimeSec: number;
   tls?: ConnectionOptions;
@@ -130,6 +132,7 @@ export class PlatformClient {
       ratePerMinute: config.ratePerMinute,
       maxConcurrency: config.maxConcurrency,
       maxQueue: config.maxQueue,
+      pacer: config.pacer,
     });
     this.tokens = new TokenManager({
       // The shared fetch follows the client's life, not one caller's signal (TokenManager passes none).
@@ -317,7 +320,8 @@ export class PlatformClient {
         const { bytes } = await readBounded(res.body, Math.min(ERROR_BODY_BYTES, this.limitFor(kind)), undefined);
         throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, bytes, secrets), {
           statusCode: res.statusCode,
-          body: redact(bytes.toString('utf8'), secrets),
+          body: bytes.toString('utf8'),
+          secrets,
           retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
         });
       }
@@ -377,7 +381,8 @@ function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]):
   } catch (err) {
     throw new PlatformError('BAD_RESPONSE', message('error.notJson', { statusCode }), {
       statusCode,
-      body: redact(text, secrets),
+      body: text,
+      secrets,
       cause: err,
     });
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
+import { writeAtomically } from '../util/files';
 
 /** A JSON value, as a job and the message that started it are stored. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [member: string]: JsonValue };
@@ -148,25 +148,6 @@ export class FileJobStore implements JobStore {
       this.writing = next;
     }
     return this.nextWrite;
-  }
-}
-
-/** Writes `file` through a synced temporary file beside it and a rename: readers see the old or the new whole file. */
-async function writeAtomically(file: string, text: string): Promise<void> {
-  await fs.promises.mkdir(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await fs.promises.open(temporary, 'w', 0o600);
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await fs.promises.rename(temporary, file);
-  } catch (err) {
-    await fs.promises.rm(temporary, { force: true });
-    throw err;
   }
 }
 

@@ -1,40 +1,100 @@
 import { PlatformError } from '../util/errors';
 import { Message, message } from '../util/messages';
 import { sleep } from '../util/async';
+import { isRecord } from '../util/values';
 import { PlatformClient, WaitEvent } from './client';
 
-export interface PollOptions<T> {
-  /** One status request. */
-  poll: (signal: AbortSignal) => Promise<T>;
-  /** The finished result, or undefined while the job runs. Throw to end the job with an error. */
-  result: (answer: T) => unknown;
-  signal: AbortSignal;
-  /** First wait, then growing by `factor` up to `maxIntervalMs`. */
-  initialIntervalMs?: number;
-  maxIntervalMs?: number;
-  factor?: number;
-  /** Overall limit; past it the job ends with TIMEOUT. */
+/** How a job is polled: the first wait, growing by half each time up to `maxIntervalMs`, and the overall limit. */
+export interface Polling {
+  intervalMs: number;
   maxWaitMs: number;
-  onPoll?: (answer: T, polls: number) => void;
+  /** The longest wait between polls (10 s unless set; never below `intervalMs`). */
+  maxIntervalMs?: number;
 }
 
-/** Polls a job with a growing interval until it yields a result, fails, times out or is cancelled. */
-export async function pollJob<T>(options: PollOptions<T>): Promise<{ answer: T; polls: number }> {
-  const started = Date.now();
-  const factor = options.factor ?? 1.5;
-  const maxInterval = options.maxIntervalMs ?? 10_000;
-  let interval = options.initialIntervalMs ?? 500;
-  for (let polls = 1; ; polls++) {
-    const remaining = options.maxWaitMs - (Date.now() - started);
-    if (remaining <= 0) {
-      throw new PlatformError('TIMEOUT', message('error.jobTimeout', { ms: options.maxWaitMs }));
-    }
-    await sleep(Math.min(interval, remaining), options.signal);
-    const answer = await options.poll(options.signal);
-    options.onPoll?.(answer, polls);
-    if (options.result(answer) !== undefined) return { answer, polls };
-    interval = Math.min(maxInterval, interval * factor);
+/** What a running job needs from its caller: cancellation, and where to report waits and progress. */
+export interface JobContext {
+  signal: AbortSignal;
+  onWait: (event: WaitEvent) => void;
+  onProgress: (text: Message) => void;
+}
+
+/** The kinds of platform job; each has its own reader of status answers. */
+export type JobKind = 'bulk-geocode' | 'isoline' | 'sequence';
+
+/**
+ * A platform job as plain JSON: everything needed to poll it, so that it can be stored and polled
+ * again from this alone (after a restart, by another process). `pollJob` keeps it up to date.
+ */
+export interface JobState {
+  kind: JobKind;
+  jobId: string;
+  /** The path its status is read from. */
+  statusPath: string;
+  /** When the service accepted it (ms since the epoch): the wait limit counts from here. */
+  createdAt: number;
+  /** Status requests made so far: the next wait grows with them. */
+  polls: number;
+  /** The status the service last reported, if any. */
+  status?: string;
+}
+
+/** How one kind of job's status answers read. */
+export interface JobReader<R> {
+  /** What a finished job yields, for the timeout message ("a result", "a download link or token"). */
+  awaiting: Message;
+  /** The status an answer reports, if any. */
+  status(answer: unknown): string | undefined;
+  /** The finished job's result, or undefined while it runs. Throws (JOB_FAILED) when the answer says it failed. */
+  result(answer: unknown): R | undefined;
+}
+
+export interface PollContext {
+  signal: AbortSignal;
+  onWait: (event: WaitEvent) => void;
+  /** Called after each status answer, with the job state updated. */
+  onPoll?: (job: JobState) => void;
+}
+
+export interface Polled<R> {
+  result: R;
+  /** The answer that carried the result, and its HTTP status. */
+  answer: unknown;
+  statusCode: number;
+}
+
+const DEFAULT_MAX_INTERVAL_MS = 10_000;
+const INTERVAL_GROWTH = 1.5;
+
+/** The wait before the next poll of a job that has been polled `polls` times. */
+export function pollDelay(polling: Polling, polls: number): number {
+  const longest = Math.max(polling.intervalMs, polling.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS);
+  return Math.min(longest, polling.intervalMs * INTERVAL_GROWTH ** polls);
+}
+
+/**
+ * The one job poller: waits, reads the job's status, and again with a growing wait, until the
+ * reader finds the result, the answer reads as failed, the wait limit (counted from the job's
+ * creation) runs out, or the signal ends it. Works from the job state alone, so a stored job resumes.
+ */
+export async function pollJob<R>(client: PlatformClient, job: JobState, reader: JobReader<R>, polling: Polling, context: PollContext): Promise<Polled<R>> {
+  const deadline = job.createdAt + polling.maxWaitMs;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw jobTimedOut(job, reader, polling);
+    await sleep(Math.min(pollDelay(polling, job.polls), remaining), context.signal);
+    const response = await client.request({ auth: 'project', method: 'GET', path: job.statusPath, retry: 'read', signal: context.signal, onWait: context.onWait });
+    job.polls++;
+    job.status = reader.status(response.body) ?? job.status;
+    context.onPoll?.(job);
+    const result = reader.result(response.body);
+    if (result !== undefined) return { result, answer: response.body, statusCode: response.statusCode };
   }
+}
+
+function jobTimedOut(job: JobState, reader: JobReader<unknown>, polling: Polling): PlatformError {
+  const seen = job.status === undefined ? message('value.noStatusSeen') : message('value.lastStatus', { status: job.status });
+  return new PlatformError('TIMEOUT', message('error.jobTimedOut', { kind: job.kind, jobId: job.jobId, awaiting: reader.awaiting, seconds: polling.maxWaitMs / 1000, seen }));
 }
 
 const FAILED_STATUS = /fail|error|cancel|abort|reject|expire/i;
@@ -50,22 +110,10 @@ export function jobFailed(status: unknown, reason: unknown): PlatformError {
   return new PlatformError('JOB_FAILED', message('error.jobFailed', { status: String(status), detail }));
 }
 
-/** How an asynchronous job is polled: first wait, growing by half each time, up to a limit. */
-export interface Polling {
-  intervalMs: number;
-  maxWaitMs: number;
-}
-
-/** What a running job needs from its caller: cancellation, and where to report waits and progress. */
-export interface JobContext {
-  signal: AbortSignal;
-  onWait: (event: WaitEvent) => void;
-  onProgress: (text: Message) => void;
-}
-
 /** What polling a computation's job needs. */
 export interface ComputationJob {
   client: PlatformClient;
+  kind: Exclude<JobKind, 'bulk-geocode'>;
   /** The status path of a job. */
   jobPath: (jobId: string) => string;
   /** True when an answer carries the finished result (for example an `isoline` member). */
@@ -106,60 +154,49 @@ export async function compute(computation: Computation): Promise<ComputationResu
     onWait: context.onWait,
   });
   if (computation.isResult(first.body)) return { body: first.body, statusCode: first.statusCode, polls: 0 };
-  const handle = jobHandle(first.body);
-  context.onProgress(handle.status === undefined ? message('status.jobAccepted') : message('status.job', { status: handle.status }));
-  await computation.onJob?.(handle.jobId);
-  return awaitComputation(computation, handle.jobId);
+  const jobId = handleJobId(first.body);
+  const status = computationReader(computation.isResult).status(first.body);
+  context.onProgress(status === undefined ? message('status.jobAccepted') : message('status.job', { status }));
+  await computation.onJob?.(jobId);
+  return awaitComputation(computation, jobId);
 }
 
 /** Polls a computation's job, started by `compute` or earlier (resumed after a restart), to its result. */
 export async function awaitComputation(computation: ComputationJob, jobId: string): Promise<ComputationResult> {
   const { client, context } = computation;
-  const { signal, onWait, onProgress } = context;
-  let statusCode = 200;
-  const { answer, polls } = await pollJob({
-    signal,
-    initialIntervalMs: computation.polling.intervalMs,
-    maxWaitMs: computation.polling.maxWaitMs,
-    poll: async (pollSignal) => {
-      const res = await client.request({ auth: 'project', method: 'GET', path: computation.jobPath(jobId), retry: 'read', signal: pollSignal, onWait });
-      statusCode = res.statusCode;
-      return res.body;
-    },
-    result: (body) => {
-      if (computation.isResult(body)) return body;
-      const state = jobHandle(body, jobId);
-      if (statusReadsAsFailed(state.status)) throw jobFailed(state.status, state.message);
+  const job: JobState = { kind: computation.kind, jobId, statusPath: computation.jobPath(jobId), createdAt: Date.now(), polls: 0 };
+  const polled = await pollJob(client, job, computationReader(computation.isResult), computation.polling, {
+    signal: context.signal,
+    onWait: context.onWait,
+    onPoll: (state) =>
+      context.onProgress(
+        state.status === undefined ? message('status.jobRunningPoll', { poll: state.polls }) : message('status.jobPoll', { status: state.status, poll: state.polls }),
+      ),
+  });
+  return { body: polled.answer, statusCode: polled.statusCode, jobId, polls: job.polls };
+}
+
+/** Reads the answers of an isoline or sequence job: `{jobId, status, message}` until one carries the result. */
+export function computationReader(isResult: (body: unknown) => boolean): JobReader<unknown> {
+  const member = (answer: unknown, key: string) => (isRecord(answer) && typeof answer[key] === 'string' ? answer[key] : undefined);
+  return {
+    awaiting: message('value.result'),
+    status: (answer) => member(answer, 'status'),
+    result: (answer) => {
+      if (isResult(answer)) return answer;
+      const status = member(answer, 'status');
+      if (statusReadsAsFailed(status)) throw jobFailed(status, member(answer, 'message'));
       return undefined;
     },
-    onPoll: (body, count) => {
-      if (!computation.isResult(body)) {
-        const { status } = jobHandle(body, jobId);
-        onProgress(status === undefined ? message('status.jobRunningPoll', { poll: count }) : message('status.jobPoll', { status, poll: count }));
-      }
-    },
+  };
+}
+
+/** The job id of a POST answer that is not the result; a failed status or no id is an error. */
+function handleJobId(body: unknown): string {
+  const record = isRecord(body) ? body : {};
+  if (statusReadsAsFailed(record.status)) throw jobFailed(record.status, record.message);
+  if (typeof record.jobId === 'string' || typeof record.jobId === 'number') return String(record.jobId);
+  throw new PlatformError('BAD_RESPONSE', message('error.noJobHandle'), {
+    body: JSON.stringify(body) ?? '',
   });
-  return { body: answer, statusCode, jobId, polls };
 }
-
-interface JobHandle {
-  jobId: string;
-  status?: string;
-  message?: string;
-}
-
-/** Reads a job handle; a POST answer that is neither a result nor a handle is a bad response. */
-function jobHandle(body: unknown, knownJobId?: string): JobHandle {
-  const record = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
-  const status = typeof record.status === 'string' ? record.status : undefined;
-  const reason = typeof record.message === 'string' ? record.message : undefined;
-  if (statusReadsAsFailed(status)) throw jobFailed(status, reason);
-  const jobId = typeof record.jobId === 'string' || typeof record.jobId === 'number' ? String(record.jobId) : knownJobId;
-  if (!jobId) {
-    throw new PlatformError('BAD_RESPONSE', message('error.noJobHandle'), {
-      body: JSON.stringify(body) ?? '',
-    });
-  }
-  return { jobId, status, message: reason };
-}
-

@@ -1,5 +1,5 @@
-import { message } from '../util/messages';
 import { PlatformError, cancelled } from '../util/errors';
+import { message } from '../util/messages';
 
 export interface GateOptions {
   /** Requests per minute; 0 turns the rate limit off. */
@@ -8,6 +8,28 @@ export interface GateOptions {
   maxConcurrency: number;
   /** Waiting requests beyond this are refused with QUEUE_FULL. */
   maxQueue: number;
+  /** The schedule the rate limit takes its slots from; this gate's own unless shared with other instances. */
+  pacer?: Pacer;
+}
+
+/**
+ * Hands out the slots of an even schedule, one per `intervalMs`: each call reserves the next free
+ * slot and answers how many milliseconds from now it begins. A pacer must not reject.
+ */
+export interface Pacer {
+  reserve(intervalMs: number): number | Promise<number>;
+}
+
+/** The schedule of one process: a bucket of one token refilled every interval. */
+export class LocalPacer implements Pacer {
+  private nextSlotAt = 0;
+
+  reserve(intervalMs: number): number {
+    const now = Date.now();
+    const slot = Math.max(now, this.nextSlotAt);
+    this.nextSlotAt = slot + intervalMs;
+    return slot - now;
+  }
 }
 
 interface Waiter {
@@ -22,18 +44,23 @@ interface Waiter {
  *
  * The rate limit spaces requests evenly (a bucket of one token refilled every 60/rate seconds):
  * a burst allowance would let a sliding one-minute window on the server see more than `rate`
- * requests, which is exactly the 429 the limit exists to avoid.
+ * requests, which is exactly the 429 the limit exists to avoid. A slot is reserved only for the
+ * request at the head of the queue once the concurrency cap lets it go, so a long local queue never
+ * books a shared schedule ahead of other instances, and closing wastes at most one slot.
  */
 export class RequestGate {
   private readonly intervalMs: number;
-  private nextSlotAt = 0;
+  private readonly pacer: Pacer;
   private inFlight = 0;
   private readonly queue: Waiter[] = [];
+  /** True while the head of the queue waits for its reserved slot. */
+  private admitting = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: GateOptions) {
     this.intervalMs = options.ratePerMinute > 0 ? 60_000 / options.ratePerMinute : 0;
+    this.pacer = options.pacer ?? new LocalPacer();
   }
 
   get waiting(): number {
@@ -51,16 +78,20 @@ export class RequestGate {
   acquire(signal?: AbortSignal, onQueued?: (position: number) => void): Promise<() => void> {
     if (this.closed) return Promise.reject(cancelled());
     if (signal?.aborted) return Promise.reject(cancelled());
-    if (this.queue.length === 0 && this.canStartNow()) return Promise.resolve(this.start());
-    if (this.queue.length >= this.options.maxQueue) {
-      return Promise.reject(
-        new PlatformError('QUEUE_FULL', message('error.queueFull', { max: this.options.maxQueue }), {
-          notSent: true,
-        }),
-      );
-    }
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal };
+      this.queue.push(waiter);
+      this.pump();
+      if (!this.queue.includes(waiter)) return;
+      if (this.queue.length > this.options.maxQueue) {
+        this.queue.pop();
+        reject(
+          new PlatformError('QUEUE_FULL', message('error.queueFull', { max: this.options.maxQueue }), {
+            notSent: true,
+          }),
+        );
+        return;
+      }
       if (signal) {
         waiter.onAbort = () => {
           const index = this.queue.indexOf(waiter);
@@ -69,9 +100,7 @@ export class RequestGate {
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      this.queue.push(waiter);
       onQueued?.(this.queue.length);
-      this.schedule();
     });
   }
 
@@ -86,38 +115,66 @@ export class RequestGate {
     }
   }
 
-  private canStartNow(): boolean {
-    const concurrencyOk = this.options.maxConcurrency <= 0 || this.inFlight < this.options.maxConcurrency;
-    return concurrencyOk && Date.now() >= this.nextSlotAt;
+  private concurrencyFree(): boolean {
+    return this.options.maxConcurrency <= 0 || this.inFlight < this.options.maxConcurrency;
   }
 
-  private start(): () => void {
+  /** Lets the head of the queue go while it may; reserves a slot (and waits for it) when the rate limit asks. */
+  private pump(missedSlot = false): void {
+    while (!this.closed && !this.admitting && this.queue.length > 0 && this.concurrencyFree()) {
+      const reservedAt = Date.now();
+      const wait = this.intervalMs > 0 ? this.pacer.reserve(this.intervalMs) : 0;
+      if (wait === 0) {
+        this.admitHead();
+        missedSlot = false;
+        continue;
+      }
+      this.admitting = true;
+      if (typeof wait === 'number') this.admitAt(reservedAt + wait, missedSlot);
+      else {
+        wait.then(
+          (ms) => this.admitAt(reservedAt + ms, missedSlot),
+          () => this.admitAt(reservedAt, missedSlot),
+        );
+      }
+      return;
+    }
+  }
+
+  /**
+   * Admits the head of the queue at `due`. A slot missed by more than a quarter interval (a stalled
+   * event loop, a slow answer from a shared schedule) is given up and a new one reserved, once: sent
+   * late on its old slot, the request would crowd the next slots, which another instance may hold.
+   */
+  private admitAt(due: number, missedSlot: boolean): void {
+    if (this.closed) return;
+    const admit = () => {
+      this.timer = undefined;
+      this.admitting = false;
+      if (!missedSlot && Date.now() - due > this.intervalMs / 4) {
+        this.pump(true);
+        return;
+      }
+      this.admitHead();
+      this.pump();
+    };
+    const ms = due - Date.now();
+    if (ms > 0) this.timer = setTimeout(admit, ms);
+    else admit();
+  }
+
+  /** The slot goes to whoever heads the queue now (an earlier head may have been aborted meanwhile). */
+  private admitHead(): void {
+    const waiter = this.queue.shift();
+    if (!waiter) return;
+    if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
     this.inFlight++;
-    if (this.intervalMs > 0) this.nextSlotAt = Math.max(Date.now(), this.nextSlotAt) + this.intervalMs;
     let released = false;
-    return () => {
+    waiter.resolve(() => {
       if (released) return;
       released = true;
       this.inFlight--;
-      this.schedule();
-    };
-  }
-
-  private schedule(): void {
-    if (this.closed) return;
-    while (this.queue.length > 0 && this.canStartNow()) {
-      const waiter = this.queue.shift() as Waiter;
-      if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
-      waiter.resolve(this.start());
-    }
-    if (this.queue.length === 0 || this.timer) return;
-    const waitMs = this.nextSlotAt - Date.now();
-    // Only the rate limit needs a timer; a concurrency wait ends when a release calls schedule().
-    if (waitMs > 0 && (this.options.maxConcurrency <= 0 || this.inFlight < this.options.maxConcurrency)) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.schedule();
-      }, waitMs);
-    }
+      this.pump();
+    });
   }
 }

@@ -22,8 +22,14 @@ export interface ParsedSignature {
 /** Why a request was refused; short, safe to show in a node status. */
 export type SignatureRejection = 'missing signature' | 'malformed signature' | 'stale timestamp' | 'future timestamp' | 'signature mismatch' | 'replay';
 
+export interface AcceptedSignature {
+  timestamp: string;
+  timestampMs: number;
+  digest: string;
+}
+
 export type VerifyResult =
-  | { ok: true; timestamp: string; timestampMs: number; digest: string }
+  | ({ ok: true } & AcceptedSignature)
   | { ok: false; reason: SignatureRejection };
 
 /** The lowercase hex SHA-256 of `<t>.<secret>.<body>`, over the body's exact bytes. */
@@ -139,12 +145,20 @@ export class SignatureVerifier {
     if (timestampMs > now + this.toleranceMs) return { ok: false, reason: 'future timestamp' };
     const matched = this.matchingDigest(signature, body);
     if (matched === undefined) return { ok: false, reason: 'signature mismatch' };
-    if (this.replays.has(replayKey(signature.timestamp, matched), now)) return { ok: false, reason: 'replay' };
+    if (this.replays.has(this.replayEntry({ timestamp: signature.timestamp, timestampMs, digest: matched }).key, now)) {
+      return { ok: false, reason: 'replay' };
+    }
     return { ok: true, timestamp: signature.timestamp, timestampMs, digest: matched };
   }
 
-  markAccepted(result: { timestamp: string; timestampMs: number; digest: string }, now = Date.now()): void {
-    this.replays.add(replayKey(result.timestamp, result.digest), result.timestampMs + this.toleranceMs, now);
+  markAccepted(result: AcceptedSignature, now = Date.now()): void {
+    const { key, expiresAt } = this.replayEntry(result);
+    this.replays.add(key, expiresAt, now);
+  }
+
+  /** What identifies an accepted request against replays, and until when (after that the time check refuses it). */
+  replayEntry(result: AcceptedSignature): { key: string; expiresAt: number } {
+    return { key: `${result.timestamp}:${result.digest}`, expiresAt: result.timestampMs + this.toleranceMs };
   }
 
   /** The hex digest that one of the secrets produces and the header carries, if any. */
@@ -161,6 +175,3 @@ export class SignatureVerifier {
   }
 }
 
-function replayKey(timestamp: string, digest: string): string {
-  return `${timestamp}:${digest}`;
-}

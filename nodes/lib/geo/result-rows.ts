@@ -1,0 +1,62 @@
+import type { InputRow } from '../format/address-rows';
+import { isRecord, toNumber } from '../util/values';
+import { LatLon, checkLatLon } from './geohash';
+import { bestFeature, featurePoint } from './geojson';
+
+/** One output row of bulk geocoding, tied to its input row by `index`. */
+export interface BulkRow {
+  index: number;
+  input: unknown;
+  /** The result file's record for this row, as read (JSON, or CSV fields by column). */
+  result: unknown;
+  location: LatLon | undefined;
+  error: string | undefined;
+}
+
+const ERROR_MEMBER = /^(?:error|errors|error_?message|error_?description|failure_?reason)$/i;
+const LAT_MEMBER = /^(?:lat|latitude)$/i;
+const LON_MEMBER = /^(?:lon|lng|long|longitude)$/i;
+
+/** A row's output from its result record: the location in it, or why there is none. */
+export function bulkRow(row: InputRow, record: unknown): BulkRow {
+  const base = { index: row.index, input: row.input };
+  if (record === undefined) return { ...base, result: undefined, location: undefined, error: 'the result file has no row for this address' };
+  const location = featurePoint(bestFeature(record)) ?? latLonIn(record, 0);
+  const error = errorIn(record) ?? (location ? undefined : 'not geocoded: the result row holds no location');
+  return { ...base, result: record, location, error };
+}
+
+/** The output of a row that was not sent, with the reason. */
+export function unsentRow(row: InputRow, reason: string): BulkRow {
+  return { index: row.index, input: row.input, result: undefined, location: undefined, error: reason };
+}
+
+/** A location from latitude and longitude members (CSV columns or JSON), a couple of levels deep. */
+function latLonIn(value: unknown, depth: number): LatLon | undefined {
+  if (!isRecord(value) || depth > 2) return undefined;
+  const keys = Object.keys(value);
+  const latKey = keys.find((key) => LAT_MEMBER.test(key));
+  const lonKey = keys.find((key) => LON_MEMBER.test(key));
+  if (latKey && lonKey && toNumber(value[latKey]) !== undefined && toNumber(value[lonKey]) !== undefined) {
+    try {
+      return checkLatLon(value[latKey], value[lonKey], 'result');
+    } catch {
+      return undefined;
+    }
+  }
+  for (const member of Object.values(value)) {
+    const found = latLonIn(member, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function errorIn(record: unknown): string | undefined {
+  if (!isRecord(record)) return undefined;
+  for (const [key, value] of Object.entries(record)) {
+    if (!ERROR_MEMBER.test(key)) continue;
+    if (typeof value === 'string' && value.trim() !== '') return value.trim();
+    if (isRecord(value) && typeof value.message === 'string') return value.message;
+  }
+  return undefined;
+}

@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { Node, NodeAPI } from './inputs';
+import { setStatusNote } from './status';
+import { LocalPacer, Pacer } from '../platform/request-gate';
+import { AnswerCache } from '../shared/answer-cache';
+import { sharedPacer } from '../shared/pacer';
+import { CounterFile, DailyQuota } from '../shared/quota';
+import { SharedState } from '../shared/shared-state';
+
+/** The file in Node-RED's user directory that keeps the daily counts of an instance without Redis. */
+export const QUOTA_FILE = 'svc-location-quota.json';
+const ENV_REFERENCE = /^\$\{(\w+)\}$/;
+const UNAVAILABLE_NOTE = 'shared state unavailable';
+
+export interface SharedSettings {
+  /** `redisUrl` as Node-RED gives it: already substituted when it was `${VAR}` and VAR is set. */
+  redisUrl?: string;
+  /** Identifies the API key / client the limits count for; hashed, never stored as given. */
+  scopeParts: Array<string | undefined>;
+  dailyLimit: number;
+  cacheTtlSec: number;
+}
+
+/**
+ * What an `svc-config` node shares between the nodes that use it, and (with Redis) between every
+ * instance running the same flows: the rate-limit schedule, the daily quota, the geocode cache and
+ * the Redis connection itself. The config node owns it; nodes register to show its state in their status.
+ */
+export class SharedServices {
+  readonly state: SharedState;
+  /** The schedule of the rate limit: shared in Redis when configured, the gate's own otherwise. */
+  readonly pacer: Pacer | undefined;
+  readonly quota: DailyQuota | undefined;
+  readonly cache: AnswerCache | undefined;
+  private readonly nodes = new Set<Node>();
+  private readonly counters: CounterFile | undefined;
+
+  constructor(RED: NodeAPI, owner: Node, settings: SharedSettings) {
+    this.state = new SharedState({ url: redisUrlOf(owner, settings.redisUrl), log: { warn: (t) => owner.warn(t), info: (t) => owner.log(t) } });
+    const scope = createHash('sha256').update(settings.scopeParts.map((part) => part ?? '').join('\n')).digest('hex').slice(0, 32);
+    this.pacer = this.state.configured ? sharedPacer(this.state, `rate:${scope}`, new LocalPacer()) : undefined;
+    if (settings.dailyLimit > 0) {
+      const userDir = (RED.settings as { userDir?: string }).userDir;
+      this.counters = CounterFile.at(userDir ? path.join(userDir, QUOTA_FILE) : undefined, (err) =>
+        owner.warn(`the daily counts could not be saved: ${err.message}`),
+      );
+      this.quota = new DailyQuota(this.state, this.counters, scope, settings.dailyLimit);
+    }
+    if (settings.cacheTtlSec > 0) this.cache = new AnswerCache(this.state, scope, settings.cacheTtlSec * 1000);
+    this.state.onModeChange((mode) => {
+      for (const node of this.nodes) setStatusNote(node, mode === 'unavailable' ? UNAVAILABLE_NOTE : undefined);
+    });
+  }
+
+  /** A node using this configuration: its status tells when shared state is unavailable, until it closes. */
+  register(node: Node): void {
+    this.nodes.add(node);
+    if (this.state.mode === 'unavailable') setStatusNote(node, UNAVAILABLE_NOTE);
+    node.on('close', () => this.nodes.delete(node));
+  }
+
+  /** Closes the Redis connection; resolves once the daily counts are on disk. */
+  async close(): Promise<void> {
+    this.nodes.clear();
+    this.state.close();
+    await this.counters?.flushed();
+  }
+}
+
+/**
+ * The Redis URL to use, if any. Node-RED substitutes `${VAR}` in credentials when VAR is set; one
+ * still in that form names a variable Node-RED could not find (or a Node-RED that does not substitute),
+ * so the process environment is asked once more before shared state is turned off with a warning.
+ */
+function redisUrlOf(owner: Node, given: string | undefined): string | undefined {
+  let url = (given ?? '').trim();
+  const reference = ENV_REFERENCE.exec(url);
+  if (reference) {
+    url = (process.env[reference[1]] ?? '').trim();
+    if (!url) {
+      owner.warn(`the Redis URL refers to the environment variable ${reference[1]}, which is not set: shared state is off`);
+      return undefined;
+    }
+  }
+  return url || undefined;
+}

@@ -1,0 +1,199 @@
+import type { AddressSource, InputRow } from '../format/address-rows';
+import { message } from '../util/messages';
+import { ErrorCode, PlatformError, cancelled, invalidInput } from '../util/errors';
+import type { PlatformClient } from './client';
+import { BulkJobState, BulkProtocol, bulkResult, uploadBatch } from './bulk';
+import type { JobContext } from './jobs';
+
+/** What one job did, as the node reports it in `msg.jobs`. */
+export interface JobReport {
+  batch: number;
+  jobId: string;
+  /** Addresses sent. */
+  rows: number;
+  firstIndex: number;
+  lastIndex: number;
+  polls: number;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  /** Why the job failed, when failed jobs do not stop the run. */
+  error?: { code: ErrorCode; message: string };
+}
+
+/** A batch of consecutive input rows, delivered in input order once its job is done. */
+export interface FinishedBatch {
+  number: number;
+  /** Every row of the batch, those with an empty address (not sent) included. */
+  rows: InputRow[];
+  /** The result record of each row (undefined for a row not sent, or one the file has no record for). */
+  records: Array<unknown | undefined>;
+  /** The job; undefined when the batch held no address. */
+  job?: JobReport;
+  /** The result file as downloaded. */
+  file?: Buffer;
+  /** The job's error, when failed jobs do not stop the run. */
+  error?: PlatformError;
+  /** True for the input's last batch. */
+  last: boolean;
+}
+
+export interface BulkRunOptions {
+  client: PlatformClient;
+  protocol: BulkProtocol;
+  batchSize: number;
+  /** Jobs at once; also the most batches held in memory (running, or done and waiting for an earlier one). */
+  parallel: number;
+  /** `stop`: a failed job ends the run with its error; `continue`: its batch is delivered with the error. */
+  jobFailures: 'stop' | 'continue';
+  context: JobContext;
+  /** Takes each batch in input order; the run waits for it (so a slow consumer slows the reading). */
+  deliver: (batch: FinishedBatch) => void | Promise<void>;
+}
+
+export interface RunSummary {
+  rows: number;
+  jobs: JobReport[];
+}
+
+/** Errors that are not one job's: the run stops whatever `jobFailures` says. */
+const RUN_ERRORS = new Set<ErrorCode>(['UNAUTHORIZED', 'FORBIDDEN', 'CANCELLED', 'QUEUE_FULL', 'NETWORK', 'TLS', 'INVALID_INPUT']);
+
+/**
+ * Bulk geocoding of one input: reads it batch by batch (no further than `parallel` batches ahead
+ * of delivery, so a stream is read only as fast as jobs finish), runs a job per batch and delivers
+ * the batches in input order. Stops every job and the reading on the context's signal.
+ */
+export class BulkRun {
+  private readonly jobs: JobReport[] = [];
+  private readonly stop = new AbortController();
+  private failure: { error: unknown } | undefined;
+  private lookahead: InputRow | undefined;
+  private sourceDone = false;
+  private rowsRead = 0;
+  private addressesRead = 0;
+  private rowsDone = 0;
+  private jobsStarted = 0;
+  private jobsDone = 0;
+
+  constructor(private readonly options: BulkRunOptions) {}
+
+  async run(source: AddressSource): Promise<RunSummary> {
+    const { rows } = source;
+    const iterator = Symbol.asyncIterator in rows ? rows[Symbol.asyncIterator]() : rows[Symbol.iterator]();
+    const { signal } = this.options.context;
+    const stopAll = () => this.stop.abort();
+    if (signal.aborted) stopAll();
+    signal.addEventListener('abort', stopAll, { once: true });
+    this.stop.signal.addEventListener('abort', () => source.stream?.destroy(), { once: true });
+    const pending: Array<Promise<FinishedBatch>> = [];
+    try {
+      for (let number = 0; ; number++) {
+        while (pending.length >= this.options.parallel) await this.deliverFirst(pending, iterator);
+        if (this.stop.signal.aborted) break;
+        const batch = await this.nextBatch(iterator);
+        if (batch.length === 0) break;
+        const finished = this.runBatch(batch, number);
+        // A run-wide failure stops the other jobs at once, not when its turn to be delivered comes.
+        finished.catch((err: unknown) => this.fail(err));
+        pending.push(finished);
+      }
+      while (pending.length > 0 && !this.stop.signal.aborted) await this.deliverFirst(pending, iterator);
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      await Promise.allSettled(pending);
+      signal.removeEventListener('abort', stopAll);
+      // Stops reading a stream that is left unfinished.
+      await iterator.return?.();
+    }
+    if (signal.aborted) throw cancelled('message');
+    if (this.failure) throw this.failure.error;
+    if (this.addressesRead === 0) throw invalidInput('the input holds no addresses');
+    return { rows: this.rowsRead, jobs: this.jobs };
+  }
+
+  private fail(error: unknown): void {
+    this.failure ??= { error };
+    this.stop.abort();
+  }
+
+  private async deliverFirst(pending: Array<Promise<FinishedBatch>>, iterator: Iterator<InputRow> | AsyncIterator<InputRow>): Promise<void> {
+    const batch = await pending[0];
+    pending.shift();
+    batch.last = pending.length === 0 && !(await this.hasMore(iterator));
+    if (batch.job) this.jobs.push(batch.job);
+    await this.options.deliver(batch);
+    this.rowsDone += batch.rows.length;
+    this.report();
+  }
+
+  /** Whether the source has another row, reading at most one row ahead. */
+  private async hasMore(iterator: Iterator<InputRow> | AsyncIterator<InputRow>): Promise<boolean> {
+    if (this.lookahead) return true;
+    if (this.sourceDone) return false;
+    const next = await iterator.next();
+    if (next.done) this.sourceDone = true;
+    else this.lookahead = next.value;
+    return !this.sourceDone;
+  }
+
+  /** Up to `batchSize` consecutive rows. */
+  private async nextBatch(iterator: Iterator<InputRow> | AsyncIterator<InputRow>): Promise<InputRow[]> {
+    const batch: InputRow[] = [];
+    while (batch.length < this.options.batchSize && (await this.hasMore(iterator))) {
+      const row = this.lookahead as InputRow;
+      this.lookahead = undefined;
+      batch.push(row);
+      if (row.address !== '') this.addressesRead++;
+    }
+    this.rowsRead += batch.length;
+    return batch;
+  }
+
+  private async runBatch(rows: InputRow[], number: number): Promise<FinishedBatch> {
+    const sent = rows.filter((row) => row.address !== '');
+    const batch: FinishedBatch = { number, rows, records: rows.map(() => undefined), last: false };
+    if (sent.length === 0) return batch;
+    const addresses = sent.map((row) => row.address);
+    const started = Date.now();
+    this.jobsStarted++;
+    this.report();
+    const { client, protocol, context } = this.options;
+    const pollContext = { signal: this.stop.signal, onWait: context.onWait, onPoll: () => this.report() };
+    let job: BulkJobState | undefined;
+    try {
+      job = await uploadBatch(client, protocol, { batch: number, firstIndex: rows[0].index, lastIndex: rows[rows.length - 1].index, addresses }, pollContext);
+      const result = await bulkResult(client, protocol, job, addresses, pollContext);
+      const recordOf = new Map(sent.map((row, i) => [row, result.records[i]]));
+      batch.records = rows.map((row) => recordOf.get(row));
+      batch.file = result.file;
+    } catch (err) {
+      if (this.options.jobFailures === 'stop' || !(err instanceof PlatformError) || RUN_ERRORS.has(err.code)) throw err;
+      batch.error = err;
+    }
+    const finished = Date.now();
+    batch.job = {
+      batch: number,
+      jobId: job?.jobId ?? '',
+      rows: addresses.length,
+      firstIndex: rows[0].index,
+      lastIndex: rows[rows.length - 1].index,
+      polls: job?.polls ?? 0,
+      startedAt: new Date(started).toISOString(),
+      finishedAt: new Date(finished).toISOString(),
+      durationMs: finished - started,
+      ...(batch.error ? { error: { code: batch.error.code, message: batch.error.message } } : {}),
+    };
+    this.jobsDone++;
+    this.report();
+    return batch;
+  }
+
+  private report(): void {
+    const more = this.sourceDone && !this.lookahead ? '' : '+';
+    this.options.context.onProgress(
+      message('status.bulkProgress', { rowsDone: this.rowsDone, rowsRead: `${this.rowsRead}${more}`, jobsDone: this.jobsDone, jobsStarted: `${this.jobsStarted}${more}` }),
+    );
+  }
+}

@@ -1,0 +1,243 @@
+import { FormData } from 'undici';
+import { writeCsv } from '../format/csv';
+import { resultRecords } from '../format/result-file';
+import { PlatformError } from '../util/errors';
+import { message } from '../util/messages';
+import { isRecord, memberAt } from '../util/values';
+import type { PlatformClient, PlatformResponse } from './client';
+import { JobReader, JobState, PollContext, Polling, jobFailed, pollJob, statusReadsAsFailed } from './jobs';
+import { trimTrailing } from '../util/text';
+
+/**
+ * The platform's bulk geocoding protocol in three steps: upload a CSV of addresses (a job), poll the
+ * job until its payload names the result file, download and read that file and pair its records
+ * with the addresses. The spec leaves the upload answer, the status values, the member holding the
+ * download link or token, and the file format "not shown": the guesses below are tried in order,
+ * and the override paths of `BulkProtocol` replace them.
+ */
+
+export interface BulkProtocol {
+  /** Dotted paths that replace the guesses when set (empty: guess). */
+  jobIdPath: string;
+  downloadPath: string;
+  statusPath: string;
+  polling: Polling;
+}
+
+/** A bulk job as plain JSON: the job state and the input rows it covers. */
+export interface BulkJobState extends JobState {
+  kind: 'bulk-geocode';
+  /** Its place among the jobs of one input, from 0. */
+  batch: number;
+  /** The input indexes of its first and last row, and how many addresses it was sent. */
+  firstIndex: number;
+  lastIndex: number;
+  addresses: number;
+}
+
+/** Where a job's results are: a link to follow, a file download token, or a link plus a token. */
+export interface Download {
+  link?: string;
+  token?: string;
+}
+
+/** A finished job's result file and its records, each paired with the address at the same position (or undefined). */
+export interface BulkResult {
+  file: Buffer;
+  records: Array<unknown | undefined>;
+}
+
+const UPLOAD_PATH = '/v1/geocode/bulk';
+const DOWNLOAD_PATH = '/v1/download';
+const JOB_ID_PATHS = ['jobId', 'id', 'job_id', 'jobID', 'job.id', 'job.jobId', 'data.jobId', 'data.id', 'payload.jobId', 'payload.id', 'result.jobId'];
+const STATUS_PATHS = ['status', 'state', 'jobStatus', 'job_status', 'job.status', 'payload.status', 'payload.state', 'data.status'];
+const MESSAGE_PATHS = ['message', 'error', 'detail', 'reason', 'payload.message', 'payload.error', 'job.message'];
+const LINK_MEMBER = /^(?:(?:download|file|result|results)_?)?(?:link|url|uri|href)$|^download$/i;
+const TOKEN_MEMBER = /^(?:(?:download|file)_?)?token$/i;
+const ECHOED_ADDRESS_MEMBER = /^(?:address|input|query|search_?text|input_?address|original_?address)$/i;
+/** Answers to a download that may mean its token expired: the job is asked once for a fresh one. */
+const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
+/** Bulk jobs run for minutes: polling slows down to at most this interval (or the configured one, when longer). */
+const MAX_POLL_INTERVAL_MS = 30_000;
+
+/** Step 1: the addresses as a CSV file with the single column `address`, in the multipart field `file`; resolves with the new job. */
+export async function uploadBatch(
+  client: PlatformClient,
+  protocol: BulkProtocol,
+  batch: { batch: number; firstIndex: number; lastIndex: number; addresses: readonly string[] },
+  context: PollContext,
+): Promise<BulkJobState> {
+  const form = new FormData();
+  const csv = writeCsv(['address'], batch.addresses.map((address) => [address]));
+  form.append('file', new Blob([csv], { type: 'text/csv; charset=utf-8' }), `addresses-${batch.batch + 1}.csv`);
+  const response = await client.request({ auth: 'project', method: 'POST', path: UPLOAD_PATH, form, retry: 'create', signal: context.signal, onWait: context.onWait });
+  const jobId = readJobId(response, protocol.jobIdPath);
+  return {
+    kind: 'bulk-geocode',
+    jobId,
+    statusPath: `${UPLOAD_PATH}/${encodeURIComponent(jobId)}`,
+    createdAt: Date.now(),
+    polls: 0,
+    batch: batch.batch,
+    firstIndex: batch.firstIndex,
+    lastIndex: batch.lastIndex,
+    addresses: batch.addresses.length,
+  };
+}
+
+/**
+ * Steps 2 and 3 for a job, fresh or stored: polls it until it names its result file, downloads and
+ * reads the file, and pairs its records with `addresses` (the addresses the job was sent, in order).
+ */
+export async function bulkResult(client: PlatformClient, protocol: BulkProtocol, job: BulkJobState, addresses: readonly string[], context: PollContext): Promise<BulkResult> {
+  const reader = bulkReader(protocol);
+  const polling = { ...protocol.polling, maxIntervalMs: Math.max(protocol.polling.intervalMs, MAX_POLL_INTERVAL_MS) };
+  const { result: download } = await pollJob(client, job, reader, polling, context);
+  let file: PlatformResponse<Buffer>;
+  try {
+    file = await fetchFile(client, download, context);
+  } catch (err) {
+    if (!(err instanceof PlatformError && err.statusCode !== undefined && STALE_DOWNLOAD_STATUS.has(err.statusCode))) throw err;
+    // Perhaps an expired token: the job is asked once more for a fresh link.
+    const status = await client.request({ auth: 'project', method: 'GET', path: job.statusPath, retry: 'read', signal: context.signal, onWait: context.onWait });
+    const fresh = reader.result(status.body);
+    if (!fresh) throw err;
+    file = await fetchFile(client, fresh, context);
+  }
+  return { file: file.body, records: pairRecords(addresses, readResultFile(file, job.jobId), job.jobId) };
+}
+
+/** Reads bulk status answers: the status by the override path or the guesses, the download link or token once complete. */
+export function bulkReader(protocol: BulkProtocol): JobReader<Download> {
+  const statusOf = (answer: unknown) => firstMember(answer, protocol.statusPath ? [protocol.statusPath] : STATUS_PATHS);
+  return {
+    awaiting: message('value.downloadLink'),
+    status: (answer) => {
+      const status = statusOf(answer);
+      return status === undefined ? undefined : String(status);
+    },
+    result: (answer) => {
+      const status = statusOf(answer);
+      if (statusReadsAsFailed(status)) throw jobFailed(status, firstMember(answer, MESSAGE_PATHS));
+      if (protocol.downloadPath) {
+        const value = memberAt(answer, protocol.downloadPath);
+        if (typeof value === 'string' && value !== '') return looksLikeLink(value) ? { link: value } : { token: value };
+        return isRecord(value) ? findDownload(value, 0) : undefined;
+      }
+      // The spec puts the link in the status answer's payload object; without one the whole answer is searched.
+      return findDownload(isRecord(answer) && isRecord(answer.payload) ? answer.payload : answer, 0);
+    },
+  };
+}
+
+/** The job id from the upload answer: the override path, else the first guess that holds one, else the Location header. */
+function readJobId(response: PlatformResponse, overridePath: string): string {
+  const paths = overridePath ? [overridePath] : JOB_ID_PATHS;
+  const body = response.body;
+  if (!overridePath && (typeof body === 'string' || typeof body === 'number') && String(body) !== '') return String(body);
+  for (const path of paths) {
+    const id = memberAt(body, path);
+    if ((typeof id === 'string' && id !== '') || typeof id === 'number') return String(id);
+  }
+  const location = response.headers.location;
+  if (!overridePath && typeof location === 'string' && location !== '') {
+    const lastSegment = new URL(location, 'http://location/').pathname.split('/').filter(Boolean).pop();
+    if (lastSegment) return decodeURIComponent(lastSegment);
+  }
+  throw new PlatformError('BAD_RESPONSE', `the bulk upload answer carries no job id (looked at ${paths.join(', ')}); set "Job id path" on the node`, {
+    statusCode: response.statusCode,
+    body: JSON.stringify(body) ?? '',
+  });
+}
+
+/**
+ * A token alone goes to `/v1/download?token=…` (URL-encoded by the client). A link is followed as
+ * given, with the project headers only when it points at the platform's own origin.
+ */
+function fetchFile(client: PlatformClient, download: Download, context: PollContext): Promise<PlatformResponse<Buffer>> {
+  const request = { method: 'GET', retry: 'read', response: 'buffer', signal: context.signal, onWait: context.onWait } as const;
+  if (!download.link) return client.request<Buffer>({ ...request, auth: 'project', path: DOWNLOAD_PATH, query: { token: download.token } });
+  const base = new URL(`${trimTrailing(client.baseUrl, '/')}/`);
+  const url = new URL(download.link, base);
+  if (download.token && !url.searchParams.has('token')) url.searchParams.set('token', download.token);
+  return client.request<Buffer>({ ...request, auth: url.origin === base.origin ? 'project' : 'none', url: url.href });
+}
+
+/** The first link-like and token-like members, searched a few levels deep. */
+function findDownload(value: unknown, depth: number): Download | undefined {
+  if (depth > 3 || value === null || typeof value !== 'object') return undefined;
+  const found: Download = {};
+  const entries = Array.isArray(value) ? value.map((item, i) => [String(i), item] as const) : Object.entries(value);
+  for (const [key, member] of entries) {
+    if (typeof member === 'string' && member !== '') {
+      if (!found.link && LINK_MEMBER.test(key) && looksLikeLink(member)) found.link = member;
+      if (!found.token && TOKEN_MEMBER.test(key)) found.token = member;
+    }
+  }
+  for (const [, member] of entries) {
+    if (found.link && found.token) break;
+    const nested = findDownload(member, depth + 1);
+    found.link ??= nested?.link;
+    found.token ??= nested?.token;
+  }
+  return found.link || found.token ? found : undefined;
+}
+
+function looksLikeLink(value: string): boolean {
+  return /^https?:\/\//i.test(value) || value.startsWith('/');
+}
+
+function firstMember(value: unknown, paths: readonly string[]): unknown {
+  for (const path of paths) {
+    const member = memberAt(value, path);
+    if (member !== undefined && member !== null && member !== '') return member;
+  }
+  return undefined;
+}
+
+function readResultFile(file: PlatformResponse<Buffer>, jobId: string): unknown[] {
+  try {
+    return resultRecords(file.contentType, file.body);
+  } catch (err) {
+    throw new PlatformError('BAD_RESPONSE', `the result file of bulk job ${jobId} (${file.contentType || 'no content type'}) cannot be read: ${(err as Error).message}`, {
+      statusCode: file.statusCode,
+      body: file.body.toString('utf8', 0, 1000),
+      cause: err,
+    });
+  }
+}
+
+/**
+ * The result record for each address of a job. When every record echoes its address, records are
+ * matched by address (so a reordered file still lines up); otherwise, or when that leaves addresses
+ * unmatched, the n-th record belongs to the n-th address, which needs as many records as addresses.
+ */
+function pairRecords(addresses: readonly string[], records: unknown[], jobId: string): Array<unknown | undefined> {
+  const echoed = records.map(echoedAddress);
+  if (records.length > 0 && echoed.every((address) => address !== undefined)) {
+    const byAddress = new Map<string, unknown[]>();
+    echoed.forEach((address, i) => {
+      const key = sameAddress(address as string);
+      const sameKey = byAddress.get(key);
+      if (sameKey) sameKey.push(records[i]);
+      else byAddress.set(key, [records[i]]);
+    });
+    const paired = addresses.map((address) => byAddress.get(sameAddress(address))?.shift());
+    if (paired.every((record) => record !== undefined) || records.length !== addresses.length) return paired;
+  }
+  if (records.length === addresses.length) return records;
+  throw new PlatformError(
+    'BAD_RESPONSE',
+    `the result file of bulk job ${jobId} has ${records.length} rows for ${addresses.length} addresses and no address column to match them by`,
+  );
+}
+
+function echoedAddress(record: unknown): string | undefined {
+  if (!isRecord(record)) return undefined;
+  const key = Object.keys(record).find((name) => ECHOED_ADDRESS_MEMBER.test(name) && typeof record[name] === 'string');
+  return key === undefined ? undefined : (record[key] as string);
+}
+
+function sameAddress(address: string): string {
+  return address.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
+}

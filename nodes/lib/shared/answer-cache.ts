@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import type { SharedState } from './shared-state';
+import { MemoryStore } from './store';
+
+export interface CachedAnswer {
+  statusCode: number;
+  body: unknown;
+}
+
+/** Bounds of the in-memory cache (Redis bounds its own memory with its maxmemory setting). */
+const MEMORY_ENTRIES = 1000;
+const MEMORY_CHARS = 32 * 1024 * 1024;
+
+/**
+ * Answers to identical queries for `ttlMs`: in Redis while it answers (shared by every instance),
+ * in a bounded least-recently-used map of this process otherwise. Keys are hashes of the query.
+ */
+export class AnswerCache {
+  private readonly memory = new MemoryStore({ maxEntries: MEMORY_ENTRIES, maxChars: MEMORY_CHARS });
+
+  constructor(
+    private readonly state: SharedState,
+    /** Which platform and credentials the answers belong to (a hash, never a secret). */
+    private readonly scope: string,
+    private readonly ttlMs: number,
+  ) {}
+
+  async get(query: string): Promise<CachedAnswer | undefined> {
+    const key = this.keyOf(query);
+    const text = await this.state.withShared(
+      (redis) => redis.get(key),
+      () => this.memory.get(key),
+    );
+    return text === undefined ? undefined : (JSON.parse(text) as CachedAnswer);
+  }
+
+  async set(query: string, answer: CachedAnswer): Promise<void> {
+    const key = this.keyOf(query);
+    const text = JSON.stringify(answer);
+    await this.state.withShared(
+      (redis) => redis.set(key, text, this.ttlMs),
+      () => this.memory.set(key, text, this.ttlMs),
+    );
+  }
+
+  private keyOf(query: string): string {
+    return `cache:${this.scope}:${createHash('sha256').update(query).digest('hex')}`;
+  }
+}

@@ -1,0 +1,87 @@
+import { PlatformError } from '../util/errors';
+import { CoalescedWriter, readJson } from './json-file';
+import type { SharedState } from './shared-state';
+import { MemoryStore } from './store';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Counters outlive their day a little, so a clock slightly behind another instance's still finds it. */
+const COUNTER_TTL_MS = 2 * DAY_MS;
+
+/** The counters of this process, kept in a JSON file so that they survive a restart. */
+export class CounterFile {
+  private static readonly open = new Map<string, CounterFile>();
+  readonly counters = new MemoryStore();
+  private readonly writer: CoalescedWriter | undefined;
+
+  /**
+   * One per file in a process (every config node counting into the same file shares it, and a
+   * redeployed node finds the counts of the one it replaces); without a file, counts live in memory.
+   */
+  static at(file: string | undefined, onError: (err: Error) => void): CounterFile {
+    const key = file ?? '';
+    let counterFile = CounterFile.open.get(key);
+    if (!counterFile) {
+      counterFile = new CounterFile(file, onError);
+      CounterFile.open.set(key, counterFile);
+    }
+    return counterFile;
+  }
+
+  private constructor(file: string | undefined, onError: (err: Error) => void) {
+    if (!file) return;
+    const stored = readJson(file);
+    if (Array.isArray(stored)) this.counters.restore(stored as Parameters<MemoryStore['restore']>[0]);
+    this.writer = new CoalescedWriter(file, () => this.counters.snapshot(), onError);
+  }
+
+  take(key: string, limit: number): { taken: boolean; used: number } {
+    const result = this.counters.takeNow(key, limit, COUNTER_TTL_MS);
+    if (result.taken) this.writer?.changed();
+    return result;
+  }
+
+  raise(key: string, used: number): void {
+    this.counters.raise(key, used, COUNTER_TTL_MS);
+    this.writer?.changed();
+  }
+
+  flushed(): Promise<void> {
+    return this.writer?.flushed() ?? Promise.resolve();
+  }
+}
+
+/**
+ * The platform's daily request limit for one API key, per UTC day: counted in Redis across instances
+ * while it answers, in this instance's counter file otherwise (which also keeps the last shared figure,
+ * so an outage continues from it rather than from this instance's own share).
+ */
+export class DailyQuota {
+  constructor(
+    private readonly state: SharedState,
+    private readonly local: CounterFile,
+    /** Which API key this counts for (a hash, never the key itself). */
+    private readonly scope: string,
+    readonly limit: number,
+  ) {}
+
+  /** Counts one request, or throws QUOTA_EXCEEDED (before any request) when the day's limit is used up. */
+  async take(now = Date.now()): Promise<number> {
+    const key = `quota:${this.scope}:${new Date(now).toISOString().slice(0, 10)}`;
+    const result = await this.state.withShared(
+      async (redis) => {
+        const shared = await redis.take(key, this.limit, COUNTER_TTL_MS);
+        this.local.raise(key, shared.used);
+        return shared;
+      },
+      () => this.local.take(key, this.limit),
+    );
+    if (!result.taken) {
+      throw new PlatformError(
+        'QUOTA_EXCEEDED',
+        `the daily limit of ${this.limit} requests is used up (${result.used}/${this.limit}); it starts again at 00:00 UTC`,
+        { notSent: true, statusDetail: `${result.used}/${this.limit}` },
+      );
+    }
+    return result.used;
+  }
+}

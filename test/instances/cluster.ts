@@ -1,0 +1,185 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { NodeRedProcess } from '../support/node-red-process';
+import { NODES_DIR } from '../support/paths';
+import { SANDBOX_DEFAULTS } from '../sandbox';
+
+/**
+ * Several real Node-RED processes with this pack's built nodes (dist/nodes through `nodesDir`), as
+ * replicas behind a load balancer run them: same flows, same credentials, one Redis. Flows are
+ * deployed through each instance's admin API, credentials included, as the editor deploys them.
+ */
+
+export type FlowNode = Record<string, unknown>;
+
+const settingsJs = (nodesDir: string) => `module.exports = {
+    flowFile: 'flows.json',
+    uiHost: '127.0.0.1',
+    credentialSecret: 'instances-suite',
+    nodesDir: ${JSON.stringify(nodesDir)},
+    telemetry: { enabled: false },
+    editorTheme: { tours: false, palette: { catalogues: [] } },
+    logging: { console: { level: 'info', metrics: false, audit: false } }
+};
+`;
+
+export class Cluster {
+  private constructor(
+    readonly instances: NodeRedProcess[],
+    private readonly workDir: string,
+  ) {}
+
+  /** `count` Node-RED processes, each on its own user directory and port. */
+  static async start(count: number): Promise<Cluster> {
+    const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-instances-'));
+    const instances: NodeRedProcess[] = [];
+    try {
+      for (let i = 0; i < count; i++) {
+        const userDir = path.join(workDir, `instance-${i + 1}`);
+        fs.mkdirSync(userDir);
+        fs.writeFileSync(path.join(userDir, 'settings.js'), settingsJs(NODES_DIR));
+        instances.push(await NodeRedProcess.start(userDir, undefined, 90_000));
+      }
+    } catch (err) {
+      await Promise.all(instances.map((instance) => instance.stop(10_000)));
+      fs.rmSync(workDir, { recursive: true, force: true });
+      throw err;
+    }
+    return new Cluster(instances, workDir);
+  }
+
+  /** The same flows on every instance (a full deploy); resolves once every instance has started them. */
+  async deploy(flows: FlowNode[]): Promise<void> {
+    await Promise.all(this.instances.map((instance) => deployTo(instance, flows)));
+  }
+
+  /** Stops every instance by its PID and removes the user directories. */
+  async stop(): Promise<void> {
+    await Promise.all(this.instances.map((instance) => instance.stop(10_000)));
+    fs.rmSync(this.workDir, { recursive: true, force: true });
+  }
+}
+
+async function deployTo(instance: NodeRedProcess, flows: FlowNode[]): Promise<void> {
+  const startedBefore = instance.log.filter((line) => line.includes('Started flows')).length;
+  const response = await fetch(`${instance.url}flows`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full', 'node-red-api-version': 'v1' },
+    body: JSON.stringify(flows),
+  });
+  if (response.status >= 300) throw new Error(`deploy answered ${response.status}: ${await response.text()}`);
+  const deadline = Date.now() + 30_000;
+  while (instance.log.filter((line) => line.includes('Started flows')).length <= startedBefore) {
+    if (Date.now() > deadline) throw new Error(`the flows did not start within 30 s:\n${instance.log.slice(-20).join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export interface FlowOptions {
+  sandboxUrl: string;
+  redisUrl?: string;
+  rateLimit?: number;
+  dailyLimit?: number;
+  cacheTtl?: number;
+  webhookSecret?: string;
+}
+
+export const CONFIG_ID = 'cfg';
+export const WEBHOOK_PATH = '/hook';
+
+/**
+ * One tab: `POST /geocode` (`{ "address": … }`) → svc-geocode → the answer, or `{ code, message }` with
+ * status 500 from a Catch node; svc-webhook-in on `POST /hook` sharing the config's Redis.
+ */
+export function sharedFlows(options: FlowOptions): FlowNode[] {
+  // Flow nodes need a position: Node-RED takes a node without x and y for a config node.
+  const at = (node: FlowNode, index: number): FlowNode => (node.z ? { x: 100 + 150 * index, y: 100, ...node } : node);
+  return [
+    { id: 'tab', type: 'tab', label: 'instances' },
+    {
+      id: CONFIG_ID,
+      type: 'svc-config',
+      name: 'sandbox',
+      baseUrl: options.sandboxUrl,
+      authUrl: options.sandboxUrl,
+      sandboxUrl: options.sandboxUrl,
+      audience: SANDBOX_DEFAULTS.audience,
+      projectId: SANDBOX_DEFAULTS.projectId,
+      timeout: 10_000,
+      rateLimit: options.rateLimit ?? 0,
+      maxConcurrency: 8,
+      maxQueue: 1000,
+      maxRetries: 0,
+      tokenLifetime: 3600,
+      dailyLimit: options.dailyLimit ?? 0,
+      cacheTtl: options.cacheTtl ?? 0,
+      credentials: {
+        clientId: SANDBOX_DEFAULTS.clientId,
+        clientSecret: SANDBOX_DEFAULTS.clientSecret,
+        apiKey: SANDBOX_DEFAULTS.apiKey,
+        pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+        redisUrl: options.redisUrl ?? '',
+      },
+    },
+    { id: 'in', type: 'http in', z: 'tab', url: '/geocode', method: 'post', wires: [['geocode']] },
+    { id: 'geocode', type: 'svc-geocode', z: 'tab', server: CONFIG_ID, address: 'payload', addressType: 'msg', wires: [['answer']] },
+    { id: 'catch', type: 'catch', z: 'tab', scope: ['geocode'], wires: [['failure']] },
+    {
+      id: 'failure',
+      type: 'function',
+      z: 'tab',
+      func: 'msg.statusCode = 500;\nmsg.payload = { code: msg.error.code, message: msg.error.message };\nreturn msg;',
+      outputs: 1,
+      wires: [['answer']],
+    },
+    { id: 'answer', type: 'http response', z: 'tab', wires: [] },
+    {
+      id: 'hook',
+      type: 'svc-webhook-in',
+      z: 'tab',
+      url: WEBHOOK_PATH,
+      verify: 'signature',
+      tolerance: 300,
+      maxBodyKb: 64,
+      server: CONFIG_ID,
+      credentials: { secret: options.webhookSecret ?? 'webhook-secret' },
+      wires: [[]],
+    },
+  ].map(at);
+}
+
+/** One geocode message through an instance's `POST /geocode`; the status and the parsed answer. */
+export async function geocodeThrough(instance: NodeRedProcess, address: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${instance.url}geocode`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ address }),
+    signal: AbortSignal.timeout(90_000),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** A signed webhook request to an instance; the HTTP status it answers. */
+export async function postWebhook(instance: NodeRedProcess, body: string, signature: string): Promise<number> {
+  const response = await fetch(`${instance.url}${WEBHOOK_PATH.slice(1)}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'svc-signature': signature },
+    body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** The most events any window of `windowMs` holds (times in ms, any order). */
+export function busiestWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while (sorted[end] - sorted[start] >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}

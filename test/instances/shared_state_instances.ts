@@ -1,0 +1,135 @@
+import Redis from 'ioredis';
+import should from 'should';
+import { startSandbox, Sandbox } from '../sandbox';
+import { signatureHeader, nowSeconds } from '../bench/webhook-signing';
+import { RedisServer } from '../support/redis-server';
+import { busiestWindow, Cluster, geocodeThrough, postWebhook, sharedFlows } from './cluster';
+
+/**
+ * `npm run test:instances`: two real Node-RED processes with the same flows, one real redis-server
+ * (Debian's, on a free loopback port) and the sandbox. What one instance does counts for the other:
+ * the rate limit, the daily quota and the webhook replay cache; and a Redis outage is survived.
+ */
+
+const RATE_PER_MINUTE = 600;
+const SECRET = 'webhook-secret';
+
+const lines = (log: string[], pattern: RegExp) => log.filter((line) => pattern.test(line));
+
+describe('several Node-RED instances sharing state through Redis', function () {
+  this.timeout(180_000);
+  let sandbox: Sandbox;
+  let redis: RedisServer;
+  let cluster: Cluster;
+  const [a, b] = [0, 1].map((i) => () => cluster.instances[i]);
+  const geocodeTimes = () => sandbox.requests('geocode').map((r) => r.time);
+
+  before(async function () {
+    if (!RedisServer.available()) throw new Error('redis-server is not installed: apt-get install -y redis-server (.ci/run does it)');
+    sandbox = await startSandbox();
+    redis = await RedisServer.start();
+    cluster = await Cluster.start(2);
+  });
+
+  beforeEach(async function () {
+    const client = new Redis(redis.url, { lazyConnect: true });
+    await client.connect();
+    await client.flushall();
+    client.disconnect();
+    sandbox.log.splice(0);
+  });
+
+  after(async function () {
+    await cluster?.stop();
+    await redis?.remove();
+    await sandbox?.close();
+  });
+
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') {
+      for (const instance of cluster?.instances ?? []) console.log(`--- ${instance.url} ---\n${instance.log.slice(-40).join('\n')}`);
+    }
+    for (const instance of cluster?.instances ?? []) {
+      should(lines(instance.log, /Unhandled|uncaught|FATAL|TypeError/i)).eql([], 'no crash or unhandled rejection');
+    }
+  });
+
+  it(`the sandbox sees at most the shared rate (${RATE_PER_MINUTE}/min) in any window while both instances send`, async function () {
+    await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, rateLimit: RATE_PER_MINUTE }));
+    // 200 messages, half through each instance: 20 s at the shared rate, 10 s if each kept its own.
+    const sent = await Promise.all(
+      [a(), b()].flatMap((instance, i) => Array.from({ length: 100 }, (_v, n) => geocodeThrough(instance, `${n} Instance ${i} Road`))),
+    );
+    should(sent.filter((answer) => answer.status === 200)).have.length(200);
+    const times = geocodeTimes();
+    should(times).have.length(200);
+    const spanMs = Math.max(...times) - Math.min(...times);
+    const perMinute = (60_000 * (times.length - 1)) / spanMs;
+    const busiest = { oneSecond: busiestWindow(times, 1000), twoSeconds: busiestWindow(times, 2000), tenSeconds: busiestWindow(times, 10_000) };
+    console.log(`      shared rate: ${perMinute.toFixed(1)}/min over ${(spanMs / 1000).toFixed(1)} s; busiest 1 s ${busiest.oneSecond}, 2 s ${busiest.twoSeconds}, 10 s ${busiest.tenSeconds}`);
+    // Evenly spaced at 100 ms: 20 per 2 s (21 when a window starts on a request), 100 per 10 s; without
+    // sharing, 40 and 200. The margin is the timing noise of a loaded 2-core machine: a request may go up
+    // to a quarter interval after its slot, and the sandbox stamps it when its own event loop gets to it.
+    should(busiest.twoSeconds).be.belowOrEqual(22);
+    should(busiest.tenSeconds).be.belowOrEqual(105);
+    should(perMinute).be.belowOrEqual(RATE_PER_MINUTE * 1.02);
+  });
+
+  it('the daily limit stops at exactly dailyLimit across both instances', async function () {
+    await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, dailyLimit: 30 }));
+    const sent = await Promise.all(
+      [a(), b()].flatMap((instance, i) => Array.from({ length: 25 }, (_v, n) => geocodeThrough(instance, `${n} Quota ${i} Lane`))),
+    );
+    should(sent.filter((answer) => answer.status === 200)).have.length(30);
+    const refused = sent.filter((answer) => answer.status === 500);
+    should(refused).have.length(20);
+    for (const answer of refused) should(answer.body.code).equal('QUOTA_EXCEEDED');
+    should(sandbox.requests('geocode')).have.length(30);
+    for (const instance of [a(), b()]) should((await geocodeThrough(instance, 'one more')).body.code).equal('QUOTA_EXCEEDED');
+    should(sandbox.requests('geocode')).have.length(30);
+  });
+
+  it('a webhook accepted by one instance is refused as a replay by the other', async function () {
+    await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, webhookSecret: SECRET }));
+    const first = JSON.stringify({ reading: 1 });
+    const firstSignature = signatureHeader(nowSeconds(), SECRET, first);
+    should(await postWebhook(a(), first, firstSignature)).equal(200);
+    should(await postWebhook(b(), first, firstSignature)).equal(401);
+    const second = JSON.stringify({ reading: 2 });
+    const secondSignature = signatureHeader(nowSeconds(), SECRET, second);
+    should(await postWebhook(b(), second, secondSignature)).equal(200);
+    should(await postWebhook(a(), second, secondSignature)).equal(401);
+  });
+
+  it('Redis stopped mid-run and started again: no crash, work continues, one warning per outage, sharing resumes', async function () {
+    await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, rateLimit: RATE_PER_MINUTE, webhookSecret: SECRET }));
+    const outageWarnings = () => [a(), b()].map((instance) => lines(instance.log, /shared state unavailable \(Redis/).length);
+    const recoveries = () => [a(), b()].map((instance) => lines(instance.log, /shared state available again/).length);
+    const warningsBefore = outageWarnings();
+    const recoveriesBefore = recoveries();
+
+    const running = Promise.all([a(), b()].flatMap((instance, i) => Array.from({ length: 30 }, (_v, n) => geocodeThrough(instance, `${n} Outage ${i} Street`))));
+    await waitFor(() => sandbox.requests('geocode').length >= 10, 'the first requests');
+    await redis.stop();
+    const answers = await running;
+    should(answers.filter((answer) => answer.status === 200)).have.length(60);
+    for (const instance of [a(), b()]) should((await geocodeThrough(instance, 'during the outage')).status).equal(200);
+    should(outageWarnings()).eql(warningsBefore.map((count) => count + 1));
+
+    await redis.launch();
+    await waitFor(() => recoveries().every((count, i) => count > recoveriesBefore[i]), 'both instances to reconnect', 20_000);
+    should(outageWarnings()).eql(warningsBefore.map((count) => count + 1));
+    const body = JSON.stringify({ reading: 'after the outage' });
+    const signature = signatureHeader(nowSeconds(), SECRET, body);
+    should(await postWebhook(a(), body, signature)).equal(200);
+    should(await postWebhook(b(), body, signature)).equal(401);
+  });
+});
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

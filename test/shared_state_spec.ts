@@ -1,0 +1,155 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import should from 'should';
+import { AnswerCache } from '../nodes/lib/shared/answer-cache';
+import { CoalescedWriter, readJson } from '../nodes/lib/shared/json-file';
+import { CounterFile, DailyQuota } from '../nodes/lib/shared/quota';
+import { SharedMode, SharedState, describeRedisUrl } from '../nodes/lib/shared/shared-state';
+import { MemoryStore } from '../nodes/lib/shared/store';
+import { freePort } from './support/node-red-process';
+import { rejectionOf, waitUntil } from './foundation_helpers';
+
+/** A log that keeps what it is told. */
+function recordingLog() {
+  const lines: Array<{ level: 'warn' | 'info'; text: string }> = [];
+  return { lines, log: { warn: (text: string) => lines.push({ level: 'warn', text }), info: (text: string) => lines.push({ level: 'info', text }) } };
+}
+
+describe('shared state without Redis (one instance)', function () {
+  let dir: string;
+  beforeEach(function () {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-shared-test-'));
+  });
+  afterEach(function () {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('MemoryStore', function () {
+    it('leases: one owner at a time, renewed and released only by its owner, free again after the TTL', async function () {
+      const store = new MemoryStore();
+      should(await store.claim('job:1', 'a', 1000)).be.true();
+      should(await store.claim('job:1', 'b', 1000)).be.false();
+      should(await store.claim('job:1', 'a', 1000)).be.true();
+      should(await store.renew('job:1', 'b', 1000)).be.false();
+      should(await store.release('job:1', 'b')).be.false();
+      should(await store.renew('job:1', 'a', 1000)).be.true();
+      should(await store.release('job:1', 'a')).be.true();
+      should(await store.claim('job:1', 'b', 30)).be.true();
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      should(await store.renew('job:1', 'b', 1000)).be.false();
+      should(await store.claim('job:1', 'a', 1000)).be.true();
+    });
+
+    it('counts up to a limit and no further', async function () {
+      const store = new MemoryStore();
+      const results = [];
+      for (let i = 0; i < 4; i++) results.push(await store.take('count', 3, 60_000));
+      should(results).eql([
+        { taken: true, used: 1 },
+        { taken: true, used: 2 },
+        { taken: true, used: 3 },
+        { taken: false, used: 3 },
+      ]);
+    });
+
+    it('forgets the least recently used entries beyond its bounds, and keeps no entry larger than the bound', async function () {
+      const store = new MemoryStore({ maxEntries: 3, maxChars: 100 });
+      for (const key of ['a', 'b', 'c']) await store.set(key, 'x', 60_000);
+      await store.get('a');
+      await store.set('d', 'x', 60_000);
+      should(await store.get('b')).be.undefined();
+      should(await store.get('a')).equal('x');
+      await store.set('huge', 'y'.repeat(200), 60_000);
+      should(await store.get('huge')).be.undefined();
+      await store.set('e', 'z'.repeat(98), 60_000);
+      should(store.size).equal(1);
+    });
+  });
+
+  describe('the counter file', function () {
+    it('writes atomically, coalesces a burst of changes and keeps the last state', async function () {
+      const file = path.join(dir, 'state.json');
+      let value = 0;
+      let writes = 0;
+      const writer = new CoalescedWriter(file, () => (writes++, { value }), (err) => should.fail(err, undefined, err.message));
+      for (let i = 0; i < 100; i++) {
+        value = i;
+        writer.changed();
+      }
+      await writer.flushed();
+      should(readJson(file)).eql({ value: 99 });
+      should(writes).be.belowOrEqual(2);
+      should(fs.readdirSync(dir)).eql(['state.json']);
+    });
+
+    it('a daily quota counts per instance without Redis, survives a restart and stops at exactly the limit', async function () {
+      const file = path.join(dir, 'svc-location-quota.json');
+      const state = new SharedState({ log: recordingLog().log });
+      const quota = new DailyQuota(state, CounterFile.at(file, (err) => should.fail(err, undefined, err.message)), 'scope', 3);
+      should(await quota.take()).equal(1);
+      should(await quota.take()).equal(2);
+      await CounterFile.at(file, () => undefined).flushed();
+      // A restarted Node-RED reads the file: a copy of it at a new path is a process that has not seen it yet.
+      const restartedFile = path.join(dir, 'restarted.json');
+      fs.copyFileSync(file, restartedFile);
+      const restarted = new DailyQuota(state, CounterFile.at(restartedFile, () => undefined), 'scope', 3);
+      should(await restarted.take()).equal(3);
+      const refused = await rejectionOf(restarted.take());
+      should(refused.code).equal('QUOTA_EXCEEDED');
+      should(refused.notSent).be.true();
+      should(refused.statusDetail).equal('3/3');
+      should(refused.message).match(/daily limit of 3 requests is used up \(3\/3\)/);
+      await CounterFile.at(restartedFile, () => undefined).flushed();
+    });
+
+    it('counts each UTC day on its own', async function () {
+      const counters = CounterFile.at(path.join(dir, 'q.json'), () => undefined);
+      const quota = new DailyQuota(new SharedState({ log: recordingLog().log }), counters, 'scope', 1);
+      should(await quota.take(Date.parse('2026-01-01T23:59:00Z'))).equal(1);
+      should((await rejectionOf(quota.take(Date.parse('2026-01-01T23:59:30Z')))).code).equal('QUOTA_EXCEEDED');
+      should(await quota.take(Date.parse('2026-01-02T00:00:01Z'))).equal(1);
+      await counters.flushed();
+    });
+  });
+
+  it('the answer cache answers an identical query within its TTL, from memory without Redis', async function () {
+    const cache = new AnswerCache(new SharedState({ log: recordingLog().log }), 'scope', 50);
+    should(await cache.get('1 Main Street')).be.undefined();
+    await cache.set('1 Main Street', { statusCode: 200, body: { items: [1] } });
+    should(await cache.get('1 Main Street')).eql({ statusCode: 200, body: { items: [1] } });
+    should(await cache.get('2 Main Street')).be.undefined();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    should(await cache.get('1 Main Street')).be.undefined();
+  });
+
+  describe('Redis configured but unreachable', function () {
+    it('answers from local state, says so once, and never rejects', async function () {
+      const { lines, log } = recordingLog();
+      const port = await freePort();
+      const state = new SharedState({ url: `redis://:secret-password@127.0.0.1:${port}`, log });
+      const modes: SharedMode[] = [];
+      state.onModeChange((mode) => modes.push(mode));
+      try {
+        should(state.address).equal(`redis://127.0.0.1:${port}`);
+        await waitUntil(() => state.mode === 'unavailable', 'the outage to be seen');
+        for (let i = 0; i < 20; i++) should(await state.withShared(async () => 'shared', () => 'local')).equal('local');
+        // Several reconnection attempts fail meanwhile: still one warning for the outage.
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        const warnings = lines.filter((line) => line.level === 'warn');
+        should(warnings).have.length(1);
+        should(warnings[0].text).match(/shared state unavailable \(Redis at redis:\/\/127\.0\.0\.1:\d+/);
+        should(warnings[0].text).not.match(/secret-password/);
+        should(modes).eql(['unavailable']);
+      } finally {
+        state.close();
+      }
+    });
+
+    it('refuses an address that is not redis:// or rediss://', function () {
+      should(() => describeRedisUrl('http://127.0.0.1:6379')).throw(/must start with redis:\/\/ or rediss:\/\//);
+      should(() => describeRedisUrl('not a url')).throw(/not a URL/);
+      should(describeRedisUrl('rediss://user:pw@cache.example:6380/2')).equal('rediss://cache.example:6380');
+    });
+  });
+});

@@ -1,0 +1,97 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { freePort } from './node-red-process';
+
+/** Debian's redis-server (`apt-get install redis-server`; .ci/run installs it when missing). */
+export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+
+/**
+ * A real redis-server on a free loopback port, in memory only (no RDB or AOF file), for the suites
+ * that run several Node-RED instances. Stopped by its PID; `restart` brings it back on the same port,
+ * empty, as a Redis that lost its data would come back.
+ */
+export class RedisServer {
+  readonly log: string[] = [];
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  static available(): boolean {
+    return fs.existsSync(REDIS_SERVER);
+  }
+
+  static async start(): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'svc-redis-')));
+    await server.launch();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Starts the server and resolves once it accepts connections (at most `timeoutMs`). */
+  async launch(timeoutMs = 10_000): Promise<void> {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--loglevel', 'notice'];
+    const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    let ready: () => void = () => undefined;
+    const readyOrExit = new Promise<void>((resolve, reject) => {
+      ready = resolve;
+      child.once('exit', (code) => reject(new Error(`redis-server exited (${code}):\n${this.log.join('\n')}`)));
+      child.once('error', reject);
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      if (!stream) continue;
+      readline.createInterface({ input: stream }).on('line', (line) => {
+        this.log.push(line);
+        if (line.includes('Ready to accept connections')) ready();
+      });
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`redis-server did not start within ${timeoutMs} ms:\n${this.log.join('\n')}`)), timeoutMs);
+    });
+    try {
+      await Promise.race([readyOrExit, timeout]);
+    } catch (err) {
+      await this.stop();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** SIGTERM to its PID (SIGKILL after `timeoutMs`); resolves once it has exited. */
+  async stop(timeoutMs = 5000): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.launch();
+  }
+
+  /** Stops the server and removes its directory. */
+  async remove(): Promise<void> {
+    await this.stop();
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
