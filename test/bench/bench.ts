@@ -26,17 +26,8 @@ export class Bench {
     return this.nodeRed.info.url;
   }
 
-  /** A full deployment through the admin API, as the editor's Deploy button with "Full" does. */
-  async deploy(flows: FlowNode[]): Promise<void> {
-    const started = await this.nodeRed.call('flowsStarted', undefined);
-    const res = await request(`${this.nodeRed.info.adminUrl}/flows`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full', 'node-red-api-version': 'v1' },
-      body: JSON.stringify(flows),
-    });
-    const text = await res.body.text();
-    if (res.statusCode >= 300) throw new Error(`deploy answered ${res.statusCode}: ${text}`);
-    await waitFor('the deployed flows to start', async () => ((await this.nodeRed.call('flowsStarted', undefined)) > started ? true : undefined), 30_000, 5);
+  deploy(flows: FlowNode[]): Promise<void> {
+    return deploy(this.nodeRed, flows);
   }
 
   /** One request to Node-RED, with no time limit: a bulk run takes minutes. */
@@ -66,6 +57,19 @@ export class Bench {
   loadAverage(): number[] {
     return os.loadavg().map((value) => Math.round(value * 100) / 100);
   }
+}
+
+/** A full deployment through the admin API, as the editor's Deploy button with "Full" does; resolves once the flows run. */
+export async function deploy(nodeRed: Child<NodeRedMethods, { adminUrl: string }>, flows: FlowNode[]): Promise<void> {
+  const started = await nodeRed.call('flowsStarted', undefined);
+  const res = await request(`${nodeRed.info.adminUrl}/flows`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full', 'node-red-api-version': 'v1' },
+    body: JSON.stringify(flows),
+  });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`deploy answered ${res.statusCode}: ${text}`);
+  await waitFor('the deployed flows to start', async () => ((await nodeRed.call('flowsStarted', undefined)) > started ? true : undefined), 30_000, 5);
 }
 
 export function sleep(ms: number): Promise<void> {
