@@ -1,11 +1,14 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { handleInputs } from './lib/node-red/runner';
-import { addressRows } from './lib/format/address-rows';
+import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { isJsonValue, jobStoreFor } from './lib/node-red/resumable';
+import type { JsonObject } from './lib/platform/job-store';
+import { AddressSource, InputRow, addressRows } from './lib/format/address-rows';
 import { BulkRow, bulkRow, unsentRow } from './lib/geo/result-rows';
 import { bulkShapes } from './lib/geo/worldmap';
-import type { BulkProtocol } from './lib/platform/bulk';
+import type { BulkJobState, BulkProtocol } from './lib/platform/bulk';
+import type { PlatformClient } from './lib/platform/client';
 import { BulkRun, FinishedBatch } from './lib/platform/bulk-run';
 import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 
@@ -23,6 +26,18 @@ interface BulkGeocodeDef extends NodeDef {
   downloadPath?: string;
   statusPath?: string;
   rawFiles?: boolean;
+}
+
+/** A run as stored for a restart: its batch size, every input row, and the jobs uploaded so far. */
+interface StoredRun {
+  batchSize: number;
+  rows: InputRow[];
+  jobs: BulkJobState[];
+}
+
+/** A run as the job store takes it: rows and job states are plain JSON (each row's input checked by `isJsonValue`). */
+function storedRun(run: StoredRun): JsonObject {
+  return run as unknown as JsonObject;
 }
 
 const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 } };
@@ -46,23 +61,61 @@ export = function register(RED: NodeAPI): void {
       polling: pollingOf(def, DEFAULTS.polling),
     };
 
-    handleInputs(this, async (msg, context) => {
-      const platform = client();
-      const source = addressRows((await inputs.read(msg)).addresses);
+    /**
+     * Runs the rows through bulk jobs into the output message. `uploaded` are the jobs of an earlier
+     * run (resumed); with `stored` rows, each new job is stored beside them so that the run resumes after a restart.
+     */
+    async function geocode(platform: PlatformClient, out: OutputMessage, source: AddressSource, context: InputContext, run: StoredRun | undefined): Promise<HandlerResult> {
       const rows: BulkRow[] = [];
       const files: Buffer[] = [];
       const deliver = (batch: FinishedBatch) => {
         rows.push(...outputRows(batch));
         if (rawFiles && batch.file) files.push(batch.file);
       };
-      const summary = await new BulkRun({ client: platform, protocol, batchSize, parallel, jobFailures: 'stop', context, deliver }).run(source);
-      const out = msg as OutputMessage;
+      const onUpload = run
+        ? async (job: BulkJobState) => {
+            run.jobs.push(job);
+            await context.track(storedRun(run));
+          }
+        : undefined;
+      const summary = await new BulkRun({
+        client: platform,
+        protocol,
+        batchSize: run?.batchSize ?? batchSize,
+        parallel,
+        jobFailures: 'stop',
+        context,
+        deliver,
+        uploaded: run?.jobs.slice(),
+        onUpload,
+      }).run(source);
       out.payload = rows;
       out.jobs = summary.jobs;
       if (rawFiles) out.files = files;
       const failed = rows.filter((row) => row.error !== undefined).length;
       return { msg: out, statusText: `${rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}`, map: (layer) => bulkShapes(rows, layer) };
-    }, def);
+    }
+
+    handleInputs(
+      this,
+      async (msg, context) => {
+        const platform = client();
+        const source = addressRows((await inputs.read(msg)).addresses);
+        // An input at hand (not a stream) is stored with the run, so that the run resumes after a restart.
+        const run = Array.isArray(source.rows) && source.rows.every((row) => isJsonValue(row.input)) ? { batchSize, rows: source.rows, jobs: [] } : undefined;
+        if (run) await context.track(storedRun(run));
+        return geocode(platform, msg as OutputMessage, source, context, run);
+      },
+      def,
+      {
+        kind: 'bulk-geocode',
+        store: jobStoreFor(RED, def.server),
+        resume: (stored, msg, context) => {
+          const run = stored as unknown as StoredRun;
+          return geocode(client(), msg, { rows: run.rows }, context, run);
+        },
+      },
+    );
   }
 
   RED.nodes.registerType('svc-bulk-geocode', SvcBulkGeocode);

@@ -40,7 +40,9 @@
             var layerRow = $('<div class="form-row" id="svc-map-output-layer-row"></div>')
                 .append($('<label for="node-input-worldmapLayer"></label>').append('<i class="fa fa-clone"></i> ', $('<span></span>').text(text('layer'))))
                 .append($('<input type="text" id="node-input-worldmapLayer" style="width: 70%;">').attr('placeholder', text('layerPlaceholder')));
-            $('#node-input-name').closest('.form-row').before(checkboxRow, layerRow);
+            // Node-RED reads `outputs` from this input on save, and rewires the ports (as for the switch node).
+            var outputs = $('<input type="hidden" id="node-input-outputs">').val(node.outputs || 1);
+            $('#node-input-name').closest('.form-row').before(checkboxRow, layerRow.append(outputs));
             $('#node-input-worldmap')
                 .prop('checked', node.worldmap === true)
                 .on('change', function () {
@@ -51,8 +53,8 @@
         },
 
         /** Output 2 exists while the option is on. */
-        save: function (node) {
-            node.outputs = $('#node-input-worldmap').is(':checked') ? 2 : 1;
+        save: function () {
+            $('#node-input-outputs').val($('#node-input-worldmap').is(':checked') ? 2 : 1);
         }
     };
 })();

@@ -410,14 +410,14 @@ describe('svc-bulk-geocode', function () {
       should(ctx.sandbox.requests('bulk-status').length).be.aboveOrEqual(2);
     });
 
-    it('on close during a job stops polling, leaves no timer or socket and reports the message cancelled', async function () {
+    it('when removed during a job stops polling, leaves no timer or socket and reports the message cancelled', async function () {
       await load();
       bulkControls(ctx.sandbox).outcome = 'never';
       const baseline = await handleBaseline();
       const outcome = sendAndWait('n1', { payload: ['Main Street'] });
       await waitUntil(() => ctx.sandbox.requests('bulk-status').length >= 2, 'the job to be polled');
       const node = helper.getNode('n1') as unknown as { close(removed: boolean): Promise<void> };
-      await node.close(false);
+      await node.close(true);
       const result = await outcome;
       should(result.kind).equal('error');
       if (result.kind !== 'error') return;
@@ -428,6 +428,26 @@ describe('svc-bulk-geocode', function () {
       should(ctx.sandbox.requests('bulk-status')).have.length(polls);
       await helper.unload();
       await expectHandlesBackTo(baseline);
+    });
+
+    it('resumes a run in the node that replaces it on a deploy, polling its stored jobs without uploading them again', async function () {
+      const addresses = ['1 Main Street', '2 Main Street', '3 Main Street'];
+      await load({ batchSize: 1, parallel: 1 });
+      const errors: unknown[] = [];
+      helper.getNode('n1').on('call:error', (call: { args: unknown[] }) => errors.push(call.args[0]));
+      helper.getNode('n1').receive({ payload: addresses, tag: 'run-1' });
+      // The first batch done and the second one uploaded (stored before its first poll).
+      const jobPolls = ctx.sandbox.options.jobPolls;
+      await waitUntil(() => ctx.sandbox.requests('bulk-status').length >= jobPolls + 1, 'the second job to be polled');
+      await helper.unload();
+      should(errors).eql([]);
+      should(uploads()).have.length(2);
+      await load({ batchSize: 1, parallel: 1 });
+      const resumed = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      should(resumed).have.properties({ resumed: true, tag: 'run-1' });
+      should(rowsOf(resumed).map((row) => [row.index, row.input])).eql(addresses.map((address, i) => [i, address]));
+      should(rowsOf(resumed).every((row) => row.location !== undefined)).be.true();
+      should(uploads()).eql(addresses.map((address) => [address]));
     });
 
     it('on close while waiting for more of a stream stops reading it and reports the message cancelled', async function () {

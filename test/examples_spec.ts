@@ -12,6 +12,8 @@ import { REPO_ROOT } from './support/paths';
  * Every flow in examples/ deploys in Node-RED with the core nodes it uses and runs against the
  * sandbox: its main inject produces the expected message at its debug node (debug nodes are swapped
  * for helper nodes), nothing reaches its Catch nodes and nothing is logged as an error or warning.
+ * worldmap nodes (node-red-contrib-web-worldmap, a devDependency) are swapped for helper nodes too:
+ * what reaches them is what worldmap would draw; the browser suite checks the drawing itself.
  */
 
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
@@ -25,6 +27,16 @@ const STEP_TIMEOUT_MS = 8000;
 const TAB_ID = 'example-tab';
 /** Node-RED log levels (see @node-red/util log): errors and warnings are numbered 20 and 30. */
 const LOG_WARN = 30;
+/** Node types the examples may use besides the pack's and the core's: the map of the Map outputs. */
+const DISPLAY_TYPES = new Set(['debug', 'worldmap']);
+/** One shape or several: what a Map output message carries. */
+const shapesOf = (msg: Json): Json[] => (Array.isArray(msg.payload) ? msg.payload : [msg.payload]) as Json[];
+/** A Map output message: named shapes on the node's layer (its type: the example nodes have no name). */
+const drawnOn = (layer: string, check: (shapes: Json[]) => void) => (msg: Json) => {
+  const shapes = shapesOf(msg);
+  for (const shape of shapes) should(shape).have.properties({ layer }).and.have.property('name').which.is.a.String();
+  check(shapes);
+};
 
 type FlowNode = Json & { id: string; type: string; wires?: string[][] };
 
@@ -122,6 +134,19 @@ const RUNS: Record<string, ExampleRun> = {
   'sequence-delivery-stops.json': {
     // The example's comment promises this order.
     steps: [{ trigger: 'ex-sequence-inject', expect: [{ at: 'ex-sequence-debug-order', check: (msg) => should(msg.order).deepEqual([0, 3, 2, 4, 1]) }] }],
+  },
+  'map-every-result.json': {
+    steps: [
+      { trigger: 'ex-map-inject-geocode', expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-geocode', (s) => should(s).have.length(1)) }] },
+      { trigger: 'ex-map-inject-words', expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-words', (s) => should(s[0].name).equal('///wheat.ribbon.magnet')) }] },
+      {
+        trigger: 'ex-map-inject-sequence',
+        expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-sequence', (s) => should(s.map((shape) => shape.label).filter(Boolean)).eql(['1', '2', '3', '4', '5'])) }],
+      },
+      { trigger: 'ex-map-inject-isoline', expect: [{ at: 'ex-map-worldmap', check: drawnOn('5 and 10 minutes by car', (s) => should(s).have.length(2)) }] },
+      { trigger: 'ex-map-inject-route', expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-route', (s) => should(s.filter((shape) => shape.line)).have.length(2)) }] },
+      { trigger: 'ex-map-inject-bulk', expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-bulk-geocode', (s) => should(s).have.length(4)) }] },
+    ],
   },
   'route-with-instructions.json': {
     steps: [
@@ -370,23 +395,24 @@ describe('examples', function () {
         should(flow[0].info).be.a.String().and.not.be.empty();
         should(flow.filter((node) => 'z' in node).map((node) => node.id)).deepEqual([]);
         should(flow.find((node) => node.id === SANDBOX_CONFIG_ID)).deepEqual(sandboxConfig);
+        if (flow.some((node) => node.type === 'worldmap')) should(flow[0].info).match(/node-red-contrib-web-worldmap/, 'an example using worldmap says so');
         for (const node of flow) {
           if (node.type.startsWith('svc-') && node.type !== 'svc-config') should(node.server ?? SANDBOX_CONFIG_ID).equal(SANDBOX_CONFIG_ID, node.id);
-          should(node.type.startsWith('svc-') || CORE_MODULES.has(node.type)).be.true(`${node.id}: ${node.type} is not a core node`);
+          should(node.type.startsWith('svc-') || CORE_MODULES.has(node.type) || DISPLAY_TYPES.has(node.type)).be.true(`${node.id}: ${node.type} is not a core node`);
         }
       });
 
       it('deploys against the sandbox and produces the expected output', async function () {
         const run = RUNS[file];
         const example = readExample(file, nodeRedUrl);
-        const shows = new Map(example.filter((node) => node.type === 'debug').map((node) => [node.id, node]));
+        const shows = new Map(example.filter((node) => DISPLAY_TYPES.has(node.type)).map((node) => [node.id, node]));
         // On a tab of its own, as `npm start` and an import place it: nodes with a position get the tab's `z`, config nodes stay global.
         const flow: FlowNode[] = [{ id: TAB_ID, type: 'tab', label: file }];
         for (const node of example) {
           // Fast tests: the examples' pacing of 80 requests per minute is the platform's advice, not part of what is tested.
           if (node.id === SANDBOX_CONFIG_ID) flow.push({ ...node, baseUrl: ctx.sandbox.url, authUrl: ctx.sandbox.url, sandboxUrl: ctx.sandbox.url, rateLimit: 0 });
           else if (!('x' in node)) flow.push(node);
-          else if (node.type === 'debug') flow.push({ id: node.id, type: 'helper', name: node.name, z: TAB_ID, wires: [] });
+          else if (DISPLAY_TYPES.has(node.type)) flow.push({ id: node.id, type: 'helper', name: node.name, z: TAB_ID, wires: [] });
           else flow.push({ ...node, z: TAB_ID });
         }
         const types = new Set(flow.map((node) => node.type).filter((type) => type !== 'helper' && type !== 'tab'));

@@ -159,7 +159,7 @@ const CASES: Array<{ type: string; input: Json; extra?: Json; check: (out: Json,
   {
     type: 'svc-bulk-geocode',
     input: { payload: ['12 Main Street, Sandbox City', 'nowhere at all', 'Church Lane'] },
-    extra: { pollInterval: 10, maxWait: 5 },
+    extra: { pollIntervalSec: 0.01, maxWait: 5 },
     check: (out, map) => {
       const located = (out.payload as Json[]).filter((row) => row.location);
       should(map).have.length(located.length);

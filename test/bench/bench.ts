@@ -16,6 +16,8 @@ export class Bench {
     readonly available: Set<string>,
     /** Shortened runs for trying the benchmark out (BENCH_QUICK=1); the figures are not the issue's. */
     readonly quick: boolean,
+    /** Where a process started by a section writes its log. */
+    readonly logFile: (name: string) => string,
   ) {}
 
   get sandboxUrl(): string {
@@ -26,8 +28,9 @@ export class Bench {
     return this.nodeRed.info.url;
   }
 
+  /** A full deployment through the admin API, as the editor's Deploy button with "Full" does. */
   deploy(flows: FlowNode[]): Promise<void> {
-    return deploy(this.nodeRed, flows);
+    return deployTo(this.nodeRed, flows);
   }
 
   /** One request to Node-RED, with no time limit: a bulk run takes minutes. */
@@ -59,8 +62,8 @@ export class Bench {
   }
 }
 
-/** A full deployment through the admin API, as the editor's Deploy button with "Full" does; resolves once the flows run. */
-export async function deploy(nodeRed: Child<NodeRedMethods, { adminUrl: string }>, flows: FlowNode[]): Promise<void> {
+/** A full deployment to one embedded Node-RED; resolves once the deployed flows run. */
+export async function deployTo(nodeRed: Child<NodeRedMethods, { url: string; adminUrl: string }>, flows: FlowNode[]): Promise<void> {
   const started = await nodeRed.call('flowsStarted', undefined);
   const res = await request(`${nodeRed.info.adminUrl}/flows`, {
     method: 'POST',

@@ -30,6 +30,18 @@ export function slope(points: Array<{ x: number; y: number }>): number {
   return variance === 0 ? 0 : covariance / variance;
 }
 
+/** The most events any window of `windowMs` holds (times in ms, any order). */
+export function busiestWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while (sorted[end] - sorted[start] >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}
+
 /** `1234567` -> `1,234,567`; with `digits` decimals. */
 export function formatNumber(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });

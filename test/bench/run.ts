@@ -24,6 +24,7 @@ import {
   webhooks,
 } from './sections';
 import { REPO_ROOT } from '../support/paths';
+import { SharedRatePhase, SharedRateResult, sharedRate } from './shared-rate';
 
 /**
  * `npm run bench`: the measurements of issue 7 in one run, on loopback. Node-RED, the sandbox and
@@ -31,7 +32,7 @@ import { REPO_ROOT } from '../support/paths';
  * test/bench/results/bench-<time>.json.
  *
  * BENCH_QUICK=1 shortens every measurement (for trying it out; not the issue's figures).
- * BENCH_ONLY=throughput,storm,bulk,webhooks,rate,soak runs only those.
+ * BENCH_ONLY=throughput,storm,bulk,webhooks,rate,shared,soak runs only those.
  */
 
 const RESULTS_DIR = path.join(REPO_ROOT, 'test', 'bench', 'results');
@@ -50,6 +51,7 @@ interface Report {
   bulk?: BulkResult;
   webhooks?: WebhookResult | { skipped: string };
   rateLimit?: RateLimitResult;
+  sharedRate?: SharedRateResult;
   soak?: SoakResult;
   failures: Record<string, string>;
 }
@@ -66,6 +68,7 @@ const SECTIONS: Section[] = [
     run: (bench) => (bench.available.has('svc-webhook-in') ? webhooks(bench) : Promise.resolve({ skipped: 'svc-webhook-in is not installed' })),
   },
   { key: 'rateLimit', name: 'rate', run: rateLimit },
+  { key: 'sharedRate', name: 'shared', run: sharedRate },
   { key: 'soak', name: 'soak', run: redeploySoak },
 ];
 
@@ -119,7 +122,7 @@ async function main(): Promise<void> {
   }, WATCHDOG_MS);
   try {
     const available = await loadedTypes(nodeRed.info.adminUrl);
-    const bench = new Bench(sandbox, nodeRed, loadgen, available, quick);
+    const bench = new Bench(sandbox, nodeRed, loadgen, available, quick, logFile);
     report.machine.nodeTypes = [...available].filter((type) => type.startsWith('svc-')).sort();
     for (const section of SECTIONS) {
       if (only.length > 0 && !only.includes(section.name)) continue;
@@ -238,6 +241,15 @@ function markdown(report: Report): string {
     const r = report.rateLimit;
     targets.push(['5', `rate limit ${r.ratePerMinute}/min over ${r.windowMinutes} min: 429s`, '0', `${r.tooManyRequests} ${yesNo(r.tooManyRequests === 0)}`]);
     targets.push(['5', 'rate limit: throughput', `within 2% of ${r.ratePerMinute}/min`, `${n2(r.measuredPerMinute)}/min (${r.deviationPercent >= 0 ? '+' : ''}${n2(r.deviationPercent)}%) ${yesNo(Math.abs(r.deviationPercent) <= 2)}`]);
+  }
+  if (report.sharedRate) {
+    const r = report.sharedRate;
+    const allowed = (seconds: number) => (r.ratePerMinute * seconds) / 60;
+    const row = (p: SharedRatePhase) =>
+      `${n1(p.measuredPerMinute)}/min (${p.deviationPercent >= 0 ? '+' : ''}${n2(p.deviationPercent)}%) over ${p.seconds} s; busiest 1 s ${p.busiestSecond} (rate: ${allowed(1)}), 10 s ${p.busiestTenSeconds} (rate: ${allowed(10)}); gap error p50 ${n1(p.gapErrorP50Ms)} ms, p99 ${n1(p.gapErrorP99Ms)} ms`;
+    const met = r.shared.deviationPercent <= 2 && r.shared.busiestTenSeconds <= allowed(10) * 1.05;
+    targets.push(['7', `shared rate limit ${r.ratePerMinute}/min, ${r.instances} instances, one Redis`, 'at most the rate: total ≤ +2 %, no 10 s window more than 5 % over', `${row(r.shared)} ${yesNo(met)}`]);
+    targets.push(['7', 'the same two instances without Redis (each its own limit)', '–', row(r.independent)]);
   }
   if (report.soak) {
     const { pack, control, redeploys } = report.soak;

@@ -101,6 +101,28 @@ export class PackedModule {
   }
 }
 
+let sharedPack: Promise<PackedModule> | undefined;
+
+/**
+ * The tarball for a suite, packed once per test run and shared by every browser spec (prepack
+ * builds, which takes a minute or more on a busy machine); removed when the process exits.
+ */
+export function usePackedModule(): () => PackedModule {
+  let packed: PackedModule | undefined;
+  before(async function () {
+    this.timeout(240_000);
+    if (!sharedPack) {
+      sharedPack = PackedModule.pack();
+      sharedPack.then((pack) => process.once('exit', () => pack.remove()), () => undefined);
+    }
+    packed = await sharedPack;
+  });
+  return () => {
+    if (!packed) throw new Error('the module was not packed');
+    return packed;
+  };
+}
+
 /** Node-RED with the pack installed and the sandbox platform, for one target. */
 export class EditorServer {
   private constructor(

@@ -6,7 +6,7 @@ import { Fault, LoggedRequest, Sandbox, startSandbox } from '../sandbox';
 import { addTopic } from '../sandbox/endpoints/pubsub';
 import { Child } from '../bench/rpc';
 import type { NodeRedMethods } from '../bench/nodered-process';
-import { deploy, waitFor } from '../bench/bench';
+import { deployTo, waitFor } from '../bench/bench';
 import { FlowNode, configNode, functionNode, httpIn, httpResponse, tab } from '../bench/flows';
 
 /**
@@ -183,7 +183,7 @@ describe('bounded answers in a real Node-RED: huge, endless and dripping answers
     describe(target.endpoint, function () {
       before(async function () {
         topicId = addTopic(sandbox, `bounded ${target.endpoint}`).id;
-        await deploy(nodeRed, flowsFor(target, sandbox.url));
+        await deployTo(nodeRed, flowsFor(target, sandbox.url));
       });
 
       const [limitMb, setting] = target.file ? [MAX_FILE_MB, 'Max file size'] : [MAX_ANSWER_MB, 'Max answer size'];

@@ -171,15 +171,3 @@ export async function postWebhook(instance: NodeRedProcess, body: string, signat
   await response.arrayBuffer();
   return response.status;
 }
-
-/** The most events any window of `windowMs` holds (times in ms, any order). */
-export function busiestWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end++) {
-    while (sorted[end] - sorted[start] >= windowMs) start++;
-    most = Math.max(most, end - start + 1);
-  }
-  return most;
-}

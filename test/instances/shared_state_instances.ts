@@ -3,7 +3,8 @@ import should from 'should';
 import { startSandbox, Sandbox } from '../sandbox';
 import { signatureHeader, nowSeconds } from '../bench/webhook-signing';
 import { RedisServer } from '../support/redis-server';
-import { busiestWindow, Cluster, geocodeThrough, postWebhook, sharedFlows } from './cluster';
+import { busiestWindow } from '../bench/measure';
+import { Cluster, geocodeThrough, postWebhook, sharedFlows } from './cluster';
 
 /**
  * `npm run test:instances`: two real Node-RED processes with the same flows, one real redis-server

@@ -1,7 +1,6 @@
 import should from 'should';
-import { NodeRedProcess } from '../support/node-red-process';
-import { SANDBOX_DEFAULTS, Sandbox, startSandbox } from '../sandbox';
-import { Collector, deploy, reportingFlow, storeText, storedJobs, until, userDirWithPack } from './support';
+import { SANDBOX_DEFAULTS } from '../sandbox';
+import { storeText, storedJobs, until, useRestartRig } from './support';
 
 /**
  * An asynchronous isoline job outlives its Node-RED: killed with SIGKILL while polling, Node-RED is
@@ -9,37 +8,15 @@ import { Collector, deploy, reportingFlow, storeText, storedJobs, until, userDir
  * its result once, as a new message with msg.resumed.
  */
 describe('restart: svc-isoline job survives SIGKILL', function () {
-  let sandbox: Sandbox;
-  let collector: Collector;
-  let dir: { userDir: string; remove: () => void };
-  let nodeRed: NodeRedProcess | undefined;
-
-  before(async function () {
-    sandbox = await startSandbox({ jobPolls: 6 });
-    collector = new Collector();
-    await collector.start();
-    dir = userDirWithPack();
-  });
-
-  after(async function () {
-    await nodeRed?.stop(10_000);
-    await collector.close();
-    await sandbox.close();
-    dir.remove();
-  });
+  const rig = useRestartRig(6);
 
   it('resumes the job after a SIGKILL and delivers its result once, with msg.resumed and the original message members', async function () {
-    nodeRed = await NodeRedProcess.start(dir.userDir);
+    const { sandbox, collector, dir } = rig;
+    let nodeRed = await rig.start();
     const isoline = { type: 'svc-isoline', pollIntervalSec: 0.1, maxWait: 60 };
     const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
-    await deploy(nodeRed, reportingFlow(sandbox, collector.url, isoline, summary));
     const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
-    const started = await fetch(`${nodeRed.url}start`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ tag: 'job-1', payload: request }),
-    });
-    should(started.status).equal(202);
+    await rig.deployAndSend(isoline, summary, 'job-1', request);
 
     await until(() => sandbox.requests('isoline-job').length >= 2, 'two polls of the job', 20_000);
     await nodeRed.kill();
@@ -52,7 +29,7 @@ describe('restart: svc-isoline job survives SIGKILL', function () {
       should(text).not.containEql(secret);
     }
 
-    nodeRed = await NodeRedProcess.start(dir.userDir);
+    nodeRed = await rig.start();
     const [report] = await collector.waitFor(1, 30_000);
     should(report).have.properties({ resumed: true, tag: 'job-1', polygons: 1, hasReq: false, hasRes: false });
     should(report.error).be.undefined();
@@ -61,7 +38,7 @@ describe('restart: svc-isoline job survives SIGKILL', function () {
 
     // Started once more: nothing is left to resume, so nothing is delivered twice.
     await nodeRed.stop(10_000);
-    nodeRed = await NodeRedProcess.start(dir.userDir);
+    await rig.start();
     should(storedJobs(dir.userDir)).eql([]);
     should(collector.reports).have.length(1);
   });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { NodeRedProcess, newUserDir } from '../support/node-red-process';
 import { REPO_ROOT } from '../support/paths';
 import { CONFIG_ID, Json, configNode, sandboxCredentials } from '../support/harness';
-import { Sandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../sandbox';
 
 /**
  * Plumbing for the restart suite: Node-RED child processes on a user directory that holds this
@@ -135,4 +135,49 @@ export function storeText(userDir: string): string {
 export function storedJobs(userDir: string): Json[] {
   const text = storeText(userDir);
   return text === '' ? [] : (JSON.parse(text) as { jobs: Json[] }).jobs;
+}
+
+/**
+ * One test's parts, set up before the suite and stopped after it by PID: a sandbox whose jobs take
+ * `jobPolls` polls, the collector, a user directory with the pack, and the Node-RED on it (if any).
+ */
+export function useRestartRig(jobPolls: number): RestartRig {
+  const rig = new RestartRig();
+  before(async function () {
+    rig.sandbox = await startSandbox({ jobPolls });
+    rig.dir = userDirWithPack();
+    await rig.collector.start();
+  });
+  after(async function () {
+    await rig.nodeRed?.stop(10_000);
+    await rig.collector.close();
+    await rig.sandbox.close();
+    rig.dir.remove();
+  });
+  return rig;
+}
+
+export class RestartRig {
+  sandbox!: Sandbox;
+  readonly collector = new Collector();
+  dir!: { userDir: string; remove: () => void };
+  nodeRed: NodeRedProcess | undefined;
+
+  /** Starts Node-RED on the rig's user directory (again, after a kill or a stop). */
+  async start(): Promise<NodeRedProcess> {
+    this.nodeRed = await NodeRedProcess.start(this.dir.userDir);
+    return this.nodeRed;
+  }
+
+  /** Deploys the reporting flow around `node`, and sends it `payload` with `msg.tag`. */
+  async deployAndSend(node: Json, summary: string, tag: string, payload: unknown): Promise<void> {
+    const nodeRed = this.nodeRed as NodeRedProcess;
+    await deploy(nodeRed, reportingFlow(this.sandbox, this.collector.url, node, summary));
+    const started = await fetch(`${nodeRed.url}start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tag, payload }),
+    });
+    if (started.status !== 202) throw new Error(`POST /start answered ${started.status}`);
+  }
 }

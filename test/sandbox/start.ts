@@ -8,8 +8,9 @@ import { REPO_ROOT } from '../support/paths';
 
 /**
  * `npm start`: the sandbox platform and a local Node-RED (the `node-red` dev dependency) with this
- * pack loaded as an installed module and every example flow deployed, each on its own tab.
- * Both listen on 127.0.0.1 only. Ctrl-C stops both.
+ * pack loaded as an installed module and every example flow deployed, each on its own tab, the Map
+ * first. Node-RED finds worldmap (a dev dependency too) beside itself in node_modules, and serves
+ * the map at /worldmap. Both listen on 127.0.0.1 only. Ctrl-C stops both.
  */
 
 const USER_DIR = path.join(REPO_ROOT, '.dev-userdir');
@@ -52,16 +53,20 @@ function buildFlows(sandboxUrl: string): FlowNode[] {
   const flowNodes: FlowNode[] = [];
   const globalNodes = new Map<string, FlowNode>();
   const ownerOf = new Map<string, string>();
-  const files = fs.readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort();
-  for (const file of files) {
-    let nodes: FlowNode[];
+  const examples: Array<{ file: string; nodes: FlowNode[] }> = [];
+  for (const file of fs.readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort()) {
     try {
-      nodes = JSON.parse(fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8')) as FlowNode[];
+      const nodes = JSON.parse(fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8')) as FlowNode[];
       if (!Array.isArray(nodes)) throw new Error('not an array of nodes');
+      examples.push({ file, nodes });
     } catch (err) {
       console.warn(`skipping examples/${file}: ${(err as Error).message}`);
-      continue;
     }
+  }
+  // The editor opens on the first tab: the Map (examples drawing on worldmap) comes first.
+  const drawsOnMap = (nodes: FlowNode[]) => nodes.some((node) => node.type === 'worldmap');
+  examples.sort((a, b) => Number(drawsOnMap(b.nodes)) - Number(drawsOnMap(a.nodes)));
+  for (const { file, nodes } of examples) {
     const tabId = `tab-${path.basename(file, '.json')}`;
     const comment = nodes.find((n) => n.type === 'comment');
     tabs.push({ id: tabId, type: 'tab', label: String(comment?.name ?? path.basename(file, '.json')), disabled: false, info: '' });

@@ -3,6 +3,9 @@ import helper from 'node-red-node-test-helper';
 type TestNode = helper.TestNode;
 import { Sandbox, SANDBOX_DEFAULTS, SandboxOptions, startSandbox } from '../sandbox';
 import { NODES_DIR } from './paths';
+import type { NodeAPI } from 'node-red';
+import { jobStoreFor } from '../../nodes/lib/node-red/resumable';
+import type { JobStore } from '../../nodes/lib/platform/job-store';
 
 /**
  * Shared test plumbing: Node-RED (4.x by default, another build with NODE_RED_PATH),
@@ -132,6 +135,20 @@ export async function expectError(nodeId: string, msg: Json, timeoutMs?: number)
   return outcome;
 }
 
+/**
+ * The job store of the unit tests' Node-RED (no user directory: the in-memory one of the config
+ * node `cfg`). A node unloaded mid-job keeps its job there for its next start, as a deploy would.
+ */
+export function storedJobStore(): JobStore {
+  return jobStoreFor({ settings: {} } as unknown as NodeAPI, CONFIG_ID);
+}
+
+/** Drops every stored job, so that no test resumes a job an earlier one left. */
+export async function forgetStoredJobs(): Promise<void> {
+  const store = storedJobStore();
+  for (const job of await store.list()) await store.take(job.key);
+}
+
 /** Starts a sandbox before the suite and stops it after; faults and logs are cleared between tests. */
 export function useSandbox(options: SandboxOptions = {}): { readonly sandbox: Sandbox } {
   const holder: { sandbox?: Sandbox } = {};
@@ -140,6 +157,7 @@ export function useSandbox(options: SandboxOptions = {}): { readonly sandbox: Sa
   });
   afterEach(async () => {
     await helper.unload();
+    await forgetStoredJobs();
     holder.sandbox?.clearFaults();
     holder.sandbox?.log.splice(0);
   });

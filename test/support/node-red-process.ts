@@ -42,7 +42,8 @@ export function freePort(): Promise<number> {
 
 /** `npm pack` of the repository into `destination`. */
 export async function packModule(destination: string): Promise<PackResult> {
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', destination], { cwd: REPO_ROOT, timeout: 60_000 });
+  // prepack builds (tsc), which alone can take a minute on a busy 2-core machine.
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', destination], { cwd: REPO_ROOT, timeout: 180_000 });
   const [packed] = JSON.parse(stdout) as PackResult[];
   return packed;
 }

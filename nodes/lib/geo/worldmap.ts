@@ -212,7 +212,7 @@ export function sequenceShapes(geojson: Json, places: Place[], layer: string): M
     };
   });
   const line = stops.map((stop) => latLon(fromPosition((stop.geometry as Json).coordinates, 'stop')));
-  const legs: MapShape[] = line.length < 2 ? [] : [{ name: `${query} legs`, layer, line, color: STOP_COLOR, weight: 3, dashArray: '8 6' }];
+  const legs: MapShape[] = line.length < 2 ? [] : [{ name: `${query} legs`, layer, line, color: STOP_COLOR, weight: 4, dashArray: '8 6' }];
   return [...legs, ...markers];
 }
 

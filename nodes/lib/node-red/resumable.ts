@@ -170,9 +170,14 @@ export class ResumableJobs {
 export function jsonSafeMembers(msg: object): JsonObject {
   const members: JsonObject = {};
   for (const [name, value] of Object.entries(msg)) {
-    if (!NEVER_STORED.has(name) && isJson(value, 0)) members[name] = value;
+    if (!NEVER_STORED.has(name) && isJsonValue(value)) members[name] = value;
   }
   return members;
+}
+
+/** True for plain JSON: null, booleans, finite numbers, strings, and arrays and plain objects of those (not too deep). */
+export function isJsonValue(value: unknown): value is JsonValue {
+  return isJson(value, 0);
 }
 
 function isJson(value: unknown, depth: number): value is JsonValue {

@@ -48,6 +48,10 @@ export interface BulkRunOptions {
   context: JobContext;
   /** Takes each batch in input order; the run waits for it (so a slow consumer slows the reading). */
   deliver: (batch: FinishedBatch) => void | Promise<void>;
+  /** Jobs uploaded by an earlier run of the same input (resumed after a restart): their batches are polled, not uploaded again. */
+  uploaded?: readonly BulkJobState[];
+  /** Called with each new job once uploaded, before it is polled (to store it for a restart). */
+  onUpload?: (job: BulkJobState) => Promise<void>;
 }
 
 export interface RunSummary {
@@ -162,7 +166,11 @@ export class BulkRun {
     const pollContext = { signal: this.stop.signal, onWait: context.onWait, onPoll: () => this.report() };
     let job: BulkJobState | undefined;
     try {
-      job = await uploadBatch(client, protocol, { batch: number, firstIndex: rows[0].index, lastIndex: rows[rows.length - 1].index, addresses }, pollContext);
+      job = this.options.uploaded?.find((earlier) => earlier.batch === number);
+      if (!job) {
+        job = await uploadBatch(client, protocol, { batch: number, firstIndex: rows[0].index, lastIndex: rows[rows.length - 1].index, addresses }, pollContext);
+        await this.options.onUpload?.(job);
+      }
       const result = await bulkResult(client, protocol, job, addresses, pollContext);
       const recordOf = new Map(sent.map((row, i) => [row, result.records[i]]));
       batch.records = rows.map((row) => recordOf.get(row));

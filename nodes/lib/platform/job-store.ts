@@ -26,7 +26,8 @@ export interface StoredJob {
  * takes a job delivers (or cancels) it, so it is delivered at most once.
  */
 export interface JobStore {
-  list(nodeId: string): Promise<StoredJob[]>;
+  /** The jobs of one node, or of every node. */
+  list(nodeId?: string): Promise<StoredJob[]>;
   put(job: StoredJob): Promise<void>;
   /** Replaces a stored job's description, keeping its message; a job already taken stays gone. */
   update(key: string, job: JsonObject): Promise<void>;
@@ -67,9 +68,9 @@ export class FileJobStore implements JobStore {
     private readonly warn: (text: string) => void,
   ) {}
 
-  async list(nodeId: string): Promise<StoredJob[]> {
+  async list(nodeId?: string): Promise<StoredJob[]> {
     const jobs = await this.load();
-    return [...jobs.values()].filter((job) => job.nodeId === nodeId);
+    return [...jobs.values()].filter((job) => nodeId === undefined || job.nodeId === nodeId);
   }
 
   async put(job: StoredJob): Promise<void> {

@@ -1,0 +1,213 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import ngeohash from 'ngeohash';
+import should from 'should';
+import { SANDBOX_DEFAULTS } from '../sandbox';
+import { geocode } from '../sandbox/endpoints/geocode';
+import { lookup } from '../sandbox/endpoints/words';
+import { REPO_ROOT } from '../support/paths';
+import { ARTIFACTS_DIR, BrowserSession, EditorServer, TARGETS, packProblems, usePackedModule } from './environment';
+import { DrawnShape, countriesDrawn, markFirstDrawing, openMap, replaced, waitForShapes } from './worldmap-page';
+
+/**
+ * The Map output drawn by worldmap, in Chromium, on Node-RED 4.1 and 5: the Map example
+ * (examples/map-every-result.json, the Map tab of `npm start`) is deployed with each locating
+ * node's second output wired straight into a worldmap node, its injects are fired, and what
+ * Leaflet drew on /worldmap is compared with the sandbox's answers: the count and kind of markers,
+ * lines and polygons on each node's layer, and their positions. worldmap is a devDependency that
+ * Node-RED finds beside itself in node_modules.
+ */
+
+type Json = Record<string, unknown>;
+type FlowNode = Json & { id: string; type: string };
+
+const EXAMPLE = path.join(REPO_ROOT, 'examples', 'map-every-result.json');
+/** Coordinates the sandbox and our GeoJSON share are compared exactly, up to float noise. */
+const SAME = 1e-9;
+
+function readFlow(sandboxUrl: string): FlowNode[] {
+  const nodes = JSON.parse(fs.readFileSync(EXAMPLE, 'utf8')) as FlowNode[];
+  return [
+    { id: 'map-tab', type: 'tab', label: 'Map' },
+    ...nodes.map((node): FlowNode => {
+      if (node.type === 'svc-config') {
+        const credentials = { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret, apiKey: SANDBOX_DEFAULTS.apiKey };
+        return { ...node, baseUrl: sandboxUrl, authUrl: sandboxUrl, sandboxUrl, rateLimit: 0, credentials };
+      }
+      // Bulk jobs poll fast here: the example's pacing is for people watching.
+      if (node.type === 'svc-bulk-geocode') return { ...node, z: 'map-tab', pollIntervalSec: 0.02 };
+      return 'x' in node ? { ...node, z: 'map-tab' } : node;
+    }),
+  ];
+}
+
+function injectOf(flow: FlowNode[], nodeId: string): FlowNode {
+  const inject = flow.find((node) => node.type === 'inject' && (node.wires as string[][])[0].includes(nodeId));
+  if (!inject) throw new Error(`no inject wired to ${nodeId}`);
+  return inject;
+}
+
+function near(actual: [number, number], expected: [number, number], tolerance: number, what: string): void {
+  should(Math.abs(actual[0] - expected[0])).be.belowOrEqual(tolerance, `${what}: latitude ${actual[0]} vs ${expected[0]}`);
+  should(Math.abs(actual[1] - expected[1])).be.belowOrEqual(tolerance, `${what}: longitude ${actual[1]} vs ${expected[1]}`);
+}
+
+const kinds = (shapes: DrawnShape[]) => shapes.map((shape) => shape.kind).sort();
+const latLonOf = ([lon, lat]: number[]): [number, number] => [lat, lon];
+
+describe('the Map output drawn by worldmap in a real browser (Chromium)', function () {
+  const packed = usePackedModule();
+
+  for (const target of TARGETS) {
+    describe(target.title, function () {
+      let server: EditorServer | undefined;
+      let session: BrowserSession | undefined;
+      let flow: FlowNode[] = [];
+      const running = () => {
+        if (!server || !session) throw new Error('Node-RED or the browser is not running');
+        return { server, page: session.page };
+      };
+
+      /** Fires the inject wired to a node, as a click on its button does. */
+      async function fire(nodeId: string): Promise<void> {
+        const response = await fetch(`${running().server.url}inject/${injectOf(flow, nodeId).id}`, { method: 'POST' });
+        should(response.status).equal(200);
+      }
+
+      /** The sandbox's answer to the last request a node made, asked again (the sandbox is deterministic). */
+      async function answerTo(endpoint: string): Promise<Json> {
+        const { sandbox } = running().server;
+        const request = sandbox.requests(endpoint).at(-1);
+        if (!request) throw new Error(`no ${endpoint} request`);
+        const headers = Object.fromEntries(
+          Object.entries(request.headers).filter(([name]) => name.startsWith('x-svc-') || name === 'authorization' || name === 'content-type'),
+        ) as Record<string, string>;
+        const response = await fetch(sandbox.url + request.path, { method: request.method, headers, body: request.body || undefined });
+        return (await response.json()) as Json;
+      }
+
+      before(async function () {
+        this.timeout(300_000);
+        server = await EditorServer.start(target, packed());
+        const modules = await server.nodeRed.get<Array<{ module: string }>>('/nodes');
+        // worldmap is a devDependency (npm ci installs it) that Node-RED finds beside itself in node_modules.
+        should(modules.map((set) => set.module)).containEql('node-red-contrib-web-worldmap');
+        flow = readFlow(server.sandbox.url);
+        const deployed = await fetch(`${server.url}flows`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'Node-RED-Deployment-Type': 'full' },
+          body: JSON.stringify(flow),
+        });
+        should(deployed.status).equal(204);
+        session = await BrowserSession.launch('en-US');
+        await openMap(session.page, `${server.url}worldmap/`);
+      });
+
+      after(async function () {
+        this.timeout(30_000);
+        await session?.close();
+        await server?.stop();
+      });
+
+      it('shows the countries outline that worldmap ships as the offline base', async function () {
+        should(await countriesDrawn(running().page)).be.above(100);
+      });
+
+      it('geocode: one marker at the sandbox match; the same query again replaces it', async function () {
+        const expected = latLonOf((geocode('12 Main Street, Sandbox City')?.geometry as { coordinates: number[] }).coordinates);
+        await fire('ex-map-geocode');
+        const shapes = await waitForShapes(running().page, 'svc-geocode', 1);
+        should(kinds(shapes)).eql(['marker']);
+        should(shapes[0].name).equal('12 Main Street, Sandbox City');
+        near(shapes[0].points[0], expected, SAME, 'geocode marker');
+        await markFirstDrawing(running().page, shapes[0].name);
+        await fire('ex-map-geocode');
+        await replaced(running().page, shapes[0].name);
+        should(kinds(await waitForShapes(running().page, 'svc-geocode', 1))).eql(['marker']);
+      });
+
+      it('words: one marker named ///wheat.ribbon.magnet at the cell the sandbox names', async function () {
+        const { coordinates } = lookup('wheat.ribbon.magnet') as { coordinates: { lat: number; lon: number } };
+        await fire('ex-map-words');
+        const shapes = await waitForShapes(running().page, 'svc-words', 1);
+        should(shapes.map((shape) => [shape.kind, shape.name])).eql([['marker', '///wheat.ribbon.magnet']]);
+        near(shapes[0].points[0], [coordinates.lat, coordinates.lon], SAME, 'words marker');
+      });
+
+      it('sequence: markers labelled 1 to 5 in the visiting order the sandbox answered, and one line through them', async function () {
+        await fire('ex-map-sequence');
+        const shapes = await waitForShapes(running().page, 'svc-sequence', 6);
+        should(kinds(shapes)).eql(['line', 'marker', 'marker', 'marker', 'marker', 'marker']);
+        const visited = ((await answerTo('sequence')).waypoints as Array<{ location: string }>).map(({ location }) => {
+          const { latitude, longitude, error } = ngeohash.decode(location);
+          return { cell: [latitude, longitude] as [number, number], size: Math.max(error.latitude, error.longitude) };
+        });
+        const stops = shapes.filter((shape) => shape.kind === 'marker').sort((a, b) => Number(a.label) - Number(b.label));
+        should(stops.map((stop) => stop.label)).eql(['1', '2', '3', '4', '5']);
+        // Markers stand on the input points; the answer gives the geohash cells they lie in.
+        stops.forEach((stop, k) => near(stop.points[0], visited[k].cell, visited[k].size, `stop ${k + 1}`));
+        const line = shapes.find((shape) => shape.kind === 'line') as DrawnShape;
+        should(line.points).eql(stops.map((stop) => stop.points[0]));
+      });
+
+      it('isoline: one polygon per range with the rings the sandbox answered', async function () {
+        await fire('ex-map-isoline');
+        const shapes = await waitForShapes(running().page, '5 and 10 minutes by car', 2);
+        should(kinds(shapes)).eql(['polygon', 'polygon']);
+        const answered = [(await answerTo('isoline')).isoline].flat() as Array<{ geometry: { coordinates: number[][][] } }>;
+        const rings = answered.map((feature) => feature.geometry.coordinates[0].slice(0, -1).map(latLonOf));
+        for (const shape of shapes) {
+          const ring = rings.find((candidate) => candidate.length === shape.points.length && candidate.every((p, i) => Math.abs(p[0] - shape.points[i][0]) < SAME));
+          should.exist(ring, `${shape.name} is one of the answered polygons`);
+        }
+        should(shapes.map((shape) => shape.name).sort()).eql(['isoline van 7 300 s', 'isoline van 7 600 s']);
+      });
+
+      it('route: the line the sandbox answered, start and end markers, and the indoor stretch dashed', async function () {
+        await fire('ex-map-route');
+        const shapes = await waitForShapes(running().page, 'svc-route', 4);
+        should(kinds(shapes)).eql(['line', 'line', 'marker', 'marker']);
+        const answered = (((await answerTo('route')).overview as Json).linestring as string[]).map((geohash): [number, number] => {
+          const { latitude, longitude } = ngeohash.decode(geohash);
+          return [latitude, longitude];
+        });
+        const [route, indoor] = shapes.filter((shape) => shape.kind === 'line').sort((a, b) => Number(a.dashed) - Number(b.dashed));
+        should(route.points).have.length(answered.length);
+        route.points.forEach((point, i) => near(point, answered[i], SAME, `route point ${i}`));
+        should(indoor.dashed).be.true();
+        should(indoor.points.length).be.above(1);
+        const markers = shapes.filter((shape) => shape.kind === 'marker').sort((a, b) => a.name.localeCompare(b.name));
+        near(markers[0].points[0], answered[answered.length - 1], SAME, 'end marker');
+        near(markers[1].points[0], answered[0], SAME, 'start marker');
+      });
+
+      it('bulk: one marker per located row, at the sandbox match of its address', async function () {
+        const addresses = injectOf(flow, 'ex-map-bulk').payload as string;
+        const located = (JSON.parse(addresses) as string[]).flatMap((address, row) => {
+          const match = geocode(address)?.geometry as { coordinates: number[] } | undefined;
+          return match ? [{ name: `${address} (row ${row + 1})`, point: latLonOf(match.coordinates) }] : [];
+        });
+        await fire('ex-map-bulk');
+        const shapes = await waitForShapes(running().page, 'svc-bulk-geocode', located.length);
+        should(kinds(shapes)).eql(located.map(() => 'marker'));
+        for (const { name, point } of located) {
+          const shape = shapes.find((candidate) => candidate.name === name);
+          should.exist(shape, name);
+          near((shape as DrawnShape).points[0], point, SAME, name);
+        }
+      });
+
+      it('the page showed no errors from the pack; the map is in the artifacts (examples/images/map.png is a copy)', async function () {
+        const { page } = running();
+        await page.evaluate(() => {
+          const { map } = globalThis as unknown as { map: { setView(center: [number, number], zoom: number): void; closePopup(): void } };
+          map.closePopup();
+          map.setView([52.505, 13.41], 12);
+        });
+        fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
+        await page.screenshot({ path: path.join(ARTIFACTS_DIR, `${target.name}-worldmap.png`) });
+        should(packProblems(session?.console ?? [])).eql([]);
+      });
+    });
+  }
+});

@@ -1,0 +1,94 @@
+import Redis from 'ioredis';
+import should from 'should';
+import { RedisStore } from '../../nodes/lib/shared/redis-store';
+import { DEFAULT_KEY_PREFIX, SharedState } from '../../nodes/lib/shared/shared-state';
+import { MemoryStore } from '../../nodes/lib/shared/store';
+import { RedisServer } from '../support/redis-server';
+
+/**
+ * The shared-state primitives on a real redis-server, several clients at once standing in for several
+ * instances: leases for job ownership, the counter behind the daily limit and the rate schedule.
+ */
+describe('RedisStore on a real redis-server', function () {
+  this.timeout(30_000);
+  let redis: RedisServer;
+  const clients: Redis[] = [];
+  const storeOf = (prefix = 'test:') => {
+    const client = new Redis(redis.url);
+    // These clients only stand in for instances; their reconnection attempts while Redis is stopped are expected.
+    client.on('error', () => undefined);
+    clients.push(client);
+    return new RedisStore(client, prefix);
+  };
+
+  before(async function () {
+    if (!RedisServer.available()) throw new Error('redis-server is not installed: apt-get install -y redis-server (.ci/run does it)');
+    redis = await RedisServer.start();
+  });
+  after(async function () {
+    for (const client of clients.splice(0)) client.disconnect();
+    await redis?.remove();
+  });
+
+  it('a lease has one owner across clients; renewed and released only by it; free again once it runs out', async function () {
+    const [a, b] = [storeOf(), storeOf()];
+    const claims = await Promise.all(Array.from({ length: 20 }, (_v, i) => (i % 2 ? a : b).claim('job:1', `owner-${i}`, 5000)));
+    should(claims.filter(Boolean)).have.length(1);
+    const owner = `owner-${claims.indexOf(true)}`;
+    should(await a.claim('job:1', owner, 5000)).be.true();
+    should(await b.renew('job:1', 'someone else', 5000)).be.false();
+    should(await b.release('job:1', 'someone else')).be.false();
+    should(await b.renew('job:1', owner, 100)).be.true();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The owner died (its lease ran out): another instance takes the job over.
+    should(await a.claim('job:1', 'taker', 5000)).be.true();
+    should(await b.renew('job:1', owner, 5000)).be.false();
+    should(await a.release('job:1', 'taker')).be.true();
+    should(await a.get('job:1')).be.undefined();
+  });
+
+  it('a counter taken by many clients at once stops at exactly its limit', async function () {
+    const stores = [storeOf(), storeOf(), storeOf()];
+    const results = await Promise.all(Array.from({ length: 90 }, (_v, i) => stores[i % 3].take('quota', 50, 60_000)));
+    should(results.filter((r) => r.taken)).have.length(50);
+    should(Math.max(...results.map((r) => r.used))).equal(50);
+  });
+
+  it('the rate schedule hands every client a distinct slot, one interval apart', async function () {
+    const stores = [storeOf(), storeOf()];
+    const waits = await Promise.all(Array.from({ length: 10 }, (_v, i) => stores[i % 2].reserveSlot('rate', 100)));
+    const sorted = waits.sort((x, y) => x - y);
+    // Each answer is measured from its own moment on Redis's clock: consecutive slots lie 100 ms apart, less the time between the calls.
+    for (let i = 1; i < sorted.length; i++) should(sorted[i] - sorted[i - 1]).be.within(80, 101);
+  });
+
+  it('withFallback: Redis while it answers, the local store while it is down, with one warning', async function () {
+    const warnings: string[] = [];
+    const state = new SharedState({ url: redis.url, log: { warn: (t) => warnings.push(t), info: () => undefined } });
+    try {
+      const store = state.withFallback(new MemoryStore());
+      await store.set('where', 'redis', 60_000);
+      should(await storeOf(DEFAULT_KEY_PREFIX).get('where')).equal('redis');
+      await redis.stop();
+      await waitUntil(() => state.mode === 'unavailable');
+      should(await store.get('where')).be.undefined();
+      await store.set('where', 'memory', 60_000);
+      should(await store.get('where')).equal('memory');
+      await redis.launch();
+      await waitUntil(() => state.mode === 'shared', 10_000);
+      await store.set('where', 'redis again', 60_000);
+      should(await store.get('where')).equal('redis again');
+      should(warnings).have.length(1);
+    } finally {
+      state.close();
+    }
+  });
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
