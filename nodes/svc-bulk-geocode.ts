@@ -1,4 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import { message } from './lib/util/messages';
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
@@ -99,7 +100,11 @@ export = function register(RED: NodeAPI): void {
       out.jobs = summary.jobs;
       if (rawFiles) out.files = files;
       const failed = rows.filter((row) => row.error !== undefined).length;
-      return { msg: out, statusText: `${rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}`, map: (layer) => bulkShapes(rows, layer) };
+      return {
+        msg: out,
+        statusText: failed > 0 ? message('status.rowsFailed', { count: rows.length, failed }) : message('status.rows', { count: rows.length }),
+        map: (layer) => bulkShapes(rows, layer),
+      };
     }
 
     handleInputs(

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { CsvError, csvRecords, parseCsv, recordToObject } from './csv';
 import { PlatformError, describeCause, invalidInput } from '../util/errors';
 import { describeValue, isRecord } from '../util/values';
+import { message } from '../util/messages';
 
 /** One input row: its position in the input, the element or record as given, and its address (trimmed). */
 export interface InputRow {
@@ -41,9 +42,7 @@ export function addressRows(value: unknown): AddressSource {
       throw inputError(err);
     }
   }
-  throw invalidInput(
-    `addresses must be an array of strings or of objects with an "address" member, CSV text or a Buffer, or a readable stream; got ${describeValue(value)}`,
-  );
+  throw invalidInput(message('error.geocode.addresses', { value: describeValue(value) }));
 }
 
 /**
@@ -134,7 +133,7 @@ async function* jsonLineRows(chunks: AsyncIterable<unknown>): AsyncGenerator<Inp
 function itemRow(item: unknown, index: number): InputRow {
   if (typeof item === 'string') return { index, input: item, address: item.trim() };
   if (isRecord(item) && typeof item.address === 'string') return { index, input: item, address: item.address.trim() };
-  throw invalidInput(`row ${index}: expected an address string or an object with an "address" string, got ${describeValue(item)}`);
+  throw invalidInput(message('error.geocode.row', { index, value: describeValue(item) }));
 }
 
 /** Turns CSV records into rows: the first record names the columns, one of them `address`. */
