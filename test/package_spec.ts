@@ -54,10 +54,10 @@ describe('the npm package', function () {
       const missing = NODE_TYPES.flatMap((type) =>
         [
           PACKAGE['node-red'].nodes[type],
-          `nodes/${type}.html`,
-          `nodes/locales/en-US/${type}.json`,
-          `nodes/locales/en-US/${type}.html`,
-          `nodes/icons/${type}.svg`,
+          `dist/nodes/${type}.html`,
+          `dist/nodes/locales/en-US/${type}.json`,
+          `dist/nodes/locales/en-US/${type}.html`,
+          `dist/nodes/icons/${type}.svg`,
         ].filter((file) => !paths.has(file)),
       );
       should(missing).be.empty();

@@ -6,6 +6,7 @@ import { bulkShapes } from '../geo/worldmap';
 import type { FinishedBatch, RunSummary } from '../platform/bulk-run';
 import { PlatformError } from '../util/errors';
 import { isRecord } from '../util/values';
+import { message } from '../util/messages';
 
 /**
  * Where bulk rows go. `message`: all rows in one output message (the whole input in memory).
@@ -73,7 +74,8 @@ export class BulkOutput {
     await this.file?.close();
     const out = this.msg;
     out.jobs = summary.jobs;
-    const statusText = `${this.counts.rows} rows${this.counts.failed > 0 ? `, ${this.counts.failed} not geocoded` : ''}`;
+    const { rows: count, failed } = this.counts;
+    const statusText = failed > 0 ? message('status.rowsFailed', { count, failed }) : message('status.rows', { count });
     if (this.options.mode === 'message') {
       out.payload = this.rows;
       if (this.options.rawFiles) out.files = this.files;
@@ -83,7 +85,7 @@ export class BulkOutput {
     out.payload = payload;
     if (this.counts.failedJobs === 0) return { msg: out, statusText };
     this.context.sendPart(out);
-    throw new PlatformError('JOB_FAILED', `${this.counts.failedJobs} of ${this.counts.jobs} jobs failed; their rows carry the error`);
+    throw new PlatformError('JOB_FAILED', message('error.bulkJobsFailed', { failed: this.counts.failedJobs, jobs: this.counts.jobs }));
   }
 
   /** Stops writing the file of a run that failed. */
