@@ -19,6 +19,11 @@ export interface InputContext extends JobContext {
    * or a deploy that keeps the node. Only nodes given `resumable` store anything.
    */
   track: (job: JsonObject) => Promise<void>;
+  /**
+   * Sends one of several messages for this input ahead of its final outcome (output 1, and the Map
+   * output with what `map` draws). The input is still done once, when the handler ends.
+   */
+  sendPart: (msg: OutputMessage, map?: MapBuilder) => void;
 }
 
 export interface HandlerResult {
@@ -71,6 +76,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       },
       onProgress: (text) => status.progress(text),
       track: (description) => job?.track(description) ?? Promise.resolve(),
+      sendPart: (part, map) => send(mapLayer === undefined ? part : [part, mapMessage(map, mapLayer) as OutputMessage | null]),
     };
     work(context)
       .then(
