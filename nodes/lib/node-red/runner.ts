@@ -1,4 +1,4 @@
-import type { Node, NodeMessageInFlow, OutputMessage } from './inputs';
+import type { Node, NodeMessage, NodeMessageInFlow, OutputMessage } from './inputs';
 import { PlatformError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
 import type { JsonObject } from '../platform/job-store';
@@ -19,6 +19,11 @@ export interface InputContext extends JobContext {
    * or a deploy that keeps the node. Only nodes given `resumable` store anything.
    */
   track: (job: JsonObject) => Promise<void>;
+  /**
+   * Sends one of several messages for this input ahead of its final outcome (output 1, and the Map
+   * output with what `map` draws). The input is still done once, when the handler ends.
+   */
+  sendPart: (msg: OutputMessage, map?: MapBuilder) => void;
 }
 
 export interface HandlerResult {
@@ -37,7 +42,7 @@ export interface Resumable extends StoredJobsOptions {
   resume: (job: JsonObject, msg: OutputMessage, context: InputContext) => Promise<HandlerResult>;
 }
 
-type Send = (msg: OutputMessage | Array<OutputMessage | null>) => void;
+type Send = (msg: NodeMessage | Array<NodeMessage | null>) => void;
 type Done = (err?: Error) => void;
 
 /**
@@ -71,6 +76,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       },
       onProgress: (text) => status.progress(text),
       track: (description) => job?.track(description) ?? Promise.resolve(),
+      sendPart: (part, map) => send(mapLayer === undefined ? part : [part, mapMessage(map, mapLayer)]),
     };
     work(context)
       .then(
@@ -78,7 +84,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
           if (controller.signal.aborted) throw cancelled('message');
           // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
           if (job && !(await job.claimDelivery())) return done();
-          const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessage(result.map, mapLayer) as OutputMessage | null];
+          const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessage(result.map, mapLayer)];
           const { statusCode } = result.msg;
           status.done(result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok'));
           send(outputs);
