@@ -163,7 +163,7 @@ describe('the editor in a real browser (Chromium)', function () {
   const packed = usePackedModule();
 
   for (const target of TARGETS) {
-    describe(target.title, function () {
+    describe(target.runtime.title, function () {
       let server: EditorServer | undefined;
       const seen: ConsoleEntry[] = [];
       /** Example name -> the flow it was imported into. */
