@@ -1,4 +1,5 @@
 import type { AddressSource, InputRow } from '../format/address-rows';
+import { message } from '../util/messages';
 import { ErrorCode, PlatformError, cancelled, invalidInput } from '../util/errors';
 import type { PlatformClient } from './client';
 import { BulkJobState, BulkProtocol, bulkResult, uploadBatch } from './bulk';
@@ -112,7 +113,7 @@ export class BulkRun {
     }
     if (signal.aborted) throw cancelled('message');
     if (this.failure) throw this.failure.error;
-    if (this.addressesRead === 0) throw invalidInput('the input holds no addresses');
+    if (this.addressesRead === 0) throw invalidInput(message('error.bulk.noAddresses'));
     return { rows: this.rowsRead, jobs: this.jobs };
   }
 
@@ -199,6 +200,8 @@ export class BulkRun {
 
   private report(): void {
     const more = this.sourceDone && !this.lookahead ? '' : '+';
-    this.options.context.onProgress(`${this.rowsDone}/${this.rowsRead}${more} rows, ${this.jobsDone}/${this.jobsStarted}${more} jobs`);
+    this.options.context.onProgress(
+      message('status.bulkProgress', { rowsDone: this.rowsDone, rowsRead: `${this.rowsRead}${more}`, jobsDone: this.jobsDone, jobsStarted: `${this.jobsStarted}${more}` }),
+    );
   }
 }

@@ -1,4 +1,5 @@
 import { PlatformError, cancelled } from '../util/errors';
+import { message } from '../util/messages';
 
 export interface GateOptions {
   /** Requests per minute; 0 turns the rate limit off. */
@@ -104,7 +105,7 @@ export class RequestGate {
       if (this.queue.length > this.options.maxQueue) {
         this.queue.pop();
         reject(
-          new PlatformError('QUEUE_FULL', `request queue full (${this.options.maxQueue} waiting); message refused`, {
+          new PlatformError('QUEUE_FULL', message('error.queueFull', { max: this.options.maxQueue }), {
             notSent: true,
           }),
         );
