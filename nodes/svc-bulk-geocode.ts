@@ -4,13 +4,13 @@ import { clientFor } from './lib/node-red/config';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
 import { isJsonValue, jobStoreFor } from './lib/node-red/resumable';
 import type { JsonObject } from './lib/platform/job-store';
-import { AddressSource, InputRow, addressRows } from './lib/format/address-rows';
-import { BulkRow, bulkRow, unsentRow } from './lib/geo/result-rows';
-import { bulkShapes } from './lib/geo/worldmap';
+import { AddressSource, InputRow, addressRows, fileRows } from './lib/format/address-rows';
+import { BULK_OUTPUT_MODES, BulkOutput, BulkOutputOptions } from './lib/node-red/bulk-output';
 import type { BulkJobState, BulkProtocol } from './lib/platform/bulk';
 import type { PlatformClient } from './lib/platform/client';
-import { BulkRun, FinishedBatch } from './lib/platform/bulk-run';
+import { BulkRun } from './lib/platform/bulk-run';
 import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
+import { readChoice } from './lib/util/values';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;
@@ -26,6 +26,9 @@ interface BulkGeocodeDef extends NodeDef {
   downloadPath?: string;
   statusPath?: string;
   rawFiles?: boolean;
+  /** message (default), parts or file: see BulkOutput. */
+  output?: string;
+  outputFile?: string;
 }
 
 /** A run as stored for a restart: its batch size, every input row, and the jobs uploaded so far. */
@@ -43,8 +46,9 @@ function storedRun(run: StoredRun): JsonObject {
 const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 } };
 
 /**
- * svc-bulk-geocode: addresses in batches through the platform's bulk jobs (upload, poll, download),
- * up to `parallel` jobs at once; one output message with a row per input address, in input order.
+ * svc-bulk-geocode: addresses (a list, CSV, JSON lines, a stream, or the file `msg.filename`) in
+ * batches through the platform's bulk jobs (upload, poll, download), up to `parallel` jobs at once;
+ * the rows in input order as one message, a message per job, or a file (see BulkOutput).
  */
 export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
@@ -53,7 +57,12 @@ export = function register(RED: NodeAPI): void {
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const batchSize = countSetting(def.batchSize, DEFAULTS.batchSize);
     const parallel = countSetting(def.parallel, DEFAULTS.parallel);
-    const rawFiles = def.rawFiles === true;
+    const outputOptions: BulkOutputOptions = {
+      mode: readChoice(def.output, BULK_OUTPUT_MODES, 'output') ?? 'message',
+      batchSize,
+      rawFiles: def.rawFiles === true,
+      outputFile: textSetting(def.outputFile),
+    };
     const protocol: BulkProtocol = {
       jobIdPath: textSetting(def.jobIdPath),
       downloadPath: textSetting(def.downloadPath),
@@ -66,12 +75,10 @@ export = function register(RED: NodeAPI): void {
      * run (resumed); with `stored` rows, each new job is stored beside them so that the run resumes after a restart.
      */
     async function geocode(platform: PlatformClient, out: OutputMessage, source: AddressSource, context: InputContext, run: StoredRun | undefined): Promise<HandlerResult> {
-      const rows: BulkRow[] = [];
-      const files: Buffer[] = [];
-      const deliver = (batch: FinishedBatch) => {
-        rows.push(...outputRows(batch));
-        if (rawFiles && batch.file) files.push(batch.file);
-      };
+      const output = await BulkOutput.open(out, outputOptions, context).catch((err: unknown) => {
+        source.stream?.destroy();
+        throw err;
+      });
       const onUpload = run
         ? async (job: BulkJobState) => {
             run.jobs.push(job);
@@ -83,24 +90,26 @@ export = function register(RED: NodeAPI): void {
         protocol,
         batchSize: run?.batchSize ?? batchSize,
         parallel,
-        jobFailures: 'stop',
+        jobFailures: outputOptions.mode === 'message' ? 'stop' : 'continue',
         context,
-        deliver,
+        deliver: (batch) => output.deliver(batch),
         uploaded: run?.jobs.slice(),
         onUpload,
-      }).run(source);
-      out.payload = rows;
-      out.jobs = summary.jobs;
-      if (rawFiles) out.files = files;
-      const failed = rows.filter((row) => row.error !== undefined).length;
-      return { msg: out, statusText: `${rows.length} rows${failed > 0 ? `, ${failed} not geocoded` : ''}`, map: (layer) => bulkShapes(rows, layer) };
+      })
+        .run(source)
+        .catch((err: unknown) => {
+          output.abort();
+          throw err;
+        });
+      return output.finish(summary);
     }
 
     handleInputs(
       this,
       async (msg, context) => {
         const platform = client();
-        const source = addressRows((await inputs.read(msg)).addresses);
+        // A file named in msg.filename (as the core file nodes do) is read as a stream.
+        const source = typeof msg.filename === 'string' ? fileRows(msg.filename) : addressRows((await inputs.read(msg)).addresses);
         // An input at hand (not a stream) is stored with the run, so that the run resumes after a restart.
         const run = Array.isArray(source.rows) && source.rows.every((row) => isJsonValue(row.input)) ? { batchSize, rows: source.rows, jobs: [] } : undefined;
         if (run) await context.track(storedRun(run));
@@ -120,12 +129,3 @@ export = function register(RED: NodeAPI): void {
 
   RED.nodes.registerType('svc-bulk-geocode', SvcBulkGeocode);
 };
-
-/** A batch's output rows: the located rows, and those not sent or not geocoded with the reason. */
-function outputRows(batch: FinishedBatch): BulkRow[] {
-  return batch.rows.map((row, i) => {
-    if (row.address === '') return unsentRow(row, 'the address is empty; not sent');
-    if (batch.error) return unsentRow(row, `the job failed: ${batch.error.message}`);
-    return bulkRow(row, batch.records[i]);
-  });
-}

@@ -7,6 +7,7 @@ import { BYTES_PER_MB } from './lib/platform/body';
 import { SharedServices } from './lib/node-red/shared';
 import { PlatformError } from './lib/util/errors';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
+import { useRuntimeCatalog } from './lib/node-red/i18n';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -62,6 +63,9 @@ const DEFAULTS = {
 const UNCHANGED_PASSWORD = '__PWRD__';
 
 export = function register(RED: NodeAPI): void {
+  // svc-config holds the pack's runtime catalog: every node's statuses, warnings and errors are translated through it.
+  useRuntimeCatalog(RED);
+
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
     this.authUrl = def.authUrl;

@@ -7,6 +7,7 @@ import { encodeGeohash } from './lib/geo/geohash';
 import { precisionSetting } from './lib/node-red/settings';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
+import { message } from './lib/util/messages';
 import { geocodeShapes } from './lib/geo/worldmap';
 
 interface GeocodeDef extends NodeDef {
@@ -48,9 +49,9 @@ export = function register(RED: NodeAPI): void {
       out.geohash = location ? encodeGeohash(location, precision) : undefined;
       out.statusCode = response.statusCode;
       if (cached) out.cached = true;
-      const found = location ? 'found' : 'no match';
+      const result = message(location ? 'status.found' : 'status.noMatch');
       const quota = used === undefined ? '' : ` (${used}/${shared.quota?.limit})`;
-      return { msg: out, statusText: `${found}${cached ? ', cached' : ''}${quota}`, map: (layer) => geocodeShapes(address, feature, location, layer) };
+      return { msg: out, statusText: message(cached ? 'status.resultCached' : 'status.result', { result, quota }), map: (layer) => geocodeShapes(address, feature, location, layer) };
     }, def);
   }
 
@@ -62,10 +63,10 @@ function readAddress(value: unknown): string {
   const candidate =
     value !== null && typeof value === 'object' && 'address' in value ? (value as { address: unknown }).address : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(`address must be a string or an object with an "address" string, got ${describeValue(candidate)}`);
+    throw invalidInput(message('error.geocode.address', { value: describeValue(candidate) }));
   }
   const address = candidate.trim();
-  if (address === '') throw invalidInput('address is empty');
+  if (address === '') throw invalidInput(message('error.geocode.addressEmpty'));
   return address;
 }
 

@@ -1,6 +1,7 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
+import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
+import { message } from './lib/util/messages';
 import { LatLon, toPosition } from './lib/geo/geohash';
 import { Place, readLocation, toLocationObject } from './lib/geo/locations';
 import type { PlatformClient } from './lib/platform/client';
@@ -66,7 +67,7 @@ export = function register(RED: NodeAPI): void {
       const fields = await read(msg);
       const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
       const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
-      if (!rangeType) throw invalidInput(`range.type is required: ${RANGE_TYPES.join(' or ')}`);
+      if (!rangeType) throw invalidInput(message('error.isoline.rangeType'));
       const rangeValues = readRangeValues(fields.rangeValue);
       const body: Record<string, unknown> = {
         async: readBoolean(fields.async, 'async') ?? false,
@@ -120,12 +121,12 @@ export = function register(RED: NodeAPI): void {
 
 /** One range value, or several (an array or a comma-separated list), each a positive number. */
 function readRangeValues(value: unknown): number[] {
-  if (!isSet(value)) throw invalidInput('range.value is required: meters for distance, seconds for time');
+  if (!isSet(value)) throw invalidInput(message('error.isoline.rangeValueRequired'));
   const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [value];
-  if (items.length === 0) throw invalidInput('range.value: at least one value is needed');
+  if (items.length === 0) throw invalidInput(message('error.isoline.rangeValueEmpty'));
   return items.map((item, i) => {
     const n = readNumber(item, items.length > 1 ? `range.value ${i + 1}` : 'range.value');
-    if (n === undefined || n <= 0) throw invalidInput(`range.value: ${JSON.stringify(item)} must be a number greater than 0`);
+    if (n === undefined || n <= 0) throw invalidInput(message('error.isoline.rangeValuePositive', { value: JSON.stringify(item) }));
     return n;
   });
 }
@@ -135,7 +136,7 @@ function readAvoid(value: unknown, member: string): Record<string, string[]> | u
   let list = value;
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const arrays = Object.values(value).filter(Array.isArray);
-    if (arrays.length !== 1) throw invalidInput('avoid: expected a list of features, or an object holding one such list');
+    if (arrays.length !== 1) throw invalidInput(message('error.isoline.avoid'));
     list = arrays[0];
   }
   const features = readChoices(list, AVOID_FEATURES, 'avoid');
@@ -145,7 +146,7 @@ function readAvoid(value: unknown, member: string): Record<string, string[]> | u
 function readShape(value: unknown): number | undefined {
   const shape = readNumber(value, 'shape');
   if (shape !== undefined && (!Number.isInteger(shape) || shape <= MIN_SHAPE_EXCLUSIVE)) {
-    throw invalidInput(`shape: ${shape} must be a whole number greater than ${MIN_SHAPE_EXCLUSIVE} (100 or more is recommended)`);
+    throw invalidInput(message('error.isoline.shape', { shape, min: MIN_SHAPE_EXCLUSIVE }));
   }
   return shape;
 }
@@ -159,7 +160,7 @@ function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Ra
   if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
   return {
     msg: out,
-    statusText: `${features.length} polygon${features.length === 1 ? '' : 's'}`,
+    statusText: message(features.length === 1 ? 'status.polygon' : 'status.polygons', { count: features.length }),
     map: (layer) => isolineShapes(features, places, ranges.length, layer),
   };
 }
@@ -180,7 +181,7 @@ function withJapanHint(err: unknown, places: Place[]): unknown {
   if (!(err instanceof PlatformError) || !['BAD_REQUEST', 'FORBIDDEN', 'JOB_FAILED'].includes(err.code)) return err;
   const index = places.findIndex((place) => place.point && inJapan(place.point));
   if (index < 0) return err;
-  return new PlatformError(err.code, `${err.message} (origin ${index + 1} lies in Japan, where the service offers no isolines)`, {
+  return new PlatformError(err.code, message('error.isoline.japan', { cause: causeOf(err), origin: index + 1 }), {
     statusCode: err.statusCode,
     body: err.bodyExcerpt,
     cause: err,
@@ -201,7 +202,7 @@ interface Polygon {
 function isolineFeatures(isoline: unknown, ranges: Range[]): Record<string, unknown>[] {
   const polygons: Polygon[] = [];
   collectPolygons(isoline, {}, polygons, 0);
-  if (polygons.length === 0) throw new PlatformError('BAD_RESPONSE', 'the isoline answer holds no polygon');
+  if (polygons.length === 0) throw new PlatformError('BAD_RESPONSE', message('error.isoline.noPolygon'));
   return polygons.map((polygon, i) => ({
     type: 'Feature',
     geometry: { type: 'Polygon', coordinates: polygon.rings.map((ring, r) => closedRing(ring, `isoline polygon ${i + 1} ring ${r + 1}`)) },
@@ -250,7 +251,7 @@ function closedRing(vertices: unknown[], label: string): Ring {
   try {
     ring = vertices.map((v, i) => toPosition(readLocation(v, `${label} vertex ${i + 1}`, { lonLatArrays: true }).point as LatLon));
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', `the isoline answer is not usable: ${describeCause(err)}`);
+    throw new PlatformError('BAD_RESPONSE', message('error.isoline.unusable', { cause: causeOf(err) }));
   }
   const [first, last] = [ring[0], ring[ring.length - 1]];
   return first[0] === last[0] && first[1] === last[1] ? ring : [...ring, first];

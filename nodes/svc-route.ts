@@ -1,6 +1,7 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { PlatformError, describeCause, invalidInput } from './lib/util/errors';
+import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
+import { Message, message } from './lib/util/messages';
 import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
 import { Json, isSet, readChoice, setMembers, toNumber } from './lib/util/values';
 import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/geo/locations';
@@ -33,8 +34,8 @@ export = function register(RED: NodeAPI): void {
       const platform = client();
       const fields = await read(msg);
       const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
-      if (places.length < MIN_WAYPOINTS) throw invalidInput(`waypoints: at least ${MIN_WAYPOINTS} are needed, got ${places.length}`);
-      if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput('arriveBy and departAt cannot both be set: choose one');
+      if (places.length < MIN_WAYPOINTS) throw invalidInput(message('error.route.fewWaypoints', { min: MIN_WAYPOINTS, count: places.length }));
+      if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput(message('error.route.arriveAndDepart'));
       const defaultModes = isSet(fields.transportMode) ? readRouteModes(fields.transportMode, 'transportMode') : undefined;
       const body: Json = {
         waypoints: places.map((place, i) => toWaypointObject(place, defaultModes, `waypoint ${i + 1}`)),
@@ -56,7 +57,7 @@ export = function register(RED: NodeAPI): void {
       out.instructions = segments.map((s) => (typeof s.text === 'string' ? plainText(s.text) : '')).filter((text) => text !== '');
       out.summary = summary;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: `${segments.length} segments`, map: (layer) => routeShapes(geojson, places, layer) };
+      return { msg: out, statusText: message('status.segments', { count: segments.length }), map: (layer) => routeShapes(geojson, places, layer) };
     }, def);
   }
 
@@ -114,7 +115,7 @@ function routePositions(linestring: unknown): Position[] | undefined {
     try {
       return toPosition(readLocation(point, `overview.linestring[${i}]`, { lonLatArrays: true }).point as LatLon);
     } catch (err) {
-      throw badRoute(describeCause(err));
+      throw badRoute(causeOf(err));
     }
   });
 }
@@ -123,10 +124,10 @@ function coarseLine(route: Json, segments: Json[]): Position[] {
   const line = [...segments.map((segment) => segment.point), route.end]
     .filter(isGeohash)
     .map((geohash) => toPosition(decodeGeohash(geohash)));
-  if (line.length < 2) throw badRoute('the answer has neither overview.linestring nor segment points to draw');
+  if (line.length < 2) throw badRoute(message('error.route.nothingToDraw'));
   return line;
 }
 
-function badRoute(detail: string): PlatformError {
-  return new PlatformError('BAD_RESPONSE', `the route answer is not usable: ${detail}`);
+function badRoute(detail: string | Message): PlatformError {
+  return new PlatformError('BAD_RESPONSE', message('error.route.unusable', { detail }));
 }

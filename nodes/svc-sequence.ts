@@ -9,6 +9,7 @@ import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { COMPUTATION_POLLING, pollingOf, precisionSetting } from './lib/node-red/settings';
 import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from './lib/util/values';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { message } from './lib/util/messages';
 import { sequenceShapes } from './lib/geo/worldmap';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
@@ -111,7 +112,7 @@ function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints
   const unmatched = order.filter((i) => i === null).length;
   return {
     msg: out,
-    statusText: `${visited.length} stops ordered${unmatched ? `, ${unmatched} unmatched` : ''}`,
+    statusText: unmatched ? message('status.stopsUnmatched', { count: visited.length, unmatched }) : message('status.stops', { count: visited.length }),
     map: (layer) => sequenceShapes(geojson, places, layer),
   };
 }

@@ -4,6 +4,7 @@ import { clientFor } from './lib/node-red/config';
 import { describeCause, invalidInput } from './lib/util/errors';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
+import { message } from './lib/util/messages';
 import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/platform/topics';
 
 interface TopicPublishDef extends NodeDef {
@@ -43,7 +44,7 @@ export = function register(RED: NodeAPI): void {
       const out = msg as OutputMessage;
       out.payload = response.body;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: 'published' };
+      return { msg: out, statusText: message('status.published') };
     });
   }
 
@@ -52,16 +53,16 @@ export = function register(RED: NodeAPI): void {
 
 /** `Data` must be a JSON object; with `wrapValue` any other JSON value becomes `{ value }`. */
 function readData(value: unknown, wrapValue: boolean): Record<string, unknown> {
-  if (value === undefined) throw invalidInput('there is no data to publish (msg.payload is undefined)');
+  if (value === undefined) throw invalidInput(message('error.publish.noData'));
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
   if (!isObject && !wrapValue) {
-    throw invalidInput(`Data must be a JSON object, got ${describeValue(value)}; tick "Wrap values that are not objects" to send it as {"value": ...}`);
+    throw invalidInput(message('error.publish.notObject', { value: describeValue(value) }));
   }
   const data = isObject ? (value as Record<string, unknown>) : { value };
   try {
     JSON.stringify(data);
   } catch (err) {
-    throw invalidInput(`Data cannot be sent as JSON: ${describeCause(err)}`);
+    throw invalidInput(message('error.publish.notJson', { cause: describeCause(err) }));
   }
   return data;
 }

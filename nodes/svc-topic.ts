@@ -7,6 +7,8 @@ import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner
 import { SUBSCRIPTIONS_PATH, TOPICS_PATH, pubsubRequest, readInteger, readLocationIds, readOptionalText, readRequiredText, readTopicId, readWebhookAddress, readWebhookHeader, topicPath, unwrapEnvelope } from './lib/platform/topics';
 import { describeValue } from './lib/util/values';
 import { countSetting } from './lib/node-red/settings';
+import { Message, message } from './lib/util/messages';
+import { translate } from './lib/node-red/i18n';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -85,7 +87,7 @@ interface Settings {
   allPages: boolean;
   maxPages: number;
   credentials: TopicCredentials;
-  warn: (text: string) => void;
+  warn: (text: Message) => void;
 }
 
 /** What an operation works with: the client, the message (becoming the output) and its inputs. */
@@ -106,7 +108,7 @@ export = function register(RED: NodeAPI): void {
       allPages: def.allPages === true,
       maxPages: countSetting(def.maxPages, DEFAULT_MAX_PAGES),
       credentials: this.credentials ?? {},
-      warn: (text) => this.warn(text),
+      warn: (text) => this.warn(translate(text)),
     };
 
     handleInputs(this, async (msg, context) => {
@@ -147,7 +149,7 @@ async function createTopic({ platform, out, values, context }: OperationCall): P
   out.statusCode = response.statusCode;
   const id = topicIdOf(topic);
   if (id !== undefined) out.topicId = id;
-  return { msg: out, statusText: id === undefined ? 'created' : `created topic ${id}` };
+  return { msg: out, statusText: id === undefined ? message('status.created') : message('status.createdTopic', { id }) };
 }
 
 async function listTopics({ platform, out, values, context, settings }: OperationCall): Promise<HandlerResult> {
@@ -161,27 +163,27 @@ async function listTopics({ platform, out, values, context, settings }: Operatio
   const first = await fetchPage(firstOffset);
   if (!settings.allPages) {
     out.payload = first;
-    return { msg: out, statusText: isPage(first) ? `${first.items.length} of ${first.totalCount}` : 'listed' };
+    return { msg: out, statusText: isPage(first) ? message('status.page', { count: first.items.length, total: first.totalCount }) : message('status.listed') };
   }
   // "All pages": follow offset and totalCount until every item is in, within the safety cap.
   let page = readPage(first);
   const items = [...page.items];
   for (let pages = 1; page.items.length > 0 && page.offset + page.items.length < page.totalCount; pages++) {
     if (pages >= settings.maxPages) {
-      settings.warn(`listing stopped after ${pages} pages (${items.length} of ${page.totalCount} topics): raise "Max pages" to get them all`);
+      settings.warn(message('warn.listingCapped', { pages, count: items.length, total: page.totalCount }));
       break;
     }
     const nextOffset = page.offset + page.items.length;
-    context.status.progress(`page ${pages + 1}: ${items.length} of ${page.totalCount}`);
+    context.status.progress(message('status.listingPage', { page: pages + 1, count: items.length, total: page.totalCount }));
     page = readPage(await fetchPage(nextOffset));
     if (page.items.length > 0 && page.offset + page.items.length <= nextOffset) {
-      throw new PlatformError('BAD_RESPONSE', `the listing did not advance past offset ${nextOffset}`);
+      throw new PlatformError('BAD_RESPONSE', message('error.topic.noProgress', { offset: nextOffset }));
     }
     items.push(...page.items);
   }
   out.payload = { limit: page.limit, offset: firstOffset, totalCount: page.totalCount, items };
   const capped = items.length < page.totalCount;
-  return { msg: out, statusText: capped ? `${items.length} of ${page.totalCount} (capped)` : `${items.length} topics` };
+  return { msg: out, statusText: capped ? message('status.capped', { count: items.length, total: page.totalCount }) : message('status.topics', { count: items.length }) };
 }
 
 async function getTopic({ platform, out, values, context }: OperationCall): Promise<HandlerResult> {
@@ -189,7 +191,7 @@ async function getTopic({ platform, out, values, context }: OperationCall): Prom
   const response = await pubsubRequest(platform, { method: 'GET', path: topicPath(topicId), retry: 'read', ...signals(context) });
   out.payload = unwrapEnvelope(response.body);
   out.statusCode = response.statusCode;
-  return { msg: out, statusText: `topic ${topicId}` };
+  return { msg: out, statusText: message('status.topic', { id: topicId }) };
 }
 
 async function deleteTopic({ platform, out, values, context }: OperationCall): Promise<HandlerResult> {
@@ -198,7 +200,7 @@ async function deleteTopic({ platform, out, values, context }: OperationCall): P
   const response = await pubsubRequest(platform, { method: 'DELETE', path: topicPath(topicId), retry: 'read', ...signals(context) });
   out.payload = unwrapEnvelope(response.body);
   out.statusCode = response.statusCode;
-  return { msg: out, statusText: `deleted ${topicId}` };
+  return { msg: out, statusText: message('status.deleted', { id: topicId }) };
 }
 
 async function createSubscription({ platform, out, values, context, settings }: OperationCall): Promise<HandlerResult> {
@@ -214,7 +216,7 @@ async function createSubscription({ platform, out, values, context, settings }: 
   const response = await pubsubRequest(platform, { method: 'POST', path: SUBSCRIPTIONS_PATH, json: request, retry: 'create', ...signals(context) });
   out.payload = unwrapEnvelope(response.body);
   out.statusCode = response.statusCode;
-  return { msg: out, statusText: 'subscribed' };
+  return { msg: out, statusText: message('status.subscribed') };
 }
 
 function signals({ signal, onWait }: InputContext): Pick<InputContext, 'signal' | 'onWait'> {
@@ -223,7 +225,7 @@ function signals({ signal, onWait }: InputContext): Pick<InputContext, 'signal' 
 
 function readOperation(value: unknown): Operation {
   if (typeof value === 'string' && (OPERATIONS as readonly string[]).includes(value)) return value as Operation;
-  throw invalidInput(`operation must be one of ${OPERATIONS.join(', ')}, got ${typeof value === 'string' ? `"${value}"` : describeValue(value)}`);
+  throw invalidInput(message('error.topic.operation', { allowed: OPERATIONS.join(', '), value: typeof value === 'string' ? `"${value}"` : describeValue(value) }));
 }
 
 /** A paging parameter: unset, or an integer of at least `min`. */
@@ -239,7 +241,7 @@ function isPage(value: unknown): value is TopicPage {
 
 function readPage(value: unknown): TopicPage {
   if (!isPage(value)) {
-    throw new PlatformError('BAD_RESPONSE', 'the topic listing is not a page object with offset, totalCount and items');
+    throw new PlatformError('BAD_RESPONSE', message('error.topic.notPage'));
   }
   return value;
 }

@@ -5,7 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { NodeStatus } from './lib/node-red/status';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
-import { describeCause } from './lib/util/errors';
+import { causeOf, describeCause } from './lib/util/errors';
+import { message } from './lib/util/messages';
+import { translate } from './lib/node-red/i18n';
 import { isHeaderName } from './lib/util/text';
 import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
@@ -50,23 +52,24 @@ export = function register(RED: NodeAPI): void {
   function SvcWebhookIn(this: Node<WebhookInCredentials>, def: WebhookInDef): void {
     RED.nodes.createNode(this, def);
     const node = this;
+    const status = new NodeStatus(this);
     if (RED.settings.httpNodeRoot === false) {
-      this.warn('not created: Node-RED serves no HTTP nodes (httpNodeRoot is false)');
-      this.status({ fill: 'grey', shape: 'ring', text: 'HTTP nodes disabled' });
+      this.warn(translate(message('warn.webhook.noHttpNodes')));
+      status.show('grey', 'ring', message('status.webhook.httpDisabled'));
       return;
     }
     let config: ReceiverConfig;
     try {
       config = readConfig(def, this.credentials ?? {});
     } catch (err) {
-      this.error(`not listening: ${(err as Error).message}`);
-      this.status({ fill: 'red', shape: 'ring', text: 'not configured' });
+      this.error(translate(message('error.webhook.notListening', { cause: causeOf(err) })));
+      status.show('red', 'ring', message('status.webhook.notConfigured'));
       return;
     }
     const app = RED.httpNode;
     if (routerStack(app).some((layer) => servesPost(layer, config.path))) {
-      this.error(`not listening: another node already receives POST ${config.path}; give each webhook node its own path`);
-      this.status({ fill: 'red', shape: 'ring', text: 'path in use' });
+      this.error(translate(message('error.webhook.pathInUse', { path: config.path })));
+      status.show('red', 'ring', message('status.webhook.pathInUse'));
       return;
     }
 
@@ -84,21 +87,21 @@ export = function register(RED: NodeAPI): void {
             () => true,
           )
         : Promise.resolve(true);
-    const status = new NodeStatus(this);
     const unsigned = config.verifier === undefined;
     const counts = { accepted: 0, rejected: 0 };
     let warnedConsumedBody = false;
     let closed = false;
     const showCounts = (rejection?: Rejection) => {
-      const text = `${counts.accepted} accepted, ${counts.rejected} rejected${rejection ? ` (${rejection})` : ''}${unsigned ? ', unsigned' : ''}`;
+      const params = { accepted: counts.accepted, rejected: counts.rejected, reason: rejection ? ` (${rejection})` : '' };
+      const text = message(unsigned ? 'status.webhook.countsUnsigned' : 'status.webhook.counts', params);
       if (rejection || unsigned) status.warning(text);
       else status.done(text);
     };
     if (unsigned) {
-      this.warn(`accepts POST ${config.path} without checking a signature: anyone who can reach it can inject messages. Use this only for subscriptions created without a SecretToken.`);
-      status.warning('no signature check');
+      this.warn(translate(message('warn.webhook.unsigned', { path: config.path })));
+      status.warning(message('status.webhook.unsigned'));
     } else {
-      this.status({ fill: 'green', shape: 'ring', text: 'listening' });
+      status.show('green', 'ring', message('status.webhook.listening'));
     }
 
     const refuse = (res: Response, statusCode: number, reason: Rejection) => {
@@ -120,7 +123,7 @@ export = function register(RED: NodeAPI): void {
       if (body === 'consumed') {
         if (!warnedConsumedBody) {
           warnedConsumedBody = true;
-          node.error(`the body of POST ${config.path} was read before this node (a body parser in httpNodeMiddleware?): the exact bytes are needed to check the signature`);
+          node.error(translate(message('error.webhook.bodyConsumed', { path: config.path })));
         }
         res.status(500).json({ error: 'body unavailable' });
         return;
@@ -150,7 +153,7 @@ export = function register(RED: NodeAPI): void {
     };
     const handler: RequestHandler = (req, res) => {
       receive(req, res).catch((err: unknown) => {
-        node.warn(`webhook request failed: ${describeCause(err)}`);
+        node.warn(translate(message('warn.webhook.failed', { cause: causeOf(err) })));
         if (!res.headersSent) res.status(500).json({ error: 'internal error' });
       });
     };

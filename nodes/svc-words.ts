@@ -1,7 +1,8 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { PlatformError, codeForStatus } from './lib/util/errors';
+import { PlatformError, causeOf, codeForStatus } from './lib/util/errors';
+import { message } from './lib/util/messages';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './lib/geo/geohash';
 import { isRecord, toNumber } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
@@ -45,7 +46,7 @@ export = function register(RED: NodeAPI): void {
       out.location = location;
       out.geohash = geohash;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: 'found', map: (layer) => wordsShapes(formatThreeWords(words), location, geohash, response.body, layer) };
+      return { msg: out, statusText: message('status.found'), map: (layer) => wordsShapes(formatThreeWords(words), location, geohash, response.body, layer) };
     }, def);
   }
 
@@ -60,7 +61,7 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
   if (!isRecord(body) || Object.keys(body).length === 0) throw noSuchAddress(words, statusCode);
   if (typeof body.httpStatusCode === 'number' && body.httpStatusCode >= 400) {
     if (body.httpStatusCode === 404) throw noSuchAddress(words, body.httpStatusCode);
-    throw new PlatformError(codeForStatus(body.httpStatusCode), `the lookup answered with httpStatusCode ${body.httpStatusCode}`, {
+    throw new PlatformError(codeForStatus(body.httpStatusCode), message('error.words.httpStatus', { statusCode: body.httpStatusCode }), {
       statusCode: body.httpStatusCode,
       body: JSON.stringify(body),
     });
@@ -75,7 +76,7 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
       geohash: geohash ?? encodeGeohash(point),
     };
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', `the lookup result holds no usable location: ${(err as Error).message}`, {
+    throw new PlatformError('BAD_RESPONSE', message('error.words.noLocation', { cause: causeOf(err) }), {
       statusCode,
       body: JSON.stringify(body),
       cause: err,
@@ -84,5 +85,5 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
 }
 
 function noSuchAddress(words: string[], statusCode: number): PlatformError {
-  return new PlatformError('NOT_FOUND', `no such three-word address: ${formatThreeWords(words)}`, { statusCode });
+  return new PlatformError('NOT_FOUND', message('error.words.noSuchAddress', { words: formatThreeWords(words) }), { statusCode });
 }

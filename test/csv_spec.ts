@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import should from 'should';
 import { CsvError, CsvParser, csvField, csvLine, csvRecords, parseCsv, recordToObject, writeCsv } from '../nodes/lib/format/csv';
+import { readCsv, toCsv } from './sandbox/csv';
 
 describe('csv', function () {
   describe('writing', function () {
@@ -92,6 +93,29 @@ describe('csv', function () {
     it('turns a record into an object keyed by the header', function () {
       should(recordToObject(['address', 'id'], ['x', '7', 'extra'])).eql({ address: 'x', id: '7' });
       should(recordToObject(['address', 'id'], ['x'])).eql({ address: 'x', id: '' });
+    });
+  });
+
+  describe('against the sandbox\'s own CSV (written apart, RFC 4180 strict)', function () {
+    const tricky = [
+      ['address', 'note'],
+      ['12 Main Street, Springfield', 'said "hi"'],
+      ['Flat 2\nChurch Lane', ''],
+      ['carriage\rreturn', '"'],
+      ['', 'Straße 5, Köln 東京都'],
+    ];
+
+    it('the sandbox reads what the node writes', function () {
+      should(readCsv(writeCsv(tricky[0], tricky.slice(1)))).eql(tricky);
+      should(readCsv(writeCsv(['address'], [[''], ['x']]))).eql([['address'], [''], ['x']]);
+    });
+
+    it('the node reads what the sandbox writes', function () {
+      should(parseCsv(toCsv(tricky))).eql(tricky);
+    });
+
+    it('the sandbox refuses what a strict service would', function () {
+      for (const text of ['address\n"unterminated\n', 'a\nx"y\n', 'a\n"q"z\n', 'a\rb\n']) should(() => readCsv(text)).throw();
     });
   });
 });

@@ -9,7 +9,7 @@ import { waitUntil } from './foundation_helpers';
 
 type Call = { args: unknown[]; thisValue: { id?: string } };
 
-function callsOf(nodeId: string, method: 'status' | 'warn'): unknown[] {
+function callsOf(nodeId: string, method: 'status' | 'warn' | 'error'): unknown[] {
   const calls = ((helper.getNode(nodeId)[method] as unknown as { getCalls?: () => Call[] }).getCalls?.() ?? []) as Call[];
   return calls.filter((call) => call.thisValue?.id === nodeId).map((call) => call.args[0]);
 }
@@ -78,6 +78,12 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     await expectOutput('n1', { payload: '12 Main Street' });
     should(callsOf(CONFIG_ID, 'warn')).have.length(1);
     should(String(callsOf(CONFIG_ID, 'warn')[0])).match(/shared state unavailable \(Redis at redis:\/\/127\.0\.0\.1:\d+/);
+  });
+
+  it('reports a Redis URL that is not redis:// or rediss:// and works without Redis', async function () {
+    await load({}, { redisUrl: 'http://127.0.0.1:6379' });
+    should(callsOf(CONFIG_ID, 'error')).eql(['the Redis URL must start with redis:// or rediss://, not http://; shared state is off']);
+    should((await expectOutput('n1', { payload: '12 Main Street' })).statusCode).equal(200);
   });
 
   it('reads the Redis URL from ${REDIS_URL}, and runs locally with a warning when the variable is not set', async function () {

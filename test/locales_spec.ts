@@ -62,7 +62,31 @@ function editorKeys(type: string): EditorKeys {
     (concatenated ? prefixes : keys).add(key);
   }
   for (const key of sharedEditorKeys(type)) (key.endsWith('.') ? prefixes : keys).add(key);
+  if (type === RUNTIME_CATALOG) {
+    const runtime = runtimeKeys();
+    for (const key of runtime.keys) keys.add(key);
+    for (const prefix of runtime.prefixes) prefixes.add(prefix);
+  }
   return { keys: [...keys].sort(), prefixes: [...prefixes].sort() };
+}
+
+/** The catalog that holds the runtime texts of every node (statuses, warnings, errors), under `runtime.`. */
+const RUNTIME_CATALOG = 'svc-config';
+/** The first segments of runtime message keys, as the code writes them: message('error.input.unreadable', …). */
+const RUNTIME_KEY = /['`]((?:error|status|warn|value|config|setting|source)\.[\w.]*)(\$\{)?/g;
+
+/** The runtime catalog keys the TypeScript sources name: literal keys, and prefixes of keys completed at run time (`setting.${name}`). */
+function runtimeKeys(): EditorKeys {
+  const sources = (fs.readdirSync(SOURCE_NODES_DIR, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
+  const keys = new Set<string>();
+  const prefixes = new Set<string>();
+  for (const file of sources) {
+    for (const [, key, interpolated] of fs.readFileSync(path.join(SOURCE_NODES_DIR, file), 'utf8').matchAll(RUNTIME_KEY)) {
+      if (interpolated) prefixes.add(`runtime.${key}`);
+      else if (!key.endsWith('.')) keys.add(`runtime.${key}`);
+    }
+  }
+  return { keys: [...keys], prefixes: [...prefixes] };
 }
 
 const RESOURCES_DIR = path.join(REPO_ROOT, 'resources');

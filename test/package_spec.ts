@@ -2,132 +2,261 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
-import { installTarball, newUserDir, NodeRedProcess, packModule, PackResult } from './support/node-red-process';
-import { REPO_ROOT } from './support/paths';
+import { NODE_RED_5_NODE_22, NODE_RED_5_NODE_24 } from './support/node-red-5';
+import { ModuleInfo, NODE_RED_4, NodeRedProcess, NodeRedRuntime } from './support/node-red-process';
+import { DryRun, packFreshClone, publishDryRun, Release, uncommittedChanges } from './support/release';
 
 /**
- * `npm run test:package` (not part of `npm test`: it takes tens of seconds). Packs the module as
- * `npm publish` would, installs the tarball into a fresh Node-RED user directory as a user would
- * (`npm install <tarball>`, dependencies from the npm cache or registry), starts Node-RED 4 (the dev
- * dependency) on that directory and checks what it registered and logged.
+ * `npm run test:package` (not part of `npm test`: it takes minutes): the release as a user receives it.
+ * A fresh `git clone` of the committed HEAD of this repository (uncommitted changes are NOT included:
+ * commit first to test them), `npm ci && npm pack` there with no other step, then the tarball uploaded
+ * through the palette's Upload module (`POST /nodes`) into an empty user directory of Node-RED 4.1 on
+ * Node 20, Node-RED 5 on Node 22 and Node-RED 5 on Node 24. The clone is packed once per run.
  */
 
-const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
-  name: string;
-  'node-red': { nodes: Record<string, string> };
-};
-const NODE_TYPES = Object.keys(PACKAGE['node-red'].nodes);
-const EXAMPLES = fs.readdirSync(path.join(REPO_ROOT, 'examples')).filter((f) => f.endsWith('.json'));
+const MODULE = '@svc/node-red-location';
+const CONFIG_TYPES = ['svc-config'];
+const LANGUAGES = ['en-US', 'ja'];
+const RUNTIMES: NodeRedRuntime[] = [NODE_RED_4, NODE_RED_5_NODE_22, NODE_RED_5_NODE_24];
 
-interface NodeSet {
-  id: string;
-  module: string;
-  types: string[];
-  enabled: boolean;
-  err?: unknown;
+/**
+ * The size budget, from 1.0.0 with the map output, shared state and restart-safe jobs (about 176 kB packed,
+ * 705 kB unpacked, 132 files) plus about a third of headroom; a tarball past it carries something by
+ * mistake or needs a decision.
+ */
+const BUDGET = { packedBytes: 240_000, unpackedBytes: 950_000, files: 175 };
+
+/** What a release must never carry: sources, tests, compiled tests, source maps, README screenshots, CI. */
+const FORBIDDEN = [/\.ts$/, /\.map$/, /(^|\/)test\//, /^dist\/test\//, /^examples\/images\//, /^\.ci\//, /^node_modules\//];
+
+/** Everything a release may carry; anything new is a decision to make here. */
+const ALLOWED = [
+  /^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/,
+  /^dist\/nodes\/([\w-]+\/)*[\w.-]+\.js$/,
+  /^dist\/nodes\/[\w-]+\.html$/,
+  /^dist\/nodes\/locales\/(en-US|ja)\/[\w-]+\.(json|html)$/,
+  /^dist\/nodes\/icons\/[\w-]+\.(svg|png)$/,
+  /^examples\/[\w-]+\.json$/,
+  /^resources\/[\w./-]+\.(js|css|svg|png)$/,
+];
+
+/** Kana and CJK ideographs: a Japanese text has some. */
+const JAPANESE = /[\u3040-\u30ff\u4e00-\u9fff]/;
+
+/** Icon files named in an editor definition (`icon: 'svc-geocode.svg'`); Font Awesome icons are the editor's own. */
+function iconFiles(editorHtml: string): string[] {
+  return [...editorHtml.matchAll(/\bicon\s*:\s*(['"])([\w./-]+\.(?:svg|png))\1/g)].map((match) => match[2]);
 }
 
-describe('the npm package', function () {
+/** The help text of `type` in the served editor HTML, or undefined. */
+function helpText(editorHtml: string, type: string): string | undefined {
+  return new RegExp(`<script type="text/(?:html|markdown)" data-help-name="${type}">([\\s\\S]*?)</script>`).exec(editorHtml)?.[1];
+}
+
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+
+describe('the release as a user receives it: a fresh clone of HEAD, npm ci && npm pack, uploaded through the palette', function () {
   let workDir: string;
-  let packed: PackResult;
-  let nodeRed: NodeRedProcess | undefined;
-  const running = (): NodeRedProcess => {
-    if (!nodeRed) throw new Error('Node-RED is not running');
-    return nodeRed;
-  };
+  let release: Release;
+  /** What the commit under test declares, read from the clone: its manifest, node types and examples. */
+  let manifest: { name: string; version: string; 'node-red': { nodes: Record<string, string> } };
+  let nodeTypes: string[];
+  let examples: string[];
+  const packedPaths = () => release.packed.files.map((f) => f.path);
 
   before(async function () {
+    const started = Date.now();
+    const uncommitted = await uncommittedChanges();
+    if (uncommitted.length > 0) console.log(`      note: ${uncommitted.length} uncommitted change(s) are not tested: the release is a clone of HEAD`);
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-package-test-'));
-    packed = await packModule(workDir);
+    release = await packFreshClone(workDir);
+    manifest = JSON.parse(fs.readFileSync(path.join(release.cloneDir, 'package.json'), 'utf8')) as typeof manifest;
+    should(manifest.name).equal(MODULE);
+    nodeTypes = Object.keys(manifest['node-red'].nodes).sort();
+    examples = fs
+      .readdirSync(path.join(release.cloneDir, 'examples'))
+      .filter((f) => f.endsWith('.json'))
+      .sort();
+    console.log(`      cloned ${release.commit.slice(0, 10)}, npm ci && npm pack: ${seconds(started)}`);
   });
 
-  after(async function () {
-    await nodeRed?.stop(10_000);
-    fs.rmSync(workDir, { recursive: true, force: true });
+  after(function () {
+    if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
   });
 
-  describe('tarball', function () {
-    const packedPaths = () => new Set(packed.files.map((f) => f.path));
-
-    it('holds every node: runtime, editor, help, message catalog and icon', function () {
-      const paths = packedPaths();
-      const missing = NODE_TYPES.flatMap((type) =>
+  describe('the tarball', function () {
+    it('holds every node: compiled runtime, editor, help and message catalog in en-US and ja, icon', function () {
+      const paths = new Set(packedPaths());
+      const missing = nodeTypes.flatMap((type) =>
         [
-          PACKAGE['node-red'].nodes[type],
-          `nodes/${type}.html`,
-          `nodes/locales/en-US/${type}.json`,
-          `nodes/locales/en-US/${type}.html`,
-          `nodes/icons/${type}.svg`,
+          manifest['node-red'].nodes[type],
+          `dist/nodes/${type}.html`,
+          ...LANGUAGES.flatMap((lang) => [`dist/nodes/locales/${lang}/${type}.json`, `dist/nodes/locales/${lang}/${type}.html`]),
+          ...(CONFIG_TYPES.includes(type) ? [] : [`dist/nodes/icons/${type}.svg`]),
         ].filter((file) => !paths.has(file)),
       );
       should(missing).be.empty();
     });
 
-    it('holds the examples, README, LICENSE and package.json', function () {
-      const paths = packedPaths();
-      const wanted = ['package.json', 'README.md', 'LICENSE', ...EXAMPLES.map((f) => `examples/${f}`)];
+    it('holds the examples, README, LICENSE, CHANGELOG and package.json', function () {
+      const paths = new Set(packedPaths());
+      const wanted = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', ...examples.map((f) => `examples/${f}`)];
       should(wanted.filter((file) => !paths.has(file))).be.empty();
     });
 
-    it('holds no sources, tests, CI or build configuration', function () {
-      const unwanted = [...packedPaths()].filter(
-        (file) => file.endsWith('.ts') || /^(test|\.ci|icons|node_modules)\//.test(file) || /^(tsconfig\.json|\.mocharc\.json|\.gitignore)$/.test(file),
-      );
-      should(unwanted).be.empty();
+    it('holds no sources, tests, compiled tests, source maps, screenshots or CI files', function () {
+      should(packedPaths().filter((file) => FORBIDDEN.some((re) => re.test(file)))).be.empty();
+    });
+
+    it('holds only the kinds of file a Node-RED user needs', function () {
+      should(packedPaths().filter((file) => !ALLOWED.some((re) => re.test(file)))).be.empty();
     });
 
     it('holds no compiled file whose TypeScript source is gone (a stale build)', function () {
-      const stale = [...packedPaths()].filter(
-        (file) => file.startsWith('nodes/') && file.endsWith('.js') && !fs.existsSync(path.join(REPO_ROOT, file.replace(/\.js$/, '.ts'))),
+      const stale = packedPaths().filter(
+        (file) => /^dist\/nodes\/.*\.js$/.test(file) && !fs.existsSync(path.join(release.cloneDir, file.replace(/^dist\//, '').replace(/\.js$/, '.ts'))),
       );
       should(stale).be.empty();
     });
+
+    it(`stays within its size budget: ${BUDGET.packedBytes / 1000} kB packed, ${BUDGET.unpackedBytes / 1000} kB unpacked, ${BUDGET.files} files`, function () {
+      const { size, unpackedSize, entryCount } = release.packed;
+      console.log(`      ${(size / 1000).toFixed(1)} kB packed, ${(unpackedSize / 1000).toFixed(1)} kB unpacked, ${entryCount} files`);
+      should(size).be.belowOrEqual(BUDGET.packedBytes);
+      should(unpackedSize).be.belowOrEqual(BUDGET.unpackedBytes);
+      should(entryCount).be.belowOrEqual(BUDGET.files);
+    });
   });
 
-  describe('installed into a fresh Node-RED 4 user directory', function () {
-    /** What Node-RED logs on a fresh user directory without the pack (its own first-start notices). */
-    let baselineProblems: string[];
+  describe('npm publish --dry-run in the clone', function () {
+    let dryRun: DryRun;
 
     before(async function () {
-      const baseline = await NodeRedProcess.start(newUserDir(workDir, 'baseline'));
-      await baseline.stop(10_000);
-      baselineProblems = baseline.problems();
-
-      const userDir = newUserDir(workDir, 'userdir');
-      await installTarball(userDir, path.join(workDir, packed.filename));
-      nodeRed = await NodeRedProcess.start(userDir);
+      dryRun = await publishDryRun(release.cloneDir);
     });
 
-    it('registers every node type of the pack, from the installed module, with no load errors', async function () {
-      const sets = (await running().get<NodeSet[]>('/nodes')).filter((set) => set.module === PACKAGE.name);
-      should(sets.filter((set) => set.err !== undefined || !set.enabled).map((set) => set.id)).be.empty();
-      should(sets.flatMap((set) => set.types).sort()).eql([...NODE_TYPES].sort());
+    it('warns of nothing (no package.json fields corrected on publish)', function () {
+      should(dryRun.warnings).be.empty();
     });
 
-    it('serves each editor definition and help text', async function () {
-      const editorHtml = await running().get<string>('/nodes', 'text/html');
-      const missing = NODE_TYPES.flatMap((type) =>
-        [`registerType('${type}'`, `data-help-name="${type}"`].filter((part) => !editorHtml.includes(part)),
-      );
-      should(missing).be.empty();
-    });
-
-    it('serves each icon and message catalog', async function () {
-      const icons = (await running().get<Record<string, string[]>>('/icons'))[PACKAGE.name] ?? [];
-      should(NODE_TYPES.filter((type) => !icons.includes(`${type}.svg`))).be.empty();
-      // Catalogs are keyed by node set (`<module>/<type>`); each file's top-level member is the type.
-      const catalogs = await running().get<Record<string, Record<string, unknown>>>('/nodes/messages?lng=en-US');
-      should(NODE_TYPES.filter((type) => catalogs[`${PACKAGE.name}/${type}`]?.[type] === undefined)).be.empty();
-    });
-
-    it('offers the examples under Import > Examples', async function () {
-      const listed = await running().get<Array<{ fn: string }>>(`/library/examples/flows/${PACKAGE.name}`);
-      should(listed.map((entry) => `${entry.fn}.json`).sort()).eql([...EXAMPLES].sort());
-    });
-
-    it('logs no errors or warnings beyond Node-RED\'s own first-start notices, from start to stop', async function () {
-      await running().stop(10_000);
-      should(running().problems().filter((line) => !baselineProblems.includes(line))).be.empty();
+    it('would publish exactly what npm pack packed, as a public scoped package', function () {
+      should(dryRun.packed.files.map((f) => f.path).sort()).eql(packedPaths().sort());
+      should(dryRun.packed.version).equal(manifest.version);
+      should(dryRun.notices.some((line) => / with tag latest and public access /.test(line))).be.true(dryRun.notices.join('\n'));
     });
   });
+
+  for (const runtime of RUNTIMES) {
+    describe(`uploaded into an empty user directory of ${runtime.title}`, function () {
+      let userDir: string;
+      let nodeRed: NodeRedProcess | undefined;
+      /** What this Node-RED logged on its empty user directory before the upload: its own first-start notices. */
+      let baselineProblems: string[];
+      let installed: ModuleInfo;
+      const running = (): NodeRedProcess => {
+        if (!nodeRed) throw new Error('Node-RED is not running');
+        return nodeRed;
+      };
+      /** Problems logged by the running Node-RED that are not among its own first-start notices. */
+      const newProblems = () => running().problems().filter((line) => !baselineProblems.includes(line));
+
+      let started = 0;
+
+      before(async function () {
+        runtime.prepare();
+        started = Date.now();
+        userDir = path.join(workDir, `node${runtime.nodeMajor}`);
+        fs.mkdirSync(userDir);
+        nodeRed = await NodeRedProcess.start(userDir, runtime, 90_000);
+        baselineProblems = nodeRed.problems();
+        const uploadStarted = Date.now();
+        installed = await nodeRed.upload(release.tarball);
+        const nodeRedVersion = (await nodeRed.get<{ version: string }>('/settings')).version;
+        const nodeVersion = /Node\.js\s+version:\s*(v\S+)/.exec(nodeRed.log.join('\n'))?.[1];
+        console.log(`      Node-RED ${nodeRedVersion} on Node.js ${nodeVersion}: start ${((uploadStarted - started) / 1000).toFixed(1)} s, upload and install ${seconds(uploadStarted)}`);
+      });
+
+      after(async function () {
+        await nodeRed?.stop(10_000);
+        if (started) console.log(`      ${runtime.title}: ${seconds(started)} from the first start to the last stop`);
+      });
+
+      /** The node sets of the pack that Node-RED registered, as GET /nodes reports them. */
+      const loadedSets = async () => (await running().get<ModuleInfo['nodes']>('/nodes')).filter((set) => set.id.startsWith(`${MODULE}/`));
+
+      it(`runs on Node ${runtime.nodeMajor} with upload enabled in the palette`, async function () {
+        should(running().log.join('\n')).match(new RegExp(`Node\\.js\\s+version:\\s*v${runtime.nodeMajor}\\.`));
+        const settings = await running().get<{ externalModules?: { palette?: { allowInstall?: boolean; allowUpload?: boolean } } }>('/settings');
+        should(settings.externalModules?.palette?.allowInstall).not.equal(false);
+        should(settings.externalModules?.palette?.allowUpload).not.equal(false);
+      });
+
+      it('installs the uploaded module into the user directory and loads every node type with no error', async function () {
+        should(installed.name).equal(MODULE);
+        should(installed.version).equal(manifest.version);
+        should(fs.existsSync(path.join(userDir, 'node_modules', MODULE, 'package.json'))).be.true();
+        const sets = await loadedSets();
+        should(sets.filter((set) => set.err !== undefined || !set.enabled).map((set) => set.id)).be.empty();
+        should(sets.flatMap((set) => set.types).sort()).eql(nodeTypes);
+      });
+
+      for (const lang of LANGUAGES) {
+        it(`serves each editor definition and its help in ${lang}`, async function () {
+          const editorHtml = await running().get<string>('/nodes', 'text/html', { 'accept-language': lang });
+          should(nodeTypes.filter((type) => !editorHtml.includes(`registerType('${type}'`))).be.empty();
+          const help = nodeTypes.map((type) => ({ type, text: helpText(editorHtml, type) }));
+          should(help.filter((h) => !h.text?.trim()).map((h) => h.type)).be.empty();
+          if (lang === 'ja') should(help.filter((h) => !JAPANESE.test(h.text ?? '')).map((h) => h.type)).be.empty();
+        });
+
+        it(`loads every node's message catalog in ${lang}`, async function () {
+          const catalogs = await running().get<Record<string, Record<string, unknown>>>(`/nodes/messages?lng=${lang}`);
+          // Catalogs are keyed by node set (`<module>/<type>`); each file's top-level member is the type.
+          const texts = nodeTypes.map((type) => ({ type, catalog: catalogs[`${MODULE}/${type}`]?.[type] }));
+          should(texts.filter((t) => t.catalog === undefined).map((t) => t.type)).be.empty();
+          if (lang === 'ja') should(texts.filter((t) => !JAPANESE.test(JSON.stringify(t.catalog))).map((t) => t.type)).be.empty();
+        });
+      }
+
+      it('serves every icon its editor definitions ask for, as an image', async function () {
+        const requested = new Map<string, string[]>();
+        for (const type of nodeTypes) {
+          requested.set(type, iconFiles(await running().get<string>(`/nodes/${MODULE}/${type}`, 'text/html')));
+        }
+        should(nodeTypes.filter((type) => !CONFIG_TYPES.includes(type) && requested.get(type)?.length === 0)).be.empty();
+        const notServed: string[] = [];
+        for (const icon of new Set([...requested.values()].flat())) {
+          const response = await running().request(`/icons/${MODULE}/${icon}`);
+          const type = response.headers.get('content-type') ?? '';
+          await response.arrayBuffer();
+          if (response.status !== 200 || !type.startsWith('image/')) notServed.push(`${icon}: ${response.status} ${type}`);
+        }
+        should(notServed).be.empty();
+      });
+
+      it('lists every example under Import > Examples, each a flow that can be imported', async function () {
+        const listed = await running().get<Array<{ fn: string }>>(`/library/examples/flows/${MODULE}`);
+        should(listed.map((entry) => `${entry.fn}.json`).sort()).eql(examples);
+        for (const { fn } of listed) {
+          const flow = await running().get<unknown>(`/library/examples/flows/${MODULE}/${fn}`);
+          should(Array.isArray(flow) && flow.length > 0).be.true(`example ${fn} is not a flow`);
+        }
+      });
+
+      it("logs no errors or warnings beyond Node-RED's own first-start notices, from upload to stop", async function () {
+        await running().stop(10_000);
+        should(newProblems()).be.empty();
+      });
+
+      // After the upload, every later start loads the module from the user directory's node_modules.
+      it('loads every node type again, with no error or warning, when Node-RED restarts on that user directory', async function () {
+        nodeRed = await NodeRedProcess.start(userDir, runtime, 90_000);
+        const sets = await loadedSets();
+        should(sets.filter((set) => set.err !== undefined || !set.enabled).map((set) => set.id)).be.empty();
+        should(sets.flatMap((set) => set.types).sort()).eql(nodeTypes);
+        await running().stop(10_000);
+        should(newProblems()).be.empty();
+      });
+    });
+  }
 });

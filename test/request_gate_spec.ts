@@ -1,15 +1,64 @@
 import should from 'should';
-import { RequestGate, GateOptions } from '../nodes/lib/platform/request-gate';
+import { GateClock, GateOptions, RequestGate } from '../nodes/lib/platform/request-gate';
 import { expectHandlesBackTo, handleBaseline, openHandles, rejectionOf, waitUntil } from './foundation_helpers';
 
 type Release = () => void;
 
-/** Acquires in order and records the order and time in which each caller was let through. */
-function admitAll(gate: RequestGate, count: number, signals: Array<AbortSignal | undefined> = []) {
+/** A clock that moves only when told to, firing the timers that fall due on the way. */
+class ManualClock implements GateClock {
+  private time = 1_000_000;
+  private readonly timers = new Map<number, { at: number; callback: () => void }>();
+  private nextId = 1;
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimer(callback: () => void, ms: number): unknown {
+    const id = this.nextId++;
+    this.timers.set(id, { at: this.time + ms, callback });
+    return id;
+  }
+
+  clearTimer(timer: unknown): void {
+    this.timers.delete(timer as number);
+  }
+
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+
+  /** Moves time on by `ms` without firing any timer, as a stalled event loop does. */
+  stall(ms: number): void {
+    this.time += ms;
+  }
+
+  /** Moves time on by `ms`, firing each timer at its own time, in order, and letting promises settle after each. */
+  async advance(ms: number): Promise<void> {
+    const end = this.time + ms;
+    for (;;) {
+      const due = [...this.timers.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) break;
+      this.timers.delete(due[0]);
+      // An overdue timer (after `stall`) fires late, at the present time.
+      this.time = Math.max(this.time, due[1].at);
+      due[1].callback();
+      await settle();
+    }
+    this.time = end;
+    await settle();
+  }
+}
+
+/** Lets resolved promises run their callbacks. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Acquires in order and records the order and time (by `clock`) in which each caller was let through. */
+function admitAll(gate: RequestGate, count: number, signals: Array<AbortSignal | undefined> = [], clock: { now(): number } = Date) {
   const admitted: Array<{ index: number; at: number; release: Release }> = [];
   const outcomes = Array.from({ length: count }, (_v, index) =>
     gate.acquire(signals[index]).then((release) => {
-      admitted.push({ index, at: Date.now(), release });
+      admitted.push({ index, at: clock.now(), release });
       return release;
     }),
   );
@@ -38,16 +87,57 @@ describe('request gate', function () {
     await Promise.all(outcomes);
   });
 
-  it('spaces admissions at 60/rate seconds (600 per minute: at least 100 ms apart)', async function () {
-    const gate = track(gateWith({ ratePerMinute: 600 }));
-    const started = Date.now();
-    const { admitted, outcomes } = admitAll(gate, 5);
+  it('spaces admissions at exactly 60/rate seconds (600 per minute: 100 ms apart)', async function () {
+    const clock = new ManualClock();
+    const gate = track(gateWith({ ratePerMinute: 600, clock }));
+    const started = clock.now();
+    const { admitted, outcomes } = admitAll(gate, 5, [], clock);
+    await settle();
+    should(admitted.map((a) => a.index)).eql([0]);
+    await clock.advance(99);
+    should(admitted).have.length(1);
+    await clock.advance(1);
+    should(admitted).have.length(2);
+    await clock.advance(300);
     await Promise.all(outcomes);
-    should(admitted.map((a) => a.index)).eql([0, 1, 2, 3, 4]);
-    // Lower bounds only (with a little slack for millisecond rounding): a slow machine only adds time.
-    // Slots are 100 ms apart from the first; a late timer delays one admission but never pulls the next
-    // one earlier than its own slot, so gaps between admissions may be shorter than 100 ms on a busy machine.
-    for (const { index, at } of admitted) should(at - started).be.aboveOrEqual(index * 100 - 5);
+    should(admitted.map((a) => [a.index, a.at - started])).eql([
+      [0, 0],
+      [1, 100],
+      [2, 200],
+      [3, 300],
+      [4, 400],
+    ]);
+    should(clock.pendingTimers).equal(0);
+  });
+
+  it('a request after a quiet spell goes at once, and the next one a full interval later', async function () {
+    const clock = new ManualClock();
+    const gate = track(gateWith({ ratePerMinute: 60, clock }));
+    (await gate.acquire())();
+    await clock.advance(5000);
+    const started = clock.now();
+    const { admitted, outcomes } = admitAll(gate, 2, [], clock);
+    await settle();
+    await clock.advance(1000);
+    await Promise.all(outcomes);
+    should(admitted.map((a) => a.at - started)).eql([0, 1000]);
+  });
+
+  it('gives up a slot missed by more than a quarter interval (a stalled loop) and reserves the next', async function () {
+    const clock = new ManualClock();
+    const gate = track(gateWith({ ratePerMinute: 600, clock }));
+    const started = clock.now();
+    const { admitted, outcomes } = admitAll(gate, 2, [], clock);
+    await settle();
+    // The loop stalls: the timer for the slot at 100 ms fires only at 130 ms, missing it by more than 25 ms.
+    clock.stall(130);
+    await clock.advance(0);
+    should(admitted).have.length(1);
+    await clock.advance(100);
+    await Promise.all(outcomes);
+    should(admitted[0].at - started).equal(0);
+    should(admitted[1].at - started).equal(200);
+    should(clock.pendingTimers).equal(0);
   });
 
   it('holds the concurrency cap and reports how many wait', async function () {

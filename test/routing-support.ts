@@ -76,7 +76,7 @@ export function lastBody(sandbox: Sandbox, endpoint: string): Json {
  * `nodes/`) until `stop()`, which returns the stacks of those still pending and holding the
  * process open (unref'd timers, such as undici's shared clock, keep nothing alive).
  */
-function trackPackTimers(): { stop(): string[] } {
+function trackPackTimers(): { open(): string[]; stop(): string[] } {
   const pending = new Map<number, { timer: NodeJS.Timeout; stack: string }>();
   const hook = createHook({
     init(id, type, _trigger, resource) {
@@ -91,10 +91,12 @@ function trackPackTimers(): { stop(): string[] } {
       pending.delete(id);
     },
   }).enable();
+  const open = () => [...pending.values()].filter(({ timer }) => timer.hasRef()).map(({ stack }) => stack);
   return {
+    open,
     stop() {
       hook.disable();
-      return [...pending.values()].filter(({ timer }) => timer.hasRef()).map(({ stack }) => stack);
+      return open();
     },
   };
 }
@@ -255,9 +257,10 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       await waitFor(() => sandbox.requests(t.jobEndpoint).length >= 2, 'two polls');
       await helper.unload();
       const polls = sandbox.requests(t.jobEndpoint).length;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      should(sandbox.requests(t.jobEndpoint).length).equal(polls);
+      // With no timer of the pack left, no poll can start any more.
+      await waitFor(() => timers.open().length === 0, 'the pack timers to end');
       should(timers.stop()).eql([]);
+      should(sandbox.requests(t.jobEndpoint).length).equal(polls);
       // The job is kept for the node's next start (the harness drops it after the test).
       should(await storedJobs(t.node.id as string)).have.length(1);
     });

@@ -96,6 +96,17 @@ describe('sandbox platform', function () {
       }
     });
 
+    it('answers 415 to a JSON body sent without a JSON content type, and reads application/json with parameters', async function () {
+      for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', '']) {
+        const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
+        const answer = await call(sandbox.url, 'POST', '/oauth/token', { headers, body: JSON.stringify(TOKEN_BODY) });
+        should(answer.status).equal(415, contentType);
+        should(answer.json).have.properties({ error: 'unsupported_media_type' });
+      }
+      const answer = await call(sandbox.url, 'POST', '/oauth/token', { headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(TOKEN_BODY) });
+      should(answer.status).equal(200);
+    });
+
     it('requires every field of the spec (400 naming the field)', async function () {
       for (const name of Object.keys(TOKEN_BODY)) {
         for (const value of [undefined, '', 42]) {
@@ -235,6 +246,15 @@ describe('sandbox platform', function () {
       sandbox.setFault('*', { status: 502 });
       should((await postToken(TOKEN_BODY)).status).equal(502);
       should((await geocode('?address=x')).status).equal(502);
+    });
+
+    it('checks credentials before an injected fault: a wrong key gets 401, not the fault', async function () {
+      sandbox.setFault('geocode', { status: 503, times: 1 });
+      const refused = await geocode('?address=x', { ...PROJECT_HEADERS, 'x-svc-api-key': 'wrong' });
+      should(refused.status).equal(401);
+      // The refused request did not use up the fault.
+      should((await geocode('?address=x')).status).equal(503);
+      should((await geocode('?address=x')).status).equal(200);
     });
 
     it('delays an answer', async function () {

@@ -43,6 +43,19 @@ function paletteLabel(type: string): string {
   return type === CONFIG_TYPE ? type : type.replace(/^svc-/, '').replace(/-/g, ' ');
 }
 
+/** The nodes with a Map output (a second output for worldmap). */
+const MAP_OUTPUT_TYPES = ['svc-geocode', 'svc-words', 'svc-bulk-geocode', 'svc-isoline', 'svc-sequence', 'svc-route'];
+
+/** A node's Map output settings as the editor holds them, and the label of its second port. */
+function mapSettings(editor: Editor, id: string): Promise<{ outputs: unknown; worldmap: unknown; layer: unknown; portLabel: unknown }> {
+  return editor.page.evaluate((nodeId) => {
+    type MapNode = { outputs: number; worldmap: boolean; worldmapLayer: string; _def: { outputLabels(this: unknown, index: number): string } };
+    const { RED } = globalThis as unknown as EditorWindow;
+    const node = RED.nodes.node(nodeId) as unknown as MapNode;
+    return { outputs: node.outputs, worldmap: node.worldmap, layer: node.worldmapLayer, portLabel: node._def.outputLabels.call(node, 1) };
+  }, id);
+}
+
 /** "Failed (__code__): __message__" as a pattern for the given code. */
 function failurePattern(code: string): RegExp {
   const escaped = TEST_TEXT.failed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -150,7 +163,7 @@ describe('the editor in a real browser (Chromium)', function () {
   const packed = usePackedModule();
 
   for (const target of TARGETS) {
-    describe(target.title, function () {
+    describe(target.runtime.title, function () {
       let server: EditorServer | undefined;
       const seen: ConsoleEntry[] = [];
       /** Example name -> the flow it was imported into. */
@@ -258,6 +271,30 @@ describe('the editor in a real browser (Chromium)', function () {
             should(await editor().rawIds(['.red-ui-sidebar-help-stack'])).be.empty();
           });
         }
+
+        it('the Map output checkbox of the six locating nodes adds a labelled second output, on a layer of its own; unticked, the output goes', async function () {
+          const page = editor().page;
+          const checkbox = page.locator('#node-input-worldmap');
+          const layer = page.locator('#node-input-worldmapLayer');
+          for (const type of MAP_OUTPUT_TYPES) {
+            const id = await editor().addNode(type);
+            const ports = () => editor().canvasNode(id).locator('.red-ui-flow-port-output').count();
+            should(await ports()).equal(1, type);
+            await editor().openNodeDialog(id);
+            should(await checkbox.isChecked()).be.false(`${type}: off by default`);
+            should(await layer.isVisible()).be.false(`${type}: no layer field while off`);
+            await checkbox.check();
+            await layer.fill('depots');
+            await editor().closeNodeDialog('ok');
+            should(await eventually(async () => (await ports()) === 2)).be.true(`${type}: a second port`);
+            should(await mapSettings(editor(), id)).eql({ outputs: 2, worldmap: true, layer: 'depots', portLabel: 'map (worldmap)' }, type);
+            await editor().openNodeDialog(id);
+            await checkbox.uncheck();
+            await editor().closeNodeDialog('ok');
+            should(await eventually(async () => (await ports()) === 1)).be.true(`${type}: back to one port`);
+            await editor().deleteNode(id);
+          }
+        });
 
         it(`${CONFIG_TYPE}: the help sidebar shows its Details`, async function () {
           const help = await editor().showHelp(CONFIG_TYPE);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BrowserContext, chromium, Page } from 'playwright-core';
 import { startSandbox, Sandbox } from '../sandbox';
-import { ensureNodeRed5, NODE_RED_5_RUNTIME } from '../support/node-red-5';
+import { NODE_RED_5_NODE_22 } from '../support/node-red-5';
 import { installTarball, newUserDir, NODE_RED_4, NodeRedProcess, NodeRedRuntime, packModule } from '../support/node-red-process';
 import { REPO_ROOT } from '../support/paths';
 
@@ -43,17 +43,14 @@ const CHROMIUM_ARGS = [
 export interface EditorTarget {
   /** Short name, used in artifact file names. */
   name: string;
-  title: string;
   runtime: NodeRedRuntime;
   /** Whether this version ships a dark theme (Node-RED 5: User Settings > View > Appearance). */
   hasDarkTheme: boolean;
-  /** Makes the runtime available (installs it if needed). */
-  prepare(): void;
 }
 
 export const TARGETS: EditorTarget[] = [
-  { name: 'nr4', title: 'Node-RED 4.1 on Node 20', runtime: NODE_RED_4, hasDarkTheme: false, prepare: () => undefined },
-  { name: 'nr5', title: 'Node-RED 5 on Node 22', runtime: NODE_RED_5_RUNTIME, hasDarkTheme: true, prepare: ensureNodeRed5 },
+  { name: 'nr4', runtime: NODE_RED_4, hasDarkTheme: false },
+  { name: 'nr5', runtime: NODE_RED_5_NODE_22, hasDarkTheme: true },
 ];
 
 /**
@@ -131,7 +128,7 @@ export class EditorServer {
   ) {}
 
   static async start(target: EditorTarget, packed: PackedModule): Promise<EditorServer> {
-    target.prepare();
+    target.runtime.prepare();
     const userDir = await packed.userDir(target.name);
     const sandbox = await startSandbox();
     try {

@@ -59,7 +59,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
   const packed = usePackedModule();
 
   for (const target of TARGETS) {
-    describe(target.title, function () {
+    describe(target.runtime.title, function () {
       let server: EditorServer | undefined;
       let session: BrowserSession | undefined;
       let flow: FlowNode[] = [];

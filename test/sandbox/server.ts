@@ -71,7 +71,7 @@ export interface RouteContext {
   params: Record<string, string>;
   body: Buffer;
   sandbox: Sandbox;
-  /** Parses the body as JSON, answering 400 and returning undefined when it is not. */
+  /** Parses the body as JSON, answering 415 when the content type is not JSON and 400 when the body is not, and then returning undefined. */
   json(): unknown;
 }
 
@@ -311,6 +311,11 @@ export class Sandbox {
       body,
       sandbox: this,
       json: () => {
+        // As a real service: a body is read as JSON only when its content type says so.
+        if (!JSON_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
+          sendJson(res, 415, { error: 'unsupported_media_type', message: 'Content-Type must be application/json' });
+          return undefined;
+        }
         try {
           return JSON.parse(body.toString('utf8'));
         } catch {
@@ -319,8 +324,9 @@ export class Sandbox {
         }
       },
     };
-    if (await this.applyFault(route.endpoint, ctx, entry)) return;
+    // Credentials are checked first, as a real service's gateway does: a wrong key never meets an injected fault.
     if (!this.authorize(ctx, route.auth, route.permission)) return;
+    if (await this.applyFault(route.endpoint, ctx, entry)) return;
     await route.handler(ctx);
   }
 
@@ -445,6 +451,9 @@ function streamFaultBody(res: http.ServerResponse, fault: Fault, entry: LoggedRe
   };
   pump();
 }
+
+/** `application/json` or a `+json` type, with or without parameters. */
+const JSON_CONTENT_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 
 export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);

@@ -89,35 +89,71 @@ export async function loadWithSandbox(sandbox: Sandbox, options: LoadOptions): P
 
 export type Outcome = { kind: 'output'; msg: Json } | { kind: 'error'; error: Error & Json; msg: Json };
 
+/** Everything one input message led to: the messages that reached `out`, and the error it ended with, if any. */
+export interface Collected {
+  outputs: Json[];
+  error?: { error: Error & Json; msg: Json };
+}
+
+interface NodeInternals {
+  _complete(msg: unknown, error?: unknown): void;
+}
+
 /**
- * Sends one message to `nodeId` and resolves with what came of it: the output at `out`,
- * or the error the node reported (done(err) reaches node.error, and so Catch nodes).
- * Rejects if both or neither happen within `timeoutMs`.
+ * Sends one message to `nodeId` and collects what came of it until the node calls done() for it:
+ * every message that reached `out`, and the error done(err) reported (it reaches node.error, and so
+ * Catch nodes). Rejects if the node does not call done within `timeoutMs`.
  */
-export function sendAndWait(nodeId: string, msg: Json, timeoutMs = 5000): Promise<Outcome> {
+export function sendAndCollect(nodeId: string, msg: Json, timeoutMs = 5000): Promise<Collected> {
   return new Promise((resolve, reject) => {
     const node = helper.getNode(nodeId);
+    const internals = node as unknown as NodeInternals;
     const out = helper.getNode('out');
+    const collected: Collected = { outputs: [] };
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`no output and no error from ${nodeId} within ${timeoutMs} ms`));
+      reject(new Error(`${nodeId} did not call done() within ${timeoutMs} ms (${collected.outputs.length} outputs so far)`));
     }, timeoutMs);
-    const onOutput = (received: Json) => finish({ kind: 'output', msg: received });
-    const onError = (call: { args: unknown[] }) =>
-      finish({ kind: 'error', error: call.args[0] as Error & Json, msg: (call.args[1] ?? {}) as Json });
+    const onOutput = (received: Json) => collected.outputs.push(received);
+    const onError = (call: { args: unknown[] }) => {
+      if (collected.error) reject(new Error(`${nodeId} reported a second error: ${String(call.args[0])}`));
+      collected.error = { error: call.args[0] as Error & Json, msg: (call.args[1] ?? {}) as Json };
+    };
+    // done() ends in Node._complete: watched on this instance, so the outcome is known only once the node says it is done.
+    const complete = internals._complete;
+    internals._complete = function (this: NodeInternals, doneMsg: unknown, error?: unknown) {
+      complete.call(this, doneMsg, error);
+      // The spies report node.send and node.error on the next tick, and Node-RED delivers messages on setImmediate.
+      setImmediate(() =>
+        setImmediate(() => {
+          cleanup();
+          resolve(collected);
+        }),
+      );
+    };
     function cleanup(): void {
       clearTimeout(timer);
       out.removeListener('input', onOutput);
       node.removeListener('call:error', onError);
-    }
-    function finish(outcome: Outcome): void {
-      cleanup();
-      resolve(outcome);
+      delete (internals as Partial<NodeInternals>)._complete;
     }
     out.on('input', onOutput);
     node.on('call:error', onError);
     node.receive(msg);
   });
+}
+
+/**
+ * Sends one message and resolves with its one outcome: the output at `out`, or the error.
+ * Rejects when the node breaks the one-outcome contract: output and error for one message,
+ * several outputs, or done() with neither.
+ */
+export async function sendAndWait(nodeId: string, msg: Json, timeoutMs = 5000): Promise<Outcome> {
+  const { outputs, error } = await sendAndCollect(nodeId, msg, timeoutMs);
+  if (error && outputs.length > 0) throw new Error(`${nodeId} both sent ${outputs.length} message(s) and reported an error (${error.error.message}) for one input`);
+  if (error) return { kind: 'error', ...error };
+  if (outputs.length !== 1) throw new Error(`${nodeId} sent ${outputs.length} messages for one input and reported no error`);
+  return { kind: 'output', msg: outputs[0] };
 }
 
 /** Sends one message and expects an output; fails the test with the error otherwise. */

@@ -1,11 +1,11 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
-import { promisify } from 'node:util';
 import should from 'should';
 import { REPO_ROOT } from './paths';
+import { killGroup, runCommand, spawnGroup } from './process-group';
 
 /**
  * The pack as a user gets it: packed as `npm publish` would, installed with `npm install <tarball>`
@@ -13,21 +13,67 @@ import { REPO_ROOT } from './paths';
  * Used by `npm run test:package` and the browser suite.
  */
 
-const run = promisify(execFile);
-
+/** What `npm pack --json` reports of one tarball. */
 export interface PackResult {
+  name: string;
+  version: string;
   filename: string;
-  files: Array<{ path: string }>;
+  /** Bytes of the .tgz. */
+  size: number;
+  unpackedSize: number;
+  entryCount: number;
+  files: Array<{ path: string; size: number }>;
 }
 
 /** Which Node-RED to start, with which Node binary. */
 export interface NodeRedRuntime {
+  /** For test titles, e.g. "Node-RED 5 on Node 24". */
+  title: string;
+  /** The major version of `node`, checked against the version Node-RED logs at start. */
+  nodeMajor: number;
   node: string;
   redJs: string;
+  /** Makes the runtime available (installs it when needed). */
+  prepare(): void;
 }
 
-/** Node-RED 4 (the dev dependency) on the Node running this process. */
-export const NODE_RED_4: NodeRedRuntime = { node: process.execPath, redJs: require.resolve('node-red/red.js') };
+/**
+ * The tarball in what `npm pack --json` (an array of tarballs) or `npm publish --json` (an object
+ * keyed by package name) prints; lifecycle scripts' output goes to stderr, but skip anything before it.
+ */
+export function parsePackJson(stdout: string): PackResult {
+  const parsed: unknown = JSON.parse(stdout.slice(stdout.search(/^[[{]/m)));
+  const [packed] = Array.isArray(parsed) ? parsed : Object.values(parsed as Record<string, unknown>);
+  return packed as PackResult;
+}
+
+/** Node-RED 4 (the dev dependency) on the Node running this process (Node 20 in CI). */
+export const NODE_RED_4: NodeRedRuntime = {
+  title: `Node-RED 4.1 on Node ${process.versions.node.split('.')[0]}`,
+  nodeMajor: Number(process.versions.node.split('.')[0]),
+  node: process.execPath,
+  redJs: require.resolve('node-red/red.js'),
+  prepare: () => undefined,
+};
+
+/**
+ * The environment of a user's own shell: this process's, without what `npm run` adds for its scripts
+ * (node_modules/.bin on PATH, npm_lifecycle_*, npm_package_*), so that a nested npm, a clone's build
+ * or Node-RED's palette installer can neither use this repository's tools nor see its package.
+ * npm configuration (npm_config_*: registry, cache …) is kept.
+ */
+export function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/^npm_(lifecycle|package)_/.test(name) || ['npm_command', 'npm_execpath', 'npm_node_execpath', 'INIT_CWD', 'NODE'].includes(name)) continue;
+    env[name] = value;
+  }
+  env.PATH = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => !/node_modules[\\/]\.bin$/.test(dir))
+    .join(path.delimiter);
+  return { ...env, ...extra };
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -40,12 +86,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** `npm pack` of the repository into `destination`. */
+/** `npm pack` of the working tree into `destination` (the package test packs a fresh clone instead). */
 export async function packModule(destination: string): Promise<PackResult> {
-  // prepack builds (tsc), which alone can take a minute on a busy 2-core machine.
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', destination], { cwd: REPO_ROOT, timeout: 180_000 });
-  const [packed] = JSON.parse(stdout) as PackResult[];
-  return packed;
+  const { stdout } = await runCommand('npm', ['pack', '--json', '--pack-destination', destination], { cwd: REPO_ROOT, timeoutMs: 180_000 });
+  return parsePackJson(stdout);
 }
 
 /** A new user directory `parent/name` with the package.json Node-RED itself creates, so npm installs here. */
@@ -58,10 +102,20 @@ export function newUserDir(parent: string, name: string): string {
 
 /** `npm install <tarball>` in the user directory, as a user installs a downloaded pack. */
 export async function installTarball(userDir: string, tarball: string): Promise<void> {
-  await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: userDir, timeout: 120_000 });
+  await runCommand('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: userDir, env: userEnv(), timeoutMs: 120_000 });
 }
 
-/** A Node-RED child process on `userDir`, with its whole log kept. */
+/** What Node-RED answers for an installed module (`POST /nodes`, `GET /nodes/<module>`). */
+export interface ModuleInfo {
+  name: string;
+  version: string;
+  nodes: Array<{ id: string; types: string[]; enabled: boolean; err?: unknown }>;
+}
+
+/**
+ * A Node-RED child process on `userDir`, with its whole log kept. It leads a process group of its
+ * own, so that a palette install's `npm` still running when the test gives up is stopped with it.
+ */
 export class NodeRedProcess {
   readonly log: string[] = [];
   private readonly child: ChildProcess;
@@ -86,8 +140,10 @@ export class NodeRedProcess {
   ) {
     // Node-RED's own command line, listening on the loopback only.
     const args = ['--userDir', userDir, '--port', String(port), '--define', 'uiHost=127.0.0.1', '--no-telemetry'];
-    this.child = spawn(runtime.node, [runtime.redJs, ...args], {
+    this.child = spawnGroup(runtime.node, [runtime.redJs, ...args], {
       cwd: userDir,
+      // The palette installer's npm inherits this: prefer the npm cache, as our own installs do.
+      env: userEnv({ npm_config_prefer_offline: 'true' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     for (const [prefix, stream] of [['', this.child.stdout], ['stderr:', this.child.stderr]] as const) {
@@ -129,10 +185,30 @@ export class NodeRedProcess {
     }
   }
 
-  async get<T>(urlPath: string, accept = 'application/json'): Promise<T> {
-    const response = await fetch(`http://127.0.0.1:${this.port}${urlPath}`, { headers: { accept } });
+  /** A request to Node-RED's HTTP server, given up after `timeoutMs`. */
+  request(urlPath: string, init: RequestInit = {}, timeoutMs = 30_000): Promise<Response> {
+    return fetch(`http://127.0.0.1:${this.port}${urlPath}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  }
+
+  /** GET, expecting 200; JSON when `accept` asks for it, else the text. */
+  async get<T>(urlPath: string, accept = 'application/json', headers: Record<string, string> = {}): Promise<T> {
+    const response = await this.request(urlPath, { headers: { ...headers, accept } });
     should(response.status).equal(200, `GET ${urlPath}`);
     return (accept === 'application/json' ? response.json() : response.text()) as Promise<T>;
+  }
+
+  /**
+   * Installs a module tarball as the editor's Manage palette > Install > Upload module does: a
+   * multipart `POST /nodes` with the file in the form field `tarball`. Node-RED writes it to
+   * `<userDir>/nodes/` and runs `npm install` on it there (dependencies from the npm cache or registry).
+   */
+  async upload(tarball: string, timeoutMs = 180_000): Promise<ModuleInfo> {
+    const form = new FormData();
+    form.append('tarball', new Blob([fs.readFileSync(tarball)], { type: 'application/gzip' }), path.basename(tarball));
+    const response = await this.request('/nodes', { method: 'POST', body: form }, timeoutMs);
+    const body = await response.text();
+    if (response.status !== 200) throw new Error(`POST /nodes answered ${response.status}: ${body}\n${this.log.join('\n')}`);
+    return JSON.parse(body) as ModuleInfo;
   }
 
   private hasExited(): boolean {
@@ -146,11 +222,12 @@ export class NodeRedProcess {
     await this.exited;
   }
 
-  /** Ctrl-C, as a user stops it; killed if it has not stopped within `timeoutMs`. */
+  /** Ctrl-C, as a user stops it; its process group is killed if it has not stopped within `timeoutMs`. */
   async stop(timeoutMs: number): Promise<void> {
     if (this.hasExited()) return;
     this.child.kill('SIGINT');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    const pid = this.child.pid;
+    const timer = setTimeout(() => pid !== undefined && killGroup(pid, 'SIGKILL'), timeoutMs);
     await this.exited;
     clearTimeout(timer);
   }

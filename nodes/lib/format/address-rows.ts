@@ -53,6 +53,8 @@ export function addressRows(value: unknown): AddressSource {
 export function fileRows(path: string): AddressSource {
   if (path.trim() === '') throw invalidInput('msg.filename is empty');
   const stream = createReadStream(path);
+  // An open error (no such file) comes before the rows are read: the reading reports it, not an unhandled event.
+  stream.on('error', () => undefined);
   return { rows: streamRows(stream, JSON_LINES_FILE.test(path) ? 'jsonl' : undefined), stream };
 }
 

@@ -1,5 +1,6 @@
 import ngeohash from 'ngeohash';
 import { invalidInput } from '../util/errors';
+import { message } from '../util/messages';
 import { toNumber } from '../util/values';
 
 export interface LatLon {
@@ -20,10 +21,10 @@ export function isGeohash(value: unknown): value is string {
 export function checkLatLon(lat: unknown, lon: unknown, label: string): LatLon {
   const latitude = toNumber(lat);
   const longitude = toNumber(lon);
-  if (latitude === undefined) throw invalidInput(`${label}: latitude ${JSON.stringify(lat)} is not a number`);
-  if (longitude === undefined) throw invalidInput(`${label}: longitude ${JSON.stringify(lon)} is not a number`);
-  if (latitude < -90 || latitude > 90) throw invalidInput(`${label}: latitude ${latitude} out of range`);
-  if (longitude < -180 || longitude > 180) throw invalidInput(`${label}: longitude ${longitude} out of range`);
+  if (latitude === undefined) throw invalidInput(message('error.geo.latNotNumber', { label, value: JSON.stringify(lat) ?? 'undefined' }));
+  if (longitude === undefined) throw invalidInput(message('error.geo.lonNotNumber', { label, value: JSON.stringify(lon) ?? 'undefined' }));
+  if (latitude < -90 || latitude > 90) throw invalidInput(message('error.geo.latRange', { label, value: latitude }));
+  if (longitude < -180 || longitude > 180) throw invalidInput(message('error.geo.lonRange', { label, value: longitude }));
   return { lat: latitude, lon: longitude };
 }
 
@@ -32,14 +33,14 @@ export function encodeGeohash(point: LatLon, precision = DEFAULT_GEOHASH_PRECISI
 }
 
 export function decodeGeohash(geohash: string, label = 'geohash'): LatLon {
-  if (!isGeohash(geohash)) throw invalidInput(`${label}: ${JSON.stringify(geohash)} is not a geohash`);
+  if (!isGeohash(geohash)) throw invalidInput(message('error.geo.notGeohash', { label, value: JSON.stringify(geohash) ?? 'undefined' }));
   const { latitude, longitude } = ngeohash.decode(geohash.toLowerCase());
   return { lat: latitude, lon: longitude };
 }
 
 /** A GeoJSON position is [longitude, latitude]: the order is easy to get wrong, so it lives here only. */
 export function fromPosition(position: unknown, label: string): LatLon {
-  if (!Array.isArray(position) || position.length < 2) throw invalidInput(`${label}: not a [longitude, latitude] position`);
+  if (!Array.isArray(position) || position.length < 2) throw invalidInput(message('error.geo.notPosition', { label }));
   return checkLatLon(position[1], position[0], label);
 }
 

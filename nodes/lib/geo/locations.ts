@@ -1,4 +1,5 @@
 import { invalidInput } from '../util/errors';
+import { Message, message } from '../util/messages';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
 import { Json, readChoices, setMembers, toNumber } from '../util/values';
 
@@ -56,23 +57,22 @@ const GEOJSON_NON_POINTS = new Set([
   'GeometryCollection',
   'FeatureCollection',
 ]);
-const ACCEPTED_FORMS =
-  'expected {lat, lon}, {lat, lng}, {latitude, longitude}, a GeoJSON Point or Point Feature, a geohash string, or a Location or waypoint object';
+const ACCEPTED_FORMS = message('error.location.acceptedForms');
 
 /** Reads one location; `label` names it in errors ("waypoint 3"). */
 export function readLocation(value: unknown, label: string, options: LocationOptions): Place {
   if (typeof value === 'string') {
     const geohash = value.trim().toLowerCase();
-    if (!isGeohash(geohash)) throw invalidInput(`${label}: ${JSON.stringify(value)} is not a geohash`);
+    if (!isGeohash(geohash)) throw invalidInput(message('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
     return { geohash, point: decodeGeohash(geohash, label) };
   }
   if (Array.isArray(value)) {
     if (!options.lonLatArrays) {
-      throw invalidInput(`${label}: a plain array is ambiguous ([lat, lon] or [lon, lat]?); ${ACCEPTED_FORMS}, or set the node to read arrays as [lon, lat]`);
+      throw invalidInput(message('error.location.ambiguousArray', { label, forms: ACCEPTED_FORMS }));
     }
     return { point: fromPosition(value, label) };
   }
-  if (value === null || typeof value !== 'object') throw invalidInput(`${label}: ${shown(value)} is not a location; ${ACCEPTED_FORMS}`);
+  if (value === null || typeof value !== 'object') throw invalidInput(message('error.location.notLocationValue', { label, value: shown(value), forms: ACCEPTED_FORMS }));
   const record = value as Json;
   switch (record.type) {
     case 'Feature':
@@ -89,7 +89,7 @@ export function readLocation(value: unknown, label: string, options: LocationOpt
       return readIndoorWaypoint(record, label);
   }
   if (typeof record.type === 'string' && GEOJSON_NON_POINTS.has(record.type)) {
-    throw invalidInput(`${label}: a GeoJSON ${record.type} is not a point`);
+    throw invalidInput(message('error.location.geojsonNotPoint', { label, type: String(record.type) }));
   }
   return readPlainObject(record, label);
 }
@@ -117,7 +117,7 @@ export function toLocationObject(place: Place, variant: 'geohash' | 'coordinates
   if (place.specObject && (place.specObject.type === 'geohash' || place.specObject.type === 'coordinates')) {
     return place.specObject as LocationObject;
   }
-  if (!place.point) throw invalidInput(`${label}: an indoor waypoint without coordinates is not a location here`);
+  if (!place.point) throw invalidInput(message('error.location.indoorNoPoint', { label }));
   if (variant === 'geohash') return { type: 'geohash', geohash: place.geohash ?? encodeGeohash(place.point, precision) };
   return { type: 'coordinates', latitude: place.point.lat, longitude: place.point.lon };
 }
@@ -138,21 +138,21 @@ export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[
     return withModes(setMembers({ type: 'indoor', venueId: place.venueId, unitId: place.unitId }));
   }
   if (place.geohash) return withModes({ type: 'geohash', geohash: place.geohash });
-  if (!place.point) throw invalidInput(`${label}: no position`);
+  if (!place.point) throw invalidInput(message('error.location.noPosition', { label }));
   return withModes({ type: 'point', coordinates: `${decimal(place.point.lon)},${decimal(place.point.lat)}` });
 }
 
 /** Route transport modes from an array or a comma-separated list, each checked against the spec's enum. */
 export function readRouteModes(value: unknown, label: string): RouteTransportMode[] {
   const modes = readChoices(value, ROUTE_TRANSPORT_MODES, label);
-  if (!modes) throw invalidInput(`${label}: expected a list of transport modes`);
+  if (!modes) throw invalidInput(message('error.location.modesNotList', { label }));
   return modes;
 }
 
 function readFeature(record: Json, label: string): Place {
   const geometry = record.geometry as Json | null | undefined;
   if (!geometry || typeof geometry !== 'object' || geometry.type !== 'Point') {
-    throw invalidInput(`${label}: a GeoJSON Feature must have a Point geometry`);
+    throw invalidInput(message('error.location.featureNotPoint', { label }));
   }
   const properties = (record.properties ?? {}) as Json;
   const name = typeof properties.name === 'string' ? properties.name : undefined;
@@ -171,14 +171,14 @@ function readGeohashObject(record: Json, label: string): Place {
 
 function readCoordinatesObject(record: Json, label: string): Place {
   for (const member of ['latitude', 'longitude']) {
-    if (typeof record[member] !== 'number') throw invalidInput(`${label}: ${member} must be a number`);
+    if (typeof record[member] !== 'number') throw invalidInput(message('error.location.memberNotNumber', { label, member }));
   }
   return { point: checkLatLon(record.latitude, record.longitude, label), specObject: record as LocationObject };
 }
 
 function readPointWaypoint(record: Json, label: string): Place {
   if (record.coordinates === undefined && record.geohash === undefined) {
-    throw invalidInput(`${label}: a point waypoint needs coordinates ("longitude,latitude") or a geohash`);
+    throw invalidInput(message('error.location.pointNeedsCoordinates', { label }));
   }
   return readWaypointObject(record, label);
 }
@@ -186,10 +186,10 @@ function readPointWaypoint(record: Json, label: string): Place {
 function readIndoorWaypoint(record: Json, label: string): Place {
   for (const member of ['venueId', 'unitId']) {
     if (record[member] !== undefined && (typeof record[member] !== 'string' || record[member] === '')) {
-      throw invalidInput(`${label}: ${member} must be a non-empty string`);
+      throw invalidInput(message('error.location.memberNotText', { label, member }));
     }
   }
-  if (record.venueId === undefined && record.unitId === undefined) throw invalidInput(`${label}: an indoor waypoint needs a venueId or a unitId`);
+  if (record.venueId === undefined && record.unitId === undefined) throw invalidInput(message('error.location.indoorNeedsId', { label }));
   return readWaypointObject(record, label);
 }
 
@@ -211,10 +211,10 @@ function readPlainObject(record: Json, label: string): Place {
   const unitId = optionalString(record.unitId, 'unitId', label);
   if (lat === undefined && lon === undefined) {
     if (venueId !== undefined || unitId !== undefined) return setMembers({ venueId, unitId, name, transportMode: record.transportMode });
-    throw invalidInput(`${label}: not a location; ${ACCEPTED_FORMS}`);
+    throw invalidInput(message('error.location.notLocation', { label, forms: ACCEPTED_FORMS }));
   }
-  if (lat === undefined) throw invalidInput(`${label}: longitude without a latitude`);
-  if (lon === undefined) throw invalidInput(`${label}: latitude without a longitude`);
+  if (lat === undefined) throw invalidInput(message('error.location.noLatitude', { label }));
+  if (lon === undefined) throw invalidInput(message('error.location.noLongitude', { label }));
   return setMembers({ point: checkLatLon(lat, lon, label), venueId, unitId, name, transportMode: record.transportMode });
 }
 
@@ -222,19 +222,19 @@ function readPlainObject(record: Json, label: string): Place {
 function readCoordinatesString(value: unknown, label: string): LatLon {
   const parts = typeof value === 'string' ? value.split(',') : [];
   if (parts.length !== 2 || parts.some((p) => toNumber(p) === undefined)) {
-    throw invalidInput(`${label}: coordinates must be the string "longitude,latitude", got ${JSON.stringify(value)}`);
+    throw invalidInput(message('error.location.coordinatesText', { label, value: JSON.stringify(value) ?? 'undefined' }));
   }
   return checkLatLon(parts[1], parts[0], label);
 }
 
 function requireGeohash(value: unknown, label: string): string {
-  if (!isGeohash(value)) throw invalidInput(`${label}: ${JSON.stringify(value)} is not a geohash`);
+  if (!isGeohash(value)) throw invalidInput(message('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
   return value.toLowerCase();
 }
 
 function optionalString(value: unknown, member: string, label: string): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw invalidInput(`${label}: ${member} must be a non-empty string`);
+  if (typeof value !== 'string' || value === '') throw invalidInput(message('error.location.memberNotText', { label, member }));
   return value;
 }
 
@@ -265,18 +265,18 @@ export function readBox(value: unknown, label: string): Box {
   let raw: [unknown, unknown, unknown, unknown];
   if (typeof value === 'string') {
     const parts = value.split(',').map((s) => s.trim());
-    if (parts.length !== 4) throw invalidInput(`${label}: expected "minLat,minLon,maxLat,maxLon", got ${JSON.stringify(value)}`);
+    if (parts.length !== 4) throw invalidInput(message('error.location.boxText', { label, value: JSON.stringify(value) }));
     raw = [parts[0], parts[1], parts[2], parts[3]];
   } else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const record = value as Json;
     raw = [record.minLat, record.minLng ?? record.minLon, record.maxLat, record.maxLng ?? record.maxLon];
   } else {
-    throw invalidInput(`${label}: expected {minLat, minLng, maxLat, maxLng} or "minLat,minLon,maxLat,maxLon"`);
+    throw invalidInput(message('error.location.box', { label }));
   }
   const min = checkLatLon(raw[0], raw[1], `${label} (minimum corner)`);
   const max = checkLatLon(raw[2], raw[3], `${label} (maximum corner)`);
-  if (min.lat >= max.lat) throw invalidInput(`${label}: minLat ${min.lat} must be less than maxLat ${max.lat}`);
-  if (min.lon >= max.lon) throw invalidInput(`${label}: minimum longitude ${min.lon} must be less than maximum longitude ${max.lon}`);
+  if (min.lat >= max.lat) throw invalidInput(message('error.location.boxLat', { label, min: min.lat, max: max.lat }));
+  if (min.lon >= max.lon) throw invalidInput(message('error.location.boxLon', { label, min: min.lon, max: max.lon }));
   return { minLat: min.lat, minLon: min.lon, maxLat: max.lat, maxLon: max.lon };
 }
 
@@ -351,7 +351,7 @@ export function formatRfc3339(value: unknown, label: string): string {
       checkCalendar('2000-01-01', `${hoursMinutes}${seconds}`, label);
       return `${hoursMinutes}${seconds}`;
     }
-    throw invalidInput(`${label}: ${JSON.stringify(value)} is not an RFC 3339 date-time, full-date (2025-06-01) or partial-time (08:30:00)`);
+    throw invalidInput(message('error.location.notRfc3339', { label, value: JSON.stringify(value) ?? 'undefined' }));
   }
   return `${readInstant(value, label).toISOString().slice(0, 19)}Z`;
 }
@@ -363,7 +363,7 @@ export function readInstant(value: unknown, label: string): Date {
   else if (typeof value === 'number') instant = new Date(Math.abs(value) < EPOCH_SECONDS_BELOW ? value * 1000 : value);
   else if (typeof value === 'string' && ISO_DATE_TIME.test(value.trim())) instant = new Date(value.trim());
   if (!instant || Number.isNaN(instant.getTime())) {
-    throw invalidInput(`${label}: expected a Date, an epoch or an ISO 8601 date-time such as 2025-06-01T08:30:00, got ${JSON.stringify(value)}`);
+    throw invalidInput(message('error.location.notDate', { label, value: JSON.stringify(value) ?? 'undefined' }));
   }
   return instant;
 }
@@ -376,15 +376,15 @@ function checkCalendar(date: string, time: string, label: string): void {
   const dateOk = probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day;
   // RFC 3339 allows a leap second (60).
   const timeOk = hours <= 23 && minutes <= 59 && seconds < 61;
-  if (!dateOk || !timeOk) throw invalidInput(`${label}: ${date}T${time} is not a valid date and time`);
+  if (!dateOk || !timeOk) throw invalidInput(message('error.location.invalidDate', { label, value: `${date}T${time}` }));
 }
 
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, '0');
 }
 
-function shown(value: unknown): string {
+function shown(value: unknown): string | Message {
   if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  return typeof value === 'string' ? JSON.stringify(value) : `a ${typeof value} (${String(value)})`;
+  if (value === undefined) return message('value.nothing');
+  return typeof value === 'string' ? JSON.stringify(value) : message('value.typed', { type: typeof value, value: String(value) });
 }

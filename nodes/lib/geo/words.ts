@@ -1,5 +1,6 @@
 import { invalidInput } from '../util/errors';
 import { describeValue } from '../util/values';
+import { message } from '../util/messages';
 
 /** The full stop, and the ideographic, halfwidth and fullwidth ones that Japanese and Chinese text uses. */
 const SEPARATOR = /[.\u3002\uFF61\uFF0E]/;
@@ -18,7 +19,7 @@ export function parseThreeWords(value: unknown): string[] {
   const candidate =
     value !== null && typeof value === 'object' && !Array.isArray(value) && 'words' in value ? (value as { words: unknown }).words : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(`three words must be a string such as "index.home.raft", got ${describeValue(candidate)}`);
+    throw invalidInput(message('error.words.notString', { value: describeValue(candidate) }));
   }
   if (candidate.length > MAX_LENGTH) {
     throw invalidInput(`a three-word address has at most ${MAX_LENGTH} characters, such as "index.home.raft"; got ${candidate.length}`);
@@ -27,7 +28,7 @@ export function parseThreeWords(value: unknown): string[] {
   if (text.startsWith(LEADING_SLASHES)) text = text.slice(LEADING_SLASHES.length);
   const words = text.split(SEPARATOR);
   if (words.length !== 3 || !words.every((word) => WORD.test(word))) {
-    throw invalidInput(`"${candidate}" is not a three-word address: expected three words of letters separated by dots, such as "index.home.raft"`);
+    throw invalidInput(message('error.words.notWords', { value: candidate }));
   }
   return words.map((word) => word.toLowerCase());
 }

@@ -2,6 +2,8 @@ import type { Node, NodeAPI } from './inputs';
 import type { AuthScheme, ClientCredentials, PlatformClient } from '../platform/client';
 import { ConfigError, describeProblem } from '../platform/config-check';
 import { PlatformError } from '../util/errors';
+import { message } from '../util/messages';
+import { NodeStatus } from './status';
 import type { SharedServices } from './shared';
 
 /** The config node's credentials: the platform client's, and the Redis URL of the shared state. */
@@ -30,11 +32,12 @@ export function configFor(RED: NodeAPI, node: Node, serverId: unknown, family: A
   const config = typeof serverId === 'string' ? (RED.nodes.getNode(serverId) as SvcConfigNode | null) : null;
   const problems = config?.client.problemsFor(family) ?? [];
   config?.shared.register(node);
-  if (!config) node.status({ fill: 'red', shape: 'ring', text: 'no svc-config' });
-  else if (problems.length > 0) node.status({ fill: 'red', shape: 'ring', text: `CONFIG_INVALID: ${describeProblem(problems[0])}` });
+  const status = new NodeStatus(node);
+  if (!config) status.show('red', 'ring', message('status.noConfig'));
+  else if (problems.length > 0) status.show('red', 'ring', message('status.configInvalid', { problem: describeProblem(problems[0]) }));
   return () => {
     if (!config) {
-      throw new PlatformError('INVALID_INPUT', 'no svc-config node is selected: open the node and choose a platform', {
+      throw new PlatformError('INVALID_INPUT', message('error.noConfig'), {
         notSent: true,
       });
     }

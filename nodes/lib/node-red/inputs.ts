@@ -1,5 +1,6 @@
 import type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow } from 'node-red';
-import { describeCause, invalidInput } from '../util/errors';
+import { causeOf, invalidInput } from '../util/errors';
+import { Message, message } from '../util/messages';
 import { LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
 
 export type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow };
@@ -95,7 +96,7 @@ export async function readInput(RED: NodeAPI, node: Node, msg: NodeMessage, inpu
       });
     });
   } catch (err) {
-    throw invalidInput(`${input.name}: cannot read ${sourceOf(input)}: ${describeCause(err)}`);
+    throw invalidInput(message('error.input.unreadable', { name: input.name, source: sourceOf(input), cause: causeOf(err) }));
   }
 }
 
@@ -114,24 +115,24 @@ function environmentValue(RED: NodeAPI, node: Node, value: string): unknown {
   const name = /^\$\{([^}]+)\}$/.exec(value)?.[1] ?? (/\$\{\S+\}/.test(value) ? undefined : value);
   const util = RED.util as NodeAPI['util'] & { getSetting?: (node: Node, name: string) => unknown };
   if (name !== undefined && util.getSetting && util.getSetting(node, name) === undefined) {
-    throw new Error(`the environment variable ${name} is not set`);
+    throw invalidInput(message('error.input.envNotSet', { name }));
   }
   return RED.util.evaluateNodeProperty(value, 'env', node, {});
 }
 
-function sourceOf(input: TypedInput): string {
+function sourceOf(input: TypedInput): Message {
   switch (input.type) {
     case 'msg':
-      return `msg.${input.value}`;
+      return message('source.msg', { path: input.value });
     case 'flow':
     case 'global':
-      return `${input.type} context "${input.value}"`;
+      return message('source.context', { scope: input.type, key: input.value });
     case 'jsonata':
-      return 'the JSONata expression';
+      return message('source.jsonata');
     case 'env':
-      return 'the environment';
+      return message('source.env');
     default:
-      return `the ${input.type} value`;
+      return message('source.other', { type: input.type });
   }
 }
 
@@ -148,9 +149,9 @@ export function locationsOf(
 ): Place[] {
   const raw = value ?? (readsDefault(input) ? payloadAsLocations(msg.payload) : undefined);
   if (raw === undefined) {
-    throw invalidInput(`no ${input.name}: set msg.${input.defaultPath}, or send a location or an array of locations as msg.payload`);
+    throw invalidInput(message('error.input.noLocations', { name: input.name, path: input.defaultPath }));
   }
   const places = readLocations(raw, element, options);
-  if (places.length === 0) throw invalidInput(`${input.name}: the list is empty`);
+  if (places.length === 0) throw invalidInput(message('error.input.emptyList', { name: input.name }));
   return places;
 }

@@ -3,6 +3,8 @@ import { PlatformError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
 import type { JsonObject } from '../platform/job-store';
 import { NodeStatus } from './status';
+import { localize } from './i18n';
+import type { Message } from '../util/messages';
 import { ResumableJobs, StoredJobsOptions } from './resumable';
 import { MapBuilder, MapOutputDef, mapLayerOf, mapMessage } from './map-output';
 
@@ -17,12 +19,17 @@ export interface InputContext extends JobContext {
    * or a deploy that keeps the node. Only nodes given `resumable` store anything.
    */
   track: (job: JsonObject) => Promise<void>;
+  /**
+   * Sends one of several messages for this input ahead of its final outcome (output 1, and the Map
+   * output with what `map` draws). The input is still done once, when the handler ends.
+   */
+  sendPart: (msg: OutputMessage, map?: MapBuilder) => void;
 }
 
 export interface HandlerResult {
   msg: OutputMessage;
   /** Short status text shown after success; defaults to the HTTP status. */
-  statusText?: string;
+  statusText?: Message;
   /** What the result draws on the Map output; called only when the node has one. */
   map?: MapBuilder;
 }
@@ -69,6 +76,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       },
       onProgress: (text) => status.progress(text),
       track: (description) => job?.track(description) ?? Promise.resolve(),
+      sendPart: (part, map) => send(mapLayer === undefined ? part : [part, mapMessage(map, mapLayer) as OutputMessage | null]),
     };
     work(context)
       .then(
@@ -97,7 +105,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         if (err instanceof PlatformError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
         else delete failed.statusCode;
         if (!controller.signal.aborted) status.error(err);
-        done(err instanceof Error ? err : new Error(describeCause(err)));
+        done(err instanceof Error ? localize(err) : new Error(describeCause(err)));
       })
       .finally(() => {
         inFlight.delete(controller);

@@ -37,7 +37,16 @@ export class SharedServices {
   private readonly counters: CounterFile | undefined;
 
   constructor(RED: NodeAPI, owner: Node, settings: SharedSettings) {
-    this.state = new SharedState({ url: redisUrlOf(owner, settings.redisUrl), log: { warn: (t) => owner.warn(t), info: (t) => owner.log(t) } });
+    const log = { warn: (text: string) => owner.warn(text), info: (text: string) => owner.log(text) };
+    let state: SharedState;
+    try {
+      state = new SharedState({ url: redisUrlOf(owner, settings.redisUrl), log });
+    } catch (err) {
+      // A Redis URL that is not one: the nodes still work, on this instance's own state.
+      owner.error(`${(err as Error).message}; shared state is off`);
+      state = new SharedState({ log });
+    }
+    this.state = state;
     const scope = createHash('sha256').update(settings.scopeParts.map((part) => part ?? '').join('\n')).digest('hex').slice(0, 32);
     this.pacer = this.state.configured ? sharedPacer(this.state, `rate:${scope}`, new LocalPacer()) : undefined;
     if (settings.dailyLimit > 0) {

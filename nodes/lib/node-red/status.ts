@@ -1,41 +1,46 @@
 import type { Node } from './inputs';
 import { PlatformError } from '../util/errors';
+import { Message, message } from '../util/messages';
+import { translate } from './i18n';
 
 /**
  * One place for what a node's status shows, so every node of the pack reads the same:
  * blue while requesting, yellow while queued, a ring with progress for jobs, green when done,
- * red with the error code after a failure. No text ever carries request data or secrets.
+ * red with the error code after a failure, each text in the runtime's language (the error code
+ * itself never changes: flows switch on it). No text ever carries request data or secrets.
  */
 export class NodeStatus {
   constructor(private readonly node: Node) {}
 
-  private show(fill: 'blue' | 'yellow' | 'green' | 'red', shape: 'dot' | 'ring', text: string): void {
+  /** A state of its own, such as a node that cannot work as configured. */
+  show(fill: 'blue' | 'yellow' | 'green' | 'red' | 'grey', shape: 'dot' | 'ring', message: Message | string): void {
+    const text = translate(message);
     const note = notes.get(this.node);
     // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
     this.node.status(note ? { fill: fill === 'green' ? 'yellow' : fill, shape, text: `${text} · ${note}` } : { fill, shape, text });
   }
 
   requesting(inFlight: number): void {
-    this.show('blue', 'dot', inFlight > 1 ? `requesting (${inFlight})` : 'requesting');
+    this.show('blue', 'dot', inFlight > 1 ? message('status.requestingMany', { count: inFlight }) : message('status.requesting'));
   }
 
   queued(position: number): void {
-    this.show('yellow', 'ring', `queued (${position})`);
+    this.show('yellow', 'ring', message('status.queued', { position }));
   }
 
   retrying(attempt: number, reason: string): void {
-    this.show('yellow', 'ring', `retry ${attempt} after ${reason}`);
+    this.show('yellow', 'ring', message('status.retrying', { attempt, reason }));
   }
 
-  progress(text: string): void {
+  progress(text: Message): void {
     this.show('blue', 'ring', text);
   }
 
-  done(text: string): void {
+  done(text: Message | string): void {
     this.show('green', 'dot', text);
   }
 
-  warning(text: string): void {
+  warning(text: Message): void {
     this.show('yellow', 'dot', text);
   }
 

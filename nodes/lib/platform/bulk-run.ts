@@ -1,4 +1,5 @@
 import type { AddressSource, InputRow } from '../format/address-rows';
+import { message } from '../util/messages';
 import { ErrorCode, PlatformError, cancelled, invalidInput } from '../util/errors';
 import type { PlatformClient } from './client';
 import { BulkJobState, BulkProtocol, bulkResult, uploadBatch } from './bulk';
@@ -199,6 +200,8 @@ export class BulkRun {
 
   private report(): void {
     const more = this.sourceDone && !this.lookahead ? '' : '+';
-    this.options.context.onProgress(`${this.rowsDone}/${this.rowsRead}${more} rows, ${this.jobsDone}/${this.jobsStarted}${more} jobs`);
+    this.options.context.onProgress(
+      message('status.bulkProgress', { rowsDone: this.rowsDone, rowsRead: `${this.rowsRead}${more}`, jobsDone: this.jobsDone, jobsStarted: `${this.jobsStarted}${more}` }),
+    );
   }
 }

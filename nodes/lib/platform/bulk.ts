@@ -2,6 +2,7 @@ import { FormData } from 'undici';
 import { writeCsv } from '../format/csv';
 import { resultRecords } from '../format/result-file';
 import { PlatformError } from '../util/errors';
+import { message } from '../util/messages';
 import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient, PlatformResponse } from './client';
 import { JobReader, JobState, PollContext, Polling, jobFailed, pollJob, statusReadsAsFailed } from './jobs';
@@ -110,7 +111,7 @@ export async function bulkResult(client: PlatformClient, protocol: BulkProtocol,
 export function bulkReader(protocol: BulkProtocol): JobReader<Download> {
   const statusOf = (answer: unknown) => firstMember(answer, protocol.statusPath ? [protocol.statusPath] : STATUS_PATHS);
   return {
-    awaiting: 'download link or token',
+    awaiting: message('value.downloadLink'),
     status: (answer) => {
       const status = statusOf(answer);
       return status === undefined ? undefined : String(status);

@@ -6,6 +6,7 @@ import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
 import { trimTrailing } from '../util/text';
 import { describeSize, readBounded } from './body';
+import { Message, message } from '../util/messages';
 import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
 
 /**
@@ -203,7 +204,7 @@ export class PlatformClient {
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, 'read', attempt) : undefined;
         if (delayMs === undefined) {
           if (error.code === 'UNAUTHORIZED' || error.code === 'FORBIDDEN') {
-            throw new PlatformError(error.code, `token request refused (${error.statusCode}): check client id, secret and audience`, {
+            throw new PlatformError(error.code, message('error.tokenRefused', { statusCode: String(error.statusCode) }), {
               statusCode: error.statusCode,
               body: error.bodyExcerpt,
             });
@@ -331,7 +332,7 @@ export class PlatformClient {
       return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
     } catch (err) {
       if (timedOut) {
-        throw new PlatformError('TIMEOUT', `no complete answer within ${this.config.timeoutMs} ms`, { cause: err });
+        throw new PlatformError('TIMEOUT', message('error.timeout', { ms: this.config.timeoutMs }), { cause: err });
       }
       if (signal?.aborted) throw cancelled();
       throw err;
@@ -378,7 +379,7 @@ function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]):
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', `the service answered ${statusCode} with a body that is not valid JSON`, {
+    throw new PlatformError('BAD_RESPONSE', message('error.notJson', { statusCode }), {
       statusCode,
       body: text,
       secrets,
@@ -389,12 +390,15 @@ function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]):
 
 /** The error for an answer past its limit, naming the limit and the setting that changes it. */
 function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declaredBytes: number | undefined): PlatformError {
-  const size = declaredBytes === undefined ? `is larger than ${describeSize(limit)}` : `declares ${describeSize(declaredBytes)}, more than ${describeSize(limit)}`;
-  const setting = kind === 'buffer' ? 'Max file size' : 'Max answer size';
-  return new PlatformError('BAD_RESPONSE', `the answer ${size} (the "${setting}" of the svc-config node): not read`, { statusCode });
+  const setting = message(kind === 'buffer' ? 'setting.maxFileSize' : 'setting.maxAnswerSize');
+  const text =
+    declaredBytes === undefined
+      ? message('error.tooLarge', { limit: describeSize(limit), setting })
+      : message('error.declaredTooLarge', { size: describeSize(declaredBytes), limit: describeSize(limit), setting });
+  return new PlatformError('BAD_RESPONSE', text, { statusCode });
 }
 
-function statusMessage(status: number, raw: Buffer, secrets: readonly string[]): string {
+function statusMessage(status: number, raw: Buffer, secrets: readonly string[]): Message {
   let detail = '';
   try {
     const body: unknown = JSON.parse(raw.toString('utf8'));
@@ -406,7 +410,7 @@ function statusMessage(status: number, raw: Buffer, secrets: readonly string[]):
   } catch {
     // The body is not JSON; the status alone says enough and the excerpt keeps the text.
   }
-  return `the service answered ${status}${redact(detail, secrets).slice(0, 200)}`;
+  return message('error.status', { statusCode: status, detail: redact(detail, secrets).slice(0, 200) });
 }
 
 /** Retry-After as seconds or an HTTP date, in milliseconds. */
@@ -437,9 +441,9 @@ function toPlatformError(err: unknown, secrets: string[]): PlatformError {
   const notSent = typeof code === 'string' && NOT_SENT_CODES.has(code);
   if (typeof code === 'string' && TLS_CODE.test(code)) {
     // A certificate problem does not go away by trying again: report it at once.
-    return new PlatformError('TLS', `TLS error: ${text} (${code})`, { cause: err, notSent: true });
+    return new PlatformError('TLS', message('error.tls', { text, code }), { cause: err, notSent: true });
   }
-  return new PlatformError('NETWORK', `network error: ${text}${typeof code === 'string' ? ` (${code})` : ''}`, {
+  return new PlatformError('NETWORK', message('error.network', { text, code: typeof code === 'string' ? ` (${code})` : '' }), {
     cause: err,
     notSent,
   });
@@ -456,6 +460,6 @@ function readTokenResponse(body: unknown): TokenResponse {
       return { token, expiresIn: Number.isFinite(expiresIn) ? expiresIn : undefined };
     }
   }
-  throw new PlatformError('BAD_RESPONSE', 'the token endpoint answered without an access token', { statusCode: 200 });
+  throw new PlatformError('BAD_RESPONSE', message('error.noToken'), { statusCode: 200 });
 }
 

@@ -1,4 +1,5 @@
 import { PlatformError } from '../util/errors';
+import { Message, message } from '../util/messages';
 import type { AuthScheme, ClientConfig } from './client';
 
 /** What a request needs from the configuration: an endpoint family's, or the token endpoint's alone. */
@@ -24,17 +25,6 @@ const REQUIRED: Record<Requirement, readonly Setting[]> = {
   none: [],
 };
 
-/** How settings read in English messages (the Node-RED glue translates them by `setting`). */
-const SETTING_NAMES: Record<Setting, string> = {
-  baseUrl: 'base URL',
-  authUrl: 'token URL',
-  sandboxUrl: 'words URL',
-  projectId: 'project id',
-  apiKey: 'API key',
-  pubsubApiKey: 'topics API key',
-  clientId: 'client id',
-  clientSecret: 'client secret',
-};
 
 /**
  * What keeps a configuration from serving a requirement: any address that is set but is not an
@@ -73,14 +63,14 @@ export function isHttpUrl(text: string): boolean {
   }
 }
 
-/** One problem in English: "the base URL is not an http(s) URL", "the API key is not set". */
-export function describeProblem({ setting, problem }: ConfigProblem): string {
-  return `the ${SETTING_NAMES[setting]} ${problem === 'not-set' ? 'is not set' : 'is not an http(s) URL'}`;
+/** One problem: "the base URL is not an http(s) URL", "the API key is not set". */
+export function describeProblem({ setting, problem }: ConfigProblem): Message {
+  return message(problem === 'not-set' ? 'config.notSet' : 'config.notHttp', { setting: message(`setting.${setting}`) });
 }
 
 /** The error for a message that a configuration cannot serve: nothing was sent, and nothing is retried. */
 export class ConfigError extends PlatformError {
   constructor(readonly problems: ConfigProblem[]) {
-    super('CONFIG_INVALID', `the svc-config node cannot be used: ${problems.map(describeProblem).join('; ')}`, { notSent: true });
+    super('CONFIG_INVALID', message('error.configInvalid', { problems: problems.map(describeProblem) }), { notSent: true });
   }
 }

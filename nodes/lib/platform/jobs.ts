@@ -1,4 +1,5 @@
 import { PlatformError } from '../util/errors';
+import { Message, message } from '../util/messages';
 import { sleep } from '../util/async';
 import { isRecord } from '../util/values';
 import { PlatformClient, WaitEvent } from './client';
@@ -15,7 +16,7 @@ export interface Polling {
 export interface JobContext {
   signal: AbortSignal;
   onWait: (event: WaitEvent) => void;
-  onProgress: (text: string) => void;
+  onProgress: (text: Message) => void;
 }
 
 /** The kinds of platform job; each has its own reader of status answers. */
@@ -41,7 +42,7 @@ export interface JobState {
 /** How one kind of job's status answers read. */
 export interface JobReader<R> {
   /** What a finished job yields, for the timeout message ("a result", "a download link or token"). */
-  awaiting: string;
+  awaiting: Message;
   /** The status an answer reports, if any. */
   status(answer: unknown): string | undefined;
   /** The finished job's result, or undefined while it runs. Throws (JOB_FAILED) when the answer says it failed. */
@@ -92,8 +93,8 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
 }
 
 function jobTimedOut(job: JobState, reader: JobReader<unknown>, polling: Polling): PlatformError {
-  const seen = job.status === undefined ? 'no status seen' : `last status "${job.status}"`;
-  return new PlatformError('TIMEOUT', `${job.kind} job ${job.jobId} gave no ${reader.awaiting} within ${polling.maxWaitMs / 1000} s (${seen})`);
+  const seen = job.status === undefined ? message('value.noStatusSeen') : message('value.lastStatus', { status: job.status });
+  return new PlatformError('TIMEOUT', message('error.jobTimedOut', { kind: job.kind, jobId: job.jobId, awaiting: reader.awaiting, seconds: polling.maxWaitMs / 1000, seen }));
 }
 
 const FAILED_STATUS = /fail|error|cancel|abort|reject|expire/i;
@@ -104,9 +105,9 @@ export function statusReadsAsFailed(status: unknown): boolean {
 }
 
 /** The error for a job the service reports as failed, carrying its status and message. */
-export function jobFailed(status: unknown, message: unknown): PlatformError {
-  const detail = typeof message === 'string' && message !== '' ? `: ${message}` : '';
-  return new PlatformError('JOB_FAILED', `the job ended with status "${String(status)}"${detail}`);
+export function jobFailed(status: unknown, reason: unknown): PlatformError {
+  const detail = typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
+  return new PlatformError('JOB_FAILED', message('error.jobFailed', { status: String(status), detail }));
 }
 
 /** What polling a computation's job needs. */
@@ -154,7 +155,8 @@ export async function compute(computation: Computation): Promise<ComputationResu
   });
   if (computation.isResult(first.body)) return { body: first.body, statusCode: first.statusCode, polls: 0 };
   const jobId = handleJobId(first.body);
-  context.onProgress(`job ${computationReader(computation.isResult).status(first.body) ?? 'accepted'}`);
+  const status = computationReader(computation.isResult).status(first.body);
+  context.onProgress(status === undefined ? message('status.jobAccepted') : message('status.job', { status }));
   await computation.onJob?.(jobId);
   return awaitComputation(computation, jobId);
 }
@@ -166,7 +168,10 @@ export async function awaitComputation(computation: ComputationJob, jobId: strin
   const polled = await pollJob(client, job, computationReader(computation.isResult), computation.polling, {
     signal: context.signal,
     onWait: context.onWait,
-    onPoll: (state) => context.onProgress(`job ${state.status ?? 'running'} (poll ${state.polls})`),
+    onPoll: (state) =>
+      context.onProgress(
+        state.status === undefined ? message('status.jobRunningPoll', { poll: state.polls }) : message('status.jobPoll', { status: state.status, poll: state.polls }),
+      ),
   });
   return { body: polled.answer, statusCode: polled.statusCode, jobId, polls: job.polls };
 }
@@ -175,7 +180,7 @@ export async function awaitComputation(computation: ComputationJob, jobId: strin
 export function computationReader(isResult: (body: unknown) => boolean): JobReader<unknown> {
   const member = (answer: unknown, key: string) => (isRecord(answer) && typeof answer[key] === 'string' ? answer[key] : undefined);
   return {
-    awaiting: 'result',
+    awaiting: message('value.result'),
     status: (answer) => member(answer, 'status'),
     result: (answer) => {
       if (isResult(answer)) return answer;
@@ -191,7 +196,7 @@ function handleJobId(body: unknown): string {
   const record = isRecord(body) ? body : {};
   if (statusReadsAsFailed(record.status)) throw jobFailed(record.status, record.message);
   if (typeof record.jobId === 'string' || typeof record.jobId === 'number') return String(record.jobId);
-  throw new PlatformError('BAD_RESPONSE', 'the service answered with neither a result nor a job handle (jobId)', {
+  throw new PlatformError('BAD_RESPONSE', message('error.noJobHandle'), {
     body: JSON.stringify(body) ?? '',
   });
 }

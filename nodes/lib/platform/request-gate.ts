@@ -1,4 +1,5 @@
 import { PlatformError, cancelled } from '../util/errors';
+import { message } from '../util/messages';
 
 export interface GateOptions {
   /** Requests per minute; 0 turns the rate limit off. */
@@ -9,7 +10,22 @@ export interface GateOptions {
   maxQueue: number;
   /** The schedule the rate limit takes its slots from; this gate's own unless shared with other instances. */
   pacer?: Pacer;
+  /** The time the gate goes by; the system clock unless a test moves one by hand. */
+  clock?: GateClock;
 }
+
+/** Time as the gate reads it, and its one kind of timer. */
+export interface GateClock {
+  now(): number;
+  setTimer(callback: () => void, ms: number): unknown;
+  clearTimer(timer: unknown): void;
+}
+
+export const SYSTEM_CLOCK: GateClock = {
+  now: () => Date.now(),
+  setTimer: (callback, ms) => setTimeout(callback, ms),
+  clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
+};
 
 /**
  * Hands out the slots of an even schedule, one per `intervalMs`: each call reserves the next free
@@ -23,8 +39,10 @@ export interface Pacer {
 export class LocalPacer implements Pacer {
   private nextSlotAt = 0;
 
+  constructor(private readonly clock: GateClock = SYSTEM_CLOCK) {}
+
   reserve(intervalMs: number): number {
-    const now = Date.now();
+    const now = this.clock.now();
     const slot = Math.max(now, this.nextSlotAt);
     this.nextSlotAt = slot + intervalMs;
     return slot - now;
@@ -54,12 +72,14 @@ export class RequestGate {
   private readonly queue: Waiter[] = [];
   /** True while the head of the queue waits for its reserved slot. */
   private admitting = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
   private closed = false;
+  private readonly clock: GateClock;
 
   constructor(private readonly options: GateOptions) {
     this.intervalMs = options.ratePerMinute > 0 ? 60_000 / options.ratePerMinute : 0;
-    this.pacer = options.pacer ?? new LocalPacer();
+    this.clock = options.clock ?? SYSTEM_CLOCK;
+    this.pacer = options.pacer ?? new LocalPacer(this.clock);
   }
 
   get waiting(): number {
@@ -85,7 +105,7 @@ export class RequestGate {
       if (this.queue.length > this.options.maxQueue) {
         this.queue.pop();
         reject(
-          new PlatformError('QUEUE_FULL', `request queue full (${this.options.maxQueue} waiting); message refused`, {
+          new PlatformError('QUEUE_FULL', message('error.queueFull', { max: this.options.maxQueue }), {
             notSent: true,
           }),
         );
@@ -106,7 +126,7 @@ export class RequestGate {
   /** Refuses everything still waiting and stops the timer. */
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
     for (const waiter of this.queue.splice(0)) {
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
@@ -121,7 +141,7 @@ export class RequestGate {
   /** Lets the head of the queue go while it may; reserves a slot (and waits for it) when the rate limit asks. */
   private pump(missedSlot = false): void {
     while (!this.closed && !this.admitting && this.queue.length > 0 && this.concurrencyFree()) {
-      const reservedAt = Date.now();
+      const reservedAt = this.clock.now();
       const wait = this.intervalMs > 0 ? this.pacer.reserve(this.intervalMs) : 0;
       if (wait === 0) {
         this.admitHead();
@@ -150,15 +170,15 @@ export class RequestGate {
     const admit = () => {
       this.timer = undefined;
       this.admitting = false;
-      if (!missedSlot && Date.now() - due > this.intervalMs / 4) {
+      if (!missedSlot && this.clock.now() - due > this.intervalMs / 4) {
         this.pump(true);
         return;
       }
       this.admitHead();
       this.pump();
     };
-    const ms = due - Date.now();
-    if (ms > 0) this.timer = setTimeout(admit, ms);
+    const ms = due - this.clock.now();
+    if (ms > 0) this.timer = this.clock.setTimer(admit, ms);
     else admit();
   }
 

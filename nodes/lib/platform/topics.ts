@@ -2,6 +2,7 @@ import { PlatformError, codeForStatus, invalidInput, redact } from '../util/erro
 import type { PlatformClient, PlatformRequest, PlatformResponse } from './client';
 import { describeValue } from '../util/values';
 import { isHeaderName } from '../util/text';
+import { message } from '../util/messages';
 
 /** Data topic and subscription endpoints (spec: "Data topics"), all under `/v1/pubsub`. */
 export const TOPICS_PATH = '/v1/pubsub/topics';
@@ -49,7 +50,7 @@ function envelopeError(envelope: TopicEnvelope, statusCode: number): PlatformErr
   const reason = envelope.message ?? envelope.error ?? envelope.errors;
   const detail = reason === undefined ? '' : `: ${redact(typeof reason === 'string' ? reason : JSON.stringify(reason)).slice(0, 200)}`;
   const code = statusCode >= 200 && statusCode < 300 ? 'BAD_REQUEST' : codeForStatus(statusCode);
-  return new PlatformError(code, `the service answered ${statusCode} with isSuccess: false${detail}`, {
+  return new PlatformError(code, message('error.envelope', { statusCode, detail }), {
     statusCode,
     body: JSON.stringify(envelope),
     cause: envelope,
@@ -72,7 +73,7 @@ function withFailedEnvelope(err: unknown): unknown {
 export function readInteger(value: unknown, field: string, min: number): number {
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) {
-    throw invalidInput(`${field} must be an integer of at least ${min}, got ${describeValue(value)}`);
+    throw invalidInput(message('error.topic.notInteger', { field, min, value: describeValue(value) }));
   }
   return n;
 }
@@ -84,25 +85,25 @@ export function readTopicId(value: unknown, field = 'topic id'): number {
 
 /** A required text field: a string that is not blank once trimmed. */
 export function readRequiredText(value: unknown, field: string): string {
-  if (typeof value !== 'string') throw invalidInput(`${field} must be a string, got ${describeValue(value)}`);
+  if (typeof value !== 'string') throw invalidInput(message('error.topic.notString', { field, value: describeValue(value) }));
   const text = value.trim();
-  if (text === '') throw invalidInput(`${field} is empty`);
+  if (text === '') throw invalidInput(message('error.topic.empty', { field }));
   return text;
 }
 
 /** An optional text field: undefined stays undefined, anything else must be a string. */
 export function readOptionalText(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw invalidInput(`${field} must be a string, got ${describeValue(value)}`);
+  if (typeof value !== 'string') throw invalidInput(message('error.topic.notString', { field, value: describeValue(value) }));
   return value;
 }
 
 /** `LocationIds`: a non-empty array of non-empty strings, or one string of comma-separated ids. */
 export function readLocationIds(value: unknown): string[] {
   const list = typeof value === 'string' ? value.split(',') : value;
-  if (!Array.isArray(list)) throw invalidInput(`LocationIds must be an array of strings, got ${describeValue(value)}`);
+  if (!Array.isArray(list)) throw invalidInput(message('error.topic.locationIdsNotList', { value: describeValue(value) }));
   const ids = list.map((item, index) => readRequiredText(item, `LocationIds[${index}]`));
-  if (ids.length === 0) throw invalidInput('LocationIds is empty: a subscription needs at least one location');
+  if (ids.length === 0) throw invalidInput(message('error.topic.locationIdsEmpty'));
   return ids;
 }
 
@@ -113,10 +114,10 @@ export function readWebhookAddress(value: unknown): string {
   try {
     url = new URL(text);
   } catch {
-    throw invalidInput('WebhookAddress is not a valid URL');
+    throw invalidInput(message('error.topic.webhookAddressInvalid'));
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalidInput(`WebhookAddress must be an http or https URL, got ${url.protocol}`);
+    throw invalidInput(message('error.topic.webhookAddressNotHttp', { protocol: url.protocol }));
   }
   return text;
 }
@@ -127,12 +128,12 @@ export function readWebhookAddress(value: unknown): string {
  */
 export function readWebhookHeader(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw invalidInput(`WebhookHeader must be a string, got ${describeValue(value)}`);
+  if (typeof value !== 'string') throw invalidInput(message('error.topic.notString', { field: 'WebhookHeader', value: describeValue(value) }));
   const separator = value.indexOf(':');
-  if (separator < 0) throw invalidInput('WebhookHeader must have the form <header-name>:<header-value> (no colon found)');
+  if (separator < 0) throw invalidInput(message('error.topic.headerNoColon'));
   const name = value.slice(0, separator).trim();
-  if (!isHeaderName(name)) throw invalidInput('WebhookHeader: the part before the colon is not a valid header name');
-  if (value.slice(separator + 1).trim() === '') throw invalidInput('WebhookHeader: the header value after the colon is empty');
+  if (!isHeaderName(name)) throw invalidInput(message('error.topic.headerName'));
+  if (value.slice(separator + 1).trim() === '') throw invalidInput(message('error.topic.headerValueEmpty'));
   return value.trim();
 }
 

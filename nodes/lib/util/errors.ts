@@ -1,3 +1,5 @@
+import { Message, english, message } from './messages';
+
 /** Short machine-readable error codes; nodes and users can switch on them in a Catch flow. */
 export type ErrorCode =
   | 'UNAUTHORIZED'
@@ -45,10 +47,14 @@ export class PlatformError extends Error {
   readonly bodyExcerpt?: string;
   readonly notSent: boolean;
   readonly retryAfterMs?: number;
+  /** What `message` says, as a catalog key and parameters: the Node-RED glue translates it. */
+  readonly text?: Message;
   readonly statusDetail?: string;
 
-  constructor(code: ErrorCode, message: string, options: PlatformErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  /** `text` is a catalog message (see util/messages), or plain English for texts that are not translated. */
+  constructor(code: ErrorCode, text: string | Message, options: PlatformErrorOptions = {}) {
+    super(english(text), options.cause === undefined ? undefined : { cause: options.cause });
+    if (typeof text !== 'string') this.text = text;
     this.name = 'PlatformError';
     this.code = code;
     this.statusCode = options.statusCode;
@@ -59,8 +65,8 @@ export class PlatformError extends Error {
   }
 }
 
-export function invalidInput(message: string): PlatformError {
-  return new PlatformError('INVALID_INPUT', message, { notSent: true });
+export function invalidInput(text: string | Message): PlatformError {
+  return new PlatformError('INVALID_INPUT', text, { notSent: true });
 }
 
 /**
@@ -84,8 +90,13 @@ export function describeCause(err: unknown): string {
   return err === undefined ? 'an unknown error' : String(err);
 }
 
-export function cancelled(what = 'request'): PlatformError {
-  return new PlatformError('CANCELLED', `${what} cancelled: the node was closed or redeployed`, { notSent: true });
+/** What went wrong, to put in another message: the failure's catalog message where it has one, else its text. */
+export function causeOf(err: unknown): string | Message {
+  return err instanceof PlatformError && err.text ? err.text : describeCause(err);
+}
+
+export function cancelled(what: 'request' | 'message' = 'request'): PlatformError {
+  return new PlatformError('CANCELLED', message(what === 'request' ? 'error.cancelledRequest' : 'error.cancelledMessage'), { notSent: true });
 }
 
 /**

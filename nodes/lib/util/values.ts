@@ -1,4 +1,5 @@
 import { invalidInput } from './errors';
+import { Message, message } from './messages';
 
 /** Readers for request values as users give them: enums exactly as the spec spells them, booleans, numbers. */
 
@@ -16,13 +17,13 @@ export function readChoice<T extends string>(value: unknown, allowed: readonly T
 export function readChoices<T extends string>(value: unknown, allowed: readonly T[], field: string): T[] | undefined {
   const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value;
   if (!isSet(items)) return undefined;
-  if (!Array.isArray(items)) throw invalidInput(`${field}: expected a list of ${allowed.join(', ')}`);
+  if (!Array.isArray(items)) throw invalidInput(message('error.value.notList', { field, allowed: allowed.join(', ') }));
   return items.map((item) => oneOf(item, allowed, field));
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: string): T {
   if (!(allowed as readonly unknown[]).includes(value)) {
-    throw invalidInput(`${field}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+    throw invalidInput(message('error.value.notOneOf', { field, value: JSON.stringify(value), allowed: allowed.join(', ') }));
   }
   return value as T;
 }
@@ -31,22 +32,22 @@ export function readBoolean(value: unknown, field: string): boolean | undefined 
   if (!isSet(value)) return undefined;
   if (typeof value === 'boolean') return value;
   if (value === 'true' || value === 'false') return value === 'true';
-  throw invalidInput(`${field}: expected true or false, got ${JSON.stringify(value)}`);
+  throw invalidInput(message('error.value.notBoolean', { field, value: JSON.stringify(value) }));
 }
 
 export function readNumber(value: unknown, field: string): number | undefined {
   if (!isSet(value)) return undefined;
   const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
-  if (!Number.isFinite(n)) throw invalidInput(`${field}: expected a number, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(n)) throw invalidInput(message('error.value.notNumber', { field, value: JSON.stringify(value) }));
   return n;
 }
 
 /** How an unexpected value reads in an error message: "null", "an array", "an empty string", "number" … */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
-  return typeof value;
+export function describeValue(value: unknown): Message {
+  if (value === null) return message('value.null');
+  if (Array.isArray(value)) return message('value.array');
+  if (typeof value === 'string') return message(value.trim() === '' ? 'value.emptyString' : 'value.string');
+  return message('value.type', { type: typeof value });
 }
 
 /** A JSON object as this pack handles it. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { parseCsv, writeCsv } from '../../../nodes/lib/format/csv';
 import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
 import { geocode } from './geocode';
+import { readCsv, toCsv } from '../csv';
 
 /**
  * Bulk geocoding in three steps, as the spec describes them:
@@ -140,7 +140,7 @@ async function readUpload(ctx: RouteContext): Promise<string[] | undefined> {
   }
   let records: string[][];
   try {
-    records = parseCsv(text);
+    records = readCsv(text);
   } catch (err) {
     return void badRequest(ctx.res, `the file is not CSV: ${(err as Error).message}`);
   }
@@ -160,7 +160,7 @@ function sendResultFile(ctx: RouteContext, job: BulkJob, controls: BulkControls)
   if (controls.resultFormat === 'csv') {
     type = 'text/csv; charset=utf-8';
     const columns = controls.echoAddress ? RESULT_COLUMNS : RESULT_COLUMNS.slice(1);
-    body = writeCsv(columns, results.map(({ address, feature }) => csvResultRow(address, feature).slice(RESULT_COLUMNS.length - columns.length)));
+    body = toCsv([columns, ...results.map(({ address, feature }) => csvResultRow(address, feature).slice(RESULT_COLUMNS.length - columns.length))]);
   } else {
     const elements = results.map(({ address, feature }) => ({
       ...(controls.echoAddress ? { address } : {}),

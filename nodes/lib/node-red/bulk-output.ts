@@ -1,0 +1,130 @@
+import type { OutputMessage } from './inputs';
+import type { HandlerResult, InputContext } from './runner';
+import { RowFile } from '../format/row-file';
+import { BulkRow, bulkRow, unsentRow } from '../geo/result-rows';
+import { bulkShapes } from '../geo/worldmap';
+import type { FinishedBatch, RunSummary } from '../platform/bulk-run';
+import { PlatformError } from '../util/errors';
+import { isRecord } from '../util/values';
+import { message } from '../util/messages';
+
+/**
+ * Where bulk rows go. `message`: all rows in one output message (the whole input in memory).
+ * `parts`: a message per finished job, in input order, with `msg.parts` for the core join node, then a
+ * summary message. `file`: rows appended to a CSV or JSON lines file, then a summary message.
+ * `parts` and `file` hold no more than the batches of the running jobs.
+ */
+export type BulkOutputMode = 'message' | 'parts' | 'file';
+
+export const BULK_OUTPUT_MODES: readonly BulkOutputMode[] = ['message', 'parts', 'file'];
+
+export interface BulkOutputOptions {
+  mode: BulkOutputMode;
+  batchSize: number;
+  rawFiles: boolean;
+  outputFile: string;
+}
+
+/** The summary of a streamed run, as the final message's payload. */
+export interface BulkSummary {
+  rows: number;
+  located: number;
+  failed: number;
+  jobs: number;
+  failedJobs: number;
+  file?: string;
+}
+
+export class BulkOutput {
+  private readonly rows: BulkRow[] = [];
+  private readonly files: Buffer[] = [];
+  private readonly partsId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+  private readonly counts = { rows: 0, located: 0, failed: 0, jobs: 0, failedJobs: 0 };
+  private file: RowFile | undefined;
+
+  private constructor(
+    private readonly msg: OutputMessage,
+    private readonly options: BulkOutputOptions,
+    private readonly context: InputContext,
+  ) {}
+
+  /** The output for one input message; `file` mode opens its file first, so a bad path fails before any request. */
+  static async open(msg: OutputMessage, options: BulkOutputOptions, context: InputContext): Promise<BulkOutput> {
+    const output = new BulkOutput(msg, options, context);
+    if (options.mode === 'file') output.file = await RowFile.open(options.outputFile);
+    return output;
+  }
+
+  /** Takes a finished batch in input order. */
+  async deliver(batch: FinishedBatch): Promise<void> {
+    const rows = outputRows(batch);
+    this.count(batch, rows);
+    if (this.options.mode === 'message') {
+      for (const row of rows) this.rows.push(row);
+      if (this.options.rawFiles && batch.file) this.files.push(batch.file);
+    } else if (this.options.mode === 'parts') {
+      this.context.sendPart(this.part(batch, rows), (layer) => bulkShapes(rows, layer));
+    } else {
+      await this.file?.write(rows.map(fileRecord));
+    }
+  }
+
+  /** The final message. In `parts` and `file` mode, failed jobs make it go out ahead of a JOB_FAILED error. */
+  async finish(summary: RunSummary): Promise<HandlerResult> {
+    await this.file?.close();
+    const out = this.msg;
+    out.jobs = summary.jobs;
+    const { rows: count, failed } = this.counts;
+    const statusText = failed > 0 ? message('status.rowsFailed', { count, failed }) : message('status.rows', { count });
+    if (this.options.mode === 'message') {
+      out.payload = this.rows;
+      if (this.options.rawFiles) out.files = this.files;
+      return { msg: out, statusText, map: (layer) => bulkShapes(this.rows, layer) };
+    }
+    const payload: BulkSummary = { ...this.counts, ...(this.file ? { file: this.file.path } : {}) };
+    out.payload = payload;
+    if (this.counts.failedJobs === 0) return { msg: out, statusText };
+    this.context.sendPart(out);
+    throw new PlatformError('JOB_FAILED', message('error.bulkJobsFailed', { failed: this.counts.failedJobs, jobs: this.counts.jobs }));
+  }
+
+  /** Stops writing the file of a run that failed. */
+  abort(): void {
+    this.file?.abort();
+  }
+
+  private count(batch: FinishedBatch, rows: BulkRow[]): void {
+    this.counts.rows += rows.length;
+    for (const row of rows) {
+      if (row.error === undefined) this.counts.located++;
+      else this.counts.failed++;
+    }
+    if (batch.job) this.counts.jobs++;
+    if (batch.error) this.counts.failedJobs++;
+  }
+
+  /** One job's message: the input message's other members, its rows, its job, and its place among the parts. */
+  private part(batch: FinishedBatch, rows: BulkRow[]): OutputMessage {
+    const { _msgid: _ignored, ...members } = this.msg;
+    const parts: Record<string, unknown> = { id: this.partsId, type: 'array', index: batch.number, len: this.options.batchSize };
+    if (batch.last) parts.count = batch.number + 1;
+    if (this.msg.parts !== undefined) parts.parts = this.msg.parts;
+    // Without _msgid: Node-RED gives each part an id of its own when it is sent.
+    return { ...members, payload: rows, job: batch.job, parts } as unknown as OutputMessage;
+  }
+}
+
+/** A batch's output rows: the located rows, and those not sent or not geocoded with the reason. */
+function outputRows(batch: FinishedBatch): BulkRow[] {
+  return batch.rows.map((row, i) => {
+    if (row.address === '') return unsentRow(row, 'the address is empty; not sent');
+    if (batch.error) return unsentRow(row, `the job failed: ${batch.error.message}`);
+    return bulkRow(row, batch.records[i]);
+  });
+}
+
+/** A row as a file line: flat for CSV (the input's columns, then the location and error), whole in JSON lines. */
+function fileRecord(row: BulkRow): Record<string, unknown> {
+  const input = isRecord(row.input) ? row.input : { address: row.input };
+  return { index: row.index, ...input, latitude: row.location?.lat, longitude: row.location?.lon, error: row.error, result: row.result };
+}

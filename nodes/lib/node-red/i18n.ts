@@ -1,0 +1,34 @@
+import type { NodeAPI } from './inputs';
+import { PlatformError } from '../util/errors';
+import { Message, englishTemplate, fill, stringParams } from '../util/messages';
+
+/**
+ * The one place where runtime texts (statuses, warnings, errors) are put into the language of the
+ * Node-RED runtime (its `lang` setting, else the system locale), through RED._() and the pack's
+ * runtime catalog: `runtime.*` in svc-config's message files, which every flow of the pack has.
+ */
+
+type Translate = (key: string, params: Record<string, string>) => string;
+let runtimeCatalog: Translate | undefined;
+
+/** Called by svc-config's registration: its RED._ reads its own catalog, whatever the module's name. */
+export function useRuntimeCatalog(RED: NodeAPI): void {
+  runtimeCatalog = (key, params) => RED._(key, params);
+}
+
+/** A message in the runtime's language; en-US where the runtime has no catalog for it (a test helper, say). */
+export function translate(text: Message | string): string {
+  if (typeof text === 'string') return text;
+  const params = stringParams(text.params, translate);
+  const key = `runtime.${text.key}`;
+  const translated = runtimeCatalog?.(key, params);
+  // i18next answers a missing key with the key itself.
+  if (translated === undefined || translated === '' || translated.endsWith(key)) return fill(englishTemplate(text.key) ?? text.key, params);
+  return translated;
+}
+
+/** The error with its message in the runtime's language, ready for done(err), a Catch node and the log. */
+export function localize<T>(err: T): T {
+  if (err instanceof PlatformError && err.text) err.message = translate(err.text);
+  return err;
+}
