@@ -7,7 +7,8 @@ import { BYTES_PER_MB } from './lib/platform/body';
 import { SharedServices } from './lib/node-red/shared';
 import { PlatformError } from './lib/util/errors';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
-import { useRuntimeCatalog } from './lib/node-red/i18n';
+import { localize, translate, useRuntimeCatalog } from './lib/node-red/i18n';
+import { message } from './lib/util/messages';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -144,7 +145,7 @@ export = function register(RED: NodeAPI): void {
     const retyped = !!given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD;
     const deployed = body.id ? (RED.nodes.getNode(body.id) as SvcConfigNode | null) : null;
     if (!retyped && deployed && deployed.authUrl !== body.authUrl) {
-      res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: 'the token URL has changed: type the client secret again to test it' });
+      res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: translate(message('error.testTokenUrlChanged')) });
       return;
     }
     const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as ClientCredentials | undefined;
@@ -161,7 +162,7 @@ export = function register(RED: NodeAPI): void {
         (token) => res.json({ ok: true, expiresIn: token.expiresIn ?? null }),
         (err: unknown) => {
           const error = err instanceof PlatformError ? err : new PlatformError('NETWORK', String(err));
-          res.json({ ok: false, code: error.code, statusCode: error.statusCode ?? null, message: error.message });
+          res.json({ ok: false, code: error.code, statusCode: error.statusCode ?? null, message: localize(error).message });
         },
       )
       .finally(() => client.close());

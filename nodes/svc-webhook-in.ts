@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { NodeStatus } from './lib/node-red/status';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
-import { causeOf, describeCause } from './lib/util/errors';
+import { causeOf, describeCause, invalidInput } from './lib/util/errors';
 import { message } from './lib/util/messages';
 import { translate } from './lib/node-red/i18n';
 import { isHeaderName } from './lib/util/text';
@@ -188,22 +188,22 @@ export = function register(RED: NodeAPI): void {
 
 function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {
   const url = textSetting(def.url);
-  if (url === '') throw new Error('no path is set');
+  if (url === '') throw invalidInput(message('error.webhook.noPath'));
   const path = url.startsWith('/') ? url : `/${url}`;
   const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
   let verifier: SignatureVerifier | undefined;
   if (def.verify !== 'none') {
     const secrets = [credentials.secret ?? '', credentials.previousSecret ?? ''];
     if (!secrets.some((secret) => secret !== '')) {
-      throw new Error('no secret is set: enter the SecretToken the subscription was created with, or choose "no signature"');
+      throw invalidInput(message('error.webhook.noSecret'));
     }
     verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
   }
   const headerName = textSetting(def.headerName);
   if (headerName === '') return { path, verifier, maxBodyBytes };
-  if (!isHeaderName(headerName)) throw new Error('the custom header name is not a valid header name');
+  if (!isHeaderName(headerName)) throw invalidInput(message('error.webhook.headerName'));
   const headerValue = (credentials.headerValue ?? '').trim();
-  if (headerValue === '') throw new Error(`a value for the custom header ${headerName} is required`);
+  if (headerValue === '') throw invalidInput(message('error.webhook.headerValue', { name: headerName }));
   return { path, verifier, maxBodyBytes, header: { name: headerName.toLowerCase(), value: headerValue } };
 }
 

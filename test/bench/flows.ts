@@ -72,7 +72,7 @@ export function functionNode(id: string, z: string, func: string, wires: string[
 }
 
 /** Catch for `scope` node ids (all nodes of the tab when null) answering the HTTP request with 500 and the error. */
-function catchTo500(prefix: string, z: string, scope: string[] | null): FlowNode[] {
+export function catchTo500(prefix: string, z: string, scope: string[] | null): FlowNode[] {
   return [
     { id: `${prefix}-catch`, type: 'catch', z, name: '', scope, uncaught: false, x: 100, y: 200, wires: [[`${prefix}-500`]] },
     functionNode(`${prefix}-500`, z, 'msg.statusCode = 500; msg.payload = { error: String(msg.error && msg.error.message) }; return msg;', [[`${prefix}-out`]]),

@@ -25,6 +25,7 @@ import {
 } from './sections';
 import { REPO_ROOT } from '../support/paths';
 import { SharedRatePhase, SharedRateResult, sharedRate } from './shared-rate';
+import { BulkStreamResult, bulkStream } from './bulk-stream';
 
 /**
  * `npm run bench`: the measurements of issue 7 in one run, on loopback. Node-RED, the sandbox and
@@ -32,7 +33,7 @@ import { SharedRatePhase, SharedRateResult, sharedRate } from './shared-rate';
  * test/bench/results/bench-<time>.json.
  *
  * BENCH_QUICK=1 shortens every measurement (for trying it out; not the issue's figures).
- * BENCH_ONLY=throughput,storm,bulk,webhooks,rate,shared,soak runs only those.
+ * BENCH_ONLY=throughput,storm,bulk,bulk-file,webhooks,rate,shared,soak runs only those.
  */
 
 const RESULTS_DIR = path.join(REPO_ROOT, 'test', 'bench', 'results');
@@ -49,6 +50,7 @@ interface Report {
   throughput?: ThroughputResult;
   tokenStorm?: TokenStormVariant[];
   bulk?: BulkResult;
+  bulkStream?: BulkStreamResult;
   webhooks?: WebhookResult | { skipped: string };
   rateLimit?: RateLimitResult;
   sharedRate?: SharedRateResult;
@@ -62,6 +64,7 @@ const SECTIONS: Section[] = [
   { key: 'throughput', name: 'throughput', run: throughput },
   { key: 'tokenStorm', name: 'storm', run: tokenStorm },
   { key: 'bulk', name: 'bulk', run: bulk },
+  { key: 'bulkStream', name: 'bulk-file', run: bulkStream },
   {
     key: 'webhooks',
     name: 'webhooks',
@@ -224,6 +227,17 @@ function markdown(report: Report): string {
       'dominated by job time',
       `wall ${n1(b.wallMs / 1000)} s, jobs alone ${n1(b.jobBoundMs / 1000)} s (${n0(b.meanJobMs)} ms each): ${n0((100 * b.jobBoundMs) / b.wallMs)}% of the wall time`,
     ]);
+  }
+  if (report.bulkStream) {
+    const s = report.bulkStream;
+    for (const run of s.runs) {
+      targets.push([
+        '14',
+        `bulk file → file: ${n0(run.addresses)} addresses (${run.jobs} jobs of ${s.batchSize}, ${s.parallel} in parallel)`,
+        'RSS growth < 100 MB, flat; rows in order; wall ≈ job time',
+        `RSS +${n0(run.peakRssGrowthMb)} MB, heap +${n0(run.peakHeapGrowthMb)} MB ${yesNo(run.peakRssGrowthMb < 100)}; ${n0(run.rows)} rows ${run.inOrder ? 'in order' : 'NOT in order'}; wall ${n1(run.wallMs / 1000)} s, jobs alone ${n1(run.jobBoundMs / 1000)} s`,
+      ]);
+    }
   }
   if (report.webhooks) {
     const w = report.webhooks;

@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { CsvError, csvRecords, parseCsv, recordToObject } from './csv';
-import { PlatformError, describeCause, invalidInput } from '../util/errors';
+import { PlatformError, causeOf, describeCause, invalidInput } from '../util/errors';
+import { message } from '../util/messages';
 import { describeValue, isRecord } from '../util/values';
 
 /** One input row: its position in the input, the element or record as given, and its address (trimmed). */
@@ -26,11 +27,11 @@ export interface AddressSource {
 export function addressRows(value: unknown): AddressSource {
   if (value instanceof Readable) return { rows: streamRows(value), stream: value };
   if (Array.isArray(value)) {
-    if (value.length === 0) throw invalidInput('the address list is empty');
+    if (value.length === 0) throw invalidInput(message('error.bulk.emptyList'));
     return { rows: value.map(itemRow) };
   }
   if (typeof value === 'string' || Buffer.isBuffer(value)) {
-    if (value.toString().trim() === '') throw invalidInput('the CSV input is empty');
+    if (value.toString().trim() === '') throw invalidInput(message('error.bulk.emptyCsv'));
     const reader = new CsvRows();
     try {
       const rows = parseCsv(value)
@@ -41,9 +42,7 @@ export function addressRows(value: unknown): AddressSource {
       throw inputError(err);
     }
   }
-  throw invalidInput(
-    `addresses must be an array of strings or of objects with an "address" member, CSV text or a Buffer, or a readable stream; got ${describeValue(value)}`,
-  );
+  throw invalidInput(message('error.bulk.input', { value: describeValue(value) }));
 }
 
 /**
@@ -51,7 +50,7 @@ export function addressRows(value: unknown): AddressSource {
  * else as a byte stream is read.
  */
 export function fileRows(path: string): AddressSource {
-  if (path.trim() === '') throw invalidInput('msg.filename is empty');
+  if (path.trim() === '') throw invalidInput(message('error.bulk.emptyFilename'));
   const stream = createReadStream(path);
   // An open error (no such file) comes before the rows are read: the reading reports it, not an unhandled event.
   stream.on('error', () => undefined);
@@ -116,7 +115,7 @@ async function* jsonLineRows(chunks: AsyncIterable<unknown>): AsyncGenerator<Inp
     try {
       item = JSON.parse(text.replace(/^\uFEFF/, ''));
     } catch (err) {
-      throw invalidInput(`JSON line ${line} cannot be read: ${(err as Error).message}`);
+      throw invalidInput(message('error.bulk.jsonLine', { line, cause: describeCause(err) }));
     }
     return itemRow(item, index++);
   };
@@ -136,7 +135,7 @@ async function* jsonLineRows(chunks: AsyncIterable<unknown>): AsyncGenerator<Inp
 function itemRow(item: unknown, index: number): InputRow {
   if (typeof item === 'string') return { index, input: item, address: item.trim() };
   if (isRecord(item) && typeof item.address === 'string') return { index, input: item, address: item.address.trim() };
-  throw invalidInput(`row ${index}: expected an address string or an object with an "address" string, got ${describeValue(item)}`);
+  throw invalidInput(message('error.bulk.row', { index, value: describeValue(item) }));
 }
 
 /** Turns CSV records into rows: the first record names the columns, one of them `address`. */
@@ -150,7 +149,7 @@ class CsvRows {
     if (!this.header) {
       this.header = record.map((name) => name.trim());
       this.addressColumn = this.header.findIndex((name) => name.toLowerCase() === 'address');
-      if (this.addressColumn < 0) throw invalidInput(`the CSV input has no "address" column (its columns: ${this.header.join(', ')})`);
+      if (this.addressColumn < 0) throw invalidInput(message('error.bulk.noAddressColumn', { columns: this.header.join(', ') }));
       return undefined;
     }
     return { index: this.index++, input: recordToObject(this.header, record), address: (record[this.addressColumn] ?? '').trim() };
@@ -159,6 +158,6 @@ class CsvRows {
 
 function inputError(err: unknown): PlatformError {
   if (err instanceof PlatformError) return err;
-  if (err instanceof CsvError) return invalidInput(`the CSV input cannot be read: ${err.message}`);
-  return invalidInput(`reading the input failed: ${describeCause(err)}`);
+  if (err instanceof CsvError) return invalidInput(message('error.bulk.csv', { cause: err.message }));
+  return invalidInput(message('error.bulk.read', { cause: causeOf(err) }));
 }

@@ -22,7 +22,7 @@ export function parseThreeWords(value: unknown): string[] {
     throw invalidInput(message('error.words.notString', { value: describeValue(candidate) }));
   }
   if (candidate.length > MAX_LENGTH) {
-    throw invalidInput(`a three-word address has at most ${MAX_LENGTH} characters, such as "index.home.raft"; got ${candidate.length}`);
+    throw invalidInput(message('error.words.tooLong', { max: MAX_LENGTH, length: candidate.length }));
   }
   let text = candidate.trim().normalize('NFC');
   if (text.startsWith(LEADING_SLASHES)) text = text.slice(LEADING_SLASHES.length);

@@ -1,4 +1,7 @@
 import path from 'node:path';
+import { translate } from './i18n';
+import { message } from '../util/messages';
+import { describeCause } from '../util/errors';
 import type { Node, NodeAPI, NodeMessageInFlow } from './inputs';
 import type { Place } from '../geo/locations';
 import type { SvcConfigNode } from './config';
@@ -129,7 +132,7 @@ export class ResumableJobs {
     try {
       jobs = await this.options.store.list(this.node.id);
     } catch (err) {
-      this.node.warn(`stored jobs cannot be read: ${(err as Error).message}`);
+      this.node.warn(translate(message('warn.storedJobsUnreadable', { cause: describeCause(err) })));
       return;
     }
     for (const job of jobs) {

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Node, NodeAPI } from './inputs';
 import { setStatusNote } from './status';
+import { translate } from './i18n';
+import { message } from '../util/messages';
 import { LocalPacer, Pacer } from '../platform/request-gate';
 import { AnswerCache } from '../shared/answer-cache';
 import { sharedPacer } from '../shared/pacer';
@@ -11,7 +13,6 @@ import { SharedState } from '../shared/shared-state';
 /** The file in Node-RED's user directory that keeps the daily counts of an instance without Redis. */
 export const QUOTA_FILE = 'svc-location-quota.json';
 const ENV_REFERENCE = /^\$\{(\w+)\}$/;
-const UNAVAILABLE_NOTE = 'shared state unavailable';
 
 export interface SharedSettings {
   /** `redisUrl` as Node-RED gives it: already substituted when it was `${VAR}` and VAR is set. */
@@ -52,20 +53,20 @@ export class SharedServices {
     if (settings.dailyLimit > 0) {
       const userDir = (RED.settings as { userDir?: string }).userDir;
       this.counters = CounterFile.at(userDir ? path.join(userDir, QUOTA_FILE) : undefined, (err) =>
-        owner.warn(`the daily counts could not be saved: ${err.message}`),
+        owner.warn(translate(message('warn.shared.countsNotSaved', { cause: err.message }))),
       );
       this.quota = new DailyQuota(this.state, this.counters, scope, settings.dailyLimit);
     }
     if (settings.cacheTtlSec > 0) this.cache = new AnswerCache(this.state, scope, settings.cacheTtlSec * 1000);
     this.state.onModeChange((mode) => {
-      for (const node of this.nodes) setStatusNote(node, mode === 'unavailable' ? UNAVAILABLE_NOTE : undefined);
+      for (const node of this.nodes) setStatusNote(node, mode === 'unavailable' ? unavailableNote() : undefined);
     });
   }
 
   /** A node using this configuration: its status tells when shared state is unavailable, until it closes. */
   register(node: Node): void {
     this.nodes.add(node);
-    if (this.state.mode === 'unavailable') setStatusNote(node, UNAVAILABLE_NOTE);
+    if (this.state.mode === 'unavailable') setStatusNote(node, unavailableNote());
     node.on('close', () => this.nodes.delete(node));
   }
 
@@ -88,9 +89,14 @@ function redisUrlOf(owner: Node, given: string | undefined): string | undefined 
   if (reference) {
     url = (process.env[reference[1]] ?? '').trim();
     if (!url) {
-      owner.warn(`the Redis URL refers to the environment variable ${reference[1]}, which is not set: shared state is off`);
+      owner.warn(translate(message('warn.shared.redisEnvNotSet', { name: reference[1] })));
       return undefined;
     }
   }
   return url || undefined;
+}
+
+/** The note every status carries while the config node's Redis is away, in the runtime's language. */
+function unavailableNote(): string {
+  return translate(message('status.sharedUnavailable'));
 }

@@ -71,6 +71,6 @@ export function setStatusNote(node: Node, note: string | undefined): void {
     node.status({ fill: 'yellow', shape: 'ring', text: note });
   } else {
     notes.delete(node);
-    node.status({ fill: 'green', shape: 'ring', text: 'shared state available' });
+    node.status({ fill: 'green', shape: 'ring', text: translate(message('status.sharedAvailable')) });
   }
 }

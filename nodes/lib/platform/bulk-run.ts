@@ -113,7 +113,7 @@ export class BulkRun {
     }
     if (signal.aborted) throw cancelled('message');
     if (this.failure) throw this.failure.error;
-    if (this.addressesRead === 0) throw invalidInput('the input holds no addresses');
+    if (this.addressesRead === 0) throw invalidInput(message('error.bulk.noAddresses'));
     return { rows: this.rowsRead, jobs: this.jobs };
   }
 

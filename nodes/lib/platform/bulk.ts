@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import { writeCsv } from '../format/csv';
 import { resultRecords } from '../format/result-file';
-import { PlatformError } from '../util/errors';
+import { PlatformError, describeCause } from '../util/errors';
 import { message } from '../util/messages';
 import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient, PlatformResponse } from './client';
@@ -144,7 +144,7 @@ function readJobId(response: PlatformResponse, overridePath: string): string {
     const lastSegment = new URL(location, 'http://location/').pathname.split('/').filter(Boolean).pop();
     if (lastSegment) return decodeURIComponent(lastSegment);
   }
-  throw new PlatformError('BAD_RESPONSE', `the bulk upload answer carries no job id (looked at ${paths.join(', ')}); set "Job id path" on the node`, {
+  throw new PlatformError('BAD_RESPONSE', message('error.bulk.noJobId', { paths: paths.join(', ') }), {
     statusCode: response.statusCode,
     body: JSON.stringify(body) ?? '',
   });
@@ -199,7 +199,7 @@ function readResultFile(file: PlatformResponse<Buffer>, jobId: string): unknown[
   try {
     return resultRecords(file.contentType, file.body);
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', `the result file of bulk job ${jobId} (${file.contentType || 'no content type'}) cannot be read: ${(err as Error).message}`, {
+    throw new PlatformError('BAD_RESPONSE', message('error.bulk.resultFile', { jobId, contentType: file.contentType || 'no content type', cause: describeCause(err) }), {
       statusCode: file.statusCode,
       body: file.body.toString('utf8', 0, 1000),
       cause: err,
@@ -226,10 +226,7 @@ function pairRecords(addresses: readonly string[], records: unknown[], jobId: st
     if (paired.every((record) => record !== undefined) || records.length !== addresses.length) return paired;
   }
   if (records.length === addresses.length) return records;
-  throw new PlatformError(
-    'BAD_RESPONSE',
-    `the result file of bulk job ${jobId} has ${records.length} rows for ${addresses.length} addresses and no address column to match them by`,
-  );
+  throw new PlatformError('BAD_RESPONSE', message('error.bulk.rowCount', { jobId, rows: records.length, addresses: addresses.length }));
 }
 
 function echoedAddress(record: unknown): string | undefined {

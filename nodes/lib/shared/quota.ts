@@ -1,4 +1,5 @@
 import { PlatformError } from '../util/errors';
+import { message } from '../util/messages';
 import { CoalescedWriter, readJson } from './json-file';
 import type { SharedState } from './shared-state';
 import { MemoryStore } from './store';
@@ -78,7 +79,7 @@ export class DailyQuota {
     if (!result.taken) {
       throw new PlatformError(
         'QUOTA_EXCEEDED',
-        `the daily limit of ${this.limit} requests is used up (${result.used}/${this.limit}); it starts again at 00:00 UTC`,
+        message('error.quotaExceeded', { limit: this.limit, used: result.used }),
         { notSent: true, statusDetail: `${result.used}/${this.limit}` },
       );
     }
