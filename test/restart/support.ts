@@ -72,7 +72,7 @@ export class Collector {
  * the message); its output and any error it reports reach the collector as a summary built by `summary`
  * (a function node body reading `msg`, returning the object to post).
  */
-export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Json, summary: string): Json[] {
+export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Json, summary: string, credentials: Json = {}): Json[] {
   const report = (id: string) => ({
     id,
     type: 'function',
@@ -81,9 +81,11 @@ export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Json
     outputs: 1,
     wires: [['post']],
   });
+  // Flow nodes need a position: Node-RED takes a node without x and y for a config node.
+  const placed = (node: Json, index: number): Json => (node.z ? { x: 100 + 150 * index, y: 100, ...node } : node);
   return [
     { id: 'tab', type: 'tab', label: 'restart' },
-    { ...configNode(sandbox), credentials: sandboxCredentials()[CONFIG_ID] },
+    { ...configNode(sandbox), credentials: { ...sandboxCredentials()[CONFIG_ID], ...credentials } },
     { id: 'start', type: 'http in', z: 'tab', url: '/start', method: 'post', wires: [['prepare', 'reply']] },
     { id: 'reply', type: 'http response', z: 'tab', statusCode: '202', wires: [] },
     {
@@ -98,7 +100,7 @@ export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Json
     { id: 'catch', type: 'catch', z: 'tab', scope: ['under-test'], wires: [['report']] },
     report('report'),
     { id: 'post', type: 'http request', z: 'tab', method: 'POST', ret: 'txt', url: collectorUrl, wires: [] },
-  ];
+  ].map(placed);
 }
 
 /** A full deployment through the admin API, resolving once the flows have started. */
@@ -173,11 +175,16 @@ export class RestartRig {
   async deployAndSend(node: Json, summary: string, tag: string, payload: unknown): Promise<void> {
     const nodeRed = this.nodeRed as NodeRedProcess;
     await deploy(nodeRed, reportingFlow(this.sandbox, this.collector.url, node, summary));
-    const started = await fetch(`${nodeRed.url}start`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ tag, payload }),
-    });
-    if (started.status !== 202) throw new Error(`POST /start answered ${started.status}`);
+    await startMessage(nodeRed, tag, payload);
   }
+}
+
+/** Sends `payload` with `msg.tag` into the reporting flow of a Node-RED. */
+export async function startMessage(nodeRed: NodeRedProcess, tag: string, payload: unknown): Promise<void> {
+  const started = await fetch(`${nodeRed.url}start`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tag, payload }),
+  });
+  if (started.status !== 202) throw new Error(`POST /start answered ${started.status}`);
 }

@@ -3,8 +3,7 @@ import helper from 'node-red-node-test-helper';
 type TestNode = helper.TestNode;
 import { Sandbox, SANDBOX_DEFAULTS, SandboxOptions, startSandbox } from '../sandbox';
 import { NODES_DIR } from './paths';
-import type { NodeAPI } from 'node-red';
-import { jobStoreFor } from '../../nodes/lib/node-red/resumable';
+import { localJobStore } from '../../nodes/lib/node-red/resumable';
 import type { JobStore } from '../../nodes/lib/platform/job-store';
 
 /**
@@ -172,7 +171,7 @@ export async function expectError(nodeId: string, msg: Json, timeoutMs?: number)
  * node `cfg`). A node unloaded mid-job keeps its job there for its next start, as a deploy would.
  */
 export function storedJobStore(): JobStore {
-  return jobStoreFor({ settings: {} } as unknown as NodeAPI, CONFIG_ID);
+  return localJobStore(undefined, CONFIG_ID);
 }
 
 /** Drops every stored job, so that no test resumes a job an earlier one left. */

@@ -4,6 +4,8 @@ import { message } from '../util/messages';
 import { describeCause } from '../util/errors';
 import type { Node, NodeAPI, NodeMessageInFlow } from './inputs';
 import type { Place } from '../geo/locations';
+import type { SvcConfigNode } from './config';
+import { SharedJobStore } from '../shared/shared-jobs';
 import { FileJobStore, JobStore, JsonObject, JsonValue, StoredJob, newJobKey } from '../platform/job-store';
 
 /**
@@ -26,18 +28,27 @@ const MAX_JSON_DEPTH = 32;
 const stores = new Map<string, FileJobStore>();
 
 /**
- * The job store of a svc-config node: a JSON file under Node-RED's user directory (which every
- * Node-RED has, with default settings), or memory alone where there is none (embedded runtimes).
- * One store per file in the process, shared by the nodes, so their writes never interleave.
+ * The job store of a svc-config node. Its own: a JSON file under Node-RED's user directory (which
+ * every Node-RED has, with default settings), or memory alone where there is none (embedded
+ * runtimes); one per file in the process, shared by the nodes, so their writes never interleave.
+ * With the config node's Redis, the jobs are shared by every instance (the file then holds those
+ * started while Redis is unavailable).
  */
 export function jobStoreFor(RED: NodeAPI, serverId: unknown): JobStore {
-  const userDir = RED.settings.userDir;
+  const local = localJobStore(RED.settings.userDir, serverId, (text) => RED.log.warn(`[svc-location] ${text}`));
+  const config = typeof serverId === 'string' ? (RED.nodes.getNode(serverId) as SvcConfigNode | null) : null;
+  const state = config?.shared?.state;
+  return state?.configured ? new SharedJobStore(state, local, `jobs:${String(serverId)}`) : local;
+}
+
+/** The process's own job store of a config node: its file under `userDir`, or memory without one. */
+export function localJobStore(userDir: string | undefined, serverId: unknown, warn: (text: string) => void = () => undefined): FileJobStore {
   const name = `jobs-${String(serverId).replace(/[^\w.-]/g, '_')}.json`;
-  const file = typeof userDir === 'string' && userDir !== '' ? path.join(userDir, STORE_FOLDER, name) : undefined;
+  const file = userDir ? path.join(userDir, STORE_FOLDER, name) : undefined;
   const id = file ?? `memory:${name}`;
   let store = stores.get(id);
   if (!store) {
-    store = new FileJobStore(file, (text) => RED.log.warn(`[svc-location] ${text}`));
+    store = new FileJobStore(file, warn);
     stores.set(id, store);
   }
   return store;

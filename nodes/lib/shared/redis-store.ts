@@ -28,6 +28,18 @@ used = redis.call('INCR', KEYS[1])
 if used == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return {1, used}`;
 
+/** Replaces a stored job's description only while the job itself is stored (KEYS: jobs, descriptions). */
+const UPDATE_JOB = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1`;
+
+/** Removes a stored job and its description; 1 for the one caller that removed it. */
+const TAKE_JOB = `
+local taken = redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return taken`;
+
 /**
  * The shared schedule of a rate limit: the key holds when the next free slot begins, on Redis's own
  * clock (TIME), so instances whose clocks differ still space their requests evenly. The answer is the
@@ -78,6 +90,11 @@ export class RedisStore implements KeyValueStore {
     return { taken: taken === 1, used };
   }
 
+  /** The stored jobs named `name` (below this store's prefix). */
+  jobHashes(name: string): RedisJobHashes {
+    return new RedisJobHashes(this.redis, this.prefix + name);
+  }
+
   /**
    * Reserves the next slot of an even schedule with one slot per `intervalMs` (no burst): resolves
    * how many milliseconds from now the reserved slot begins.
@@ -85,6 +102,39 @@ export class RedisStore implements KeyValueStore {
   async reserveSlot(key: string, intervalMs: number): Promise<number> {
     const waitMicros = await this.redis.eval(RESERVE_SLOT, 1, this.prefix + key, Math.round(intervalMs * 1000));
     return Number(waitMicros) / 1000;
+  }
+}
+
+/**
+ * Stored jobs in two hashes, `<name>` (each job's record) and `<name>:job` (each job's description,
+ * replaced as the job progresses), so that an update never rewrites, or brings back, a job's record.
+ */
+export class RedisJobHashes {
+  constructor(
+    private readonly redis: Redis,
+    private readonly name: string,
+  ) {}
+
+  private get keys(): [string, string] {
+    return [this.name, `${this.name}:job`];
+  }
+
+  /** Every stored job: its record and its description, by job key. */
+  async all(): Promise<Array<{ record: string; job: string | undefined }>> {
+    const [records, jobs] = await Promise.all(this.keys.map((key) => this.redis.hgetall(key)));
+    return Object.entries(records).map(([key, record]) => ({ record, job: jobs[key] }));
+  }
+
+  async put(key: string, record: string, job: string): Promise<void> {
+    await this.redis.multi().hset(this.keys[0], key, record).hset(this.keys[1], key, job).exec();
+  }
+
+  async update(key: string, job: string): Promise<void> {
+    await this.redis.eval(UPDATE_JOB, 2, ...this.keys, key, job);
+  }
+
+  async take(key: string): Promise<boolean> {
+    return (await this.redis.eval(TAKE_JOB, 2, ...this.keys, key)) === 1;
   }
 }
 
