@@ -44,14 +44,20 @@ export class SharedJobStore implements JobStore {
 
   async update(key: string, job: JsonObject): Promise<void> {
     await Promise.all([
-      this.state.withShared((store) => store.jobHashes(this.name).update(key, JSON.stringify(job)), () => undefined),
+      this.state.withShared(
+        (store) => store.jobHashes(this.name).update(key, JSON.stringify(job)),
+        () => undefined,
+      ),
       this.local.update(key, job),
     ]);
   }
 
   async take(key: string): Promise<boolean> {
     const [shared, local] = await Promise.all([
-      this.state.withShared((store) => store.jobHashes(this.name).take(key), () => false),
+      this.state.withShared(
+        (store) => store.jobHashes(this.name).take(key),
+        () => false,
+      ),
       this.local.take(key),
     ]);
     return shared || local;
