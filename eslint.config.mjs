@@ -5,6 +5,37 @@ import { defineConfig } from 'eslint/config';
 import html from 'eslint-plugin-html';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layer rule of nodes/lib (README, Architecture): imports run one way, node files -> node-red/
+ * (Node-RED glue) -> platform/, shared/ and geo/ -> format/ -> util/. `notImported` lists the lib folders a
+ * layer must not import (any folder not below it); Node-RED and Express stay in the glue layer.
+ */
+function layer(folder, notImported) {
+  const nodeRed = { message: 'Only node files and nodes/lib/node-red/ use Node-RED; this layer runs without it.' };
+  return {
+    files: [`nodes/lib/${folder}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'node-red', ...nodeRed },
+            { name: 'express', ...nodeRed },
+          ],
+          patterns: [
+            { regex: '^@node-red/', ...nodeRed },
+            { regex: '(^|/)svc-[^/]+$', message: 'nodes/lib never imports a node file.' },
+            ...notImported.map((other) => ({
+              regex: `^\\.\\./${other}/`,
+              message: `nodes/lib/${folder}/ is below nodes/lib/${other}/ (or beside it) and must not import it: imports run one way.`,
+            })),
+          ],
+        },
+      ],
+    },
+  };
+}
+
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'test/nr5/node_modules/', 'test/artifacts/', 'test/bench/results/'] },
   {
@@ -22,6 +53,18 @@ export default defineConfig(
       // An async method that awaits nothing is how an in-memory store implements an async interface
       // (a throw becomes a rejection); forgotten awaits are caught by no-floating-promises.
       '@typescript-eslint/require-await': 'off',
+    },
+  },
+  layer('platform', ['node-red', 'geo', 'shared']),
+  layer('shared', ['node-red', 'geo']),
+  layer('geo', ['node-red', 'platform', 'shared']),
+  layer('format', ['node-red', 'platform', 'shared', 'geo']),
+  layer('util', ['node-red', 'platform', 'shared', 'geo', 'format']),
+  {
+    // The glue layer may use Node-RED, but not the node files built on it.
+    files: ['nodes/lib/node-red/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)svc-[^/]+$', message: 'nodes/lib never imports a node file.' }] }],
     },
   },
   {
