@@ -85,9 +85,13 @@ export class PackedModule {
     }
   }
 
+  /** How many user directories were made: the suites share one packed module, so each directory gets a number of its own. */
+  private userDirs = 0;
+
   /** A fresh user directory with the tarball installed (`npm install <tarball>`) and the suite's settings. */
   async userDir(name: string): Promise<string> {
-    const userDir = newUserDir(this.workDir, name);
+    this.userDirs += 1;
+    const userDir = newUserDir(this.workDir, `${name}-${this.userDirs}`);
     await installTarball(userDir, this.tarball);
     fs.writeFileSync(path.join(userDir, 'settings.js'), SETTINGS_JS);
     return userDir;
