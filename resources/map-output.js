@@ -1,7 +1,8 @@
 /*
- * The Map output option of the six locating nodes' editors, in one place: its defaults, its two
- * dialog rows, the port label of output 2, and the number of outputs it sets (like
- * node-red-node-geofence's "worldmap" checkbox). Node-RED loads this file before the node
+ * The Map output option of the six locating nodes' editors, in one place: its two dialog rows, the
+ * port label of output 2, and the number of outputs it sets (like node-red-node-geofence's "worldmap"
+ * checkbox). Its three defaults (worldmap, worldmapLayer, outputs) stand inline in each node's
+ * definition, where tools that read defaults statically see them. Node-RED loads this file before the node
  * definitions of the pack (`<script src="resources/@svc/node-red-location/map-output.js">`).
  * Its texts are in the svc-config catalog, the one catalog every flow of the pack has.
  */
@@ -17,15 +18,6 @@
     }
 
     window.SvcMapOutput = {
-        /** Node properties: the option, its layer, and the output count Node-RED draws ports for. */
-        defaults: function () {
-            return {
-                worldmap: { value: false },
-                worldmapLayer: { value: '' },
-                outputs: { value: 1 }
-            };
-        },
-
         /** The label of output 2. */
         portLabel: function () {
             return text('port');

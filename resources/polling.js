@@ -14,20 +14,19 @@
     var POSITIVE = /^(?=.*[1-9])[0-9]*\.?[0-9]+$/;
 
     window.SvcPolling = {
-        /** Node properties: the two settings in seconds, and the legacy first wait kept until the dialog is saved. */
-        defaults: function (pollIntervalSec, maxWaitSec) {
-            return {
-                pollIntervalSec: {
-                    value: pollIntervalSec,
-                    // A node from a flow saved before 1.1 has only the legacy value until its dialog is saved.
-                    validate: function (v) {
-                        var empty = v === undefined || v === null || v === '';
-                        return empty ? POSITIVE.test(String(this.pollInterval)) : POSITIVE.test(String(v));
-                    }
-                },
-                maxWait: { value: maxWaitSec, required: true, validate: RED.validators.regex(POSITIVE) },
-                pollInterval: { value: '' }
-            };
+        /**
+         * The validator of pollIntervalSec. A node from a flow saved before 1.1 has only the legacy
+         * pollInterval until its dialog is saved. The defaults themselves stand inline in each node's
+         * definition, where tools that read defaults statically see them.
+         */
+        validateInterval: function (v) {
+            var empty = v === undefined || v === null || v === '';
+            return empty ? POSITIVE.test(String(this.pollInterval)) : POSITIVE.test(String(v));
+        },
+
+        /** The validator of maxWait. */
+        validateMaxWait: function (v) {
+            return POSITIVE.test(String(v));
         },
 
         /**

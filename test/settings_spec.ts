@@ -94,7 +94,7 @@ describe('node settings', function () {
     /** Runs the resource with a stand-in for jQuery over a dialog's two fields. */
     function dialog(fields: Record<string, string>): {
       SvcPolling: {
-        defaults(sec: number, wait: number): Record<string, { value: unknown; validate?: (this: object, v: unknown) => boolean }>;
+        validateInterval: (this: object, v: unknown) => boolean;
         prepare(unitMs: number): void;
       };
     } {
@@ -126,8 +126,7 @@ describe('node settings', function () {
     });
 
     it('accepts a node that has only the legacy value until its dialog is saved', function () {
-      const { pollIntervalSec } = dialog({}).SvcPolling.defaults(2, 1800);
-      const validate = pollIntervalSec.validate as (this: object, v: unknown) => boolean;
+      const validate = dialog({}).SvcPolling.validateInterval;
       should(validate.call({ pollInterval: 2000 }, undefined)).be.true();
       should(validate.call({ pollInterval: '' }, undefined)).be.false();
       should(validate.call({}, '0.5')).be.true();
