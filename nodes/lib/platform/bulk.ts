@@ -5,7 +5,7 @@ import { PlatformError, describeCause } from '../util/errors';
 import { message } from '../util/messages';
 import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient, PlatformResponse } from './client';
-import { JobReader, JobState, PollContext, Polling, jobFailed, pollJob, statusReadsAsFailed } from './jobs';
+import { JobReader, JobState, PollContext, Polling, fetchJobStatus, jobFailed, pollJob, statusReadsAsFailed } from './jobs';
 import { trimTrailing } from '../util/text';
 
 /**
@@ -116,14 +116,7 @@ export async function bulkResult(
   } catch (err) {
     if (!(err instanceof PlatformError && err.statusCode !== undefined && STALE_DOWNLOAD_STATUS.has(err.statusCode))) throw err;
     // Perhaps an expired token: the job is asked once more for a fresh link.
-    const status = await client.request({
-      auth: 'project',
-      method: 'GET',
-      path: job.statusPath,
-      retry: 'read',
-      signal: context.signal,
-      onWait: context.onWait,
-    });
+    const status = await fetchJobStatus(client, job, context);
     const fresh = reader.result(status.body);
     if (!fresh) throw err;
     file = await fetchFile(client, fresh, context);

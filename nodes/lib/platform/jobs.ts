@@ -2,7 +2,7 @@ import { PlatformError } from '../util/errors';
 import { Message, message } from '../util/messages';
 import { sleep } from '../util/async';
 import { isRecord } from '../util/values';
-import { PlatformClient, WaitEvent } from './client';
+import { PlatformClient, PlatformResponse, WaitEvent } from './client';
 
 /** How a job is polled: the first wait, growing by half each time up to `maxIntervalMs`, and the overall limit. */
 export interface Polling {
@@ -83,14 +83,7 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw jobTimedOut(job, reader, polling);
     await sleep(Math.min(pollDelay(polling, job.polls), remaining), context.signal);
-    const response = await client.request({
-      auth: 'project',
-      method: 'GET',
-      path: job.statusPath,
-      retry: 'read',
-      signal: context.signal,
-      onWait: context.onWait,
-    });
+    const response = await fetchJobStatus(client, job, context);
     job.polls++;
     job.status = reader.status(response.body) ?? job.status;
     context.onPoll?.(job);
@@ -108,6 +101,18 @@ function jobTimedOut(job: JobState, reader: JobReader<unknown>, polling: Polling
 }
 
 const FAILED_STATUS = /fail|error|cancel|abort|reject|expire/i;
+
+/** One status request for a job, outside the polling loop too (a bulk job asked again for a fresh download link). */
+export function fetchJobStatus(client: PlatformClient, job: JobState, context: PollContext): Promise<PlatformResponse> {
+  return client.request({
+    auth: 'project',
+    method: 'GET',
+    path: job.statusPath,
+    retry: 'read',
+    signal: context.signal,
+    onWait: context.onWait,
+  });
+}
 
 /** Job status names are not in the spec: any status that reads as a failure ends the job. */
 export function statusReadsAsFailed(status: unknown): boolean {
