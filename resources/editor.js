@@ -10,6 +10,20 @@
  * to the matching msg member by the node's defaults), spinners, rows shown for one choice only, and the
  * move of a legacy poll setting. The defaults stay inline in each registerType, where the Flow Library
  * and the scorecard read them statically; their validators are here.
+ *
+ * A row is an object whose kind names the property it edits (the input is node-input-<property>):
+ *   { typed: 'address', types: ['str', 'jsonata'] }   TypedInput: the sources, then these types;
+ *       fixed: ['a', 'b'] (multiple: true) or { value, label, options, optionLabels } puts choices first
+ *   { text | password | config: 'p' }                  a text or password input; config: a config-node selector
+ *   { spinner: 'p', min, max, step }  { number: 'p', min, step }   a spinner, or an HTML number input
+ *   { select: 'p', options: ['a', 'b'] }              labels from <type>.<p>.<option>
+ *   { checkbox: 'p', caption }                         caption right of the box (default label.<p>)
+ *   { tip: 'key', icon, warning }  { hidden: 'p' }  { html: '<div class="form-row">…</div>' }
+ *   'server', 'name', 'mapOutput', { poll: legacyUnitMs, units }   rows several dialogs share
+ * and may have: icon (Font Awesome, without fa-), label (default label.<p>), placeholder (a key) or
+ * example (a literal placeholder), unit (a key, shown after the input), and when: { control: [values] },
+ * to show the row only while that select, checkbox or fixed TypedInput choice holds one of the values.
+ * Keys are in the node's catalog (`label.origins` is <type>.label.origins) unless they name a namespace.
  */
 (function () {
     'use strict';
@@ -264,6 +278,13 @@
     window.SvcEditor = {
         form: form,
         moveLegacyPoll: moveLegacyPoll,
+
+        /** The label of a node: its name, else `fallback`. */
+        nameOr: function (fallback) {
+            return function () {
+                return this.name || fallback;
+            };
+        },
 
         /** labelStyle of every node: italic while the user has named it. */
         labelStyle: function () {

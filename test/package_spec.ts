@@ -238,7 +238,11 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
           }
         }
         should(notServed).be.empty();
-        should(packedPaths().filter((file) => file.startsWith('resources/')).sort()).eql(loaded.map((resource) => resource.replace(`resources/${MODULE}/`, 'resources/')).sort());
+        should(
+          packedPaths()
+            .filter((file) => file.startsWith('resources/'))
+            .sort(),
+        ).eql(loaded.map((resource) => resource.replace(`resources/${MODULE}/`, 'resources/')).sort());
       });
 
       it('serves every icon its editor definitions ask for, as an image', async function () {
