@@ -1,7 +1,8 @@
 import { createWriteStream, WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { csvLine } from './csv';
-import { invalidInput } from '../util/errors';
+import { describeCause, invalidInput } from '../util/errors';
+import { message } from '../util/messages';
 
 /**
  * Rows written to a file as they come: CSV (a name ending in .csv; the columns are those of the
@@ -24,12 +25,12 @@ export class RowFile {
 
   /** Opens (creates or truncates) the file; an unwritable path is an INVALID_INPUT error before any row. */
   static async open(path: string): Promise<RowFile> {
-    if (path.trim() === '') throw invalidInput('the output file path is empty');
+    if (path.trim() === '') throw invalidInput(message('error.outputFile.emptyPath'));
     const stream = createWriteStream(path);
     try {
       await once(stream, 'open');
     } catch (err) {
-      throw invalidInput(`the output file ${path} cannot be written: ${(err as Error).message}`);
+      throw invalidInput(message('error.outputFile.notWritable', { path, cause: describeCause(err) }));
     }
     return new RowFile(path, stream, /\.csv$/i.test(path) ? 'csv' : 'jsonl');
   }
@@ -65,7 +66,7 @@ export class RowFile {
   }
 
   private check(): void {
-    if (this.failure) throw invalidInput(`writing the output file ${this.path} failed: ${this.failure.message}`);
+    if (this.failure) throw invalidInput(message('error.outputFile.writeFailed', { path: this.path, cause: this.failure.message }));
   }
 }
 
