@@ -31,11 +31,16 @@ interface BulkGeocodeDef extends NodeDef {
   outputFile?: string;
 }
 
-/** A run as stored for a restart: its batch size, every input row, and the jobs uploaded so far. */
+/** A run as stored for a restart: its batch size, every input row, the jobs uploaded so far, and the batches being uploaded. */
 interface StoredRun {
   batchSize: number;
   rows: InputRow[];
   jobs: BulkJobState[];
+  /**
+   * Batches whose upload was sent and whose job id is not stored yet: after a crash each is uploaded
+   * again (the platform has no idempotency key) and its report says so (`uploadedAgain`).
+   */
+  uploading?: number[];
 }
 
 /** A run as the job store takes it: rows and job states are plain JSON (each row's input checked by `isJsonValue`). */
@@ -85,12 +90,21 @@ export = function register(RED: NodeAPI): void {
         source.stream?.destroy();
         throw err;
       });
-      const onUpload = run
-        ? async (job: BulkJobState) => {
-            run.jobs.push(job);
-            await context.track(storedRun(run));
+      // Stored before each upload is sent and as soon as its job id arrives: a crash can only repeat an upload under way.
+      const uploadedBefore = run?.uploading?.slice() ?? [];
+      const uploads = run
+        ? {
+            onUploadStart: async (batch: number) => {
+              run.uploading = [...(run.uploading ?? []).filter((number) => number !== batch), batch];
+              await context.track(storedRun(run));
+            },
+            onUpload: async (job: BulkJobState) => {
+              run.jobs.push(job);
+              run.uploading = (run.uploading ?? []).filter((number) => number !== job.batch);
+              await context.track(storedRun(run));
+            },
           }
-        : undefined;
+        : {};
       const summary = await new BulkRun({
         client: platform,
         protocol,
@@ -100,7 +114,8 @@ export = function register(RED: NodeAPI): void {
         context,
         deliver: (batch) => output.deliver(batch),
         uploaded: run?.jobs.slice(),
-        onUpload,
+        uploadedBefore,
+        ...uploads,
       })
         .run(source)
         .catch((err: unknown) => {
