@@ -171,3 +171,11 @@ export async function postWebhook(instance: NodeRedProcess, body: string, signat
   await response.arrayBuffer();
   return response.status;
 }
+
+/** After each test of the suite: the last `lines` log lines of every instance when the test failed, to tell why. */
+export function showLogsOnFailure(cluster: () => Cluster | undefined, lines = 12): void {
+  afterEach(function () {
+    if (this.currentTest?.state !== 'failed') return;
+    for (const instance of cluster()?.instances ?? []) console.log(`--- ${instance.url} ---\n${instance.log.slice(-lines).join('\n')}`);
+  });
+}

@@ -5,7 +5,7 @@ import { startSandbox, Sandbox } from '../sandbox';
 import { signatureHeader, nowSeconds } from '../bench/webhook-signing';
 import { RedisServer } from '../support/redis-server';
 import { busiestWindow } from '../bench/measure';
-import { Cluster, geocodeThrough, postWebhook, sharedFlows } from './cluster';
+import { Cluster, geocodeThrough, postWebhook, sharedFlows, showLogsOnFailure } from './cluster';
 
 /**
  * `npm run test:instances`: two real Node-RED processes with the same flows, one real redis-server
@@ -47,10 +47,8 @@ describe('several Node-RED instances sharing state through Redis', function () {
     await sandbox?.close();
   });
 
+  showLogsOnFailure(() => cluster, 40);
   afterEach(function () {
-    if (this.currentTest?.state === 'failed') {
-      for (const instance of cluster?.instances ?? []) console.log(`--- ${instance.url} ---\n${instance.log.slice(-40).join('\n')}`);
-    }
     for (const instance of cluster?.instances ?? []) {
       should(lines(instance.log, /Unhandled|uncaught|FATAL|TypeError/i)).eql([], 'no crash or unhandled rejection');
     }

@@ -6,7 +6,7 @@ import Redis from 'ioredis';
 import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { RedisServer, RedisTls } from '../support/redis-server';
-import { Cluster, geocodeThrough, sharedFlows } from '../instances/cluster';
+import { Cluster, geocodeThrough, sharedFlows, showLogsOnFailure } from '../instances/cluster';
 import { until } from '../restart/support';
 
 /**
@@ -34,11 +34,7 @@ describe('shared state on a TLS Redis (rediss://)', function () {
     cluster = await Cluster.start(TRUSTING + 1, (i) => (i < TRUSTING ? { NODE_EXTRA_CA_CERTS: tls.caFile } : {}));
   });
 
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') {
-      for (const instance of cluster?.instances ?? []) console.log(`--- ${instance.url} ---\n${instance.log.slice(-12).join('\n')}`);
-    }
-  });
+  showLogsOnFailure(() => cluster);
 
   after(async function () {
     await cluster?.stop();
