@@ -30,7 +30,7 @@ export function useRuntimeCatalog(RED: NodeAPI): void {
 /** A message in the runtime's language; en-US where the runtime has no catalog for it (a test helper, say). */
 export function translate(text: Message | string): string {
   if (typeof text === 'string') return text;
-  const cacheKey = text.params === undefined ? text.key : `${text.key} ${JSON.stringify(text.params)}`;
+  const cacheKey = cacheKeyOf(text);
   const known = translated.get(cacheKey);
   if (known !== undefined) return known;
   const result = translateNow(text);
@@ -39,6 +39,16 @@ export function translate(text: Message | string): string {
     translated.set(cacheKey, result);
   }
   return result;
+}
+
+/** The key and parameters as one string; flat parameters without JSON.stringify, which showed in the profile too. */
+function cacheKeyOf(text: Message): string {
+  let key = text.key;
+  for (const name in text.params) {
+    const value = text.params[name];
+    key += typeof value === 'object' ? `\u0001${name}=${JSON.stringify(value)}` : `\u0001${name}=${value}`;
+  }
+  return key;
 }
 
 function translateNow(text: Message): string {

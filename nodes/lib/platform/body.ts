@@ -54,7 +54,9 @@ export function readBounded(body: Readable, limitBytes: number, declaredLength: 
     body.once('end', () => settle({ bytes: Buffer.concat(chunks, total), complete: true }));
     // After settling, errors (such as the abort of the destroy above) are expected and dropped.
     body.on('error', (err) => settle(err));
-    body.once('close', () => settle(Object.assign(new Error('the answer ended before it was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+    body.once('close', () => {
+      if (!settled) settle(Object.assign(new Error('the answer ended before it was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
   });
 }
 
