@@ -1,9 +1,9 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
-import { message } from './lib/util/messages';
+import { Message, message } from './lib/util/messages';
 import { LatLon, toPosition } from './lib/geo/geohash';
-import { Place, readLocation, toLocationObject } from './lib/geo/locations';
+import { Place, numbered, readLocation, toLocationObject } from './lib/geo/locations';
 import type { PlatformClient } from './lib/platform/client';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
@@ -73,7 +73,7 @@ export = function register(RED: NodeAPI): void {
         const rangeValues = readRangeValues(fields.rangeValue);
         const body: Record<string, unknown> = {
           async: readBoolean(fields.async, 'async') ?? false,
-          origins: places.map((place, i) => toLocationObject(place, variant, precision, `origin ${i + 1}`)),
+          origins: places.map((place, i) => toLocationObject(place, variant, precision, numbered('origin', i + 1))),
           range: { type: rangeType, value: rangeValues.length === 1 ? rangeValues[0] : rangeValues },
           ...setMembers({
             mode: readChoice(fields.mode, MODES, 'mode'),
@@ -210,7 +210,7 @@ function isolineFeatures(isoline: unknown, ranges: Range[]): Record<string, unkn
   if (polygons.length === 0) throw new PlatformError('BAD_RESPONSE', message('error.isoline.noPolygon'));
   return polygons.map((polygon, i) => ({
     type: 'Feature',
-    geometry: { type: 'Polygon', coordinates: polygon.rings.map((ring, r) => closedRing(ring, `isoline polygon ${i + 1} ring ${r + 1}`)) },
+    geometry: { type: 'Polygon', coordinates: polygon.rings.map((ring, r) => closedRing(ring, message('label.polygonRing', { polygon: i + 1, ring: r + 1 }))) },
     properties: { ...polygon.properties, range: rangeOf(polygon.properties.range, ranges, i) },
   }));
 }
@@ -251,10 +251,10 @@ function isRing(value: unknown): value is unknown[] {
   );
 }
 
-function closedRing(vertices: unknown[], label: string): Ring {
+function closedRing(vertices: unknown[], label: Message): Ring {
   let ring: Ring;
   try {
-    ring = vertices.map((v, i) => toPosition(readLocation(v, `${label} vertex ${i + 1}`, { lonLatArrays: true }).point as LatLon));
+    ring = vertices.map((v, i) => toPosition(readLocation(v, message('label.vertex', { label, position: i + 1 }), { lonLatArrays: true }).point as LatLon));
   } catch (err) {
     throw new PlatformError('BAD_RESPONSE', message('error.isoline.unusable', { cause: causeOf(err) }));
   }

@@ -4,7 +4,7 @@ import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';
 import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
 import { Json, isSet, readChoice, setMembers, toNumber } from './lib/util/values';
-import { formatRfc3339, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/geo/locations';
+import { formatRfc3339, numbered, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/geo/locations';
 import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { plainText } from './lib/util/text';
 import { handleInputs } from './lib/node-red/runner';
@@ -40,7 +40,7 @@ export = function register(RED: NodeAPI): void {
         if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput(message('error.route.arriveAndDepart'));
         const defaultModes = isSet(fields.transportMode) ? readRouteModes(fields.transportMode, 'transportMode') : undefined;
         const body: Json = {
-          waypoints: places.map((place, i) => toWaypointObject(place, defaultModes, `waypoint ${i + 1}`)),
+          waypoints: places.map((place, i) => toWaypointObject(place, defaultModes, numbered('waypoint', i + 1))),
           ...setMembers({
             arriveBy: isSet(fields.arriveBy) ? formatRfc3339(fields.arriveBy, 'arriveBy') : undefined,
             departAt: isSet(fields.departAt) ? formatRfc3339(fields.departAt, 'departAt') : undefined,

@@ -1,7 +1,17 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
-import { DepartureFormat, LocationObject, Place, formatDeparture, readBoxes, readLocation, toLocationObject, toSequenceBox } from './lib/geo/locations';
+import {
+  DepartureFormat,
+  LocationObject,
+  Place,
+  formatDeparture,
+  numbered,
+  readBoxes,
+  readLocation,
+  toLocationObject,
+  toSequenceBox,
+} from './lib/geo/locations';
 import type { PlatformClient } from './lib/platform/client';
 import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
 import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
@@ -57,14 +67,14 @@ export = function register(RED: NodeAPI): void {
         const platform = client();
         const fields = await read(msg);
         const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
-        const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, `waypoint ${i + 1}`));
+        const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, numbered('waypoint', i + 1)));
         const body: Json = {
           async: readBoolean(fields.async, 'async') ?? false,
           waypoints,
           ...setMembers({
             departure: isSet(fields.departure) ? formatDeparture(fields.departure, departureFormat, 'departure') : undefined,
             transportMode: readChoices(fields.transportMode, TRANSPORT_MODES, 'transportMode'),
-            avoid: isSet(fields.avoid) ? readBoxes(fields.avoid, 'avoid box').map(toSequenceBox) : undefined,
+            avoid: isSet(fields.avoid) ? readBoxes(fields.avoid, 'avoidBox').map(toSequenceBox) : undefined,
             routeMode: readChoice(fields.routeMode, ROUTE_MODES, 'routeMode'),
           }),
         };
@@ -136,7 +146,7 @@ interface Stop {
 /** A returned waypoint's `location` (a geohash, or any location form), or undefined when unreadable. */
 function returnedStop(element: Json, k: number): Stop | undefined {
   try {
-    const place = readLocation(element.location, `result waypoint ${k + 1}`, { lonLatArrays: true });
+    const place = readLocation(element.location, numbered('resultWaypoint', k + 1), { lonLatArrays: true });
     if (!place.point) return undefined;
     return { geohash: place.geohash ?? encodeGeohash(place.point, FULL_PRECISION), point: place.point };
   } catch {

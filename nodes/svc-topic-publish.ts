@@ -30,7 +30,7 @@ export = function register(RED: NodeAPI): void {
       const platform = client();
       const values = await inputs.read(msg);
       const topicId = readTopicId(values.topicId);
-      const locationId = readRequiredText(values.locationId, 'location id');
+      const locationId = readRequiredText(values.locationId, message('label.locationId'));
       const data = readData(values.data, wrapValue);
       // A publish triggers webhooks: retried only when it certainly did not reach the service, or on 429.
       const response = await pubsubRequest(platform, {

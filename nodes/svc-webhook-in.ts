@@ -6,7 +6,7 @@ import { NodeStatus } from './lib/node-red/status';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { causeOf, describeCause, invalidInput } from './lib/util/errors';
-import { message } from './lib/util/messages';
+import { Message, message } from './lib/util/messages';
 import { translate } from './lib/node-red/i18n';
 import { isHeaderName } from './lib/util/text';
 import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
@@ -47,6 +47,23 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 type Rejection = SignatureRejection | 'not JSON' | 'invalid JSON' | 'body too large' | 'header mismatch';
+
+/**
+ * What the status says for each refusal, in the runtime's language. The HTTP answer keeps the reason
+ * code itself (`{"error": "stale timestamp"}`): the sender is a program, and its logs should read the same everywhere.
+ */
+const REJECTION_TEXTS: Record<Rejection, Message> = {
+  'missing signature': message('status.webhook.rejection.missingSignature'),
+  'malformed signature': message('status.webhook.rejection.malformedSignature'),
+  'stale timestamp': message('status.webhook.rejection.staleTimestamp'),
+  'future timestamp': message('status.webhook.rejection.futureTimestamp'),
+  'signature mismatch': message('status.webhook.rejection.signatureMismatch'),
+  replay: message('status.webhook.rejection.replay'),
+  'not JSON': message('status.webhook.rejection.notJson'),
+  'invalid JSON': message('status.webhook.rejection.invalidJson'),
+  'body too large': message('status.webhook.rejection.bodyTooLarge'),
+  'header mismatch': message('status.webhook.rejection.headerMismatch'),
+};
 
 export = function register(RED: NodeAPI): void {
   function SvcWebhookIn(this: Node<WebhookInCredentials>, def: WebhookInDef): void {
@@ -91,7 +108,11 @@ export = function register(RED: NodeAPI): void {
     let warnedConsumedBody = false;
     let closed = false;
     const showCounts = (rejection?: Rejection) => {
-      const params = { accepted: counts.accepted, rejected: counts.rejected, reason: rejection ? ` (${rejection})` : '' };
+      const params = {
+        accepted: counts.accepted,
+        rejected: counts.rejected,
+        reason: rejection ? message('status.webhook.because', { reason: REJECTION_TEXTS[rejection] }) : '',
+      };
       const text = message(unsigned ? 'status.webhook.countsUnsigned' : 'status.webhook.counts', params);
       if (rejection || unsigned) status.warning(text);
       else status.done(text);

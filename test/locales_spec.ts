@@ -70,22 +70,37 @@ function editorKeys(type: string): EditorKeys {
 
 /** The catalog that holds the runtime texts of every node (statuses, warnings, errors), under `runtime.`. */
 const RUNTIME_CATALOG = 'svc-config';
-/** The first segments of runtime message keys, as the code writes them: message('error.input.unreadable', …). */
-const RUNTIME_KEY = /['`]((?:error|status|warn|value|config|setting|source)\.[\w.]*)(\$\{)?/g;
+/**
+ * Runtime message keys as the code writes them: the first argument of every message(…) call, whatever
+ * its section (so a mistyped key is caught), and keys of the catalog's sections written elsewhere.
+ */
+const RUNTIME_KEYS = [/\bmessage\(\s*['`]([\w.]+)(\$\{)?/g, /['`]((?:error|status|warn|log|label|value|config|setting|source)\.[\w.]*)(\$\{)?/g];
+
+/** The TypeScript sources of the nodes and their lib. */
+function nodeSources(): Array<{ file: string; text: string }> {
+  return (fs.readdirSync(SOURCE_NODES_DIR, { recursive: true }) as string[])
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => ({ file, text: fs.readFileSync(path.join(SOURCE_NODES_DIR, file), 'utf8') }));
+}
 
 /** The runtime catalog keys the TypeScript sources name: literal keys, and prefixes of keys completed at run time (`setting.${name}`). */
 function runtimeKeys(): EditorKeys {
-  const sources = (fs.readdirSync(SOURCE_NODES_DIR, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
   const keys = new Set<string>();
   const prefixes = new Set<string>();
-  for (const file of sources) {
-    for (const [, key, interpolated] of fs.readFileSync(path.join(SOURCE_NODES_DIR, file), 'utf8').matchAll(RUNTIME_KEY)) {
+  for (const { text } of nodeSources()) {
+    for (const [, key, interpolated] of RUNTIME_KEYS.flatMap((pattern) => [...text.matchAll(pattern)])) {
       if (interpolated) prefixes.add(`runtime.${key}`);
       else if (!key.endsWith('.')) keys.add(`runtime.${key}`);
     }
   }
   return { keys: [...keys], prefixes: [...prefixes] };
 }
+
+/**
+ * Calls that give people a text written in the code instead of a catalog message: an error, a status,
+ * a warning or a log line with a string literal (`invalidInput('…')`, `node.warn(\`…\`)`).
+ */
+const LITERAL_TEXT = /(?:\binvalidInput\(|\bnew PlatformError\(\s*'[A-Z_]+',|\bnew CsvError\(|\.(?:warn|log|error|info|done|warning)\()\s*['`]/g;
 
 const RESOURCES_DIR = path.join(REPO_ROOT, 'resources');
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
@@ -136,6 +151,13 @@ function helpShape(type: string, language: Language): HelpShape {
 }
 
 describe('message catalogs and help', function () {
+  it('has no runtime text written in the code: errors, statuses, warnings and log lines are catalog messages', function () {
+    const literals = nodeSources().flatMap(({ file, text }) =>
+      [...text.matchAll(LITERAL_TEXT)].map((match) => `${file}: ${text.slice(match.index, match.index + 60)}`),
+    );
+    should(literals).deepEqual([]);
+  });
+
   it('covers every node type that package.json registers', function () {
     const packageJson = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
     should(nodeTypes).deepEqual(Object.keys(packageJson['node-red'].nodes).sort());

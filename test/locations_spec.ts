@@ -229,11 +229,11 @@ describe('locations (shared location converter)', function () {
       should(readBox(' 1, 2 ,3,4', 'b')).eql(box);
       should(toSequenceBox(box)).eql({ minLat: 1, minLng: 2, maxLat: 3, maxLng: 4 });
       should(toRouteBox(box)).equal('1,2,3,4');
-      should(readBoxes(box, 'avoid box')).eql([box]);
+      should(readBoxes(box, 'avoidBox')).eql([box]);
     });
 
     it('refuses boxes whose minimum is not below the maximum, or out of range', function () {
-      should(refusal(() => readBoxes([{ minLat: 1, minLng: 2, maxLat: 3, maxLng: 4 }, '3,2,1,4'], 'avoid box'))).equal(
+      should(refusal(() => readBoxes([{ minLat: 1, minLng: 2, maxLat: 3, maxLng: 4 }, '3,2,1,4'], 'avoidBox'))).equal(
         'avoid box 2: minLat 3 must be less than maxLat 1',
       );
       should(refusal(() => readBox('1,4,3,4', 'avoid'))).equal('avoid: minimum longitude 4 must be less than maximum longitude 4');

@@ -1,11 +1,18 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import express, { Express } from 'express';
 import should from 'should';
 import { i18n } from '@node-red/util';
 import type { NodeAPI } from 'node-red';
-import { localize, translate, useRuntimeCatalog } from '../nodes/lib/node-red/i18n';
+import { localize, nodeLog, translate, useRuntimeCatalog } from '../nodes/lib/node-red/i18n';
+import { SharedState } from '../nodes/lib/shared/shared-state';
 import { PlatformError } from '../nodes/lib/util/errors';
 import { message } from '../nodes/lib/util/messages';
-import { expectError, helper, loadWithSandbox, useSandbox } from './support/harness';
+import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, sandboxCredentials, useSandbox } from './support/harness';
+import { freePort } from './support/node-red-process';
+import { waitUntil } from './foundation_helpers';
 import { NODES_DIR } from './support/paths';
 
 /** Node-RED's own i18n (i18next with its catalog loader), as the runtime has it, with the pack's catalogs registered. */
@@ -22,6 +29,12 @@ const NAMESPACE = '@svc/node-red-location/svc-config';
 const svcConfigRED = { _: (key: string, params?: object) => runtimeI18n._(`${NAMESPACE}:${key}`, params) } as unknown as NodeAPI;
 
 type StatusCall = { args: Array<{ text?: string }>; thisValue: { id?: string } };
+
+/** The status texts node `id` has shown, in order. */
+function statusTexts(id: string): Array<string | undefined> {
+  const calls = (helper.getNode(id).status.getCalls?.() ?? []) as unknown as StatusCall[];
+  return calls.filter((call) => call.thisValue?.id === id).map((call) => call.args[0].text);
+}
 
 describe('runtime texts in the runtime language', function () {
   const ctx = useSandbox();
@@ -59,8 +72,93 @@ describe('runtime texts in the runtime language', function () {
     const { error } = await expectError('n1', { payload: '   ' });
     should(error.code).equal('INVALID_INPUT');
     should(error.message).equal('address が空です');
-    const calls = (helper.getNode('n1').status.getCalls?.() ?? []) as unknown as StatusCall[];
-    const texts = calls.filter((call) => call.thisValue?.id === 'n1').map((call) => call.args[0].text);
-    should(texts).eql(['リクエスト中', 'INVALID_INPUT']);
+    should(statusTexts('n1')).eql(['リクエスト中', 'INVALID_INPUT']);
+  });
+
+  it('names an element of a list in Japanese: the waypoint of a route', async function () {
+    await loadWithSandbox(ctx.sandbox, { types: ['svc-route'], nodes: [{ id: 'n1', type: 'svc-route' }] });
+    useRuntimeCatalog(svcConfigRED);
+    const waypoints = [
+      { lat: 52.52, lon: 13.405 },
+      { lat: 52.5, lon: 13.38 },
+      { lat: 91, lon: 13 },
+    ];
+    const { error } = await expectError('n1', { payload: { waypoints } });
+    should(error.code).equal('INVALID_INPUT');
+    should(error.message).equal('経由地 3: 緯度 91 が範囲外です');
+  });
+
+  it('reports a CSV that cannot be read in Japanese', async function () {
+    await loadWithSandbox(ctx.sandbox, { types: ['svc-bulk-geocode'], nodes: [{ id: 'n1', type: 'svc-bulk-geocode' }] });
+    useRuntimeCatalog(svcConfigRED);
+    const { error } = await expectError('n1', { payload: 'address\n"unterminated\n' });
+    should(error.code).equal('INVALID_INPUT');
+    should(error.message).equal('CSV入力を読み取れません: CSVの末尾で、引用符で囲んだフィールドが閉じていません');
+  });
+
+  it('names the size limit an answer went past in Japanese, down to its unit', async function () {
+    // 0.0005 MB is 524 bytes: the limit is told in bytes.
+    await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], config: { maxResponseSize: 0.0005 } });
+    useRuntimeCatalog(svcConfigRED);
+    ctx.sandbox.setFault('geocode', { hugeBodyBytes: 64 * 1024 });
+    const { error } = await expectError('n1', { payload: '1 Main Street' });
+    should(error.code).equal('BAD_RESPONSE');
+    should(error.message).equal('応答が 524 バイト を超えています (svc-configノードの「最大応答サイズ」): 読み込みません');
+  });
+
+  it('warns in Japanese when the shared state on Redis is unavailable', async function () {
+    useRuntimeCatalog(svcConfigRED);
+    const warnings: string[] = [];
+    const port = await freePort();
+    const state = new SharedState({ url: `redis://127.0.0.1:${port}`, log: nodeLog({ warn: (text: string) => warnings.push(text), log: () => undefined }) });
+    try {
+      await waitUntil(() => warnings.length > 0, 'the warning of the outage');
+      should(warnings[0]).startWith(`共有状態を利用できません (Redis redis://127.0.0.1:${port}: `);
+      should(warnings[0]).endWith('このインスタンス自身の状態で動作しながら再接続します');
+    } finally {
+      state.close();
+    }
+  });
+
+  describe('svc-webhook-in', function () {
+    const SECRET = 'current-secret';
+    let server: http.Server | undefined;
+    afterEach(async function () {
+      server?.closeAllConnections();
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      server = undefined;
+    });
+
+    /** Loads a webhook node and serves its RED.httpNode on a port of its own (the test helper's server does not route to it). */
+    async function webhookUrl(): Promise<string> {
+      let httpNode: Express | undefined;
+      const captureHttpNode = (RED: { httpNode: Express }) => {
+        httpNode = RED.httpNode;
+      };
+      const flow = [configNode(ctx.sandbox), { id: 'w1', type: 'svc-webhook-in', url: '/hook', server: CONFIG_ID, wires: [[]] }];
+      await helper.load([nodeModule('svc-config'), nodeModule('svc-webhook-in'), captureHttpNode], flow, { ...sandboxCredentials(), w1: { secret: SECRET } });
+      useRuntimeCatalog(svcConfigRED);
+      const app = express();
+      app.use((req, res, next) => (httpNode ? httpNode(req, res, next) : next()));
+      server = http.createServer(app);
+      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    }
+
+    it('shows why it refused a request in Japanese, and answers the sender with the reason code', async function () {
+      const url = await webhookUrl();
+      const body = '{"event":"enter"}';
+      const t = Math.floor(Date.now() / 1000);
+      const wrongDigest = createHash('sha256').update(`${t}.not-the-secret.${body}`).digest('hex');
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'svc-signature': `t=${t},digestV1=${wrongDigest}` },
+        body,
+      });
+      should(answer.status).equal(401);
+      should(await answer.json()).eql({ error: 'signature mismatch' });
+      await waitUntil(() => statusTexts('w1').length > 1, 'the status after the refusal');
+      should(statusTexts('w1').at(-1)).equal('受理 0、拒否 1 (署名の不一致)');
+    });
   });
 });

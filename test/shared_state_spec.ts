@@ -7,13 +7,15 @@ import { CoalescedWriter, readJson } from '../nodes/lib/shared/json-file';
 import { CounterFile, DailyQuota } from '../nodes/lib/shared/quota';
 import { SharedMode, SharedState, describeRedisUrl } from '../nodes/lib/shared/shared-state';
 import { MemoryStore } from '../nodes/lib/shared/store';
+import { Message, english } from '../nodes/lib/util/messages';
 import { freePort } from './support/node-red-process';
 import { rejectionOf, waitUntil } from './foundation_helpers';
 
-/** A log that keeps what it is told. */
+/** A log that keeps what it is told, in English. */
 function recordingLog() {
   const lines: Array<{ level: 'warn' | 'info'; text: string }> = [];
-  return { lines, log: { warn: (text: string) => lines.push({ level: 'warn', text }), info: (text: string) => lines.push({ level: 'info', text }) } };
+  const record = (level: 'warn' | 'info') => (text: Message) => lines.push({ level, text: english(text) });
+  return { lines, log: { warn: record('warn'), info: record('info') } };
 }
 
 describe('shared state without Redis (one instance)', function () {

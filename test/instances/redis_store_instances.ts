@@ -3,6 +3,7 @@ import should from 'should';
 import { RedisStore } from '../../nodes/lib/shared/redis-store';
 import { DEFAULT_KEY_PREFIX, SharedState } from '../../nodes/lib/shared/shared-state';
 import { MemoryStore } from '../../nodes/lib/shared/store';
+import { english } from '../../nodes/lib/util/messages';
 import { RedisServer } from '../support/redis-server';
 
 /**
@@ -64,7 +65,7 @@ describe('RedisStore on a real redis-server', function () {
 
   it('withFallback: Redis while it answers, the local store while it is down, with one warning', async function () {
     const warnings: string[] = [];
-    const state = new SharedState({ url: redis.url, log: { warn: (t) => warnings.push(t), info: () => undefined } });
+    const state = new SharedState({ url: redis.url, log: { warn: (t) => warnings.push(english(t)), info: () => undefined } });
     try {
       const store = state.withFallback(new MemoryStore());
       await store.set('where', 'redis', 60_000);

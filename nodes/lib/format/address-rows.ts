@@ -158,6 +158,6 @@ class CsvRows {
 
 function inputError(err: unknown): PlatformError {
   if (err instanceof PlatformError) return err;
-  if (err instanceof CsvError) return invalidInput(message('error.bulk.csv', { cause: err.message }));
+  if (err instanceof CsvError) return invalidInput(message('error.bulk.csv', { cause: err.text }));
   return invalidInput(message('error.bulk.read', { cause: causeOf(err) }));
 }

@@ -1,5 +1,7 @@
 import { parseCsv, recordToObject } from './csv';
 import { isRecord } from '../util/values';
+import { PlatformError } from '../util/errors';
+import { message } from '../util/messages';
 
 /** Members that may hold the list of results in a JSON result file, tried first. */
 const RESULT_LIST_MEMBERS = ['results', 'items', 'rows', 'records', 'data', 'features', 'payload'];
@@ -8,7 +10,7 @@ const RECORD_SEPARATOR = '\u001e';
 /**
  * The records of a result file: JSON (an array, a FeatureCollection, or an object holding a list),
  * JSON lines, or CSV with a header row; chosen by content type, else by the first character.
- * Throws a plain Error saying what is wrong; the caller names the file.
+ * Throws an error saying what is wrong (a BAD_RESPONSE, a CsvError or JSON's own); the caller names the file.
  */
 export function resultRecords(contentType: string, body: Buffer): unknown[] {
   const type = contentType.toLowerCase();
@@ -25,7 +27,7 @@ export function resultRecords(contentType: string, body: Buffer): unknown[] {
   }
   if (/json/.test(type) || (!/csv|text\//.test(type) && /^\s*[[{]/.test(text))) {
     const list = resultList(JSON.parse(text), 0);
-    if (!list) throw new Error('the JSON holds no list of results');
+    if (!list) throw new PlatformError('BAD_RESPONSE', message('error.bulk.noResultList'));
     return list;
   }
   const [header = [], ...records] = parseCsv(text);

@@ -1,7 +1,8 @@
 import { createWriteStream, fdatasync, promises as fsPromises, WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { csvLine } from './csv';
-import { invalidInput } from '../util/errors';
+import { describeCause, invalidInput } from '../util/errors';
+import { message } from '../util/messages';
 
 /** How far a file was written and made durable: where a resumed run truncates it to and goes on from. */
 export interface RowFileState {
@@ -37,12 +38,12 @@ export class RowFile {
    * written then, dropping rows written after it, and appended to.
    */
   static async open(path: string, resumeFrom?: RowFileState): Promise<RowFile> {
-    if (path.trim() === '') throw invalidInput('the output file path is empty');
+    if (path.trim() === '') throw invalidInput(message('error.outputFile.emptyPath'));
     if (resumeFrom) {
-      const { size } = await fsPromises.stat(path).catch((err: Error) => {
-        throw invalidInput(`the output file ${path} cannot be resumed: ${err.message}`);
+      const { size } = await fsPromises.stat(path).catch((err: unknown) => {
+        throw invalidInput(message('error.outputFile.notResumable', { path, cause: describeCause(err) }));
       });
-      if (size < resumeFrom.bytes) throw invalidInput(`the output file ${path} cannot be resumed: it holds ${size} bytes of the ${resumeFrom.bytes} written`);
+      if (size < resumeFrom.bytes) throw invalidInput(message('error.outputFile.shorter', { path, size, bytes: resumeFrom.bytes }));
       await fsPromises.truncate(path, resumeFrom.bytes);
     }
     const stream = createWriteStream(path, { flags: resumeFrom ? 'a' : 'w' });
@@ -50,7 +51,7 @@ export class RowFile {
     try {
       [fd] = (await once(stream, 'open')) as [number];
     } catch (err) {
-      throw invalidInput(`the output file ${path} cannot be written: ${(err as Error).message}`);
+      throw invalidInput(message('error.outputFile.notWritable', { path, cause: describeCause(err) }));
     }
     const file = new RowFile(path, stream, fd, /\.csv$/i.test(path) ? 'csv' : 'jsonl');
     file.bytes = resumeFrom?.bytes ?? 0;
@@ -100,7 +101,7 @@ export class RowFile {
   }
 
   private check(): void {
-    if (this.failure) throw invalidInput(`writing the output file ${this.path} failed: ${this.failure.message}`);
+    if (this.failure) throw invalidInput(message('error.outputFile.writeFailed', { path: this.path, cause: this.failure.message }));
   }
 }
 

@@ -1,6 +1,6 @@
 import ngeohash from 'ngeohash';
 import { invalidInput } from '../util/errors';
-import { message } from '../util/messages';
+import { Label, message } from '../util/messages';
 import { toNumber } from '../util/values';
 
 export interface LatLon {
@@ -18,7 +18,7 @@ export function isGeohash(value: unknown): value is string {
 }
 
 /** Checks ranges; `label` names the offending element in the message ("waypoint 3"). */
-export function checkLatLon(lat: unknown, lon: unknown, label: string): LatLon {
+export function checkLatLon(lat: unknown, lon: unknown, label: Label): LatLon {
   const latitude = toNumber(lat);
   const longitude = toNumber(lon);
   if (latitude === undefined) throw invalidInput(message('error.geo.latNotNumber', { label, value: JSON.stringify(lat) ?? 'undefined' }));
@@ -32,14 +32,14 @@ export function encodeGeohash(point: LatLon, precision = DEFAULT_GEOHASH_PRECISI
   return ngeohash.encode(point.lat, point.lon, precision);
 }
 
-export function decodeGeohash(geohash: string, label = 'geohash'): LatLon {
+export function decodeGeohash(geohash: string, label: Label = 'geohash'): LatLon {
   if (!isGeohash(geohash)) throw invalidInput(message('error.geo.notGeohash', { label, value: JSON.stringify(geohash) ?? 'undefined' }));
   const { latitude, longitude } = ngeohash.decode(geohash.toLowerCase());
   return { lat: latitude, lon: longitude };
 }
 
 /** A GeoJSON position is [longitude, latitude]: the order is easy to get wrong, so it lives here only. */
-export function fromPosition(position: unknown, label: string): LatLon {
+export function fromPosition(position: unknown, label: Label): LatLon {
   if (!Array.isArray(position) || position.length < 2) throw invalidInput(message('error.geo.notPosition', { label }));
   return checkLatLon(position[1], position[0], label);
 }

@@ -1,5 +1,5 @@
 import { invalidInput } from '../util/errors';
-import { Message, message } from '../util/messages';
+import { Label, Message, message } from '../util/messages';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
 import { Json, describeValue, readChoices, setMembers, toNumber } from '../util/values';
 
@@ -51,7 +51,7 @@ const GEOJSON_NON_POINTS = new Set(['LineString', 'Polygon', 'MultiPoint', 'Mult
 const ACCEPTED_FORMS = message('error.location.acceptedForms');
 
 /** Reads one location; `label` names it in errors ("waypoint 3"). */
-export function readLocation(value: unknown, label: string, options: LocationOptions): Place {
+export function readLocation(value: unknown, label: Label, options: LocationOptions): Place {
   if (typeof value === 'string') {
     const geohash = value.trim().toLowerCase();
     if (!isGeohash(geohash)) throw invalidInput(message('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
@@ -86,11 +86,19 @@ export function readLocation(value: unknown, label: string, options: LocationOpt
   return readPlainObject(record, label);
 }
 
-/** Reads one location or a list of them; `noun` names the elements ("origin" gives "origin 2: ..."). */
-export function readLocations(value: unknown, noun: string, options: LocationOptions): Place[] {
-  if (!Array.isArray(value)) return [readLocation(value, `${noun} 1`, options)];
-  if (options.lonLatArrays && isPlainPosition(value)) return [readLocation(value, `${noun} 1`, options)];
-  return value.map((item, i) => readLocation(item, `${noun} ${i + 1}`, options));
+/** What the elements of a list are called in errors, each with its position ("waypoint 3"). */
+export type Element = 'origin' | 'waypoint' | 'resultWaypoint' | 'avoidBox';
+
+/** The label of the element at `position` (from 1). */
+export function numbered(element: Element, position: number): Message {
+  return message(`label.${element}`, { position });
+}
+
+/** Reads one location or a list of them; `element` names them in errors ("origin 2: ..."). */
+export function readLocations(value: unknown, element: Element, options: LocationOptions): Place[] {
+  if (!Array.isArray(value)) return [readLocation(value, numbered(element, 1), options)];
+  if (options.lonLatArrays && isPlainPosition(value)) return [readLocation(value, numbered(element, 1), options)];
+  return value.map((item, i) => readLocation(item, numbered(element, i + 1), options));
 }
 
 /**
@@ -105,7 +113,7 @@ export function payloadAsLocations(payload: unknown): unknown {
 }
 
 /** The spec Location object for a place: a given one as it is, else the configured variant. */
-export function toLocationObject(place: Place, variant: 'geohash' | 'coordinates', precision: number, label: string): LocationObject {
+export function toLocationObject(place: Place, variant: 'geohash' | 'coordinates', precision: number, label: Label): LocationObject {
   if (place.specObject && (place.specObject.type === 'geohash' || place.specObject.type === 'coordinates')) {
     return place.specObject as LocationObject;
   }
@@ -119,8 +127,8 @@ export function toLocationObject(place: Place, variant: 'geohash' | 'coordinates
  * (coordinates "longitude,latitude"), `geohash` or `indoor`; `transportMode` is the place's own
  * or, failing that, `defaultModes`.
  */
-export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[] | undefined, label: string): WaypointObject {
-  const own = place.transportMode === undefined ? undefined : readRouteModes(place.transportMode, `${label}: transportMode`);
+export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[] | undefined, label: Label): WaypointObject {
+  const own = place.transportMode === undefined ? undefined : readRouteModes(place.transportMode, message('label.member', { label, member: 'transportMode' }));
   const transportMode = own ?? defaultModes;
   const withModes = (waypoint: WaypointObject): WaypointObject => (transportMode ? { ...waypoint, transportMode } : waypoint);
   const given = place.specObject;
@@ -135,13 +143,13 @@ export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[
 }
 
 /** Route transport modes from an array or a comma-separated list, each checked against the spec's enum. */
-export function readRouteModes(value: unknown, label: string): RouteTransportMode[] {
+export function readRouteModes(value: unknown, label: Label): RouteTransportMode[] {
   const modes = readChoices(value, ROUTE_TRANSPORT_MODES, label);
   if (!modes) throw invalidInput(message('error.location.modesNotList', { label }));
   return modes;
 }
 
-function readFeature(record: Json, label: string): Place {
+function readFeature(record: Json, label: Label): Place {
   const geometry = record.geometry as Json | null | undefined;
   if (!geometry || typeof geometry !== 'object' || geometry.type !== 'Point') {
     throw invalidInput(message('error.location.featureNotPoint', { label }));
@@ -151,7 +159,7 @@ function readFeature(record: Json, label: string): Place {
   return setMembers({ point: fromPosition(geometry.coordinates, label), name });
 }
 
-function readGeohashObject(record: Json, label: string): Place {
+function readGeohashObject(record: Json, label: Label): Place {
   const geohash = requireGeohash(record.geohash, label);
   return {
     geohash,
@@ -161,21 +169,21 @@ function readGeohashObject(record: Json, label: string): Place {
   };
 }
 
-function readCoordinatesObject(record: Json, label: string): Place {
+function readCoordinatesObject(record: Json, label: Label): Place {
   for (const member of ['latitude', 'longitude']) {
     if (typeof record[member] !== 'number') throw invalidInput(message('error.location.memberNotNumber', { label, member }));
   }
   return { point: checkLatLon(record.latitude, record.longitude, label), specObject: record as LocationObject };
 }
 
-function readPointWaypoint(record: Json, label: string): Place {
+function readPointWaypoint(record: Json, label: Label): Place {
   if (record.coordinates === undefined && record.geohash === undefined) {
     throw invalidInput(message('error.location.pointNeedsCoordinates', { label }));
   }
   return readWaypointObject(record, label);
 }
 
-function readIndoorWaypoint(record: Json, label: string): Place {
+function readIndoorWaypoint(record: Json, label: Label): Place {
   for (const member of ['venueId', 'unitId']) {
     if (record[member] !== undefined && (typeof record[member] !== 'string' || record[member] === '')) {
       throw invalidInput(message('error.location.memberNotText', { label, member }));
@@ -186,16 +194,16 @@ function readIndoorWaypoint(record: Json, label: string): Place {
 }
 
 /** A `point` or `indoor` waypoint object: its optional coordinates and geohash must be valid. */
-function readWaypointObject(record: Json, label: string): Place {
+function readWaypointObject(record: Json, label: Label): Place {
   const geohash = record.geohash === undefined ? undefined : requireGeohash(record.geohash, label);
   const point = record.coordinates !== undefined ? readCoordinatesString(record.coordinates, label) : geohash ? decodeGeohash(geohash, label) : undefined;
-  if (record.transportMode !== undefined) readRouteModes(record.transportMode, `${label}: transportMode`);
+  if (record.transportMode !== undefined) readRouteModes(record.transportMode, message('label.member', { label, member: 'transportMode' }));
   const specObject = (geohash ? { ...record, geohash } : record) as unknown as WaypointObject;
   return setMembers({ point, geohash, specObject, transportMode: record.transportMode });
 }
 
 /** `{lat, lon}`, `{lat, lng}`, `{latitude, longitude}` (world-map markers too), or venue/unit alone. */
-function readPlainObject(record: Json, label: string): Place {
+function readPlainObject(record: Json, label: Label): Place {
   const lat = record.lat ?? record.latitude;
   const lon = record.lon ?? record.lng ?? record.longitude;
   const name = typeof record.name === 'string' ? record.name : undefined;
@@ -211,7 +219,7 @@ function readPlainObject(record: Json, label: string): Place {
 }
 
 /** A routing waypoint's `coordinates`: the string "longitude,latitude". */
-function readCoordinatesString(value: unknown, label: string): LatLon {
+function readCoordinatesString(value: unknown, label: Label): LatLon {
   const parts = typeof value === 'string' ? value.split(',') : [];
   if (parts.length !== 2 || parts.some((p) => toNumber(p) === undefined)) {
     throw invalidInput(message('error.location.coordinatesText', { label, value: JSON.stringify(value) ?? 'undefined' }));
@@ -219,12 +227,12 @@ function readCoordinatesString(value: unknown, label: string): LatLon {
   return checkLatLon(parts[1], parts[0], label);
 }
 
-function requireGeohash(value: unknown, label: string): string {
+function requireGeohash(value: unknown, label: Label): string {
   if (!isGeohash(value)) throw invalidInput(message('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
   return value.toLowerCase();
 }
 
-function optionalString(value: unknown, member: string, label: string): string | undefined {
+function optionalString(value: unknown, member: string, label: Label): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value === '') throw invalidInput(message('error.location.memberNotText', { label, member }));
   return value;
@@ -253,7 +261,7 @@ export interface Box {
  * One bounding box: an object with `minLat`, `maxLat` and `minLng`/`maxLng` (or `minLon`/`maxLon`),
  * or the string "minLat,minLon,maxLat,maxLon". Ranges are checked and each minimum must be below its maximum.
  */
-export function readBox(value: unknown, label: string): Box {
+export function readBox(value: unknown, label: Label): Box {
   let raw: [unknown, unknown, unknown, unknown];
   if (typeof value === 'string') {
     const parts = value.split(',').map((s) => s.trim());
@@ -265,17 +273,17 @@ export function readBox(value: unknown, label: string): Box {
   } else {
     throw invalidInput(message('error.location.box', { label }));
   }
-  const min = checkLatLon(raw[0], raw[1], `${label} (minimum corner)`);
-  const max = checkLatLon(raw[2], raw[3], `${label} (maximum corner)`);
+  const min = checkLatLon(raw[0], raw[1], message('label.minimumCorner', { label }));
+  const max = checkLatLon(raw[2], raw[3], message('label.maximumCorner', { label }));
   if (min.lat >= max.lat) throw invalidInput(message('error.location.boxLat', { label, min: min.lat, max: max.lat }));
   if (min.lon >= max.lon) throw invalidInput(message('error.location.boxLon', { label, min: min.lon, max: max.lon }));
   return { minLat: min.lat, minLon: min.lon, maxLat: max.lat, maxLon: max.lon };
 }
 
-/** One box or a list of boxes; `noun` names them in errors ("avoid box 2"). */
-export function readBoxes(value: unknown, noun: string): Box[] {
+/** One box or a list of boxes; `element` names them in errors ("avoid box 2"). */
+export function readBoxes(value: unknown, element: Element): Box[] {
   const items = Array.isArray(value) ? value : [value];
-  return items.map((item, i) => readBox(item, `${noun} ${i + 1}`));
+  return items.map((item, i) => readBox(item, numbered(element, i + 1)));
 }
 
 /** The sequencing form: `{minLat, minLng, maxLat, maxLng}`. */
@@ -302,7 +310,7 @@ const EPOCH_SECONDS_BELOW = 1e11;
  * wall-clock time; a Date, an epoch or a zoned string is written in the host's time zone);
  * `zoned` writes the same in UTC with the designator `Z`, which every reading of the `X` pattern accepts.
  */
-export function formatDeparture(value: unknown, format: DepartureFormat, label: string): string {
+export function formatDeparture(value: unknown, format: DepartureFormat, label: Label): string {
   const zoneless = typeof value === 'string' ? ZONELESS_DATE_TIME.exec(value.trim()) : null;
   if (zoneless && format === 'local') {
     const [, date, hours, minutes, seconds = '00'] = zoneless;
@@ -324,7 +332,7 @@ const RFC3339_PARTIAL_TIME = /^(\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?$/;
  * `arriveBy` / `departAt`: a string stays as written (an RFC 3339 date-time with or without offset,
  * a full-date or a partial-time; missing seconds are added); a Date or an epoch becomes a UTC date-time.
  */
-export function formatRfc3339(value: unknown, label: string): string {
+export function formatRfc3339(value: unknown, label: Label): string {
   if (typeof value === 'string') {
     const text = value.trim();
     const dateTime = RFC3339_DATE_TIME.exec(text);
@@ -349,7 +357,7 @@ export function formatRfc3339(value: unknown, label: string): string {
 }
 
 /** A moment from a Date, an epoch (seconds or milliseconds) or an ISO 8601 date-time string. */
-export function readInstant(value: unknown, label: string): Date {
+export function readInstant(value: unknown, label: Label): Date {
   let instant: Date | undefined;
   if (value instanceof Date) instant = value;
   else if (typeof value === 'number') instant = new Date(Math.abs(value) < EPOCH_SECONDS_BELOW ? value * 1000 : value);
@@ -361,7 +369,7 @@ export function readInstant(value: unknown, label: string): Date {
 }
 
 /** Refuses dates and times that do not exist (2025-02-30, 24:10). */
-function checkCalendar(date: string, time: string, label: string): void {
+function checkCalendar(date: string, time: string, label: Label): void {
   const [year, month, day] = date.split('-').map(Number);
   const [hours, minutes, seconds] = time.split(':').map(Number);
   const probe = new Date(Date.UTC(year, month - 1, day));

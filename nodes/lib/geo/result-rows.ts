@@ -1,5 +1,6 @@
 import type { InputRow } from '../format/address-rows';
 import { isRecord, toNumber } from '../util/values';
+import { Message, message } from '../util/messages';
 import { LatLon, checkLatLon } from './geohash';
 import { bestFeature, featurePoint } from './geojson';
 
@@ -13,21 +14,26 @@ export interface BulkRow {
   error: string | undefined;
 }
 
+/** A row as read, before the Node-RED glue translates its error: the service's own text, or ours as a catalog message. */
+export interface RowOutcome extends Omit<BulkRow, 'error'> {
+  error: string | Message | undefined;
+}
+
 const ERROR_MEMBER = /^(?:error|errors|error_?message|error_?description|failure_?reason)$/i;
 const LAT_MEMBER = /^(?:lat|latitude)$/i;
 const LON_MEMBER = /^(?:lon|lng|long|longitude)$/i;
 
 /** A row's output from its result record: the location in it, or why there is none. */
-export function bulkRow(row: InputRow, record: unknown): BulkRow {
+export function bulkRow(row: InputRow, record: unknown): RowOutcome {
   const base = { index: row.index, input: row.input };
-  if (record === undefined) return { ...base, result: undefined, location: undefined, error: 'the result file has no row for this address' };
+  if (record === undefined) return { ...base, result: undefined, location: undefined, error: message('error.bulk.noResultRow') };
   const location = featurePoint(bestFeature(record)) ?? latLonIn(record, 0);
-  const error = errorIn(record) ?? (location ? undefined : 'not geocoded: the result row holds no location');
+  const error = errorIn(record) ?? (location ? undefined : message('error.bulk.noLocationInRow'));
   return { ...base, result: record, location, error };
 }
 
 /** The output of a row that was not sent, with the reason. */
-export function unsentRow(row: InputRow, reason: string): BulkRow {
+export function unsentRow(row: InputRow, reason: Message): RowOutcome {
   return { index: row.index, input: row.input, result: undefined, location: undefined, error: reason };
 }
 
@@ -39,7 +45,7 @@ function latLonIn(value: unknown, depth: number): LatLon | undefined {
   const lonKey = keys.find((key) => LON_MEMBER.test(key));
   if (latKey && lonKey && toNumber(value[latKey]) !== undefined && toNumber(value[lonKey]) !== undefined) {
     try {
-      return checkLatLon(value[latKey], value[lonKey], 'result');
+      return checkLatLon(value[latKey], value[lonKey], message('value.result'));
     } catch {
       return undefined;
     }

@@ -1,12 +1,13 @@
 import type { OutputMessage } from './inputs';
 import type { HandlerResult, InputContext } from './runner';
 import { RowFile, RowFileState } from '../format/row-file';
-import { BulkRow, bulkRow, unsentRow } from '../geo/result-rows';
+import { BulkRow, RowOutcome, bulkRow, unsentRow } from '../geo/result-rows';
 import { bulkShapes } from '../geo/worldmap';
 import type { FinishedBatch, RunSummary } from '../platform/bulk-run';
-import { PlatformError } from '../util/errors';
+import { PlatformError, causeOf } from '../util/errors';
 import { isRecord } from '../util/values';
 import { message } from '../util/messages';
+import { translate } from './i18n';
 
 /**
  * Where bulk rows go. `message`: all rows in one output message (the whole input in memory).
@@ -133,13 +134,19 @@ export class BulkOutput {
   }
 }
 
-/** A batch's output rows: the located rows, and those not sent or not geocoded with the reason. */
+/** A batch's output rows: the located rows, and those not sent or not geocoded with the reason, in the runtime's language. */
 function outputRows(batch: FinishedBatch): BulkRow[] {
-  return batch.rows.map((row, i) => {
-    if (row.address === '') return unsentRow(row, 'the address is empty; not sent');
-    if (batch.error) return unsentRow(row, `the job failed: ${batch.error.message}`);
-    return bulkRow(row, batch.records[i]);
-  });
+  return batch.rows
+    .map((row, i): RowOutcome => {
+      if (row.address === '') return unsentRow(row, message('error.bulk.rowNotSent'));
+      if (batch.error) return unsentRow(row, message('error.bulk.rowJobFailed', { cause: causeOf(batch.error) }));
+      return bulkRow(row, batch.records[i]);
+    })
+    .map(translated);
+}
+
+function translated(row: RowOutcome): BulkRow {
+  return { ...row, error: row.error === undefined ? undefined : translate(row.error) };
 }
 
 /** A row as a file line: flat for CSV (the input's columns, then the location and error), whole in JSON lines. */

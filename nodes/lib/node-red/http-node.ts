@@ -1,5 +1,7 @@
 import type { Express } from 'express';
 import type { IncomingMessage, Server } from 'node:http';
+import { PlatformError } from '../util/errors';
+import { message } from '../util/messages';
 
 /** The parts of an express router that adding and removing a route touch; the same in express 4 and 5. */
 export interface RouterLayer {
@@ -105,7 +107,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too la
     req.on('end', () => resolve(tooLarge ? 'too large' : Buffer.concat(chunks)));
     req.on('error', reject);
     req.on('close', () => {
-      if (!req.complete) reject(new Error('the client closed the connection before the body was complete'));
+      if (!req.complete) reject(new PlatformError('NETWORK', message('error.webhook.clientClosed')));
     });
   });
 }

@@ -1,6 +1,6 @@
-import type { NodeAPI } from './inputs';
+import type { Node, NodeAPI } from './inputs';
 import { PlatformError } from '../util/errors';
-import { Message, englishTemplate, fill, stringParams } from '../util/messages';
+import { Message, MessageLog, englishTemplate, fill, stringParams } from '../util/messages';
 
 /**
  * The one place where runtime texts (statuses, warnings, errors) are put into the language of the
@@ -64,4 +64,15 @@ function translateNow(text: Message): string {
 export function localize<T>(err: T): T {
   if (err instanceof PlatformError && err.text) err.message = translate(err.text);
   return err;
+}
+
+/** A node's log for the layers below the glue: their messages go to node.warn and node.log, translated. */
+export function nodeLog(node: Pick<Node, 'warn' | 'log'>): MessageLog {
+  return { warn: (text) => node.warn(translate(text)), info: (text) => node.log(translate(text)) };
+}
+
+/** The runtime's log, translated, for what belongs to no node (a config node's stored jobs file). */
+export function runtimeLog(RED: Pick<NodeAPI, 'log'>): MessageLog {
+  const line = (text: Message) => `[svc-location] ${translate(text)}`;
+  return { warn: (text) => RED.log.warn(line(text)), info: (text) => RED.log.info(line(text)) };
 }

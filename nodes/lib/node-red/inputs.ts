@@ -1,7 +1,7 @@
 import type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow } from 'node-red';
 import { causeOf, invalidInput } from '../util/errors';
 import { Message, message } from '../util/messages';
-import { LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
+import { Element, LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
 
 export type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow };
 
@@ -140,7 +140,7 @@ function sourceOf(input: TypedInput): Message {
  * The origins or waypoints of a message: what their input holds or, when the input reads its default
  * member of `msg.payload` and finds nothing, `msg.payload` itself if it is one location or a list of them.
  */
-export function locationsOf(value: unknown, input: TypedInput, msg: NodeMessage, element: string, options: LocationOptions): Place[] {
+export function locationsOf(value: unknown, input: TypedInput, msg: NodeMessage, element: Element, options: LocationOptions): Place[] {
   const raw = value ?? (readsDefault(input) ? payloadAsLocations(msg.payload) : undefined);
   if (raw === undefined) {
     throw invalidInput(message('error.input.noLocations', { name: input.name, path: input.defaultPath }));

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { translate } from './i18n';
-import { message } from '../util/messages';
+import { runtimeLog, translate } from './i18n';
+import { MessageLog, message } from '../util/messages';
 import { describeCause } from '../util/errors';
 import type { Node, NodeAPI, NodeMessageInFlow } from './inputs';
 import type { Place } from '../geo/locations';
@@ -26,6 +26,8 @@ const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload']);
 const MAX_JSON_DEPTH = 32;
 
 const stores = new Map<string, FileJobStore>();
+/** For a store without a file (embedded runtimes, tests), which has nothing to warn about. */
+const QUIET: MessageLog = { warn: () => undefined, info: () => undefined };
 
 /**
  * The job store of a svc-config node. Its own: a JSON file under Node-RED's user directory (which
@@ -35,20 +37,20 @@ const stores = new Map<string, FileJobStore>();
  * started while Redis is unavailable).
  */
 export function jobStoreFor(RED: NodeAPI, serverId: unknown): JobStore {
-  const local = localJobStore(RED.settings.userDir, serverId, (text) => RED.log.warn(`[svc-location] ${text}`));
+  const local = localJobStore(RED.settings.userDir, serverId, runtimeLog(RED));
   const config = typeof serverId === 'string' ? (RED.nodes.getNode(serverId) as SvcConfigNode | null) : null;
   const state = config?.shared?.state;
   return state?.configured ? new SharedJobStore(state, local, `jobs:${String(serverId)}`) : local;
 }
 
 /** The process's own job store of a config node: its file under `userDir`, or memory without one. */
-export function localJobStore(userDir: string | undefined, serverId: unknown, warn: (text: string) => void = () => undefined): FileJobStore {
+export function localJobStore(userDir: string | undefined, serverId: unknown, log: MessageLog = QUIET): FileJobStore {
   const name = `jobs-${String(serverId).replace(/[^\w.-]/g, '_')}.json`;
   const file = userDir ? path.join(userDir, STORE_FOLDER, name) : undefined;
   const id = file ?? `memory:${name}`;
   let store = stores.get(id);
   if (!store) {
-    store = new FileJobStore(file, warn);
+    store = new FileJobStore(file, log);
     stores.set(id, store);
   }
   return store;
@@ -143,7 +145,7 @@ export class ResumableJobs {
         continue;
       }
       if (!(await this.options.store.claim(job.key, this.owner, LEASE_MS)) || this.running.has(job.key) || this.removed) continue;
-      this.node.log(`resuming ${job.kind} job ${job.key} started ${job.startedAt}`);
+      this.node.log(translate(message('log.resumingJob', { kind: job.kind, key: job.key, startedAt: job.startedAt })));
       // Marked as running until the runner registers how to stop it, so that the next look does not start it twice.
       this.running.set(job.key, () => undefined);
       this.start(job, { ...job.msg, resumed: true } as unknown as NodeMessageInFlow);

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Node, NodeAPI } from './inputs';
 import { setStatusNote } from './status';
-import { translate } from './i18n';
+import { nodeLog, translate } from './i18n';
 import { message } from '../util/messages';
+import { causeOf } from '../util/errors';
 import { LocalPacer, Pacer } from '../platform/request-gate';
 import { AnswerCache } from '../shared/answer-cache';
 import { sharedPacer } from '../shared/pacer';
@@ -38,13 +39,13 @@ export class SharedServices {
   private readonly counters: CounterFile | undefined;
 
   constructor(RED: NodeAPI, owner: Node, settings: SharedSettings) {
-    const log = { warn: (text: string) => owner.warn(text), info: (text: string) => owner.log(text) };
+    const log = nodeLog(owner);
     let state: SharedState;
     try {
       state = new SharedState({ url: redisUrlOf(owner, settings.redisUrl), log });
     } catch (err) {
       // A Redis URL that is not one: the nodes still work, on this instance's own state.
-      owner.error(`${(err as Error).message}; shared state is off`);
+      owner.error(translate(message('error.shared.off', { cause: causeOf(err) })));
       state = new SharedState({ log });
     }
     this.state = state;

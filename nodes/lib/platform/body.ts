@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { Message, message } from '../util/messages';
 
 /** What was read of an answer's body: at most the limit, and whether that was all of it. */
 export interface BoundedBody {
@@ -60,11 +61,11 @@ export function readBounded(body: Readable, limitBytes: number, declaredLength: 
   });
 }
 
-/** A size for people: "5 MB", "512 KB", "300 bytes". */
-export function describeSize(bytes: number): string {
+/** A size for people: "5 MB", "512 KB", "300 bytes" (the word translated). */
+export function describeSize(bytes: number): string | Message {
   if (bytes >= BYTES_PER_MB) return `${formatAmount(bytes / BYTES_PER_MB)} MB`;
   if (bytes >= 1024) return `${formatAmount(bytes / 1024)} KB`;
-  return `${bytes} bytes`;
+  return message('value.bytes', { count: bytes });
 }
 
 function formatAmount(value: number): string {

@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import { writeCsv } from '../format/csv';
 import { resultRecords } from '../format/result-file';
-import { PlatformError, describeCause } from '../util/errors';
+import { PlatformError, causeOf } from '../util/errors';
 import { message } from '../util/messages';
 import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient, PlatformResponse } from './client';
@@ -218,7 +218,7 @@ function readResultFile(file: PlatformResponse<Buffer>, jobId: string): unknown[
   } catch (err) {
     throw new PlatformError(
       'BAD_RESPONSE',
-      message('error.bulk.resultFile', { jobId, contentType: file.contentType || 'no content type', cause: describeCause(err) }),
+      message('error.bulk.resultFile', { jobId, contentType: file.contentType || message('value.noContentType'), cause: causeOf(err) }),
       {
         statusCode: file.statusCode,
         body: file.body.toString('utf8', 0, 1000),

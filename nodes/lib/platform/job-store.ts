@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { writeAtomically } from '../util/files';
+import { describeCause } from '../util/errors';
+import { MessageLog, message } from '../util/messages';
 
 /** A JSON value, as a job and the message that started it are stored. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [member: string]: JsonValue };
@@ -65,7 +67,7 @@ export class FileJobStore implements JobStore {
 
   constructor(
     readonly file: string | undefined,
-    private readonly warn: (text: string) => void,
+    private readonly log: MessageLog,
   ) {}
 
   async list(nodeId?: string): Promise<StoredJob[]> {
@@ -119,7 +121,7 @@ export class FileJobStore implements JobStore {
     try {
       text = await fs.promises.readFile(this.file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`cannot read the stored jobs in ${this.file}: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn(message('warn.jobStore.notRead', { file: this.file, cause: describeCause(err) }));
       return jobs;
     }
     try {
@@ -128,7 +130,7 @@ export class FileJobStore implements JobStore {
         if (isStoredJob(job)) jobs.set(job.key, job);
       }
     } catch (err) {
-      this.warn(`the stored jobs in ${this.file} are not readable JSON and are ignored: ${(err as Error).message}`);
+      this.log.warn(message('warn.jobStore.notJson', { file: this.file, cause: describeCause(err) }));
     }
     return jobs;
   }
@@ -144,7 +146,7 @@ export class FileJobStore implements JobStore {
           this.nextWrite = undefined;
           return writeAtomically(file, JSON.stringify({ version: 1, jobs: [...(this.jobs?.values() ?? [])] }));
         })
-        .catch((err: unknown) => this.warn(`cannot store the running jobs in ${file}: ${(err as Error).message}`));
+        .catch((err: unknown) => this.log.warn(message('warn.jobStore.notWritten', { file, cause: describeCause(err) })));
       this.nextWrite = next;
       this.writing = next;
     }

@@ -2,7 +2,7 @@ import { PlatformError, codeForStatus, invalidInput, redact } from '../util/erro
 import type { PlatformClient, PlatformRequest, PlatformResponse } from './client';
 import { describeValue } from '../util/values';
 import { isHeaderName } from '../util/text';
-import { message } from '../util/messages';
+import { Label, message } from '../util/messages';
 
 /** Data topic and subscription endpoints (spec: "Data topics"), all under `/v1/pubsub`. */
 export const TOPICS_PATH = '/v1/pubsub/topics';
@@ -70,7 +70,7 @@ function withFailedEnvelope(err: unknown): unknown {
 }
 
 /** An integer of at least `min`, given as a number or as a string of digits. */
-export function readInteger(value: unknown, field: string, min: number): number {
+export function readInteger(value: unknown, field: Label, min: number): number {
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) {
     throw invalidInput(message('error.topic.notInteger', { field, min, value: describeValue(value) }));
@@ -79,12 +79,12 @@ export function readInteger(value: unknown, field: string, min: number): number 
 }
 
 /** A topic id: an integer (the service assigns them), as a number or a string of digits. */
-export function readTopicId(value: unknown, field = 'topic id'): number {
+export function readTopicId(value: unknown, field: Label = message('label.topicId')): number {
   return readInteger(value, field, 0);
 }
 
 /** A required text field: a string that is not blank once trimmed. */
-export function readRequiredText(value: unknown, field: string): string {
+export function readRequiredText(value: unknown, field: Label): string {
   if (typeof value !== 'string') throw invalidInput(message('error.topic.notString', { field, value: describeValue(value) }));
   const text = value.trim();
   if (text === '') throw invalidInput(message('error.topic.empty', { field }));
@@ -92,7 +92,7 @@ export function readRequiredText(value: unknown, field: string): string {
 }
 
 /** An optional text field: undefined stays undefined, anything else must be a string. */
-export function readOptionalText(value: unknown, field: string): string | undefined {
+export function readOptionalText(value: unknown, field: Label): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw invalidInput(message('error.topic.notString', { field, value: describeValue(value) }));
   return value;

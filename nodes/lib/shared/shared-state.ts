@@ -1,6 +1,8 @@
 import Redis from 'ioredis';
 import type { KeyValueStore } from './store';
 import { RedisStore } from './redis-store';
+import { PlatformError } from '../util/errors';
+import { MessageLog, message } from '../util/messages';
 
 /**
  * `local`: no Redis configured, everything is this process's own (the embedded default).
@@ -9,15 +11,10 @@ import { RedisStore } from './redis-store';
  */
 export type SharedMode = 'local' | 'connecting' | 'shared' | 'unavailable';
 
-export interface SharedStateLog {
-  warn(text: string): void;
-  info(text: string): void;
-}
-
 export interface SharedStateOptions {
   /** `redis://…` or `rediss://…`; none keeps every piece of state in this process. */
   url?: string;
-  log: SharedStateLog;
+  log: MessageLog;
   /** A command not answered within this is taken as an outage (the caller falls back to local state). */
   commandTimeoutMs?: number;
   /** Prefix of every key this pack writes to Redis. */
@@ -36,10 +33,10 @@ export function describeRedisUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error('the Redis URL is not a URL: give redis://host:port or rediss://host:port');
+    throw new PlatformError('CONFIG_INVALID', message('error.shared.notUrl'));
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new Error(`the Redis URL must start with redis:// or rediss://, not ${parsed.protocol}//`);
+    throw new PlatformError('CONFIG_INVALID', message('error.shared.notRedisUrl', { protocol: parsed.protocol }));
   }
   return `${parsed.protocol}//${parsed.host}`;
 }
@@ -190,14 +187,14 @@ export class SharedState {
     const wasDown = this.currentMode === 'unavailable';
     this.lastError = undefined;
     this.setMode('shared');
-    if (wasDown) this.options.log.info(`shared state available again (Redis at ${this.address})`);
+    if (wasDown) this.options.log.info(message('log.sharedAvailableAgain', { address: this.address }));
   }
 
   private outage(): void {
     if (this.closed || this.currentMode === 'unavailable') return;
     this.setMode('unavailable');
     const reason = this.lastError ? `: ${this.lastError}` : '';
-    this.options.log.warn(`shared state unavailable (Redis at ${this.address}${reason}); working on this instance's own state and reconnecting`);
+    this.options.log.warn(message('warn.shared.unavailable', { address: this.address, reason }));
   }
 
   private setMode(mode: SharedMode): void {

@@ -1,4 +1,4 @@
-import { Message, english, message } from './messages';
+import { Message, english, isMessage, message } from './messages';
 
 /** Short machine-readable error codes; nodes and users can switch on them in a Catch flow. */
 export type ErrorCode =
@@ -91,9 +91,13 @@ export function describeCause(err: unknown): string {
   return 'an unknown error';
 }
 
-/** What went wrong, to put in another message: the failure's catalog message where it has one, else its text. */
+/**
+ * What went wrong, to put in another message: the catalog message of an error that carries one as
+ * `text` (a PlatformError, a CsvError), else its text.
+ */
 export function causeOf(err: unknown): string | Message {
-  return err instanceof PlatformError && err.text ? err.text : describeCause(err);
+  const text = err instanceof Error ? (err as { text?: unknown }).text : undefined;
+  return isMessage(text) ? text : describeCause(err);
 }
 
 export function cancelled(what: 'request' | 'message' = 'request'): PlatformError {

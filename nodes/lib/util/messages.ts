@@ -15,6 +15,18 @@ export interface Message {
 /** Parameters are filled in as they are, except messages, which are translated first (a list of them joined by "; "). */
 export type MessageParams = Record<string, string | number | Message | Message[]>;
 
+/** What a text names an element by: a member or setting name as written (`transportMode`), or a catalog message ("waypoint 3"). */
+export type Label = string | Message;
+
+/**
+ * Where the layers below the Node-RED glue report what people should know outside of an error (Redis
+ * lost, stored jobs unreadable): they give messages, and the glue passes a log that translates them.
+ */
+export interface MessageLog {
+  warn(text: Message): void;
+  info(text: Message): void;
+}
+
 export function message(key: string, params?: MessageParams): Message {
   return params === undefined ? { key } : { key, params };
 }

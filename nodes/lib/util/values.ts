@@ -1,5 +1,5 @@
 import { invalidInput } from './errors';
-import { Message, message } from './messages';
+import { Label, Message, message } from './messages';
 
 /** Readers for request values as users give them: enums exactly as the spec spells them, booleans, numbers. */
 
@@ -9,12 +9,12 @@ export function isSet(value: unknown): boolean {
 }
 
 /** One value of an enum, exactly as the spec spells it; undefined when not set. */
-export function readChoice<T extends string>(value: unknown, allowed: readonly T[], field: string): T | undefined {
+export function readChoice<T extends string>(value: unknown, allowed: readonly T[], field: Label): T | undefined {
   return isSet(value) ? oneOf(value, allowed, field) : undefined;
 }
 
 /** Several enum values, from an array or a comma-separated list; undefined when not set. */
-export function readChoices<T extends string>(value: unknown, allowed: readonly T[], field: string): T[] | undefined {
+export function readChoices<T extends string>(value: unknown, allowed: readonly T[], field: Label): T[] | undefined {
   const items =
     typeof value === 'string'
       ? value
@@ -27,7 +27,7 @@ export function readChoices<T extends string>(value: unknown, allowed: readonly 
   return items.map((item) => oneOf(item, allowed, field));
 }
 
-function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: string): T {
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: Label): T {
   if (!(allowed as readonly unknown[]).includes(value)) {
     throw invalidInput(message('error.value.notOneOf', { field, value: JSON.stringify(value), allowed: allowed.join(', ') }));
   }
