@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { REPO_ROOT, SOURCE_NODES_DIR } from './support/paths';
+import { includedPartials, PARTIALS_FOLDER } from '../build/copy-assets';
+import { NODES_DIR, REPO_ROOT, SOURCE_NODES_DIR } from './support/paths';
 
 /**
  * The editor's message catalogs and help in every language the pack ships: the same keys in each,
@@ -137,8 +138,9 @@ function sentenceCount(text: string, language: Language): number {
   return endings?.length ?? 0;
 }
 
+/** The shape of a help page as Node-RED serves it: built, its shared sections included. */
 function helpShape(type: string, language: Language): HelpShape {
-  const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
+  const html = fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
   const body = html.replace(/^[\s\S]*?<script[^>]*>/, '').trim();
   return {
     helpName: /<script type="text\/html" data-help-name="([^"]+)">/.exec(html)?.[1],
@@ -156,6 +158,23 @@ describe('message catalogs and help', function () {
       [...text.matchAll(LITERAL_TEXT)].map((match) => `${file}: ${text.slice(match.index, match.index + 60)}`),
     );
     should(literals).deepEqual([]);
+  });
+
+  it('writes each shared help section once: every partial in both languages, included by two pages or more, none left in the build', function () {
+    const partials = (language: Language) =>
+      fs
+        .readdirSync(path.join(SOURCE_NODES_DIR, 'locales', language, PARTIALS_FOLDER))
+        .map((file) => path.basename(file, '.html'))
+        .sort();
+    should(partials('ja')).deepEqual(partials('en-US'));
+    const sourcePage = (type: string, language: Language) => fs.readFileSync(path.join(SOURCE_NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
+    for (const type of nodeTypes) should(includedPartials(sourcePage(type, 'ja'))).deepEqual(includedPartials(sourcePage(type, 'en-US')), type);
+    const uses = nodeTypes.flatMap((type) => includedPartials(sourcePage(type, 'en-US')));
+    for (const partial of partials('en-US')) should(uses.filter((use) => use === partial).length).be.above(1, `${partial} is shared`);
+    for (const language of LANGUAGES) {
+      should(fs.existsSync(path.join(NODES_DIR, 'locales', language, PARTIALS_FOLDER))).be.false();
+      for (const type of nodeTypes) should(fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8')).not.match(/<!-- include /);
+    }
   });
 
   it('covers every node type that package.json registers', function () {
