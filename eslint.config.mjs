@@ -53,6 +53,9 @@ export default defineConfig(
       // An async method that awaits nothing is how an in-memory store implements an async interface
       // (a throw becomes a rejection); forgotten awaits are caught by no-floating-promises.
       '@typescript-eslint/require-await': 'off',
+      // `void promise` would hide a rejection as surely as a bare call: each promise is awaited,
+      // returned, or given a .catch that reports it.
+      '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
     },
   },
   layer('platform', ['node-red', 'geo', 'shared']),

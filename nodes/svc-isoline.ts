@@ -1,16 +1,15 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
-import { clientFor } from './lib/node-red/config';
 import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';
 import { LatLon, toPosition } from './lib/geo/geohash';
 import { Place, numbered, readLocation, toLocationObject } from './lib/geo/locations';
-import type { PlatformClient } from './lib/platform/client';
-import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
-import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
+import type { ComputationResult } from './lib/platform/jobs';
+import { storedPlaces } from './lib/node-red/resumable';
+import { computationNode } from './lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
-import { COMPUTATION_POLLING, pollingOf, precisionSetting, textSetting } from './lib/node-red/settings';
+import { precisionSetting, textSetting } from './lib/node-red/settings';
 import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from './lib/util/values';
-import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { HandlerResult, handleInputs } from './lib/node-red/runner';
 import { isolineShapes } from './lib/geo/worldmap';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
@@ -43,29 +42,28 @@ interface IsolineDef extends NodeDef {
 }
 
 type Range = { type: (typeof RANGE_TYPES)[number]; value: number };
-/** What a stored isoline job needs to be finished after a restart. */
-interface IsolineJob {
-  jobId: string;
-  ranges: Range[];
-  places: Place[];
-}
+/** What the output of a stored isoline job needs, besides the job. */
+type IsolineOutput = { ranges: Range[]; places: Place[] };
 type Ring = [number, number][];
 
 export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server, 'project');
+    const computation = computationNode(RED, this, def, {
+      kind: 'isoline',
+      jobPath: (_platform, jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
+      isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
+    });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
     const precision = precisionSetting(def.precision);
     const avoidMember = textSetting(def.avoidMember, DEFAULT_AVOID_MEMBER);
-    const polling = pollingOf(def, COMPUTATION_POLLING);
 
     handleInputs(
       this,
       async (msg, context) => {
-        const platform = client();
+        const platform = computation.client();
         const fields = await read(msg);
         const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
         const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
@@ -85,40 +83,12 @@ export = function register(RED: NodeAPI): void {
         };
 
         const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
-        const result = await compute({
-          ...isolineJob(platform, context),
-          path: '/v1/routing/isoline',
-          body,
-          onJob: (jobId) => context.track({ jobId, ranges, places: storedPlaces(places) }),
-        }).catch((err: unknown) => {
-          throw withJapanHint(err, places);
-        });
-        return isolineOutput(msg, result, ranges, places);
+        const stored = { ranges, places: storedPlaces(places) };
+        return isolineOutput(msg, await withJapanHint(computation.compute(platform, context, '/v1/routing/isoline', body, stored), places), ranges, places);
       },
       def,
-      {
-        kind: 'isoline',
-        store: jobStoreFor(RED, def.server),
-        resume: async (stored, msg, context) => {
-          const job = stored as unknown as IsolineJob;
-          const result = await awaitComputation(isolineJob(client(), context), job.jobId).catch((err: unknown) => {
-            throw withJapanHint(err, job.places);
-          });
-          return isolineOutput(msg, result, job.ranges, job.places);
-        },
-      },
+      computation.resumable<IsolineOutput>(async ({ ranges, places }, msg, result) => isolineOutput(msg, await withJapanHint(result, places), ranges, places)),
     );
-
-    function isolineJob(platform: PlatformClient, context: InputContext): ComputationJob {
-      return {
-        client: platform,
-        kind: 'isoline',
-        jobPath: (jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
-        isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
-        polling,
-        context,
-      };
-    }
   }
 
   RED.nodes.registerType('svc-isoline', SvcIsoline);
@@ -182,7 +152,13 @@ function inJapan(point: LatLon): boolean {
 }
 
 /** The service offers no isolines in Japan: a refusal for an origin there says so. */
-function withJapanHint(err: unknown, places: Place[]): unknown {
+function withJapanHint(result: Promise<ComputationResult>, places: Place[]): Promise<ComputationResult> {
+  return result.catch((err: unknown) => {
+    throw explainJapan(err, places);
+  });
+}
+
+function explainJapan(err: unknown, places: Place[]): unknown {
   if (!(err instanceof PlatformError) || !['BAD_REQUEST', 'FORBIDDEN', 'JOB_FAILED'].includes(err.code)) return err;
   const index = places.findIndex((place) => place.point && inJapan(place.point));
   if (index < 0) return err;

@@ -1,5 +1,4 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
-import { clientFor } from './lib/node-red/config';
 import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
 import {
   DepartureFormat,
@@ -12,13 +11,13 @@ import {
   toLocationObject,
   toSequenceBox,
 } from './lib/geo/locations';
-import type { PlatformClient } from './lib/platform/client';
-import { ComputationJob, ComputationResult, awaitComputation, compute } from './lib/platform/jobs';
-import { jobStoreFor, storedPlaces } from './lib/node-red/resumable';
+import type { ComputationResult } from './lib/platform/jobs';
+import { storedPlaces } from './lib/node-red/resumable';
+import { computationNode } from './lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
-import { COMPUTATION_POLLING, pollingOf, precisionSetting } from './lib/node-red/settings';
+import { precisionSetting } from './lib/node-red/settings';
 import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from './lib/util/values';
-import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
+import { HandlerResult, handleInputs } from './lib/node-red/runner';
 import { message } from './lib/util/messages';
 import { sequenceShapes } from './lib/geo/worldmap';
 
@@ -43,28 +42,27 @@ interface SequenceDef extends NodeDef {
   maxWait?: number | string;
 }
 
-/** What a stored sequence job needs to be finished after a restart. */
-interface SequenceJob {
-  jobId: string;
-  waypoints: LocationObject[];
-  places: Place[];
-}
+/** What the output of a stored sequence job needs, besides the job. */
+type SequenceOutput = { waypoints: LocationObject[]; places: Place[] };
 
 export = function register(RED: NodeAPI): void {
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
-    const client = clientFor(RED, this, def.server, 'project');
+    const computation = computationNode(RED, this, def, {
+      kind: 'sequence',
+      jobPath: (platform, jobId) => `/v1/routing/sequence/async/${encodeURIComponent(platform.projectId)}/jobs/${encodeURIComponent(jobId)}`,
+      isResult: isSequenceResult,
+    });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
     const precision = precisionSetting(def.precision);
     const departureFormat: DepartureFormat = def.departureFormat === 'zoned' ? 'zoned' : 'local';
-    const polling = pollingOf(def, COMPUTATION_POLLING);
 
     handleInputs(
       this,
       async (msg, context) => {
-        const platform = client();
+        const platform = computation.client();
         const fields = await read(msg);
         const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
         const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, numbered('waypoint', i + 1)));
@@ -78,36 +76,13 @@ export = function register(RED: NodeAPI): void {
             routeMode: readChoice(fields.routeMode, ROUTE_MODES, 'routeMode'),
           }),
         };
-        const result = await compute({
-          ...sequenceJob(platform, context),
-          path: `/v1/routing/sequence/${encodeURIComponent(platform.projectId)}`,
-          body,
-          onJob: (jobId) => context.track({ jobId, waypoints, places: storedPlaces(places) }),
-        });
+        const path = `/v1/routing/sequence/${encodeURIComponent(platform.projectId)}`;
+        const result = await computation.compute(platform, context, path, body, { waypoints, places: storedPlaces(places) });
         return sequenceOutput(msg, result, waypoints, places);
       },
       def,
-      {
-        kind: 'sequence',
-        store: jobStoreFor(RED, def.server),
-        resume: async (stored, msg, context) => {
-          const job = stored as unknown as SequenceJob;
-          return sequenceOutput(msg, await awaitComputation(sequenceJob(client(), context), job.jobId), job.waypoints, job.places);
-        },
-      },
+      computation.resumable<SequenceOutput>(async ({ waypoints, places }, msg, result) => sequenceOutput(msg, await result, waypoints, places)),
     );
-
-    function sequenceJob(platform: PlatformClient, context: InputContext): ComputationJob {
-      const projectId = platform.projectId;
-      return {
-        client: platform,
-        kind: 'sequence',
-        jobPath: (jobId) => `/v1/routing/sequence/async/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`,
-        isResult: isSequenceResult,
-        polling,
-        context,
-      };
-    }
   }
 
   RED.nodes.registerType('svc-sequence', SvcSequence);

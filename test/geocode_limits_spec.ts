@@ -1,9 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { QUOTA_FILE } from '../nodes/lib/node-red/shared';
-import { CONFIG_ID, expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json } from './support/harness';
+import { CONFIG_ID, expectError, expectOutput, helper, loadWithSandbox, testUserDir, useSandbox, Json } from './support/harness';
 import { freePort } from './support/node-red-process';
 import { waitUntil } from './foundation_helpers';
 
@@ -16,20 +15,9 @@ function callsOf(nodeId: string, method: 'status' | 'warn' | 'error'): unknown[]
 
 describe('svc-geocode daily limit and cache without Redis; svc-config with an unreachable Redis', function () {
   const ctx = useSandbox();
-  let userDir: string;
   const load = (config: Json, credentials: Json = {}) =>
     loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], config, credentials });
   const geocodeRequests = () => ctx.sandbox.requests('geocode').length;
-
-  beforeEach(function () {
-    // A user directory per test: the daily counts of one test are not another's.
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-limits-test-'));
-    helper.settings({ userDir });
-  });
-  afterEach(function () {
-    helper.settings({});
-    fs.rmSync(userDir, { recursive: true, force: true });
-  });
 
   it('stops at exactly the daily limit: the next message fails before any request with QUOTA_EXCEEDED and used/limit', async function () {
     await load({ dailyLimit: 2 });
@@ -42,7 +30,7 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     should(callsOf('n1', 'status')).containEql({ fill: 'green', shape: 'dot', text: 'found (2/2)' });
     should(callsOf('n1', 'status').at(-1)).eql({ fill: 'red', shape: 'ring', text: 'QUOTA_EXCEEDED 2/2' });
     // Counted in the user directory, where a restarted Node-RED finds the count.
-    const stored = () => (fs.existsSync(path.join(userDir, QUOTA_FILE)) ? fs.readFileSync(path.join(userDir, QUOTA_FILE), 'utf8') : '');
+    const stored = () => (fs.existsSync(path.join(testUserDir(), QUOTA_FILE)) ? fs.readFileSync(path.join(testUserDir(), QUOTA_FILE), 'utf8') : '');
     await waitUntil(() => /"value":"2"/.test(stored()), 'the count of 2 in the counter file');
   });
 
@@ -64,7 +52,7 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     await load({ dailyLimit: 0 });
     for (let i = 0; i < 3; i++) should((await expectOutput('n1', { payload: '12 Main Street' })).cached).be.undefined();
     should(geocodeRequests()).equal(3);
-    should(fs.existsSync(path.join(userDir, QUOTA_FILE))).be.false();
+    should(fs.existsSync(path.join(testUserDir(), QUOTA_FILE))).be.false();
   });
 
   it('keeps working on local state when Redis is unreachable, with the status saying so and one warning', async function () {

@@ -1,5 +1,5 @@
 import should from 'should';
-import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, sandboxCredentials, useSandbox, Json } from './support/harness';
+import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, sandboxCredentials, testSettings, useSandbox, Json } from './support/harness';
 
 /**
  * The one TypedInput reader every node uses: whatever the source (msg path, JSONata, environment,
@@ -91,11 +91,8 @@ describe('reading TypedInputs', function () {
   });
 
   describe('with a context store that fails', function () {
-    before(function () {
-      helper.settings({ contextStorage: { default: { module: 'memory' }, broken: { module: BrokenStore } } });
-    });
-    after(function () {
-      helper.settings({});
+    beforeEach(function () {
+      testSettings({ contextStorage: { default: { module: 'memory' }, broken: { module: BrokenStore } } });
     });
 
     it('reports the store failure for global context', async function () {

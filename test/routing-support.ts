@@ -236,9 +236,39 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       const resumed = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
       should(resumed).have.properties({ resumed: true, tag: 'first' });
       should(resumed).not.have.properties(['req', 'buffer']);
-      should((resumed.jobs as Json[])[0]).have.property('jobId', stored.job.jobId);
+      should((resumed.jobs as Json[])[0]).have.property('jobId', (stored.job.state as Json).jobId);
       should(await storedJobs(t.node.id as string)).eql([]);
     }, 8);
+  });
+
+  it('resumes a job with its stored state: the wait limit counts from when the service accepted it, not from the resume', async function () {
+    const { sandbox } = t.ctx;
+    await whilePolling(async () => {
+      await loadWithSandbox(sandbox, { types: [t.type], nodes: [{ ...t.node, maxWait: 600 }] });
+      const acceptedBefore = Date.now();
+      helper.getNode(t.node.id as string).receive(t.msg());
+      await waitFor(() => sandbox.requests(t.jobEndpoint).length >= 2, 'two polls');
+      await helper.unload();
+      const store = storedJobStore();
+      const [stored] = await store.list(t.node.id as string);
+      const state = stored.job.state as Json;
+      should(state.statusPath).equal(sandbox.requests(t.jobEndpoint)[0].path);
+      should(state.statusPath).endWith(`/${String(state.jobId)}`);
+      should(state.createdAt).be.within(acceptedBefore, Date.now());
+      should(state.polls).be.aboveOrEqual(1);
+      // As if the job had been accepted 601 s ago: the resumed job is already past its 600 s limit.
+      await store.update(stored.key, { ...stored.job, state: { ...state, createdAt: Date.now() - 601_000 } });
+      const polls = sandbox.requests(t.jobEndpoint).length;
+      await loadWithSandbox(sandbox, { types: [t.type], nodes: [{ ...t.node, maxWait: 600 }] });
+      // The node's error spy records the call even if it came before this line.
+      const errors = () => (helper.getNode(t.node.id as string).error as unknown as { getCalls(): Array<{ args: Json[] }> }).getCalls();
+      await waitFor(() => errors().length > 0, 'the resumed job to fail');
+      const error = errors()[0].args[0];
+      should(error.code).equal('TIMEOUT');
+      should(error.message).match(/600 s/);
+      should(sandbox.requests(t.jobEndpoint)).have.length(polls);
+      should(await storedJobs(t.node.id as string)).eql([]);
+    });
   });
 
   it('stops polling on redeploy and leaves no timer behind', async function () {
@@ -254,7 +284,7 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       await waitFor(() => timers.open().length === 0, 'the pack timers to end');
       should(timers.stop()).eql([]);
       should(sandbox.requests(t.jobEndpoint).length).equal(polls);
-      // The job is kept for the node's next start (the harness drops it after the test).
+      // The job is kept for the node's next start.
       should(await storedJobs(t.node.id as string)).have.length(1);
     });
   });

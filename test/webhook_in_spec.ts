@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { Express, RequestHandler } from 'express';
 import should from 'should';
-import { CONFIG_ID, Json, configNode, helper, nodeModule, sandboxCredentials, useSandbox } from './support/harness';
+import { CONFIG_ID, Json, configNode, helper, nodeModule, sandboxCredentials, testSettings, useSandbox } from './support/harness';
 import { addSubscription, addTopic, pubsubState, resetPubsub, waitForDeliveries } from './sandbox/endpoints/pubsub';
 
 const SECRET = 'current-secret';
@@ -78,16 +78,6 @@ describe('svc-webhook-in', function () {
   beforeEach(function () {
     outputs.splice(0);
     mountHttpNode();
-  });
-  let settingsChanged = false;
-  /** Node-RED settings for the next load; restored to the defaults after the test. */
-  function useSettings(settings: Record<string, unknown>): void {
-    helper.settings(settings);
-    settingsChanged = true;
-  }
-  afterEach(function () {
-    if (settingsChanged) helper.settings({});
-    settingsChanged = false;
   });
 
   const webhookNode = (extra: Json = {}) => ({ id: 'wh', type: 'svc-webhook-in', url: PATH, wires: [['out']], ...extra });
@@ -416,7 +406,7 @@ describe('svc-webhook-in', function () {
     });
 
     it('creates no route when httpNodeRoot is false', async function () {
-      useSettings({ httpNodeRoot: false });
+      testSettings({ httpNodeRoot: false });
       await load([webhookNode()]);
       should(callsOf('wh', 'warn').some((w) => /httpNodeRoot is false/.test(w))).be.true();
       should(routesFor(PATH)).equal(0);
@@ -440,7 +430,7 @@ describe('svc-webhook-in', function () {
 
     it('runs httpNodeMiddleware before it', async function () {
       const gate: RequestHandler = (req, res, next) => (req.headers['x-gate'] === 'open' ? next() : void res.status(403).end());
-      useSettings({ httpNodeMiddleware: gate });
+      testSettings({ httpNodeMiddleware: gate });
       await load([webhookNode()]);
       should((await post(PATH, '{}', { 'svc-signature': sign(nowSec(), SECRET, '{}') })).status).equal(403);
       should(statusText()).equal('listening');
@@ -448,7 +438,7 @@ describe('svc-webhook-in', function () {
     });
 
     it('says so when a middleware has already parsed the body', async function () {
-      useSettings({ httpNodeMiddleware: express.json() });
+      testSettings({ httpNodeMiddleware: express.json() });
       await load([webhookNode()]);
       should((await post(PATH, '{}', { 'svc-signature': sign(nowSec(), SECRET, '{}') })).status).equal(500);
       should(callsOf('wh', 'error').some((e) => /read before this node/.test(e))).be.true();

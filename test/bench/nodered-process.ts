@@ -174,12 +174,16 @@ async function main(): Promise<void> {
   const port = (server.address() as AddressInfo).port;
   serve(methods, { url: `http://${HOST}:${port}`, adminUrl: `http://${HOST}:${port}${ADMIN_ROOT}` });
   process.on('SIGTERM', () => {
-    void RED.stop()
+    RED.stop()
       .catch(() => undefined)
       .then(() => {
         server.closeAllConnections();
         fs.rmSync(userDir, { recursive: true, force: true });
         process.exit(0);
+      })
+      .catch((err: unknown) => {
+        console.error(err);
+        process.exit(1);
       });
   });
 }

@@ -125,9 +125,13 @@ async function main(): Promise<void> {
   // A stuck measurement must not hold a CI machine: report what there is and stop.
   const watchdog = setTimeout(() => {
     report.failures.watchdog = `the benchmark did not finish within ${WATCHDOG_MS / 60_000} minutes`;
-    void stopChildren().finally(() => {
+    const finish = () => {
       writeReport(report, stamp);
       process.exit(1);
+    };
+    stopChildren().then(finish, (err: unknown) => {
+      console.error(err);
+      finish();
     });
   }, WATCHDOG_MS);
   try {

@@ -107,7 +107,15 @@ export type SandboxMethods = ReturnType<typeof benchMethods>;
 async function main(): Promise<void> {
   const sandbox = await startSandbox({ jobPolls: 2 });
   serve(benchMethods(sandbox), { url: sandbox.url });
-  process.on('SIGTERM', () => void sandbox.close().then(() => process.exit(0)));
+  process.on('SIGTERM', () => {
+    sandbox.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  });
 }
 
 if (require.main === module) {

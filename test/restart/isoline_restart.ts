@@ -33,7 +33,7 @@ describe('restart: svc-isoline job survives SIGKILL', function () {
     const [report] = await collector.waitFor(1, 30_000);
     should(report).have.properties({ resumed: true, tag: 'job-1', polygons: 1, hasReq: false, hasRes: false });
     should(report.error).be.undefined();
-    should((report.jobs as Array<{ jobId: string }>)[0].jobId).equal((stored.job as { jobId: string }).jobId);
+    should((report.jobs as Array<{ jobId: string }>)[0].jobId).equal((stored.job as { state: { jobId: string } }).state.jobId);
     await until(() => storedJobs(dir.userDir).length === 0, 'the delivered job to leave the store', 10_000);
 
     // Started once more: nothing is left to resume, so nothing is delivered twice.

@@ -5,9 +5,16 @@ async function main(): Promise<void> {
   const port = Number(process.env.SANDBOX_PORT ?? 18790);
   const sandbox = await startSandbox({ port });
   console.log(`sandbox platform listening on ${sandbox.url}`);
-  const stop = () => void sandbox.close().then(() => process.exit(0));
+  const stop = () => {
+    sandbox.close().then(() => process.exit(0), exitWith);
+  };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }
 
-void main();
+function exitWith(err: unknown): void {
+  console.error(err);
+  process.exit(1);
+}
+
+main().catch(exitWith);

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 type TestNode = helper.TestNode;
@@ -166,18 +168,25 @@ export async function expectError(nodeId: string, msg: Json, timeoutMs?: number)
   return outcome;
 }
 
+let userDir: string | undefined;
+
 /**
- * The job store of the unit tests' Node-RED (no user directory: the in-memory one of the config
- * node `cfg`). A node unloaded mid-job keeps its job there for its next start, as a deploy would.
+ * The Node-RED user directory of the running test: each test of a suite that uses `useSandbox` gets
+ * a new one, so that what a test stores (jobs, daily counts) is that test's own, as on a fresh install.
  */
-export function storedJobStore(): JobStore {
-  return localJobStore(undefined, CONFIG_ID);
+export function testUserDir(): string {
+  if (!userDir) throw new Error('no test user directory: call useSandbox() in the suite');
+  return userDir;
 }
 
-/** Drops every stored job, so that no test resumes a job an earlier one left. */
-export async function forgetStoredJobs(): Promise<void> {
-  const store = storedJobStore();
-  for (const job of await store.list()) await store.take(job.key);
+/** Node-RED settings for the running test's next load, on the test's own user directory; the next test starts from the defaults. */
+export function testSettings(settings: Json = {}): void {
+  helper.settings({ userDir: testUserDir(), ...settings });
+}
+
+/** The job store of the running test's Node-RED (the config node `cfg`'s file in the test's user directory). */
+export function storedJobStore(): JobStore {
+  return localJobStore(testUserDir(), CONFIG_ID);
 }
 
 /** Starts a sandbox before the suite and stops it after; faults and logs are cleared between tests. */
@@ -186,9 +195,20 @@ export function useSandbox(options: SandboxOptions = {}): { readonly sandbox: Sa
   before(async () => {
     holder.sandbox = await startSandbox(options);
   });
+  // Suites nested in one that uses a sandbox may use their own: the test still gets one user directory.
+  beforeEach(() => {
+    if (userDir) return;
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-unit-'));
+    testSettings();
+  });
   afterEach(async () => {
     await helper.unload();
-    await forgetStoredJobs();
+    if (userDir) {
+      await storedJobStore().flush();
+      fs.rmSync(userDir, { recursive: true, force: true });
+      userDir = undefined;
+      helper.settings({});
+    }
     holder.sandbox?.clearFaults();
     holder.sandbox?.log.splice(0);
   });

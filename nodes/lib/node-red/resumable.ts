@@ -89,6 +89,11 @@ export class ResumableJobs {
     private readonly options: StoredJobsOptions,
   ) {}
 
+  /** The one way a failed store operation done in the background is reported: a warning on the node (the job itself goes on). */
+  private readonly failed = (err: unknown): void => {
+    this.node.warn(translate(message('warn.storedJobsFailed', { cause: describeCause(err) })));
+  };
+
   /** The job of a new message, or of a resumed one (`key` given: stored, and claimed by `resume`). `stop` ends its run. */
   job(msg: NodeMessageInFlow, stop: () => void, key?: string): TrackedJob {
     const { node, options, owner } = this;
@@ -114,7 +119,7 @@ export class ResumableJobs {
       },
       finished: () => {
         if (storedAs === undefined || !this.running.delete(storedAs)) return;
-        void options.store.release(storedAs, owner);
+        options.store.release(storedAs, owner).catch(this.failed);
       },
     };
   }
@@ -125,7 +130,7 @@ export class ResumableJobs {
    */
   resume(start: (job: StoredJob, msg: NodeMessageInFlow) => void): void {
     this.start = start;
-    void this.resumeUnowned();
+    this.resumeUnowned().catch(this.failed);
     this.keepLeases();
   }
 
@@ -157,11 +162,14 @@ export class ResumableJobs {
     if (this.timer || !this.options.store.shared) return;
     this.timer = setInterval(() => {
       for (const [key, stop] of this.running) {
-        void this.options.store.renew(key, this.owner, LEASE_MS).then((held) => {
-          if (!held && this.running.delete(key)) stop();
-        });
+        this.options.store
+          .renew(key, this.owner, LEASE_MS)
+          .then((held) => {
+            if (!held && this.running.delete(key)) stop();
+          })
+          .catch(this.failed);
       }
-      if (this.options.store.shared) void this.resumeUnowned();
+      if (this.options.store.shared) this.resumeUnowned().catch(this.failed);
     }, LEASE_CHECK_MS);
     this.timer.unref();
   }

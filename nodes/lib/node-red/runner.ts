@@ -133,7 +133,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     for (const controller of inFlight) controller.abort();
     status.clear();
     const settled = stored ? stored.close(removed) : Promise.resolve();
-    void settled.then(() => closeDone());
+    // A store that cannot be written is reported, and the close still completes.
+    settled.catch((err: unknown) => node.warn(describeCause(err))).finally(closeDone);
   });
 
   return status;

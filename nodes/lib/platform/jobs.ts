@@ -1,7 +1,7 @@
 import { PlatformError } from '../util/errors';
 import { Message, message } from '../util/messages';
 import { sleep } from '../util/async';
-import { isRecord } from '../util/values';
+import { isRecord, setMembers } from '../util/values';
 import { PlatformClient, PlatformResponse, WaitEvent } from './client';
 
 /** How a job is polled: the first wait, growing by half each time up to `maxIntervalMs`, and the overall limit. */
@@ -52,8 +52,8 @@ export interface JobReader<R> {
 export interface PollContext {
   signal: AbortSignal;
   onWait: (event: WaitEvent) => void;
-  /** Called after each status answer, with the job state updated. */
-  onPoll?: (job: JobState) => void;
+  /** Called after each status answer, with the job state updated; the next poll waits for it. */
+  onPoll?: (job: JobState) => void | Promise<void>;
 }
 
 export interface Polled<R> {
@@ -86,7 +86,7 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
     const response = await fetchJobStatus(client, job, context);
     job.polls++;
     job.status = reader.status(response.body) ?? job.status;
-    context.onPoll?.(job);
+    await context.onPoll?.(job);
     const result = reader.result(response.body);
     if (result !== undefined) return { result, answer: response.body, statusCode: response.statusCode };
   }
@@ -135,14 +135,17 @@ export interface ComputationJob {
   isResult: (body: unknown) => boolean;
   polling: Polling;
   context: JobContext;
+  /**
+   * Called with the job's state once the service accepts it (before the first poll) and after each
+   * poll: to store it, so that a resumed job keeps its deadline and its poll count.
+   */
+  onJob?: (job: JobState) => Promise<void>;
 }
 
 export interface Computation extends ComputationJob {
   /** The POST path of the computation. */
   path: string;
   body: Record<string, unknown>;
-  /** Called with the job id once the service answers with a job, before it is polled (to store it for a restart). */
-  onJob?: (jobId: string) => Promise<void>;
 }
 
 export interface ComputationResult {
@@ -172,25 +175,30 @@ export async function compute(computation: Computation): Promise<ComputationResu
   const jobId = handleJobId(first.body);
   const status = computationReader(computation.isResult).status(first.body);
   context.onProgress(status === undefined ? message('status.jobAccepted') : message('status.job', { status }));
-  await computation.onJob?.(jobId);
-  return awaitComputation(computation, jobId);
+  const job: JobState = { kind: computation.kind, jobId, statusPath: computation.jobPath(jobId), createdAt: Date.now(), polls: 0, ...setMembers({ status }) };
+  await computation.onJob?.(job);
+  return awaitComputation(computation, job);
 }
 
-/** Polls a computation's job, started by `compute` or earlier (resumed after a restart), to its result. */
-export async function awaitComputation(computation: ComputationJob, jobId: string): Promise<ComputationResult> {
+/**
+ * Polls a computation's job, started by `compute` or earlier (a stored state, resumed after a
+ * restart: its wait limit still counts from when the service accepted it), to its result.
+ */
+export async function awaitComputation(computation: ComputationJob, job: JobState): Promise<ComputationResult> {
   const { client, context } = computation;
-  const job: JobState = { kind: computation.kind, jobId, statusPath: computation.jobPath(jobId), createdAt: Date.now(), polls: 0 };
   const polled = await pollJob(client, job, computationReader(computation.isResult), computation.polling, {
     signal: context.signal,
     onWait: context.onWait,
-    onPoll: (state) =>
+    onPoll: async (state) => {
       context.onProgress(
         state.status === undefined
           ? message('status.jobRunningPoll', { poll: state.polls })
           : message('status.jobPoll', { status: state.status, poll: state.polls }),
-      ),
+      );
+      await computation.onJob?.(state);
+    },
   });
-  return { body: polled.answer, statusCode: polled.statusCode, jobId, polls: job.polls };
+  return { body: polled.answer, statusCode: polled.statusCode, jobId: job.jobId, polls: job.polls };
 }
 
 /** Reads the answers of an isoline or sequence job: `{jobId, status, message}` until one carries the result. */

@@ -1,0 +1,57 @@
+import type { Node, NodeAPI, OutputMessage } from './inputs';
+import { clientFor } from './config';
+import { jobStoreFor } from './resumable';
+import { COMPUTATION_POLLING, PollSettings, pollingOf } from './settings';
+import type { HandlerResult, InputContext, Resumable } from './runner';
+import type { PlatformClient } from '../platform/client';
+import type { JsonObject } from '../platform/job-store';
+import { ComputationJob, ComputationResult, JobState, awaitComputation, compute } from '../platform/jobs';
+
+/** What tells one asynchronous computation (isoline, sequence) from another. */
+export interface ComputationKind {
+  kind: ComputationJob['kind'];
+  /** The status path of a job. */
+  jobPath: (platform: PlatformClient, jobId: string) => string;
+  /** True when an answer carries the finished result. */
+  isResult: (body: unknown) => boolean;
+}
+
+/** A stored computation job: its state (job id, status path, when it was accepted, polls) and what its output needs. */
+export type StoredComputation<Output extends object> = Output & { state: JobState };
+
+/**
+ * The part every computation node shares: its client and polling, the request whose job is stored
+ * (state and `output`, what building the output needs) as soon as the service accepts it and after
+ * each poll, and the resuming of a stored job, which keeps its original wait limit.
+ */
+export function computationNode(RED: NodeAPI, node: Node, def: PollSettings & { server: string }, kind: ComputationKind) {
+  const client = clientFor(RED, node, def.server, 'project');
+  const polling = pollingOf(def, COMPUTATION_POLLING);
+  const jobOf = (platform: PlatformClient, context: InputContext, output: JsonObject): ComputationJob => ({
+    client: platform,
+    kind: kind.kind,
+    jobPath: (jobId) => kind.jobPath(platform, jobId),
+    isResult: kind.isResult,
+    polling,
+    context,
+    onJob: (state) => context.track({ ...output, state: { ...state } }),
+  });
+  return {
+    client,
+    /** POSTs `body` to `path`; the answer is the result, or a job that is stored with `output` and polled to it. */
+    compute: (platform: PlatformClient, context: InputContext, path: string, body: Record<string, unknown>, output: JsonObject): Promise<ComputationResult> =>
+      compute({ ...jobOf(platform, context, output), path, body }),
+    /** How the node resumes a stored job: `finish` builds the output from the stored members and the job's result. */
+    resumable: <Output extends object>(
+      finish: (stored: StoredComputation<Output>, msg: OutputMessage, result: Promise<ComputationResult>) => Promise<HandlerResult>,
+    ): Resumable => ({
+      kind: kind.kind,
+      store: jobStoreFor(RED, def.server),
+      resume: (job, msg, context) => {
+        const stored = job as unknown as StoredComputation<Output>;
+        const { state, ...output } = stored;
+        return finish(stored, msg, awaitComputation(jobOf(client(), context, output as JsonObject), { ...state }));
+      },
+    }),
+  };
+}
