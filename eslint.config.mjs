@@ -88,9 +88,8 @@ export default defineConfig(
         $: 'readonly',
         window: 'readonly',
         document: 'readonly',
-        // The pack's shared editor helpers, defined on window by resources/*.js.
-        SvcMapOutput: 'readonly',
-        SvcPolling: 'readonly',
+        // The pack's shared editor code, defined on window by resources/editor.js.
+        SvcEditor: 'readonly',
       },
     },
   },

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { NodeStatus } from './lib/node-red/status';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
-import { causeOf, describeCause, invalidInput } from './lib/util/errors';
+import { causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';
 import { translate } from './lib/node-red/i18n';
 import { isHeaderName } from './lib/util/text';
@@ -171,14 +171,15 @@ export = function register(RED: NodeAPI): void {
         webhook: { timestamp: verified?.timestampMs, receivedAt, headers: visibleHeaders(req.headers, config.header?.name) },
       });
     };
+    const warnFailed = (err: unknown) => this.warn(translate(message('warn.webhook.failed', { cause: causeOf(err) })));
     const handler: RequestHandler = (req, res) => {
       receive(req, res).catch((err: unknown) => {
-        this.warn(translate(message('warn.webhook.failed', { cause: causeOf(err) })));
+        warnFailed(err);
         if (!res.headersSent) res.status(500).json({ error: 'internal error' });
       });
     };
     const errorHandler = (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      this.warn(describeCause(err));
+      warnFailed(err);
       if (!res.headersSent) res.sendStatus(500);
     };
 

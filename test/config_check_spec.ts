@@ -1,9 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import vm from 'node:vm';
 import should from 'should';
 import { CONFIG_ID, expectError, helper, Json, loadWithSandbox, sendAndWait, useSandbox } from './support/harness';
-import { SOURCE_NODES_DIR } from './support/paths';
+import { runEditorScripts } from './support/editor-script';
 
 type Status = { fill?: string; shape?: string; text?: string };
 type StatusCall = { args: unknown[]; thisValue: { id?: string } };
@@ -115,25 +112,26 @@ describe('svc-config checked when flows start', function () {
   });
 
   describe('in the editor', function () {
-    const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, 'svc-config.html'), 'utf8');
-    const source = /function httpUrl\(required\) \{[\s\S]*?\n {4}\}\n/.exec(html)?.[0] ?? '';
-    const httpUrl = vm.runInNewContext(`${source}; httpUrl`) as (required: boolean) => (this: unknown, value: unknown, opt?: object) => true | string | false;
-    const node = { _: (key: string) => key };
+    const { defaults } = runEditorScripts(['svc-config']).definitions.get('svc-config') ?? { defaults: {} };
+    const validator = (property: string) => {
+      const validate = defaults[property]?.validate;
+      if (!validate) throw new Error(`${property} has no validator`);
+      return validate;
+    };
+    const node = {};
 
     it('validates the base, token and words URLs as the runtime does, with a message', function () {
-      should(html).match(/baseUrl: \{ value: '', required: true, validate: httpUrl\(true\) \}/);
-      should(html).match(/authUrl: \{ value: '', validate: httpUrl\(false\) \}/);
-      should(html).match(/sandboxUrl: \{ value: '', validate: httpUrl\(false\) \}/);
-      const required = httpUrl(true);
-      const optional = httpUrl(false);
+      const required = validator('baseUrl');
+      for (const optional of [validator('authUrl'), validator('sandboxUrl')]) {
+        should(optional.call(node, '', {})).be.true();
+        should(optional.call(node, 'auth.example.com', {})).equal('svc-config.validation.httpUrl');
+      }
       for (const good of ['https://api.example.com', 'http://127.0.0.1:8080/base', '${SVC_BASE_URL}']) should(required.call(node, good, {})).be.true(good);
       should(required.call(node, 'api.example.com', {})).equal('svc-config.validation.httpUrl');
       should(required.call(node, 'https://', {})).equal('svc-config.validation.httpUrl');
       should(required.call(node, 'ftp://files.example.com', {})).equal('svc-config.validation.httpUrl');
       should(required.call(node, '', {})).equal('svc-config.validation.urlRequired');
       should(required.call(node, 'api.example.com')).be.false();
-      should(optional.call(node, '', {})).be.true();
-      should(optional.call(node, 'auth.example.com', {})).equal('svc-config.validation.httpUrl');
     });
   });
 });

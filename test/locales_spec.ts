@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
 import { includedPartials, PARTIALS_FOLDER } from '../build/copy-assets';
+import { runEditorScripts } from './support/editor-script';
 import { NODES_DIR, REPO_ROOT, SOURCE_NODES_DIR } from './support/paths';
 
 /**
@@ -38,8 +39,11 @@ function catalogKeys(type: string, language: Language): string[] {
   return flatKeys(JSON.parse(fs.readFileSync(file, 'utf8')) as Catalog).sort();
 }
 
+/** The dialogs the editor scripts write from their tables of rows (resources/editor.js). */
+const EDITOR_FORMS = runEditorScripts(nodeTypes).forms;
+
 interface EditorKeys {
-  /** Keys asked for literally: data-i18n attributes and node._('...') calls. */
+  /** Keys asked for literally: data-i18n attributes, node._('...') calls and the rows of the node's dialog form. */
   keys: string[];
   /** Prefixes of keys built at run time: node._('svc-topic.operation.' + op). */
   prefixes: string[];
@@ -61,6 +65,7 @@ function editorKeys(type: string): EditorKeys {
     (concatenated ? prefixes : keys).add(key);
   }
   for (const key of sharedEditorKeys(type)) (key.endsWith('.') ? prefixes : keys).add(key);
+  for (const key of EDITOR_FORMS.get(type)?.keys ?? []) if (!key.includes(':')) keys.add(key);
   if (type === RUNTIME_CATALOG) {
     const runtime = runtimeKeys();
     for (const key of runtime.keys) keys.add(key);

@@ -223,6 +223,28 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
         });
       }
 
+      it("serves every file of the module's resources/ that its editor definitions load, as the packed file", async function () {
+        const editorHtml = await running().get<string>('/nodes', 'text/html');
+        const loaded = [...new Set([...editorHtml.matchAll(/<script[^>]*\ssrc="(resources\/[^"]+)"/g)].map((match) => match[1]))];
+        should(loaded).not.be.empty();
+        const notServed: string[] = [];
+        for (const resource of loaded) {
+          const response = await running().request(`/${resource}`);
+          const body = await response.text();
+          const file = resource.replace(`resources/${MODULE}/`, 'resources/');
+          const packed = fs.readFileSync(path.join(userDir, 'node_modules', MODULE, file), 'utf8');
+          if (response.status !== 200 || !(response.headers.get('content-type') ?? '').includes('javascript') || body !== packed) {
+            notServed.push(`${resource}: ${response.status} ${response.headers.get('content-type') ?? ''}`);
+          }
+        }
+        should(notServed).be.empty();
+        should(
+          packedPaths()
+            .filter((file) => file.startsWith('resources/'))
+            .sort(),
+        ).eql(loaded.map((resource) => resource.replace(`resources/${MODULE}/`, 'resources/')).sort());
+      });
+
       it('serves every icon its editor definitions ask for, as an image', async function () {
         const requested = new Map<string, string[]>();
         for (const type of nodeTypes) {

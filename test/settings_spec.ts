@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import vm from 'node:vm';
 import should from 'should';
 import {
   COMPUTATION_POLLING,
@@ -13,7 +10,7 @@ import {
 } from '../nodes/lib/node-red/settings';
 import { expectOutput, helper, loadWithSandbox, useSandbox } from './support/harness';
 import { resetBulk } from './sandbox/endpoints/bulk';
-import { REPO_ROOT } from './support/paths';
+import { runEditorScripts } from './support/editor-script';
 
 const BULK_POLLING = { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 };
 
@@ -90,43 +87,29 @@ describe('node settings', function () {
     });
   });
 
-  describe('in the editor (resources/polling.js)', function () {
-    /** Runs the resource with a stand-in for jQuery over a dialog's two fields. */
-    function dialog(fields: Record<string, string>): {
-      SvcPolling: {
-        validateInterval: (this: object, v: unknown) => boolean;
-        prepare(unitMs: number): void;
-      };
-    } {
-      const $ = (selector: string) => {
-        const id = selector.replace('#node-input-', '');
-        return {
-          val: (value?: string) => (value === undefined ? (fields[id] ?? '') : ((fields[id] = value), undefined)),
-        };
-      };
-      const window: Record<string, unknown> = {};
-      const RED = { validators: { regex: (re: RegExp) => (v: unknown) => re.test(String(v)) } };
-      vm.runInNewContext(fs.readFileSync(path.join(REPO_ROOT, 'resources', 'polling.js'), 'utf8'), { window, $, RED });
-      return window as ReturnType<typeof dialog>;
+  describe('in the editor (resources/editor.js)', function () {
+    /** Moves a legacy pollInterval of a dialog's fields as the dialog of a node whose legacy unit is `unitMs` does. */
+    function movePoll(fields: Record<string, string>, unitMs: number): void {
+      runEditorScripts([], fields).SvcEditor.moveLegacyPoll('node-input-pollInterval', 'node-input-pollIntervalSec', unitMs);
     }
 
     it('moves a legacy bulk pollInterval (ms) into the seconds field and clears it', function () {
       const fields = { pollInterval: '500', pollIntervalSec: '2' };
-      dialog(fields).SvcPolling.prepare(1);
+      movePoll(fields, 1);
       should(fields).eql({ pollInterval: '', pollIntervalSec: '0.5' });
     });
 
     it('moves a legacy isoline or sequence pollInterval (s) as it is, and leaves a current node alone', function () {
       const legacy = { pollInterval: '3', pollIntervalSec: '' };
-      dialog(legacy).SvcPolling.prepare(1000);
+      movePoll(legacy, 1000);
       should(legacy).eql({ pollInterval: '', pollIntervalSec: '3' });
       const current = { pollInterval: '', pollIntervalSec: '1.5' };
-      dialog(current).SvcPolling.prepare(1000);
+      movePoll(current, 1000);
       should(current).eql({ pollInterval: '', pollIntervalSec: '1.5' });
     });
 
     it('accepts a node that has only the legacy value until its dialog is saved', function () {
-      const validate = dialog({}).SvcPolling.validateInterval;
+      const validate = runEditorScripts().SvcEditor.validate.pollInterval;
       should(validate.call({ pollInterval: 2000 }, undefined)).be.true();
       should(validate.call({ pollInterval: '' }, undefined)).be.false();
       should(validate.call({}, '0.5')).be.true();

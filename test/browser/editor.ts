@@ -226,6 +226,27 @@ export class Editor {
   }
 
   /**
+   * The TypedInputs of the open node dialog, each with the source and value it shows and those the
+   * definition's defaults give it (`<name>Type` and `<name>`).
+   */
+  typedInputs(type: string): Promise<Array<{ name: string; shown: string; expected: string }>> {
+    return this.page.evaluate((nodeType) => {
+      const { RED, $ } = globalThis as unknown as EditorWindow;
+      const defaults = RED.nodes.getType(nodeType)?.defaults ?? {};
+      return Object.keys(defaults)
+        .filter((name) => `${name}Type` in defaults)
+        .map((name) => {
+          const input = $(`#node-input-${name}`);
+          return {
+            name,
+            shown: `${input.typedInput('type')}:${input.typedInput('value')}`,
+            expected: `${String(defaults[`${name}Type`].value)}:${String(defaults[name].value)}`,
+          };
+        });
+    }, type);
+  }
+
+  /**
    * Makes each visible plain input of the dialog invalid (empty where the property is required,
    * `#bad value#` where it has a validator, `_ADD_` — no config node — for config-node selectors) and
    * returns the properties the dialog did not mark with Node-RED's `input-error`, and those it tried.

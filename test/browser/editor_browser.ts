@@ -252,6 +252,10 @@ describe('the editor in a real browser (Chromium)', function () {
               should(report.typedInputs).not.be.empty();
               should(report.selectors).eql(['server']);
             }
+            // A new node reads each TypedInput from the message, at the member its defaults name.
+            const typed = await editor().typedInputs(type);
+            should(typed.filter((input) => !input.expected.startsWith('msg:'))).be.empty();
+            should(typed.filter((input) => input.shown !== input.expected)).be.empty();
             should(await editor().rawIds(['.red-ui-tray', '.red-ui-typedInput-options'])).be.empty();
             await editor().screenshot(`${target.name}-dialog-${type}`, 'dialog');
 
@@ -291,6 +295,57 @@ describe('the editor in a real browser (Chromium)', function () {
             await checkbox.uncheck();
             await editor().closeNodeDialog('ok');
             should(await eventually(async () => (await ports()) === 1)).be.true(`${type}: back to one port`);
+            await editor().deleteNode(id);
+          }
+        });
+
+        it('a job node saved before 1.1 (legacy pollInterval, in its old unit) shows the wait in seconds; Done stores seconds only', async function () {
+          const page = editor().page;
+          const legacyNodes = [
+            { type: 'svc-bulk-geocode', pollInterval: 500, seconds: '0.5' },
+            { type: 'svc-isoline', pollInterval: 3, seconds: '3' },
+            { type: 'svc-sequence', pollInterval: 2, seconds: '2' },
+          ];
+          for (const legacy of legacyNodes) {
+            const id = await editor().addNode(legacy.type);
+            await page.evaluate(
+              ({ nodeId, pollInterval }) => {
+                const node = (globalThis as unknown as EditorWindow).RED.nodes.node(nodeId) as unknown as Record<string, unknown>;
+                node.pollInterval = pollInterval;
+                delete node.pollIntervalSec;
+              },
+              { nodeId: id, pollInterval: legacy.pollInterval },
+            );
+            await editor().openNodeDialog(id);
+            should(await page.inputValue('#node-input-pollIntervalSec')).equal(legacy.seconds, legacy.type);
+            await editor().closeNodeDialog('ok');
+            const saved = await page.evaluate((nodeId) => {
+              const node = (globalThis as unknown as EditorWindow).RED.nodes.node(nodeId) as unknown as Record<string, unknown>;
+              return { pollInterval: node.pollInterval, pollIntervalSec: String(node.pollIntervalSec) };
+            }, id);
+            should(saved).eql({ pollInterval: '', pollIntervalSec: legacy.seconds }, legacy.type);
+            await editor().deleteNode(id);
+          }
+        });
+
+        it('rows that apply to one choice only show with that choice', async function () {
+          const page = editor().page;
+          const choices = [
+            { type: 'svc-isoline', control: 'originFormat', rows: ['precision'], shownFor: 'geohash', hiddenFor: 'coordinates' },
+            { type: 'svc-bulk-geocode', control: 'output', rows: ['outputFile'], shownFor: 'file', hiddenFor: 'message' },
+            { type: 'svc-webhook-in', control: 'verify', rows: ['secret', 'previousSecret', 'tolerance'], shownFor: 'signature', hiddenFor: 'none' },
+          ];
+          for (const choice of choices) {
+            const id = await editor().addNode(choice.type);
+            await editor().openNodeDialog(id);
+            for (const [value, visible] of [
+              [choice.hiddenFor, false],
+              [choice.shownFor, true],
+            ] as const) {
+              await page.selectOption(`#node-input-${choice.control}`, value);
+              for (const row of choice.rows) should(await page.locator(`#node-input-${row}`).isVisible()).equal(visible, `${choice.type} ${row} for ${value}`);
+            }
+            await editor().closeNodeDialog('cancel');
             await editor().deleteNode(id);
           }
         });

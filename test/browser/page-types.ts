@@ -64,8 +64,14 @@ export interface RedApi {
   _(key: string, options?: Record<string, unknown>): string;
 }
 
+/** What the suite uses of jQuery and of Node-RED's TypedInput widget on it. */
+export interface JQueryElements {
+  typedInput(method: 'type' | 'value'): string;
+}
+
 export interface EditorWindow {
   RED: RedApi;
+  $: (selector: string) => JQueryElements;
   document: {
     documentElement: PageElement;
     getElementById(id: string): PageElement | null;

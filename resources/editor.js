@@ -1,0 +1,344 @@
+/*
+ * The editor side of every node of the pack, written once. Node-RED serves this file from the module's
+ * resources/ folder and each node's .html loads it before its definition
+ * (`<script src="resources/@svc/node-red-location/editor.js">`).
+ *
+ * A node describes its dialog as a table of rows. `SvcEditor.form(type, rows)` writes the dialog's
+ * template from it, in Node-RED's own markup (form-row, a label with its icon, texts by data-i18n from
+ * the node's catalog), so that Node-RED fills, validates and saves the inputs as for any node; then
+ * `form.prepare(node)` in oneditprepare adds what markup cannot: TypedInputs (default source msg, set
+ * to the matching msg member by the node's defaults), spinners, rows shown for one choice only, and the
+ * move of a legacy poll setting. The defaults stay inline in each registerType, where the Flow Library
+ * and the scorecard read them statically; their validators are here.
+ *
+ * A row is an object whose kind names the property it edits (the input is node-input-<property>):
+ *   { typed: 'address', types: ['str', 'jsonata'] }   TypedInput: the sources, then these types;
+ *       fixed: ['a', 'b'] (multiple: true) or { value, label, options, optionLabels } puts choices first
+ *   { text | password | config: 'p' }                  a text or password input; config: a config-node selector
+ *   { spinner: 'p', min, max, step }  { number: 'p', min, step }   a spinner, or an HTML number input
+ *   { select: 'p', options: ['a', 'b'] }              labels from <type>.<p>.<option>
+ *   { checkbox: 'p', caption }                         caption right of the box (default label.<p>)
+ *   { tip: 'key', icon, warning }  { hidden: 'p' }  { html: '<div class="form-row">…</div>' }
+ *   'server', 'name', 'mapOutput', { poll: legacyUnitMs, units }   rows several dialogs share
+ * and may have: icon (Font Awesome, without fa-), label (default label.<p>), placeholder (a key) or
+ * example (a literal placeholder), unit (a key, shown after the input), and when: { control: [values] },
+ * to show the row only while that select, checkbox or fixed TypedInput choice holds one of the values.
+ * Keys are in the node's catalog (`label.origins` is <type>.label.origins) unless they name a namespace.
+ */
+(function () {
+    'use strict';
+    if (window.SvcEditor) {
+        return;
+    }
+    /** Where a TypedInput may read its value at run time; msg first, the default. */
+    var SOURCES = ['msg', 'flow', 'global', 'env'];
+    /** The Map output texts are in the svc-config catalog, the one catalog every flow of the pack has. */
+    var MAP_TEXT = '@svc/node-red-location/svc-config:svc-config.mapOutput.';
+    var MEMBER_PATH = /^([A-Za-z_$][\w$-]*(\.[\w$-]+)*)?$/;
+    var WHOLE_NUMBER = /^[1-9][0-9]*$/;
+    var CHECKBOX_STYLE = 'display: inline-block; width: auto; vertical-align: top;';
+
+    /** Rows that several dialogs have, by name. */
+    var NAMED_ROWS = {
+        server: [{ config: 'server', icon: 'globe' }],
+        name: [{ text: 'name', icon: 'tag', placeholder: 'label.name' }],
+        // An option of the locating nodes, like node-red-node-geofence's "worldmap" checkbox: a second
+        // output with ready-to-draw worldmap messages. `outputs` is a default, so Node-RED rewires the ports on save.
+        mapOutput: [
+            { checkbox: 'worldmap', icon: 'map-o', label: MAP_TEXT + 'label', caption: MAP_TEXT + 'checkbox' },
+            { text: 'worldmapLayer', icon: 'clone', label: MAP_TEXT + 'layer', placeholder: MAP_TEXT + 'layerPlaceholder', when: { worldmap: [true] } },
+            { hidden: 'outputs' }
+        ]
+    };
+
+    /**
+     * The poll settings of the job nodes, both in seconds. A flow saved before 1.1 holds the first wait
+     * as `pollInterval`, in `legacyUnitMs` per unit; the runtime reads it while it is set, and the dialog
+     * moves it into the seconds field (saving then clears it).
+     */
+    function pollRows(row) {
+        var units = row.units || ['label.seconds', 'label.seconds'];
+        return [
+            { spinner: 'pollIntervalSec', icon: 'clock-o', label: 'label.pollInterval', unit: units[0], min: 0.05, step: 0.5 },
+            { hidden: 'pollInterval', legacyUnitMs: row.poll },
+            { spinner: 'maxWait', icon: 'hourglass-end', unit: units[1], min: 1 }
+        ];
+    }
+
+    function expand(rows) {
+        return rows.reduce(function (all, row) {
+            var more = typeof row === 'string' ? NAMED_ROWS[row] : row.poll ? pollRows(row) : [row];
+            if (!more) {
+                throw new Error('SvcEditor: no row named ' + row);
+            }
+            return all.concat(more);
+        }, []);
+    }
+
+    function escape(text) {
+        return String(text).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+    }
+
+    /** The property a row edits (each kind names it under its own key). */
+    function fieldOf(row) {
+        return row.config || row.text || row.password || row.typed || row.spinner || row.number || row.select || row.checkbox || row.hidden;
+    }
+
+    /** A positive number, as the runtime's setting parser reads one. */
+    function positive(v) {
+        var n = Number(v);
+        return n > 0 && isFinite(n);
+    }
+
+    /** Shows or hides the rows that depend on a control (row.when: { control: [values] }). */
+    function showDependentRows(form, dialog, control) {
+        var input = $('#' + form.id(control));
+        var value;
+        var fromSource = false;
+        if (input.is(':checkbox')) {
+            value = input.is(':checked');
+        } else if (input.data('noderedTypedInput') !== undefined) {
+            // A value read from the message at run time may be any choice: every dependent row applies.
+            fromSource = SOURCES.indexOf(input.typedInput('type')) >= 0;
+            value = input.typedInput('value');
+        } else {
+            value = input.val();
+        }
+        form.rows.forEach(function (row, index) {
+            if (row.when && row.when[control]) {
+                dialog.find('.svc-row-' + index).toggle(fromSource || row.when[control].indexOf(value) >= 0);
+            }
+        });
+    }
+
+    /**
+     * Writes the dialog template of `type` from its rows and returns the form: `prepare(node)` for
+     * oneditprepare, `save()` for oneditsave, and `keys`, every catalog key the dialog uses.
+     * `options.config`: the dialog of a config node (inputs named node-config-input-*).
+     */
+    function form(type, rows, options) {
+        var prefix = options && options.config ? 'node-config-input' : 'node-input';
+        var keys = [];
+        var self = {
+            type: type,
+            rows: expand(rows),
+            keys: keys,
+            id: function (field) {
+                return prefix + '-' + field;
+            }
+        };
+
+        /** A catalog key of this node (a key with a namespace stands as it is); kept in `keys`. */
+        function key(k) {
+            var full = k.indexOf(':') >= 0 ? k : type + '.' + k;
+            if (keys.indexOf(full) < 0) {
+                keys.push(full);
+            }
+            return full;
+        }
+        function i18n(k, attribute) {
+            return ' data-i18n="' + (attribute ? '[' + attribute + ']' : '') + escape(key(k)) + '"';
+        }
+        function input(row, field, kind, width) {
+            var extra = row.placeholder ? i18n(row.placeholder, 'placeholder') : row.example ? ' placeholder="' + escape(row.example) + '"' : '';
+            if (kind === 'number') {
+                extra += ' min="' + row.min + '"' + (row.step ? ' step="' + row.step + '"' : '');
+            }
+            return '<input type="' + kind + '" id="' + self.id(field) + '" style="width: ' + width + ';"' + extra + '>';
+        }
+        function unit(row) {
+            return row.unit ? ' <span' + i18n(row.unit) + '></span>' : '';
+        }
+        function label(row, field) {
+            return (
+                '<label for="' + self.id(field) + '"><i class="fa fa-' + row.icon + '"></i> <span' + i18n(row.label || 'label.' + field) + '></span></label>'
+            );
+        }
+        function content(row, field) {
+            if (row.typed) {
+                return label(row, field) + input(row, field, 'text', '70%') + '<input type="hidden" id="' + self.id(field + 'Type') + '">';
+            }
+            if (row.spinner || row.number) {
+                return label(row, field) + input(row, field, row.number ? 'number' : 'text', row.number ? '120px' : '80px') + unit(row);
+            }
+            if (row.select) {
+                var choices = row.options.map(function (value) {
+                    return '<option value="' + escape(value) + '"' + i18n(field + '.' + value) + '></option>';
+                });
+                return label(row, field) + '<select id="' + self.id(field) + '" style="width: 70%;">' + choices.join('') + '</select>';
+            }
+            if (row.checkbox) {
+                var box = '<input type="checkbox" id="' + self.id(field) + '" style="' + CHECKBOX_STYLE + '">';
+                var text = '<label for="' + self.id(field) + '" style="width: 70%;"' + i18n(row.caption || 'label.' + field) + '></label>';
+                return (row.icon ? label(row, field) : '<label>&nbsp;</label>') + box + ' ' + text;
+            }
+            return label(row, field) + input(row, field, row.password ? 'password' : 'text', '70%');
+        }
+        function markup(row, index) {
+            var field = fieldOf(row);
+            var classes = row.when ? ' svc-row-' + index : '';
+            if (row.html) {
+                return row.html;
+            }
+            if (row.hidden) {
+                return '<input type="hidden" id="' + self.id(field) + '">';
+            }
+            if (row.tip) {
+                var tip = '<i class="fa fa-' + row.icon + '"></i> <span' + i18n(row.tip) + '></span>';
+                var style = row.warning ? ' style="color: var(--red-ui-text-color-error, #c00);"' : '';
+                return '<div class="form-tips' + classes + '"' + style + '>' + tip + '</div>';
+            }
+            return '<div class="form-row' + classes + '">' + content(row, field) + '</div>';
+        }
+
+        var template = self.rows.map(markup).join('\n');
+        self.rows.forEach(function (row) {
+            var fixed = row.typed && fixedType(row);
+            if (fixed) {
+                key(fixed.label);
+                (fixed.optionLabels || []).forEach(key);
+            }
+            if (row.checkbox === 'worldmap') {
+                key('outputs.result'); // port 1's label beside the Map output (SvcEditor.outputLabels)
+            }
+        });
+        $('<script>').attr({ type: 'text/html', 'data-template-name': type }).text(template).appendTo('body');
+
+        self.prepare = function (node) {
+            var dialog = $('#' + self.id('name')).closest('form');
+            self.rows.forEach(function (row) {
+                var field = fieldOf(row);
+                if (row.typed) {
+                    var fixed = fixedType(row);
+                    var types = (fixed ? [typedChoice(node, fixed)] : []).concat(SOURCES, row.types || []);
+                    $('#' + self.id(field)).typedInput({ default: 'msg', types: types, typeField: '#' + self.id(field + 'Type') });
+                } else if (row.spinner) {
+                    $('#' + self.id(field)).spinner({ min: row.min, max: row.max, step: row.step });
+                } else if (row.legacyUnitMs) {
+                    moveLegacyPoll(self.id(field), self.id('pollIntervalSec'), row.legacyUnitMs);
+                }
+            });
+            var controls = [];
+            self.rows.forEach(function (row) {
+                Object.keys(row.when || {}).forEach(function (control) {
+                    if (controls.indexOf(control) < 0) {
+                        controls.push(control);
+                    }
+                });
+            });
+            controls.forEach(function (control) {
+                $('#' + self.id(control)).on('change', function () {
+                    showDependentRows(self, dialog, control);
+                });
+                showDependentRows(self, dialog, control);
+            });
+        };
+
+        /** Output 2 exists while the Map output option is on. */
+        self.save = function () {
+            var worldmap = $('#' + self.id('worldmap'));
+            if (worldmap.length) {
+                $('#' + self.id('outputs')).val(worldmap.is(':checked') ? 2 : 1);
+            }
+        };
+        return self;
+    }
+
+    /**
+     * The fixed choices of a TypedInput row, shown before the sources: `fixed: [values]` (labelled by
+     * the value, `multiple` for several at once) or `fixed: { value, label, options, optionLabels }`.
+     */
+    function fixedType(row) {
+        if (!row.fixed) {
+            return undefined;
+        }
+        if (Array.isArray(row.fixed)) {
+            return { value: 'fixed', label: 'label.fixed', options: row.fixed, multiple: !!row.multiple };
+        }
+        return row.fixed;
+    }
+
+    function typedChoice(node, fixed) {
+        var options = fixed.options.map(function (value, index) {
+            return fixed.optionLabels ? { value: value, label: node._(node.type + '.' + fixed.optionLabels[index]) } : value;
+        });
+        return { value: fixed.value, label: node._(node.type + '.' + fixed.label), icon: 'fa fa-list', options: options, multiple: !!fixed.multiple };
+    }
+
+    /** Moves a legacy poll setting (in `unitMs` per unit) into the seconds field and empties it. */
+    function moveLegacyPoll(legacyId, secondsId, unitMs) {
+        var legacy = $('#' + legacyId);
+        var value = Number(legacy.val());
+        if (legacy.val() !== '' && value > 0) {
+            $('#' + secondsId).val(String((value * unitMs) / 1000));
+        }
+        legacy.val('');
+    }
+
+    window.SvcEditor = {
+        form: form,
+        moveLegacyPoll: moveLegacyPoll,
+
+        /** The label of a node: its name, else `fallback`. */
+        nameOr: function (fallback) {
+            return function () {
+                return this.name || fallback;
+            };
+        },
+
+        /** labelStyle of every node: italic while the user has named it. */
+        labelStyle: function () {
+            return this.name ? 'node_label_italic' : '';
+        },
+
+        /** outputLabels of the locating nodes: the node's result, then the Map output. */
+        outputLabels: function (index) {
+            return index === 0 ? this._(this.type + '.outputs.result') : RED._(MAP_TEXT + 'port');
+        },
+
+        /** Validators of the defaults (`this` is the node). */
+        validate: {
+            positive: positive,
+            /** Empty (the runtime's default) or positive: settings added after nodes were saved without them. */
+            positiveOrEmpty: function (v) {
+                return v === undefined || v === '' || positive(v);
+            },
+            wholeNumber: function (v) {
+                return WHOLE_NUMBER.test(String(v));
+            },
+            /** A dotted member path such as `data.jobId`, or empty. */
+            memberPath: function (v) {
+                return MEMBER_PATH.test(String(v === undefined ? '' : v));
+            },
+            /** pollIntervalSec: a node from a flow saved before 1.1 has only the legacy pollInterval until its dialog is saved. */
+            pollInterval: function (v) {
+                var empty = v === undefined || v === null || v === '';
+                return positive(empty ? this.pollInterval : v);
+            },
+            /**
+             * A TypedInput's value checked with `test` only while its type (from the dialog, else the
+             * node) is one of `types`: a value read at run time is checked there.
+             */
+            typedAs: function (typeProperty, types, test) {
+                return function (v) {
+                    var type = $('#node-input-' + typeProperty).val() || this[typeProperty];
+                    return types.indexOf(type) < 0 || test(v);
+                };
+            },
+            /**
+             * An address the runtime accepts: http:// or https:// and a host (`api.example.com` alone is
+             * refused), or ${NAME}, which Node-RED replaces from the environment when the flow starts.
+             */
+            httpUrl: function (required) {
+                return function (value, opt) {
+                    var text = value === undefined || value === null ? '' : String(value).trim();
+                    if (text === '' ? !required : /^(https?:\/\/[^\s/?#]+([/?#]\S*)?|\$\{\w+\})$/i.test(text)) {
+                        return true;
+                    }
+                    // With `opt` Node-RED shows the returned text beside the field.
+                    return opt ? RED._('@svc/node-red-location/svc-config:svc-config.validation.' + (text === '' ? 'urlRequired' : 'httpUrl')) : false;
+                };
+            }
+        }
+    };
+})();

@@ -1,0 +1,90 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import vm from 'node:vm';
+import { REPO_ROOT, SOURCE_NODES_DIR } from './paths';
+
+/**
+ * The editor scripts of the pack (resources/editor.js and a node's .html) run outside a browser, for
+ * unit specs: with a stand-in for jQuery that holds a dialog's input values by property name and keeps
+ * the dialog templates the scripts write, and a stand-in for Node-RED's RED that keeps the definitions.
+ * The browser suite runs the same scripts in the real editor.
+ */
+
+type Validator = (this: Record<string, unknown>, value: unknown, opt?: unknown) => boolean | string;
+
+/** What resources/editor.js offers (window.SvcEditor), as far as the specs use it. */
+export interface SvcEditor {
+  form(type: string, rows: unknown[], options?: { config?: boolean }): EditorForm;
+  moveLegacyPoll(legacyId: string, secondsId: string, unitMs: number): void;
+  validate: Record<'positive' | 'positiveOrEmpty' | 'wholeNumber' | 'memberPath' | 'pollInterval', Validator>;
+}
+
+export interface EditorForm {
+  type: string;
+  /** Every catalog key the dialog asks for, with its type (`svc-isoline.label.origins`) or namespace. */
+  keys: string[];
+}
+
+export interface EditorDefinition {
+  defaults: Record<string, { value?: unknown; validate?: Validator }>;
+}
+
+export interface EditorScripts {
+  SvcEditor: SvcEditor;
+  /** The dialog forms written while the scripts ran, by node type. */
+  forms: Map<string, EditorForm>;
+  /** The dialog templates written, by node type. */
+  templates: Map<string, string>;
+  /** The node definitions registered, by node type. */
+  definitions: Map<string, EditorDefinition>;
+}
+
+const ELEMENT_ID = /^#node-(?:config-)?input-/;
+
+/**
+ * Runs resources/editor.js, then the editor scripts of `types` (their <script> blocks without src).
+ * `fields` holds the dialog's input values by property name; the scripts read and write it.
+ */
+export function runEditorScripts(types: string[] = [], fields: Record<string, string> = {}): EditorScripts {
+  const templates = new Map<string, string>();
+  const forms = new Map<string, EditorForm>();
+  const definitions: EditorScripts['definitions'] = new Map();
+  const $ = (selector: string) => {
+    if (!ELEMENT_ID.test(selector)) {
+      // The one element the scripts make: a dialog template, `$('<script>').attr({...}).text(markup).appendTo('body')`.
+      let name = '';
+      const element = {
+        attr: (attributes: Record<string, string>) => ((name = attributes['data-template-name']), element),
+        text: (markup: string) => (templates.set(name, markup), element),
+        appendTo: () => element,
+      };
+      return element;
+    }
+    const id = selector.replace(ELEMENT_ID, '');
+    return { val: (value?: string) => (value === undefined ? (fields[id] ?? '') : ((fields[id] = value), undefined)) };
+  };
+  const accept = () => () => true;
+  const RED = {
+    // Node-RED answers with the text; the key, without its catalog's namespace, says which text.
+    _: (key: string) => key.replace(/^[^:]*:/, ''),
+    validators: { typedInput: accept, number: accept, regex: (re: RegExp) => (v: unknown) => re.test(String(v)) },
+    nodes: { registerType: (type: string, definition: EditorDefinition) => definitions.set(type, definition) },
+  };
+  const window: { SvcEditor?: SvcEditor } = {};
+  const context = vm.createContext({ window, $, RED });
+  vm.runInContext(fs.readFileSync(path.join(REPO_ROOT, 'resources', 'editor.js'), 'utf8'), context);
+  const SvcEditor = window.SvcEditor;
+  if (!SvcEditor) throw new Error('resources/editor.js defined no window.SvcEditor');
+  const writeForm = SvcEditor.form.bind(SvcEditor);
+  SvcEditor.form = (type, rows, options) => {
+    const form = writeForm(type, rows, options);
+    forms.set(type, form);
+    return form;
+  };
+  (context as { SvcEditor?: SvcEditor }).SvcEditor = SvcEditor;
+  for (const type of types) {
+    const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, `${type}.html`), 'utf8');
+    for (const [, code] of html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)) vm.runInContext(code, context);
+  }
+  return { SvcEditor, forms, templates, definitions };
+}
