@@ -36,13 +36,19 @@ interface BulkGeocodeDef extends NodeDef {
 }
 
 /**
- * A run as stored for a restart: its batch size, the jobs uploaded so far, and either every input
- * row (an input at hand) or the input file and how far the output file got (file → file).
+ * A run as stored for a restart: its batch size, the jobs uploaded so far, the batches being
+ * uploaded, and either every input row (an input at hand) or the input file and how far the output
+ * file got (file → file).
  */
 interface StoredRun {
   batchSize: number;
   rows?: InputRow[];
   jobs: BulkJobState[];
+  /**
+   * Batches whose upload was sent and whose job id is not stored yet: after a crash each is uploaded
+   * again (the platform has no idempotency key) and its report says so (`uploadedAgain`).
+   */
+  uploading?: number[];
   file?: StoredFileRun;
 }
 
@@ -115,12 +121,21 @@ export = function register(RED: NodeAPI): void {
         source.stream?.destroy();
         throw err;
       });
-      const onUpload = run
-        ? async (job: BulkJobState) => {
-            run.jobs.push(job);
-            await context.track(storedRun(run));
+      // Stored before each upload is sent and as soon as its job id arrives: a crash can only repeat an upload under way.
+      const uploadedBefore = run?.uploading?.slice() ?? [];
+      const uploads = run
+        ? {
+            onUploadStart: async (batch: number) => {
+              run.uploading = [...(run.uploading ?? []).filter((number) => number !== batch), batch];
+              await context.track(storedRun(run));
+            },
+            onUpload: async (job: BulkJobState) => {
+              run.jobs.push(job);
+              run.uploading = (run.uploading ?? []).filter((number) => number !== job.batch);
+              await context.track(storedRun(run));
+            },
           }
-        : undefined;
+        : {};
       const fileRun = run?.file;
       // File → file: once a batch's rows are durable in the output file, the run goes on from after it.
       const deliver = fileRun
@@ -141,7 +156,8 @@ export = function register(RED: NodeAPI): void {
         context,
         deliver,
         uploaded: run?.jobs.slice(),
-        onUpload,
+        uploadedBefore,
+        ...uploads,
         delivered: fileRun?.delivered,
       })
         .run(source)

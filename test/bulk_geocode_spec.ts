@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import should from 'should';
-import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, useSandbox, Json, Sandbox } from './support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, storedJobStore, useSandbox, Json, Sandbox } from './support/harness';
 import { expectHandlesBackTo, handleBaseline, waitUntil } from './foundation_helpers';
 import { bulkControls, bulkJobs, resetBulk } from './sandbox/endpoints/bulk';
 import { geocode } from './sandbox/endpoints/geocode';
@@ -215,6 +215,26 @@ describe('svc-bulk-geocode', function () {
         [2, 1, 6, 6],
       ]);
       should(maxJobsAtOnce(ctx.sandbox)).equal(2);
+    });
+
+    it('after a crash, uploads again a batch whose upload was under way without a job id stored, and says so in its report', async function () {
+      const addresses = ['1 Main Street', '2 Main Street', '3 High Street', '4 High Street'];
+      // As a crash leaves it: batch 1's upload was sent (stored as under way), its answer never stored; batch 0 not started.
+      const run = { batchSize: 2, rows: addresses.map((address, index) => ({ index, input: address, address })), jobs: [], uploading: [1] };
+      await storedJobStore().put(
+        { key: 'crashed-run', nodeId: 'n1', kind: 'bulk-geocode', job: run, msg: { tag: 'before the crash' }, startedAt: new Date().toISOString() },
+        'the crashed process',
+        10_000,
+      );
+      await load({ parallel: 1 });
+      // The resumed run has an upload, polls and a download ahead of it: it cannot end before this listens.
+      const msg = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      should(msg).have.properties({ resumed: true, tag: 'before the crash' });
+      should(rowsOf(msg).map((row) => row.input)).eql(addresses);
+      should(uploads()).eql([addresses.slice(0, 2), addresses.slice(2)]);
+      const jobs = msg.jobs as JobReport[];
+      should(jobs.map((job) => job.uploadedAgain)).eql([undefined, true]);
+      should(await storedJobStore().list()).eql([]);
     });
 
     it('runs one job at a time when parallel is 1', async function () {

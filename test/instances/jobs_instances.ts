@@ -8,7 +8,8 @@ import { Collector, reportingFlow, startMessage, until } from '../restart/suppor
 /**
  * Job ownership across instances: two Node-RED processes with the same flows and one Redis. A job
  * started on one is polled by it alone (it holds the job's lease); killed with SIGKILL, its lease
- * runs out, the other instance claims the job, finishes it and delivers it once.
+ * runs out, the other instance claims the job, finishes it and delivers it once. Redis restarted
+ * empty, or not answering when a job finishes, loses and repeats nothing.
  */
 describe('several Node-RED instances: a job outlives the instance that started it', function () {
   this.timeout(180_000);
@@ -38,12 +39,30 @@ describe('several Node-RED instances: a job outlives the instance that started i
     await sandbox?.close();
   });
 
+  const isoline = { type: 'svc-isoline', pollIntervalSec: 0.2, maxWait: 120 };
+  const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
+  const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
+  const jobsKey = `svc-location:jobs:${CONFIG_ID}`;
+
+  /** Runs `test` with a Redis client of its own and jobs that take `polls` polls. */
+  async function withJobs(polls: number, test: (client: Redis) => Promise<void>): Promise<void> {
+    const jobPolls = sandbox.options.jobPolls;
+    sandbox.options.jobPolls = polls;
+    collector.reports.splice(0);
+    const client = new Redis(redis.url);
+    // Stands in for an operator's client: its reconnection attempts while Redis is away are expected.
+    client.on('error', () => undefined);
+    try {
+      await test(client);
+    } finally {
+      client.disconnect();
+      sandbox.options.jobPolls = jobPolls;
+    }
+  }
+
   it('a job whose instance is killed (SIGKILL) is finished and delivered once by the other', async function () {
     const [a, b] = cluster.instances;
-    const isoline = { type: 'svc-isoline', pollIntervalSec: 0.2, maxWait: 120 };
-    const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
     await cluster.deploy(reportingFlow(sandbox, collector.url, isoline, summary, { redisUrl: redis.url }));
-    const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
     await startMessage(a, 'shared-1', request);
 
     // Polled by the instance that holds the lease: the other leaves it alone.
@@ -64,4 +83,58 @@ describe('several Node-RED instances: a job outlives the instance that started i
       client.disconnect();
     }
   });
+
+  it('Redis restarted empty (no persistence) loses no job: its runner registers it again from its own file and delivers it once', async function () {
+    // Instance a was killed by the test before: b runs the job.
+    const [, b] = cluster.instances;
+    await withJobs(8, async (client) => {
+      const polls = sandbox.requests('isoline-job').length;
+      await startMessage(b, 'after-reset', request);
+      await until(() => sandbox.requests('isoline-job').length >= polls + 2, 'two polls of the job', 30_000);
+      should(await client.hlen(jobsKey)).equal(1);
+      await redis.restart();
+      should(await client.hlen(jobsKey)).equal(0);
+      // The runner's next lease renewal finds its job gone without a done marker and registers it again.
+      await untilAsync(async () => (await client.hlen(jobsKey)) === 1, 'the job registered again', 15_000);
+      const [report] = await collector.waitFor(1, 60_000);
+      should(report).have.properties({ resumed: false, tag: 'after-reset', polygons: 1 });
+      await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered job to leave Redis', 10_000);
+      should(collector.reports).have.length(1);
+    });
+  });
+
+  it('a job that finishes while Redis does not answer (paused) keeps its result, and delivers it once when Redis answers again', async function () {
+    const [, b] = cluster.instances;
+    await withJobs(6, async (client) => {
+      const before = sandbox.requests('isoline-job').length;
+      const warnings = () => b.log.filter((line) => line.includes('shared state unavailable')).length;
+      const warned = warnings();
+      await startMessage(b, 'through-outage', request);
+      await until(() => sandbox.requests('isoline-job').length >= before + 1, 'a first poll of the job', 30_000);
+      redis.pause();
+      try {
+        // The job's last poll (its result) and the outage noticed: the result waits for Redis.
+        await until(() => sandbox.requests('isoline-job').length >= before + 6 && warnings() > warned, 'the result while Redis is paused', 30_000);
+        should(collector.reports).eql([]);
+      } finally {
+        redis.resume();
+      }
+      const [report] = await collector.waitFor(1, 30_000);
+      should(report).have.properties({ tag: 'through-outage', polygons: 1 });
+      should(report.error).be.undefined();
+      await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered job to leave Redis', 10_000);
+      // Delivered: the job's done marker stands, so no copy of it can be claimed or delivered again.
+      should(await client.keys(`${jobsKey}:done:*`)).not.be.empty();
+      should(collector.reports).have.length(1);
+    });
+  });
 });
+
+/** As `until`, for a condition that needs a round trip. */
+async function untilAsync(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -48,6 +48,27 @@ describe('RedisStore on a real redis-server', function () {
     should(await a.get('job:1')).be.undefined();
   });
 
+  it('stored jobs: one delivery claim wins, the done marker keeps a delivered job from coming back, a lost job is told from a delivered one', async function () {
+    const [a, b] = [storeOf('jobs-test:').jobHashes('jobs', 60_000), storeOf('jobs-test:').jobHashes('jobs', 60_000)];
+    should(await a.register('j1', '{"key":"j1"}', '{}', 'owner-a', 5000)).be.true();
+    should(await b.lease('j1', 'owner-b', 5000)).equal('taken');
+    should(await a.lease('j1', 'owner-a', 5000)).equal('held');
+    // Another instance never delivers a job whose lease it does not hold; the holder does, once.
+    should(await b.deliver('j1', 'owner-b')).be.false();
+    const claims = await Promise.all([a.deliver('j1', 'owner-a'), a.deliver('j1', 'owner-a')]);
+    should(claims).eql([true, true]);
+    should(await b.deliver('j1', 'owner-b')).be.false();
+    should(await a.all()).eql([]);
+    // A stale copy (in the file of an instance that was down) is not registered again.
+    should(await b.lease('j1', 'owner-b', 5000)).equal('done');
+    should(await b.register('j1', '{"key":"j1"}', '{}', 'owner-b', 5000)).be.false();
+    // A job Redis never saw (or lost) reads as missing, and its holder registers it again.
+    should(await b.lease('j2', 'owner-b', 5000)).equal('missing');
+    should(await b.register('j2', '{"key":"j2"}', '{}', 'owner-b', 5000)).be.true();
+    await b.cancel('j2');
+    should(await a.lease('j2', 'owner-a', 5000)).equal('done');
+  });
+
   it('a counter taken by many clients at once stops at exactly its limit', async function () {
     const stores = [storeOf(), storeOf(), storeOf()];
     const results = await Promise.all(Array.from({ length: 90 }, (_v, i) => stores[i % 3].take('quota', 50, 60_000)));

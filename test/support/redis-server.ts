@@ -78,10 +78,24 @@ export class RedisServer {
   async stop(timeoutMs = 5000): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    // A paused server handles no SIGTERM until it runs again.
+    child.kill('SIGCONT');
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  /**
+   * SIGSTOP to its PID: the server keeps its data and its connections but answers nothing, as one
+   * cut off by the network would; `resume` (SIGCONT) lets it answer again.
+   */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
   }
 
   async restart(): Promise<void> {

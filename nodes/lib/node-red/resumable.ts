@@ -60,8 +60,11 @@ export function localJobStore(userDir: string | undefined, serverId: unknown, lo
 export interface TrackedJob {
   readonly stored: boolean;
   track(description: JsonObject): Promise<void>;
-  /** True for the one caller that may deliver the job's result or error; always true for a job never stored. */
-  claimDelivery(): Promise<boolean>;
+  /**
+   * True for the one caller that may deliver the job's result or error; always true for a job never
+   * stored. May wait for the store (Redis away); false when `signal` ends the wait.
+   */
+  claimDelivery(signal: AbortSignal): Promise<boolean>;
   /** The run is over (delivered, failed or stopped): its lease is given up. */
   finished(): void;
 }
@@ -108,14 +111,13 @@ export class ResumableJobs {
         if (this.removed) return;
         if (storedAs !== undefined) return options.store.update(storedAs, description);
         storedAs = newJobKey();
-        // Claimed before it is stored, so no other instance can take it over in between.
         this.running.set(storedAs, stop);
-        await options.store.claim(storedAs, owner, LEASE_MS);
         const job = { key: storedAs, nodeId: node.id, kind: options.kind, job: description, msg: jsonSafeMembers(msg), startedAt: new Date().toISOString() };
-        await options.store.put(job);
+        // Stored under this runner's lease, so no other instance can take it over.
+        await options.store.put(job, owner, LEASE_MS);
       },
-      claimDelivery() {
-        return storedAs === undefined ? Promise.resolve(true) : options.store.take(storedAs);
+      claimDelivery(signal) {
+        return storedAs === undefined ? Promise.resolve(true) : options.store.deliver(storedAs, owner, signal);
       },
       finished: () => {
         if (storedAs === undefined || !this.running.delete(storedAs)) return;
@@ -146,10 +148,10 @@ export class ResumableJobs {
       if (this.removed || !this.start) return;
       if (this.running.has(job.key)) continue;
       if (job.kind !== this.options.kind) {
-        await this.options.store.take(job.key);
+        await this.options.store.cancel(job.key);
         continue;
       }
-      if (!(await this.options.store.claim(job.key, this.owner, LEASE_MS)) || this.running.has(job.key) || this.removed) continue;
+      if (!(await this.options.store.claim(job, this.owner, LEASE_MS)) || this.running.has(job.key) || this.removed) continue;
       this.node.log(translate(message('log.resumingJob', { kind: job.kind, key: job.key, startedAt: job.startedAt })));
       // Marked as running until the runner registers how to stop it, so that the next look does not start it twice.
       this.running.set(job.key, () => undefined);
@@ -183,7 +185,7 @@ export class ResumableJobs {
     const running = [...this.running.keys()];
     this.running.clear();
     if (removed) {
-      for (const job of await this.options.store.list(this.node.id)) await this.options.store.take(job.key);
+      for (const job of await this.options.store.list(this.node.id)) await this.options.store.cancel(job.key);
     }
     for (const key of running) await this.options.store.release(key, this.owner);
     await this.options.store.flush();

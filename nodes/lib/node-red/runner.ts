@@ -83,7 +83,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         async (result) => {
           if (controller.signal.aborted) throw cancelled('message');
           // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
-          if (job && !(await job.claimDelivery())) return done();
+          if (job && !(await job.claimDelivery(controller.signal))) return done();
           const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessage(result.map, mapLayer)];
           const { statusCode } = result.msg;
           status.done(result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok'));
@@ -98,7 +98,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         if (controller.signal.aborted) {
           // A stored job interrupted by a restart or a deploy that keeps the node goes on in the next node: nothing to report here.
           if (!removing && job?.stored) return done();
-        } else if (job && !(await job.claimDelivery())) {
+        } else if (job && !(await job.claimDelivery(controller.signal))) {
           return done();
         }
         // The status of this failure, or none: never one an earlier node left on the message.

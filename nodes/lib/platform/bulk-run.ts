@@ -19,6 +19,8 @@ export interface JobReport {
   durationMs: number;
   /** Why the job failed, when failed jobs do not stop the run. */
   error?: { code: ErrorCode; message: string };
+  /** True when an earlier run (stopped by a crash) had sent this batch without getting its job id stored: it may have been uploaded twice. */
+  uploadedAgain?: boolean;
 }
 
 /** A batch of consecutive input rows, delivered in input order once its job is done. */
@@ -51,6 +53,10 @@ export interface BulkRunOptions {
   deliver: (batch: FinishedBatch) => void | Promise<void>;
   /** Jobs uploaded by an earlier run of the same input (resumed after a restart): their batches are polled, not uploaded again. */
   uploaded?: readonly BulkJobState[];
+  /** Batches an earlier run had started uploading without a job id stored: uploaded again, and reported so. */
+  uploadedBefore?: readonly number[];
+  /** Called (and awaited) before each batch's upload is sent, to store that it is under way. */
+  onUploadStart?: (batch: number) => Promise<void>;
   /** Called with each new job once uploaded, before it is polled (to store it for a restart). */
   onUpload?: (job: BulkJobState) => Promise<void>;
   /**
@@ -187,6 +193,7 @@ export class BulkRun {
     try {
       job = this.options.uploaded?.find((earlier) => earlier.batch === number);
       if (!job) {
+        await this.options.onUploadStart?.(number);
         job = await uploadBatch(client, protocol, { batch: number, firstIndex: rows[0].index, lastIndex: rows[rows.length - 1].index, addresses }, pollContext);
         await this.options.onUpload?.(job);
       }
@@ -210,6 +217,7 @@ export class BulkRun {
       finishedAt: new Date(finished).toISOString(),
       durationMs: finished - started,
       ...(batch.error ? { error: { code: batch.error.code, message: batch.error.message } } : {}),
+      ...(this.options.uploadedBefore?.includes(number) && !this.options.uploaded?.some((earlier) => earlier.batch === number) ? { uploadedAgain: true } : {}),
     };
     this.jobsDone++;
     this.report();

@@ -21,26 +21,34 @@ export interface StoredJob {
   job: JsonObject;
   msg: JsonObject;
   startedAt: string;
+  /**
+   * True once the job was written to the store other instances share (Redis): from then on it is
+   * taken over and delivered only through that store. False or absent: this process's own job.
+   */
+  registered?: boolean;
 }
 
 /**
- * Where resumable jobs live. `take` removes a job and says whether it was still there: whoever
- * takes a job delivers (or cancels) it, so it is delivered at most once.
+ * Where resumable jobs live. A stored job runs in one place at a time, under a lease its runner
+ * holds; `deliver` removes the job and is true for the one caller that may send its result, so a
+ * result is delivered at most once.
  */
 export interface JobStore {
   /** The jobs of one node, or of every node. */
   list(nodeId?: string): Promise<StoredJob[]>;
-  put(job: StoredJob): Promise<void>;
-  /** Replaces a stored job's description, keeping its message; a job already taken stays gone. */
+  /** Stores a new job, leased to `owner` for `ttlMs`. */
+  put(job: StoredJob, owner: string, ttlMs: number): Promise<void>;
+  /** Replaces a stored job's description, keeping its message; a job already delivered stays gone. */
   update(key: string, job: JsonObject): Promise<void>;
-  take(key: string): Promise<boolean>;
-  /**
-   * Leases: a stored job runs in one place at a time. `claim` is true when the job was free (or its
-   * lease ran out) and now belongs to `owner` for `ttlMs`; `renew` is false once another owner took it.
-   */
-  claim(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Takes a listed job over (to resume it): true when it was free (or its lease ran out) and is now `owner`'s. */
+  claim(job: StoredJob, owner: string, ttlMs: number): Promise<boolean>;
+  /** Extends the lease of a running job; false once it is another owner's or was delivered elsewhere (stop running it). */
   renew(key: string, owner: string, ttlMs: number): Promise<boolean>;
   release(key: string, owner: string): Promise<void>;
+  /** Removes a finished job; true for the one caller that may deliver it. `signal` ends a wait for the store. */
+  deliver(key: string, owner: string, signal: AbortSignal): Promise<boolean>;
+  /** Removes a job that will not be delivered (its node was removed). */
+  cancel(key: string): Promise<void>;
   /** True when other processes share these jobs, so that one whose owner died is taken over by another. */
   readonly shared: boolean;
   /** Resolves once every change so far is written. */
@@ -75,6 +83,11 @@ export class FileJobStore implements JobStore {
     return [...jobs.values()].filter((job) => nodeId === undefined || job.nodeId === nodeId);
   }
 
+  /** One stored job, if there is one under `key`. */
+  async get(key: string): Promise<StoredJob | undefined> {
+    return (await this.load()).get(key);
+  }
+
   async put(job: StoredJob): Promise<void> {
     (await this.load()).set(job.key, job);
     await this.save();
@@ -88,10 +101,14 @@ export class FileJobStore implements JobStore {
     await this.save();
   }
 
-  async take(key: string): Promise<boolean> {
+  async deliver(key: string): Promise<boolean> {
     const taken = (await this.load()).delete(key);
     if (taken) await this.save();
     return taken;
+  }
+
+  async cancel(key: string): Promise<void> {
+    await this.deliver(key);
   }
 
   claim(): Promise<boolean> {

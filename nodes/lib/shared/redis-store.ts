@@ -28,17 +28,75 @@ used = redis.call('INCR', KEYS[1])
 if used == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return {1, used}`;
 
-/** Replaces a stored job's description only while the job itself is stored (KEYS: jobs, descriptions). */
+/**
+ * Stored jobs (see RedisJobHashes). KEYS of every job script: the records hash, the descriptions
+ * hash, the job's lease, the job's done marker; ARGV[1] is the job key.
+ */
+/** Replaces a stored job's description only while the job itself is stored. */
 const UPDATE_JOB = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1`;
 
-/** Removes a stored job and its description; 1 for the one caller that removed it. */
-const TAKE_JOB = `
-local taken = redis.call('HDEL', KEYS[1], ARGV[1])
+/**
+ * Stores a job (again) under a lease for ARGV[4]: 1; -1 when its done marker says it was delivered or
+ * cancelled already (it is not brought back); 0 when another owner holds its lease.
+ */
+const REGISTER_JOB = `
+if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[4] then return 0 end
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[5])
+return 1`;
+
+/**
+ * Takes or extends the lease of a stored job for ARGV[2]: 1; 0 when another owner holds it; -1 when
+ * the job is gone and its done marker says it was delivered or cancelled; -2 when it is gone without
+ * one (Redis lost its data): the caller registers it again from its own copy.
+ */
+const LEASE_JOB = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
+  return -2
+end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
+return 1`;
+
+/**
+ * The delivery claim, for ARGV[2]: removes the job and leaves a done marker naming the deliverer,
+ * unless another owner holds its lease. A job already gone counts as this caller's when the marker
+ * names it (its earlier claim went through but the answer was lost), or when there is no marker
+ * (Redis lost its data while this owner ran the job: no one else can have delivered it since).
+ */
+const DELIVER_JOB = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  local done = redis.call('GET', KEYS[4])
+  if not done then
+    redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[3])
+    return 1
+  end
+  if done == ARGV[2] then return 1 end
+  return 0
+end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-return taken`;
+redis.call('DEL', KEYS[3])
+redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[3])
+return 1`;
+
+/** Removes a job that will not be delivered, with a done marker so that no copy of it is registered again. */
+const CANCEL_JOB = `
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[3])
+redis.call('SET', KEYS[4], 'cancelled', 'PX', ARGV[2])
+return 1`;
 
 /**
  * The shared schedule of a rate limit: the key holds when the next free slot begins, on Redis's own
@@ -90,9 +148,9 @@ export class RedisStore implements KeyValueStore {
     return { taken: taken === 1, used };
   }
 
-  /** The stored jobs named `name` (below this store's prefix). */
-  jobHashes(name: string): RedisJobHashes {
-    return new RedisJobHashes(this.redis, this.prefix + name);
+  /** The stored jobs named `name` (below this store's prefix); done markers live `doneTtlMs`. */
+  jobHashes(name: string, doneTtlMs: number): RedisJobHashes {
+    return new RedisJobHashes(this.redis, this.prefix + name, doneTtlMs);
   }
 
   /**
@@ -105,36 +163,57 @@ export class RedisStore implements KeyValueStore {
   }
 }
 
+/** What a lease on a stored job came to (see LEASE_JOB). */
+export type JobLease = 'held' | 'taken' | 'done' | 'missing';
+const LEASES: Record<number, JobLease> = { 1: 'held', 0: 'taken', [-1]: 'done', [-2]: 'missing' };
+
 /**
  * Stored jobs in two hashes, `<name>` (each job's record) and `<name>:job` (each job's description,
- * replaced as the job progresses), so that an update never rewrites, or brings back, a job's record.
+ * replaced as the job progresses), so that an update never rewrites, or brings back, a job's
+ * record; beside them each job's lease `<name>:lease:<key>` and, once it is delivered or cancelled,
+ * its done marker `<name>:done:<key>` (kept `doneTtlMs`), which tells a copy of a delivered job
+ * (in the file of an instance that was down meanwhile) from a job Redis lost.
  */
 export class RedisJobHashes {
   constructor(
     private readonly redis: Redis,
     private readonly name: string,
+    private readonly doneTtlMs: number,
   ) {}
 
-  private get keys(): [string, string] {
-    return [this.name, `${this.name}:job`];
+  private keys(key: string): [string, string, string, string] {
+    return [this.name, `${this.name}:job`, `${this.name}:lease:${key}`, `${this.name}:done:${key}`];
   }
 
   /** Every stored job: its record and its description, by job key. */
   async all(): Promise<Array<{ record: string; job: string | undefined }>> {
-    const [records, jobs] = await Promise.all(this.keys.map((key) => this.redis.hgetall(key)));
+    const [records, jobs] = await Promise.all([this.name, `${this.name}:job`].map((key) => this.redis.hgetall(key)));
     return Object.entries(records).map(([key, record]) => ({ record, job: jobs[key] }));
   }
 
-  async put(key: string, record: string, job: string): Promise<void> {
-    await this.redis.multi().hset(this.keys[0], key, record).hset(this.keys[1], key, job).exec();
+  /** Stores a job under a lease for `owner`; false when it was delivered or cancelled already, or another owner holds it. */
+  async register(key: string, record: string, job: string, owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.eval(REGISTER_JOB, 4, ...this.keys(key), key, record, job, owner, ttl(ttlMs))) === 1;
   }
 
   async update(key: string, job: string): Promise<void> {
-    await this.redis.eval(UPDATE_JOB, 2, ...this.keys, key, job);
+    await this.redis.eval(UPDATE_JOB, 4, ...this.keys(key), key, job);
   }
 
-  async take(key: string): Promise<boolean> {
-    return (await this.redis.eval(TAKE_JOB, 2, ...this.keys, key)) === 1;
+  async lease(key: string, owner: string, ttlMs: number): Promise<JobLease> {
+    return LEASES[Number(await this.redis.eval(LEASE_JOB, 4, ...this.keys(key), key, owner, ttl(ttlMs)))];
+  }
+
+  async release(key: string, owner: string): Promise<void> {
+    await this.redis.eval(RELEASE, 1, this.keys(key)[2], owner);
+  }
+
+  async deliver(key: string, owner: string): Promise<boolean> {
+    return (await this.redis.eval(DELIVER_JOB, 4, ...this.keys(key), key, owner, ttl(this.doneTtlMs))) === 1;
+  }
+
+  async cancel(key: string): Promise<void> {
+    await this.redis.eval(CANCEL_JOB, 4, ...this.keys(key), key, ttl(this.doneTtlMs));
   }
 }
 

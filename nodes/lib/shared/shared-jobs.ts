@@ -1,32 +1,48 @@
-import type { JobStore, JsonObject, StoredJob } from '../platform/job-store';
+import type { FileJobStore, JobStore, JsonObject, StoredJob } from '../platform/job-store';
+import type { RedisJobHashes } from './redis-store';
 import type { SharedState } from './shared-state';
-import { MemoryStore } from './store';
+
+/** How long Redis remembers that a job was delivered or cancelled; an older job that Redis no longer holds is not registered again. */
+export const DONE_TTL_MS = 7 * 24 * 3600_000;
+/** While Redis is away, a finished job's delivery claim is tried again at least this often (and at once when Redis is back). */
+const DELIVERY_RETRY_MS = 1000;
 
 /**
- * Stored jobs that every instance running the same flows sees, in Redis: a job is claimed by one
- * instance under a lease that it renews while it polls; when that instance dies the lease runs out
- * and another instance claims the job and finishes it. Whoever removes the job from Redis delivers
- * it, so it is delivered once. While Redis is unavailable, jobs started meanwhile are kept in the
- * instance's own store (`local`), and leases are this instance's own: such jobs resume only here.
+ * Stored jobs that every instance running the same flows sees, in Redis, each also kept in this
+ * instance's own file (`local`), so that a Redis that restarts empty loses nothing.
+ *
+ * - A job started while Redis answers is registered there (`registered` in the file) under a lease
+ *   for its runner, renewed while it polls. From then on it is taken over, renewed and delivered
+ *   only through Redis: while Redis is away it cannot be claimed anywhere (its runner keeps polling
+ *   it), and its result waits in memory until Redis answers the delivery claim, an atomic script
+ *   that removes the job and leaves a done marker unless another instance holds the lease. So it is
+ *   delivered once, whoever finishes it; if its runner dies while waiting, the job is still stored
+ *   and is resumed (polled again from its job id) by whoever claims it next.
+ * - A job Redis no longer holds, with no done marker (Redis restarted without persistence), is
+ *   registered again from the file of the instance that has it: by its runner at the next lease
+ *   renewal, or by an instance that finds it in its file when resuming.
+ * - A job started while Redis is away is this instance's alone (not `registered`): it resumes and
+ *   is delivered only here, from the file, as without Redis.
  */
 export class SharedJobStore implements JobStore {
   readonly shared = true;
-  private readonly leases: ReturnType<SharedState['withFallback']>;
 
   constructor(
     private readonly state: SharedState,
-    private readonly local: JobStore,
+    private readonly local: FileJobStore,
     /** The name of the jobs in Redis: one per configuration node. */
     private readonly name: string,
-  ) {
-    this.leases = state.withFallback(new MemoryStore());
+  ) {}
+
+  private hashes(store: { jobHashes(name: string, doneTtlMs: number): RedisJobHashes }): RedisJobHashes {
+    return store.jobHashes(this.name, DONE_TTL_MS);
   }
 
   async list(nodeId?: string): Promise<StoredJob[]> {
     const [local, shared] = await Promise.all([
       this.local.list(nodeId),
       this.state.withShared(
-        async (store) => (await store.jobHashes(this.name).all()).flatMap(({ record, job }) => parseJob(record, job)),
+        async (store) => (await this.hashes(store).all()).flatMap(({ record, job }) => parseJob(record, job)),
         () => [],
       ),
     ]);
@@ -34,56 +50,122 @@ export class SharedJobStore implements JobStore {
     return [...byKey.values()].filter((job) => nodeId === undefined || job.nodeId === nodeId);
   }
 
-  async put(job: StoredJob): Promise<void> {
-    const { job: description, ...record } = job;
-    await this.state.withShared(
-      (store) => store.jobHashes(this.name).put(job.key, JSON.stringify(record), JSON.stringify(description)),
-      () => this.local.put(job),
-    );
+  async put(job: StoredJob, owner: string, ttlMs: number): Promise<void> {
+    // Written to the file first: if the Redis write fails half-way, the next renewal registers it again.
+    const registered = await this.state.connected();
+    await this.local.put({ ...job, registered });
+    if (registered) await this.register({ ...job, registered }, owner, ttlMs);
   }
 
   async update(key: string, job: JsonObject): Promise<void> {
+    const stored = await this.local.get(key);
     await Promise.all([
-      this.state.withShared(
-        (store) => store.jobHashes(this.name).update(key, JSON.stringify(job)),
-        () => undefined,
-      ),
       this.local.update(key, job),
+      stored?.registered
+        ? this.state.withShared(
+            (store) => this.hashes(store).update(key, JSON.stringify(job)),
+            () => undefined,
+          )
+        : undefined,
     ]);
   }
 
-  async take(key: string): Promise<boolean> {
-    const [shared, local] = await Promise.all([
-      this.state.withShared(
-        (store) => store.jobHashes(this.name).take(key),
-        () => false,
-      ),
-      this.local.take(key),
-    ]);
-    return shared || local;
+  async claim(job: StoredJob, owner: string, ttlMs: number): Promise<boolean> {
+    if (!job.registered) return this.local.claim();
+    const claimed = await this.lease(job, owner, ttlMs, false);
+    if (claimed) await this.local.put({ ...job, registered: true });
+    return claimed;
   }
 
-  claim(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.leases.claim(`${this.name}:lease:${key}`, owner, ttlMs);
-  }
-
-  renew(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.leases.renew(`${this.name}:lease:${key}`, owner, ttlMs);
+  async renew(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    const stored = await this.local.get(key);
+    if (!stored?.registered) return true;
+    return this.lease(stored, owner, ttlMs, true);
   }
 
   async release(key: string, owner: string): Promise<void> {
-    await this.leases.release(`${this.name}:lease:${key}`, owner);
+    if (!(await this.local.get(key))?.registered) return;
+    await this.state.withShared(
+      (store) => this.hashes(store).release(key, owner),
+      () => undefined,
+    );
+  }
+
+  async deliver(key: string, owner: string, signal: AbortSignal): Promise<boolean> {
+    if (!(await this.local.get(key))?.registered) return this.local.deliver(key);
+    while (!signal.aborted) {
+      const delivered = await this.state.withShared(
+        (store) => this.hashes(store).deliver(key, owner),
+        () => undefined,
+      );
+      if (delivered !== undefined) {
+        await this.local.cancel(key);
+        return delivered;
+      }
+      await this.sharedAgain(signal);
+    }
+    return false;
+  }
+
+  async cancel(key: string): Promise<void> {
+    const stored = await this.local.get(key);
+    await this.local.cancel(key);
+    if (stored?.registered === false) return;
+    await this.state.withShared(
+      (store) => this.hashes(store).cancel(key),
+      () => undefined,
+    );
   }
 
   flush(): Promise<void> {
     return this.local.flush();
   }
+
+  /**
+   * Takes or keeps the lease of a registered job, through Redis only: while Redis is away the answer
+   * is `whileAway` (the job's runner keeps polling it; no one takes it over). A job delivered,
+   * cancelled or taken over elsewhere leaves this instance's file; one Redis lost is registered again.
+   */
+  private async lease(job: StoredJob, owner: string, ttlMs: number, whileAway: boolean): Promise<boolean> {
+    const lease = await this.state.withShared(
+      (store) => this.hashes(store).lease(job.key, owner, ttlMs),
+      () => undefined,
+    );
+    if (lease === undefined) return whileAway;
+    if (lease === 'held') return true;
+    if (lease === 'missing' && Date.now() - Date.parse(job.startedAt) < DONE_TTL_MS && (await this.register(job, owner, ttlMs))) return true;
+    await this.local.cancel(job.key);
+    return false;
+  }
+
+  private async register(job: StoredJob, owner: string, ttlMs: number): Promise<boolean> {
+    const { job: description, ...record } = job;
+    return this.state.withShared(
+      (store) => this.hashes(store).register(job.key, JSON.stringify(record), JSON.stringify(description), owner, ttlMs),
+      () => false,
+    );
+  }
+
+  /** Resolves when Redis answers again, after DELIVERY_RETRY_MS at most, or when `signal` ends the wait. */
+  private sharedAgain(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stopListening();
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, DELIVERY_RETRY_MS);
+      const stopListening = this.state.onModeChange((mode) => mode === 'shared' && done());
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
 }
 
-/** A job as stored in Redis, or nothing for an entry that is not one (written by another version, or damaged). */
+/** A job as stored in Redis (registered there, by definition), or nothing for an entry that is not one (written by another version, or damaged). */
 function parseJob(record: string, job: string | undefined): StoredJob[] {
   try {
-    const parsed = { ...(JSON.parse(record) as Omit<StoredJob, 'job'>), job: JSON.parse(job ?? 'null') as JsonObject };
+    const parsed = { ...(JSON.parse(record) as Omit<StoredJob, 'job'>), job: JSON.parse(job ?? 'null') as JsonObject, registered: true };
     return typeof parsed.key === 'string' && typeof parsed.nodeId === 'string' && parsed.job !== null ? [parsed] : [];
   } catch {
     return [];

@@ -112,6 +112,12 @@ export class SharedState {
     return () => this.listeners.delete(listener);
   }
 
+  /** Whether Redis answers now; right after a deploy, once the first connection attempt has settled. */
+  async connected(): Promise<boolean> {
+    if (this.currentMode === 'connecting') await this.firstAttempt;
+    return this.redis !== undefined && !this.closed && this.redis.status === 'ready';
+  }
+
   /**
    * Runs `shared` on the Redis store while Redis is connected, else `local`; a failing Redis
    * operation counts as an outage and is answered by `local` as well.
