@@ -8,7 +8,7 @@ import { precisionSetting } from './lib/node-red/settings';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
 import { message } from './lib/util/messages';
-import { geocodeShapes } from './lib/geo/worldmap';
+import { geocodeShapes } from './lib/geo/worldmap-places';
 
 interface GeocodeDef extends NodeDef {
   server: string;

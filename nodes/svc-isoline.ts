@@ -10,7 +10,7 @@ import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { precisionSetting, textSetting } from './lib/node-red/settings';
 import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from './lib/util/values';
 import { HandlerResult, handleInputs } from './lib/node-red/runner';
-import { isolineShapes } from './lib/geo/worldmap';
+import { isolineShapes } from './lib/geo/worldmap-places';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
 const MODES = ['short', 'fast'] as const;

@@ -4,11 +4,13 @@ import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';
 import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
 import { Json, isSet, readChoice, setMembers, toNumber } from './lib/util/values';
-import { formatRfc3339, numbered, readBox, readLocation, readRouteModes, toRouteBox, toWaypointObject } from './lib/geo/locations';
+import { numbered, readLocation, readRouteModes, toWaypointObject } from './lib/geo/locations';
+import { readBox, toRouteBox } from './lib/geo/boxes';
+import { formatRfc3339 } from './lib/geo/dates';
 import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { plainText } from './lib/util/text';
 import { handleInputs } from './lib/node-red/runner';
-import { routeShapes } from './lib/geo/worldmap';
+import { routeShapes } from './lib/geo/worldmap-routes';
 
 const PREFERENCES = ['fastest', 'shortest'] as const;
 const MIN_WAYPOINTS = 2;

@@ -1,16 +1,8 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
-import {
-  DepartureFormat,
-  LocationObject,
-  Place,
-  formatDeparture,
-  numbered,
-  readBoxes,
-  readLocation,
-  toLocationObject,
-  toSequenceBox,
-} from './lib/geo/locations';
+import { LocationObject, Place, numbered, readLocation, toLocationObject } from './lib/geo/locations';
+import { readBoxes, toSequenceBox } from './lib/geo/boxes';
+import { DepartureFormat, formatDeparture } from './lib/geo/dates';
 import type { ComputationResult } from './lib/platform/jobs';
 import { storedPlaces } from './lib/node-red/resumable';
 import { computationNode } from './lib/node-red/computation';
@@ -19,7 +11,7 @@ import { precisionSetting } from './lib/node-red/settings';
 import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from './lib/util/values';
 import { HandlerResult, handleInputs } from './lib/node-red/runner';
 import { message } from './lib/util/messages';
-import { sequenceShapes } from './lib/geo/worldmap';
+import { sequenceShapes } from './lib/geo/worldmap-routes';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;

@@ -7,7 +7,7 @@ import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './
 import { isRecord, toNumber } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
 import { formatThreeWords, parseThreeWords } from './lib/geo/words';
-import { wordsShapes } from './lib/geo/worldmap';
+import { wordsShapes } from './lib/geo/worldmap-places';
 
 interface WordsDef extends NodeDef {
   server: string;

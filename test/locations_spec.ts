@@ -1,21 +1,8 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
-import {
-  decimal,
-  formatDeparture,
-  formatRfc3339,
-  payloadAsLocations,
-  readBox,
-  readBoxes,
-  readInstant,
-  readLocation,
-  readLocations,
-  readRouteModes,
-  toLocationObject,
-  toRouteBox,
-  toSequenceBox,
-  toWaypointObject,
-} from '../nodes/lib/geo/locations';
+import { decimal, payloadAsLocations, readLocation, readLocations, readRouteModes, toLocationObject, toWaypointObject } from '../nodes/lib/geo/locations';
+import { readBox, readBoxes, toRouteBox, toSequenceBox } from '../nodes/lib/geo/boxes';
+import { formatDeparture, formatRfc3339, readInstant } from '../nodes/lib/geo/dates';
 import { plainText } from '../nodes/lib/util/text';
 import { isSet, readBoolean, readChoice, readChoices, readNumber } from '../nodes/lib/util/values';
 

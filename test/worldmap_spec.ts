@@ -1,16 +1,7 @@
 import should from 'should';
-import {
-  escapeHtml,
-  geocodeShapes,
-  isolineShapes,
-  placeLabel,
-  routeLegs,
-  routeShapes,
-  sequenceShapes,
-  wordsShapes,
-  bulkShapes,
-  MapShape,
-} from '../nodes/lib/geo/worldmap';
+import { escapeHtml, placeLabel, MapShape } from '../nodes/lib/geo/worldmap';
+import { geocodeShapes, isolineShapes, wordsShapes, bulkShapes } from '../nodes/lib/geo/worldmap-places';
+import { routeLegs, routeShapes, sequenceShapes } from '../nodes/lib/geo/worldmap-routes';
 import { mapLayerOf, mapMessage } from '../nodes/lib/node-red/map-output';
 import type { Place } from '../nodes/lib/geo/locations';
 import { expectError, helper, loadWithSandbox, useSandbox, Json } from './support/harness';

@@ -247,6 +247,22 @@ export class Editor {
   }
 
   /**
+   * Sets a TypedInput of the open node dialog to a type and value, as a user does, and says whether the
+   * dialog then shows it as `invalid` (Node-RED's input-error on the widget) or not, once it settled.
+   */
+  async typedInputShows(name: string, type: string, value: string, invalid: boolean): Promise<boolean> {
+    await this.page.evaluate(
+      ({ property, source, text }) => {
+        const { $ } = globalThis as unknown as EditorWindow;
+        $(`#node-input-${property}`).typedInput('type', source).typedInput('value', text).trigger('change');
+      },
+      { property: name, source: type, text: value },
+    );
+    const widget = this.page.locator(`#node-input-${name} + .red-ui-typedInput-container`);
+    return eventually(async () => ((await widget.getAttribute('class'))?.split(/\s+/).includes('input-error') ?? false) === invalid);
+  }
+
+  /**
    * Makes each visible plain input of the dialog invalid (empty where the property is required,
    * `#bad value#` where it has a validator, `_ADD_` — no config node — for config-node selectors) and
    * returns the properties the dialog did not mark with Node-RED's `input-error`, and those it tried.

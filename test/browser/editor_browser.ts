@@ -328,6 +328,25 @@ describe('the editor in a real browser (Chromium)', function () {
           }
         });
 
+        it('a fixed TypedInput value the runtime would refuse is marked invalid; a good one is not', async function () {
+          const checks = [
+            { type: 'svc-isoline', name: 'rangeValue', source: 'num', bad: '-5', good: '300' },
+            { type: 'svc-isoline', name: 'rangeValue', source: 'str', bad: '300,,600', good: '300,600' },
+            { type: 'svc-isoline', name: 'shape', source: 'num', bad: '10', good: '40' },
+          ];
+          for (const check of checks) {
+            const id = await editor().addNode(check.type);
+            await editor().openNodeDialog(id);
+            const label = `${check.type} ${check.name} ${check.source}`;
+            should(await editor().typedInputShows(check.name, check.source, check.bad, true)).be.true(`${label} '${check.bad}' marked invalid`);
+            should(await editor().typedInputShows(check.name, check.source, check.good, false)).be.true(`${label} '${check.good}' accepted`);
+            // Read from the message, the value is checked at run time.
+            should(await editor().typedInputShows(check.name, 'msg', 'payload.x', false)).be.true(`${label}: msg accepted`);
+            await editor().closeNodeDialog('cancel');
+            await editor().deleteNode(id);
+          }
+        });
+
         it('rows that apply to one choice only show with that choice', async function () {
           const page = editor().page;
           const choices = [

@@ -67,6 +67,8 @@ export interface RedApi {
 /** What the suite uses of jQuery and of Node-RED's TypedInput widget on it. */
 export interface JQueryElements {
   typedInput(method: 'type' | 'value'): string;
+  typedInput(method: 'type' | 'value', value: string): JQueryElements;
+  trigger(event: string): JQueryElements;
 }
 
 export interface EditorWindow {

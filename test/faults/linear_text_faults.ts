@@ -9,7 +9,8 @@ import { isGeohash } from '../../nodes/lib/geo/geohash';
 import { statusReadsAsFailed } from '../../nodes/lib/platform/jobs';
 import { readInteger, readLocationIds, readWebhookAddress, readWebhookHeader } from '../../nodes/lib/platform/topics';
 import { normalisePath } from '../../nodes/lib/node-red/http-node';
-import { formatDeparture, formatRfc3339, readInstant, readLocation } from '../../nodes/lib/geo/locations';
+import { readLocation } from '../../nodes/lib/geo/locations';
+import { formatDeparture, formatRfc3339, readInstant } from '../../nodes/lib/geo/dates';
 import { memberAt, readChoices } from '../../nodes/lib/util/values';
 import { parseRetryAfter } from '../../nodes/lib/platform/client';
 

@@ -2,7 +2,7 @@ import type { OutputMessage } from './inputs';
 import type { HandlerResult, InputContext } from './runner';
 import { RowFile, RowFileState } from '../format/row-file';
 import { BulkRow, RowOutcome, bulkRow, unsentRow } from '../geo/result-rows';
-import { bulkShapes } from '../geo/worldmap';
+import { bulkShapes } from '../geo/worldmap-places';
 import type { FinishedBatch, RunSummary } from '../platform/bulk-run';
 import { PlatformError, causeOf } from '../util/errors';
 import { isRecord } from '../util/values';
