@@ -30,8 +30,8 @@ export class Cluster {
     private readonly workDir: string,
   ) {}
 
-  /** `count` Node-RED processes, each on its own user directory and port. */
-  static async start(count: number): Promise<Cluster> {
+  /** `count` Node-RED processes, each on its own user directory and port; `envOf(i)` adds to instance i's environment. */
+  static async start(count: number, envOf: (index: number) => NodeJS.ProcessEnv = () => ({})): Promise<Cluster> {
     const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-instances-'));
     const instances: NodeRedProcess[] = [];
     try {
@@ -39,7 +39,7 @@ export class Cluster {
         const userDir = path.join(workDir, `instance-${i + 1}`);
         fs.mkdirSync(userDir);
         fs.writeFileSync(path.join(userDir, 'settings.js'), settingsJs(NODES_DIR));
-        instances.push(await NodeRedProcess.start(userDir, undefined, 90_000));
+        instances.push(await NodeRedProcess.start(userDir, undefined, 90_000, envOf(i)));
       }
     } catch (err) {
       await Promise.all(instances.map((instance) => instance.stop(10_000)));
@@ -170,4 +170,12 @@ export async function postWebhook(instance: NodeRedProcess, body: string, signat
   });
   await response.arrayBuffer();
   return response.status;
+}
+
+/** After each test of the suite: the last `lines` log lines of every instance when the test failed, to tell why. */
+export function showLogsOnFailure(cluster: () => Cluster | undefined, lines = 12): void {
+  afterEach(function () {
+    if (this.currentTest?.state !== 'failed') return;
+    for (const instance of cluster()?.instances ?? []) console.log(`--- ${instance.url} ---\n${instance.log.slice(-lines).join('\n')}`);
+  });
 }

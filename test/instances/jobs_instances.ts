@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { RedisServer } from '../support/redis-server';
-import { Cluster, CONFIG_ID } from './cluster';
+import { Cluster, CONFIG_ID, showLogsOnFailure } from './cluster';
 import { Collector, reportingFlow, startMessage, until } from '../restart/support';
 
 /**
@@ -26,11 +26,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
     cluster = await Cluster.start(2);
   });
 
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') {
-      for (const instance of cluster?.instances ?? []) console.log(`--- ${instance.url} ---\n${instance.log.slice(-12).join('\n')}`);
-    }
-  });
+  showLogsOnFailure(() => cluster);
 
   after(async function () {
     await cluster?.stop();

@@ -1,10 +1,11 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import should from 'should';
 import { startSandbox, Sandbox } from '../sandbox';
 import { signatureHeader, nowSeconds } from '../bench/webhook-signing';
 import { RedisServer } from '../support/redis-server';
 import { busiestWindow } from '../bench/measure';
-import { Cluster, geocodeThrough, postWebhook, sharedFlows } from './cluster';
+import { Cluster, geocodeThrough, postWebhook, sharedFlows, showLogsOnFailure } from './cluster';
 
 /**
  * `npm run test:instances`: two real Node-RED processes with the same flows, one real redis-server
@@ -46,10 +47,8 @@ describe('several Node-RED instances sharing state through Redis', function () {
     await sandbox?.close();
   });
 
+  showLogsOnFailure(() => cluster, 40);
   afterEach(function () {
-    if (this.currentTest?.state === 'failed') {
-      for (const instance of cluster?.instances ?? []) console.log(`--- ${instance.url} ---\n${instance.log.slice(-40).join('\n')}`);
-    }
     for (const instance of cluster?.instances ?? []) {
       should(lines(instance.log, /Unhandled|uncaught|FATAL|TypeError/i)).eql([], 'no crash or unhandled rejection');
     }
@@ -57,24 +56,35 @@ describe('several Node-RED instances sharing state through Redis', function () {
 
   it(`the sandbox sees at most the shared rate (${RATE_PER_MINUTE}/min) in any window while both instances send`, async function () {
     await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, rateLimit: RATE_PER_MINUTE }));
+    // The sandbox runs in this process: how late its event loop ran is how late it may stamp an arrival.
+    const arrivalClockError = monitorEventLoopDelay({ resolution: 10 });
+    arrivalClockError.enable();
     // 200 messages, half through each instance: 20 s at the shared rate, 10 s if each kept its own.
     const sent = await Promise.all(
       [a(), b()].flatMap((instance, i) => Array.from({ length: 100 }, (_v, n) => geocodeThrough(instance, `${n} Instance ${i} Road`))),
     );
+    arrivalClockError.disable();
+    const stampErrorMs = arrivalClockError.max / 1e6;
     should(sent.filter((answer) => answer.status === 200)).have.length(200);
     const times = geocodeTimes();
     should(times).have.length(200);
     const spanMs = Math.max(...times) - Math.min(...times);
     const perMinute = (60_000 * (times.length - 1)) / spanMs;
     const busiest = { oneSecond: busiestWindow(times, 1000), twoSeconds: busiestWindow(times, 2000), tenSeconds: busiestWindow(times, 10_000) };
+    // What the shared limiter promises: slots exactly one interval (100 ms) apart on Redis's clock, each
+    // request sent at most a quarter interval after its slot (a later one is given a new slot, and sent
+    // at once if its process stalls past that one too: not seen on this machine at load 9). So any
+    // window of W ms holds at most floor((W + interval/4) / interval) + 1 requests as sent: 21 in 2 s,
+    // 101 in 10 s (without sharing: 40 and 200). The sandbox stamps an arrival when its event loop gets
+    // to it, up to `stampErrorMs` late (measured over this run), which can squeeze that many more
+    // intervals' worth of requests into a window of stamps.
+    const intervalMs = 60_000 / RATE_PER_MINUTE;
+    const allowed = (windowMs: number) => Math.floor((windowMs + intervalMs / 4 + stampErrorMs) / intervalMs) + 1;
     console.log(
-      `      shared rate: ${perMinute.toFixed(1)}/min over ${(spanMs / 1000).toFixed(1)} s; busiest 1 s ${busiest.oneSecond}, 2 s ${busiest.twoSeconds}, 10 s ${busiest.tenSeconds}`,
+      `      shared rate: ${perMinute.toFixed(1)}/min over ${(spanMs / 1000).toFixed(1)} s; busiest 1 s ${busiest.oneSecond}, 2 s ${busiest.twoSeconds} (allowed ${allowed(2000)}), 10 s ${busiest.tenSeconds} (allowed ${allowed(10_000)}); arrival stamps up to ${stampErrorMs.toFixed(0)} ms late`,
     );
-    // Evenly spaced at 100 ms: 20 per 2 s (21 when a window starts on a request), 100 per 10 s; without
-    // sharing, 40 and 200. The margin is the timing noise of a loaded 2-core machine: a request may go up
-    // to a quarter interval after its slot, and the sandbox stamps it when its own event loop gets to it.
-    should(busiest.twoSeconds).be.belowOrEqual(22);
-    should(busiest.tenSeconds).be.belowOrEqual(105);
+    should(busiest.twoSeconds).be.belowOrEqual(allowed(2000));
+    should(busiest.tenSeconds).be.belowOrEqual(allowed(10_000));
     should(perMinute).be.belowOrEqual(RATE_PER_MINUTE * 1.02);
   });
 

@@ -50,6 +50,7 @@ export interface Fault {
 }
 
 export interface LoggedRequest {
+  /** When the request reached the sandbox (its headers, before its body is read), by the sandbox's clock. */
   time: number;
   endpoint: string;
   method: string;
@@ -267,6 +268,7 @@ export class Sandbox {
   }
 
   private async dispatch(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const arrived = Date.now();
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const body = await readBody(req);
     let params: Record<string, string> = {};
@@ -278,7 +280,7 @@ export class Sandbox {
       return true;
     });
     const entry: LoggedRequest = {
-      time: Date.now(),
+      time: arrived,
       endpoint: route?.endpoint ?? 'unknown',
       method: req.method ?? '',
       path: url.pathname,

@@ -121,9 +121,12 @@ export class NodeRedProcess {
   private readonly child: ChildProcess;
   private readonly exited: Promise<void>;
 
-  /** Starts Node-RED and resolves once its flows have started (at most `timeoutMs`); stops it if that fails. */
-  static async start(userDir: string, runtime: NodeRedRuntime = NODE_RED_4, timeoutMs = 60_000): Promise<NodeRedProcess> {
-    const nodeRed = new NodeRedProcess(userDir, await freePort(), runtime);
+  /**
+   * Starts Node-RED and resolves once its flows have started (at most `timeoutMs`); stops it if that
+   * fails. `env` adds to the environment (e.g. NODE_EXTRA_CA_CERTS).
+   */
+  static async start(userDir: string, runtime: NodeRedRuntime = NODE_RED_4, timeoutMs = 60_000, env: NodeJS.ProcessEnv = {}): Promise<NodeRedProcess> {
+    const nodeRed = new NodeRedProcess(userDir, await freePort(), runtime, env);
     try {
       await nodeRed.started(timeoutMs);
     } catch (err) {
@@ -137,13 +140,14 @@ export class NodeRedProcess {
     readonly userDir: string,
     readonly port: number,
     runtime: NodeRedRuntime,
+    env: NodeJS.ProcessEnv,
   ) {
     // Node-RED's own command line, listening on the loopback only.
     const args = ['--userDir', userDir, '--port', String(port), '--define', 'uiHost=127.0.0.1', '--no-telemetry'];
     this.child = spawnGroup(runtime.node, [runtime.redJs, ...args], {
       cwd: userDir,
       // The palette installer's npm inherits this: prefer the npm cache, as our own installs do.
-      env: userEnv({ npm_config_prefer_offline: 'true' }),
+      env: userEnv({ npm_config_prefer_offline: 'true', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     for (const [prefix, stream] of [

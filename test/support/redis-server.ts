@@ -13,6 +13,13 @@ export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
  * that run several Node-RED instances. Stopped by its PID; `restart` brings it back on the same port,
  * empty, as a Redis that lost its data would come back.
  */
+/** A certificate and key (PEM files) and the CA that signed it: the server then accepts TLS only (`rediss://`). */
+export interface RedisTls {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+}
+
 export class RedisServer {
   readonly log: string[] = [];
   private child: ChildProcess | undefined;
@@ -21,20 +28,21 @@ export class RedisServer {
   private constructor(
     readonly port: number,
     private readonly dir: string,
+    private readonly tls?: RedisTls,
   ) {}
 
   static available(): boolean {
     return fs.existsSync(REDIS_SERVER);
   }
 
-  static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'svc-redis-')));
+  static async start(tls?: RedisTls): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'svc-redis-')), tls);
     await server.launch();
     return server;
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `${this.tls ? 'rediss' : 'redis'}://127.0.0.1:${this.port}`;
   }
 
   get pid(): number | undefined {
@@ -43,7 +51,12 @@ export class RedisServer {
 
   /** Starts the server and resolves once it accepts connections (at most `timeoutMs`). */
   async launch(timeoutMs = 10_000): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--loglevel', 'notice'];
+    const listen = this.tls
+      ? // No plain port; clients are not asked for certificates of their own.
+        ['--port', '0', '--tls-port', String(this.port), '--tls-cert-file', this.tls.certFile, '--tls-key-file', this.tls.keyFile]
+      : ['--port', String(this.port)];
+    const tlsCa = this.tls ? ['--tls-ca-cert-file', this.tls.caFile, '--tls-auth-clients', 'no'] : [];
+    const args = [...listen, ...tlsCa, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--loglevel', 'notice'];
     const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));

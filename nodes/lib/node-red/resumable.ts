@@ -33,8 +33,8 @@ const QUIET: MessageLog = { warn: () => undefined, info: () => undefined };
  * The job store of a svc-config node. Its own: a JSON file under Node-RED's user directory (which
  * every Node-RED has, with default settings), or memory alone where there is none (embedded
  * runtimes); one per file in the process, shared by the nodes, so their writes never interleave.
- * With the config node's Redis, the jobs are shared by every instance (the file then holds those
- * started while Redis is unavailable).
+ * With the config node's Redis, the jobs are also registered there and shared by every instance
+ * (the file still holds this instance's own: see SharedJobStore).
  */
 export function jobStoreFor(RED: NodeAPI, serverId: unknown): JobStore {
   const local = localJobStore(RED.settings.userDir, serverId, runtimeLog(RED));
