@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
@@ -5,12 +6,15 @@ import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner
 import { isJsonValue, jobStoreFor } from './lib/node-red/resumable';
 import type { JsonObject } from './lib/platform/job-store';
 import { AddressSource, InputRow, addressRows, fileRows } from './lib/format/address-rows';
-import { BULK_OUTPUT_MODES, BulkOutput, BulkOutputOptions } from './lib/node-red/bulk-output';
+import { BULK_OUTPUT_MODES, BulkOutput, BulkOutputOptions, BulkOutputState } from './lib/node-red/bulk-output';
 import type { BulkJobState, BulkProtocol } from './lib/platform/bulk';
 import type { PlatformClient } from './lib/platform/client';
-import { BulkRun } from './lib/platform/bulk-run';
+import { BulkRun, FinishedBatch } from './lib/platform/bulk-run';
 import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 import { readChoice } from './lib/util/values';
+import { causeOf, invalidInput } from './lib/util/errors';
+import { message } from './lib/util/messages';
+import { translate } from './lib/node-red/i18n';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;
@@ -31,21 +35,48 @@ interface BulkGeocodeDef extends NodeDef {
   outputFile?: string;
 }
 
-/** A run as stored for a restart: its batch size, every input row, the jobs uploaded so far, and the batches being uploaded. */
+/**
+ * A run as stored for a restart: its batch size, the jobs uploaded so far, the batches being
+ * uploaded, and either every input row (an input at hand) or the input file and how far the output
+ * file got (file → file).
+ */
 interface StoredRun {
   batchSize: number;
-  rows: InputRow[];
+  rows?: InputRow[];
   jobs: BulkJobState[];
   /**
    * Batches whose upload was sent and whose job id is not stored yet: after a crash each is uploaded
    * again (the platform has no idempotency key) and its report says so (`uploadedAgain`).
    */
   uploading?: number[];
+  file?: StoredFileRun;
+}
+
+/** A run from the file `msg.filename` into the output file, as far as it got. */
+interface StoredFileRun {
+  input: string;
+  /** The input's size and modification time when the run began: a changed input is not resumed. */
+  size: number;
+  modifiedMs: number;
+  /** Batches written to the output file, in order. */
+  delivered: number;
+  /** The output file's durable length and the counts so far, after the last batch written. */
+  output?: BulkOutputState;
 }
 
 /** A run as the job store takes it: rows and job states are plain JSON (each row's input checked by `isJsonValue`). */
 function storedRun(run: StoredRun): JsonObject {
   return run as unknown as JsonObject;
+}
+
+/** The input file's size and modification time; a file that cannot be read fails here, before any request. */
+async function inputVersion(file: string): Promise<{ size: number; modifiedMs: number }> {
+  try {
+    const { size, mtimeMs } = await stat(file);
+    return { size, modifiedMs: mtimeMs };
+  } catch (err) {
+    throw invalidInput(message('error.bulk.read', { cause: causeOf(err) }));
+  }
 }
 
 const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 } };
@@ -86,7 +117,7 @@ export = function register(RED: NodeAPI): void {
       context: InputContext,
       run: StoredRun | undefined,
     ): Promise<HandlerResult> {
-      const output = await BulkOutput.open(out, outputOptions, context).catch((err: unknown) => {
+      const output = await BulkOutput.open(out, outputOptions, context, run?.file?.output).catch((err: unknown) => {
         source.stream?.destroy();
         throw err;
       });
@@ -105,6 +136,17 @@ export = function register(RED: NodeAPI): void {
             },
           }
         : {};
+      const fileRun = run?.file;
+      // File → file: once a batch's rows are durable in the output file, the run goes on from after it.
+      const deliver = fileRun
+        ? async (batch: FinishedBatch) => {
+            await output.deliver(batch);
+            fileRun.output = await output.commit();
+            fileRun.delivered = batch.number + 1;
+            run.jobs = run.jobs.filter((job) => job.batch > batch.number);
+            await context.track(storedRun(run));
+          }
+        : (batch: FinishedBatch) => output.deliver(batch);
       const summary = await new BulkRun({
         client: platform,
         protocol,
@@ -112,10 +154,11 @@ export = function register(RED: NodeAPI): void {
         parallel,
         jobFailures: outputOptions.mode === 'message' ? 'stop' : 'continue',
         context,
-        deliver: (batch) => output.deliver(batch),
+        deliver,
         uploaded: run?.jobs.slice(),
         uploadedBefore,
         ...uploads,
+        delivered: fileRun?.delivered,
       })
         .run(source)
         .catch((err: unknown) => {
@@ -130,20 +173,35 @@ export = function register(RED: NodeAPI): void {
       async (msg, context) => {
         const platform = client();
         // A file named in msg.filename (as the core file nodes do) is read as a stream.
-        const source = typeof msg.filename === 'string' ? fileRows(msg.filename) : addressRows((await inputs.read(msg)).addresses);
-        // An input at hand (not a stream) is stored with the run, so that the run resumes after a restart.
-        const run =
-          Array.isArray(source.rows) && source.rows.every((row: InputRow) => isJsonValue(row.input)) ? { batchSize, rows: source.rows, jobs: [] } : undefined;
+        const filename = typeof msg.filename === 'string' ? msg.filename : undefined;
+        const source = filename !== undefined ? fileRows(filename) : addressRows((await inputs.read(msg)).addresses);
+        // An input at hand (not a stream), or a file into a file, is stored with the run, so that the run resumes after a restart.
+        let run: StoredRun | undefined;
+        if (Array.isArray(source.rows) && source.rows.every((row: InputRow) => isJsonValue(row.input))) run = { batchSize, rows: source.rows, jobs: [] };
+        else if (filename !== undefined && outputOptions.mode === 'file') {
+          const version = await inputVersion(filename).catch((err: unknown) => {
+            source.stream?.destroy();
+            throw err;
+          });
+          run = { batchSize, jobs: [], file: { input: filename, ...version, delivered: 0 } };
+        }
         if (run) await context.track(storedRun(run));
-        return geocode(platform, msg, source, context, run);
+        return geocode(platform, msg, source, context, run).catch((err: unknown) => {
+          // A stream cannot be read again: a run from one that a stop or restart cuts off is lost.
+          if (!run && source.stream && context.signal.aborted) this.warn(translate(message('warn.bulk.streamNotResumable')));
+          throw err;
+        });
       },
       def,
       {
         kind: 'bulk-geocode',
         store: jobStoreFor(RED, def.server),
-        resume: (stored, msg, context) => {
+        resume: async (stored, msg, context) => {
           const run = stored as unknown as StoredRun;
-          return geocode(client(), msg, { rows: run.rows }, context, run);
+          if (!run.file) return geocode(client(), msg, { rows: run.rows ?? [] }, context, run);
+          const { size, modifiedMs } = await inputVersion(run.file.input);
+          if (size !== run.file.size || modifiedMs !== run.file.modifiedMs) throw invalidInput(message('error.bulk.inputChanged', { file: run.file.input }));
+          return geocode(client(), msg, fileRows(run.file.input), context, run);
         },
       },
     );

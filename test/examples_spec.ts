@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { memberAt } from '../nodes/lib/util/values';
+import { runEditorScripts } from './support/editor-script';
 import { Json, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from './support/harness';
 import { REPO_ROOT } from './support/paths';
 
@@ -393,6 +394,26 @@ describe('examples', function () {
 
   it('knows how to run every example', function () {
     should(files.filter((file) => !RUNS[file])).deepEqual([]);
+  });
+
+  it("sets on the pack's nodes only properties their editor defines, each accepted by its validator", function () {
+    const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+    const { definitions } = runEditorScripts(Object.keys(manifest['node-red'].nodes));
+    const flowMembers = new Set(['id', 'type', 'x', 'y', 'z', 'g', 'wires']);
+    const problems: string[] = [];
+    for (const file of files) {
+      for (const node of readExample(file, EXAMPLE_NODE_RED_URL).filter((n) => n.type.startsWith('svc-'))) {
+        const defaults = definitions.get(node.type)?.defaults;
+        if (!defaults) problems.push(`${file} ${node.id}: no editor definition for ${node.type}`);
+        for (const [property, value] of Object.entries(node)) {
+          if (flowMembers.has(property)) continue;
+          const defined = defaults?.[property];
+          if (!defined) problems.push(`${file} ${node.id}: ${property} is not a property of ${node.type}`);
+          else if (defined.validate && defined.validate.call(node, value) !== true) problems.push(`${file} ${node.id}: ${property} is refused by the editor`);
+        }
+      }
+    }
+    should(problems).deepEqual([]);
   });
 
   it('gives every example node ids of its own (npm start deploys them all at once)', function () {

@@ -95,7 +95,8 @@ export function throughputFlows(sandboxUrl: string): FlowNode[] {
   const query = encodeURIComponent(BENCH_ADDRESS);
   return [
     tab(z, 'throughput'),
-    configNode('tp-cfg', sandboxUrl),
+    // No daily limit: the default 50,000 a day would stop these runs part way, and counting is not what they measure.
+    configNode('tp-cfg', sandboxUrl, { dailyLimit: 0 }),
     httpIn('floor-in', z, '/bench/floor', 'floor-fn'),
     functionNode('floor-fn', z, 'msg.payload = { address: msg.payload.address, ok: true }; return msg;', [['floor-out']]),
     httpResponse('floor-out', z),
@@ -126,6 +127,21 @@ export function throughputFlows(sandboxUrl: string): FlowNode[] {
     },
     httpResponse('request-out', z),
     ...serveThrough('geocode', z, '/bench/geocode', { id: 'geocode-node', type: 'svc-geocode', name: '', server: 'tp-cfg' }),
+  ];
+}
+
+/**
+ * The floor flow answering with `answer` (the sandbox's geocode answer) instead of a few bytes: the
+ * same `http response` work as the svc-geocode flow, so that what is left between them is the
+ * outgoing request and the node.
+ */
+export function sameAnswerFloorFlows(answer: unknown): FlowNode[] {
+  const z = 'bench-floor-answer';
+  return [
+    tab(z, 'floor with the answer'),
+    httpIn('floor-answer-in', z, '/bench/floor-answer', 'floor-answer-fn'),
+    functionNode('floor-answer-fn', z, `msg.payload = ${JSON.stringify(answer)}; return msg;`, [['floor-answer-out']]),
+    httpResponse('floor-answer-out', z),
   ];
 }
 

@@ -47,12 +47,15 @@ export interface LoadResult extends LatencySummary {
   /** Answers by HTTP status, and failures without an answer by error code. */
   statuses: Record<string, number>;
   errors: Record<string, number>;
+  /** CPU time this load generator used for the whole run (warm-up included), microseconds: the client side's cost. */
+  clientCpuMicros: number;
 }
 
 let stopRunning: (() => void) | undefined;
 
 async function run(spec: LoadSpec): Promise<LoadResult> {
   const timeoutMs = spec.timeoutMs ?? 30_000;
+  const cpuBefore = process.cpuUsage();
   const pool = new Pool(spec.origin, {
     connections: spec.concurrency,
     pipelining: 1,
@@ -118,6 +121,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   await Promise.all(workers);
   if (countingUntil === Number.POSITIVE_INFINITY) countingUntil = performance.now();
   await pool.close();
+  const cpuUsed = process.cpuUsage(cpuBefore);
   const durationMs = countingUntil - countingSince;
   return {
     requests: latencies.length,
@@ -127,6 +131,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     ...latencySummary(latencies),
     statuses,
     errors,
+    clientCpuMicros: cpuUsed.user + cpuUsed.system,
   };
 }
 

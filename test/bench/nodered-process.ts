@@ -3,10 +3,12 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { Session } from 'node:inspector/promises';
 import type { LocalSettings } from '@node-red/runtime';
 import express from 'express';
 import RED from 'node-red';
 import { serve } from './rpc';
+import { ProfileSummary, summarizeProfile } from './profile';
 import { NODES_DIR } from '../support/paths';
 
 /**
@@ -86,6 +88,7 @@ function benchMethods() {
   // A deploy through the admin API answers before the new flows run: this count says when they do.
   let flowsStarted = 0;
   RED.events.on('flows:started', () => flowsStarted++);
+  let profiler: Session | undefined;
   return {
     flowsStarted: () => flowsStarted,
     /** Heap after a full GC, open handles and routes. */
@@ -115,6 +118,23 @@ function benchMethods() {
     },
     /** CPU time used by this process so far, microseconds. */
     cpu: () => process.cpuUsage(),
+    /** Starts V8's sampling profiler in this process (the inspector, as `--cpu-prof` uses it). */
+    startProfile: async () => {
+      profiler = new Session();
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+      await profiler.post('Profiler.start');
+    },
+    /** Stops the profiler, writes the profile to `file` (for DevTools) and answers its summary. */
+    stopProfile: async (file: string): Promise<ProfileSummary> => {
+      if (!profiler) throw new Error('startProfile was not called');
+      const { profile } = await profiler.post('Profiler.stop');
+      profiler.disconnect();
+      profiler = undefined;
+      fs.writeFileSync(file, JSON.stringify(profile));
+      return summarizeProfile(profile);
+    },
   };
 }
 

@@ -26,6 +26,7 @@ import {
 import { REPO_ROOT } from '../support/paths';
 import { SharedRatePhase, SharedRateResult, sharedRate } from './shared-rate';
 import { BulkStreamResult, bulkStream } from './bulk-stream';
+import { CpuResult, Spread, cpuPerMessage } from './cpu';
 
 /**
  * `npm run bench`: the measurements of issue 7 in one run, on loopback. Node-RED, the sandbox and
@@ -33,7 +34,7 @@ import { BulkStreamResult, bulkStream } from './bulk-stream';
  * test/bench/results/bench-<time>.json.
  *
  * BENCH_QUICK=1 shortens every measurement (for trying it out; not the issue's figures).
- * BENCH_ONLY=throughput,storm,bulk,bulk-file,webhooks,rate,shared,soak runs only those.
+ * BENCH_ONLY=throughput,cpu,storm,bulk,bulk-file,webhooks,rate,shared,soak runs only those.
  */
 
 const RESULTS_DIR = path.join(REPO_ROOT, 'test', 'bench', 'results');
@@ -48,6 +49,7 @@ interface Report {
   /** Load averages (1, 5, 15 min) as each measurement began: other work on the machine skews figures. */
   loadAverage: Record<string, number[]>;
   throughput?: ThroughputResult;
+  cpu?: CpuResult;
   tokenStorm?: TokenStormVariant[];
   bulk?: BulkResult;
   bulkStream?: BulkStreamResult;
@@ -66,6 +68,7 @@ type Section = {
 
 const SECTIONS: Section[] = [
   { key: 'throughput', name: 'throughput', run: throughput },
+  { key: 'cpu', name: 'cpu', run: cpuPerMessage },
   { key: 'tokenStorm', name: 'storm', run: tokenStorm },
   { key: 'bulk', name: 'bulk', run: bulk },
   { key: 'bulkStream', name: 'bulk-file', run: bulkStream },
@@ -169,6 +172,47 @@ const n1 = (value: number) => formatNumber(value, 1);
 const n2 = (value: number) => formatNumber(value, 2);
 const yesNo = (met: boolean, miss = '') => (met ? 'yes' : `**no**${miss ? ` (${miss})` : ''}`);
 
+/** `median (min–max)`. */
+function range(figure: Spread, format: (value: number) => string): string {
+  return `${format(figure.median)} (${format(figure.min)}–${format(figure.max)})`;
+}
+
+/** Issue 14 part 3: the CPU table and the profiles' shares. */
+function cpuMarkdown(cpu: CpuResult): string[] {
+  const out = [
+    `### CPU per message (${cpu.runs} runs, median (min–max); load average ${cpu.loadAverage.start.join('/')} → ${cpu.loadAverage.end.join('/')})`,
+    '',
+    markdownTable(
+      ['flow', 'concurrency', 'Node-RED CPU µs/message', 'client CPU µs/request', 'req/s', 'failed'],
+      cpu.rows.map((r) => [
+        r.flow,
+        r.concurrency,
+        r.nodeRedMicros ? range(r.nodeRedMicros, n0) : '–',
+        range(r.clientMicros, n0),
+        range(r.requestsPerSecond, n0),
+        r.failures,
+      ]),
+    ),
+  ];
+  for (const profile of cpu.profiles) {
+    out.push(
+      '',
+      `Profile of Node-RED, ${profile.flow} at concurrency 64 (${n0(profile.requests)} messages; the profiler slows the process, so shares, not times): ${path.basename(profile.file)}`,
+      '',
+      markdownTable(
+        ['self time in', '%'],
+        profile.summary.byPart.map((p) => [p.name, n1(p.percent)]),
+      ),
+      '',
+      markdownTable(
+        ['function (top self time)', '%'],
+        profile.summary.topFunctions.map((f) => [f.name, n1(f.percent)]),
+      ),
+    );
+  }
+  return out;
+}
+
 /** The report as markdown: the machine, the throughput table, then every target with its result. */
 function markdown(report: Report): string {
   const out: string[] = [];
@@ -202,7 +246,18 @@ function markdown(report: Report): string {
       ),
     );
   }
+  if (report.cpu) out.push('', ...cpuMarkdown(report.cpu));
   const targets: Array<[string, string, string, string]> = [];
+  if (report.cpu) {
+    for (const { concurrency, ratio, ratioSameAnswer } of report.cpu.geocodeVsFloor) {
+      targets.push([
+        '14',
+        `Node-RED CPU per message, svc-geocode / floor, concurrency ${concurrency} (${report.cpu.runs} runs)`,
+        '≤ 1.3',
+        `${range(ratio, n2)} ${yesNo(ratio.median <= 1.3)}; over the floor answering the same geocode answer: ${range(ratioSameAnswer, n2)}`,
+      ]);
+    }
+  }
   if (report.throughput) {
     const t = report.throughput;
     targets.push([

@@ -48,7 +48,7 @@ interface LoadTarget {
 }
 
 /** Answers other than 200, and requests that got no answer. */
-function failures(result: LoadResult): number {
+export function failures(result: LoadResult): number {
   const wrongStatus = Object.entries(result.statuses).reduce((sum, [status, n]) => sum + (status === '200' ? 0 : n), 0);
   return wrongStatus + Object.values(result.errors).reduce((sum, n) => sum + n, 0);
 }

@@ -1,21 +1,30 @@
-import { createWriteStream, WriteStream } from 'node:fs';
+import { createWriteStream, fdatasync, promises as fsPromises, WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { csvLine } from './csv';
 import { describeCause, invalidInput } from '../util/errors';
 import { message } from '../util/messages';
 
+/** How far a file was written and made durable: where a resumed run truncates it to and goes on from. */
+export interface RowFileState {
+  bytes: number;
+  /** The CSV columns, fixed by the first row written. */
+  columns?: string[];
+}
+
 /**
  * Rows written to a file as they come: CSV (a name ending in .csv; the columns are those of the
- * first row) or JSON lines (any other name). Each write waits while the disk is behind, so a fast
- * producer is held back instead of filling memory.
+ * first row) or JSON lines (any other name). Each write waits until its rows are in the file, so a
+ * fast producer is held back instead of filling memory, and the written length is known.
  */
 export class RowFile {
   private columns: string[] | undefined;
   private failure: Error | undefined;
+  private bytes = 0;
 
   private constructor(
     readonly path: string,
     private readonly stream: WriteStream,
+    private readonly fd: number,
     private readonly format: 'csv' | 'jsonl',
   ) {
     stream.on('error', (err) => {
@@ -23,16 +32,31 @@ export class RowFile {
     });
   }
 
-  /** Opens (creates or truncates) the file; an unwritable path is an INVALID_INPUT error before any row. */
-  static async open(path: string): Promise<RowFile> {
+  /**
+   * Opens (creates or truncates) the file; an unwritable path is an INVALID_INPUT error before any
+   * row. With `resumeFrom` (a run going on after a restart), the file is cut back to the length
+   * written then, dropping rows written after it, and appended to.
+   */
+  static async open(path: string, resumeFrom?: RowFileState): Promise<RowFile> {
     if (path.trim() === '') throw invalidInput(message('error.outputFile.emptyPath'));
-    const stream = createWriteStream(path);
+    if (resumeFrom) {
+      const { size } = await fsPromises.stat(path).catch((err: unknown) => {
+        throw invalidInput(message('error.outputFile.notResumable', { path, cause: describeCause(err) }));
+      });
+      if (size < resumeFrom.bytes) throw invalidInput(message('error.outputFile.shorter', { path, size, bytes: resumeFrom.bytes }));
+      await fsPromises.truncate(path, resumeFrom.bytes);
+    }
+    const stream = createWriteStream(path, { flags: resumeFrom ? 'a' : 'w' });
+    let fd: number;
     try {
-      await once(stream, 'open');
+      [fd] = (await once(stream, 'open')) as [number];
     } catch (err) {
       throw invalidInput(message('error.outputFile.notWritable', { path, cause: describeCause(err) }));
     }
-    return new RowFile(path, stream, /\.csv$/i.test(path) ? 'csv' : 'jsonl');
+    const file = new RowFile(path, stream, fd, /\.csv$/i.test(path) ? 'csv' : 'jsonl');
+    file.bytes = resumeFrom?.bytes ?? 0;
+    file.columns = resumeFrom?.columns;
+    return file;
   }
 
   async write(rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
@@ -49,8 +73,19 @@ export class RowFile {
       for (const row of rows) chunk += csvLine(columns.map((column) => csvText(row[column])));
     }
     this.check();
-    if (!this.stream.write(chunk)) await Promise.race([once(this.stream, 'drain'), once(this.stream, 'error')]);
+    await new Promise<void>((resolve) => this.stream.write(chunk, () => resolve()));
     this.check();
+    this.bytes += Buffer.byteLength(chunk);
+  }
+
+  /** Makes what was written durable (fdatasync) and answers how far that is. */
+  async commit(): Promise<RowFileState> {
+    this.check();
+    await new Promise<void>((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(err) : resolve()))).catch((err: Error) => {
+      this.failure = err;
+    });
+    this.check();
+    return { bytes: this.bytes, ...(this.columns ? { columns: this.columns } : {}) };
   }
 
   async close(): Promise<void> {

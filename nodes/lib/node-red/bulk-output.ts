@@ -1,6 +1,6 @@
 import type { OutputMessage } from './inputs';
 import type { HandlerResult, InputContext } from './runner';
-import { RowFile } from '../format/row-file';
+import { RowFile, RowFileState } from '../format/row-file';
 import { BulkRow, RowOutcome, bulkRow, unsentRow } from '../geo/result-rows';
 import { bulkShapes } from '../geo/worldmap-places';
 import type { FinishedBatch, RunSummary } from '../platform/bulk-run';
@@ -36,11 +36,20 @@ export interface BulkSummary {
   file?: string;
 }
 
+type BulkCounts = Omit<BulkSummary, 'file'>;
+
+/** Where a run's output stands after a delivered batch: what a run resumed after a restart goes on from. */
+export interface BulkOutputState {
+  /** The output file's durable length (file mode). */
+  file?: RowFileState;
+  counts: BulkCounts;
+}
+
 export class BulkOutput {
   private readonly rows: BulkRow[] = [];
   private readonly files: Buffer[] = [];
   private readonly partsId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
-  private readonly counts = { rows: 0, located: 0, failed: 0, jobs: 0, failedJobs: 0 };
+  private counts: BulkCounts = { rows: 0, located: 0, failed: 0, jobs: 0, failedJobs: 0 };
   private file: RowFile | undefined;
 
   private constructor(
@@ -49,11 +58,21 @@ export class BulkOutput {
     private readonly context: InputContext,
   ) {}
 
-  /** The output for one input message; `file` mode opens its file first, so a bad path fails before any request. */
-  static async open(msg: OutputMessage, options: BulkOutputOptions, context: InputContext): Promise<BulkOutput> {
+  /**
+   * The output for one input message; `file` mode opens its file first, so a bad path fails before
+   * any request. `resumeFrom` goes on from a state of an earlier run (see `commit`).
+   */
+  static async open(msg: OutputMessage, options: BulkOutputOptions, context: InputContext, resumeFrom?: BulkOutputState): Promise<BulkOutput> {
     const output = new BulkOutput(msg, options, context);
-    if (options.mode === 'file') output.file = await RowFile.open(options.outputFile);
+    if (resumeFrom) output.counts = { ...resumeFrom.counts };
+    if (options.mode === 'file') output.file = await RowFile.open(options.outputFile, resumeFrom?.file);
     return output;
+  }
+
+  /** After a delivered batch: makes the file's rows durable and answers the state a resumed run goes on from. */
+  async commit(): Promise<BulkOutputState> {
+    const file = await this.file?.commit();
+    return { ...(file ? { file } : {}), counts: { ...this.counts } };
   }
 
   /** Takes a finished batch in input order. */

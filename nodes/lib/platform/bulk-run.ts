@@ -59,6 +59,11 @@ export interface BulkRunOptions {
   onUploadStart?: (batch: number) => Promise<void>;
   /** Called with each new job once uploaded, before it is polled (to store it for a restart). */
   onUpload?: (job: BulkJobState) => Promise<void>;
+  /**
+   * Batches an earlier run of the same input delivered before a restart: their rows are read past
+   * (counted, not uploaded nor delivered again) and numbering goes on after them.
+   */
+  delivered?: number;
 }
 
 export interface RunSummary {
@@ -97,8 +102,10 @@ export class BulkRun {
     signal.addEventListener('abort', stopAll, { once: true });
     this.stop.signal.addEventListener('abort', () => source.stream?.destroy(), { once: true });
     const pending: Array<Promise<FinishedBatch>> = [];
+    const delivered = this.options.delivered ?? 0;
     try {
-      for (let number = 0; ; number++) {
+      await this.skip(iterator, delivered * this.options.batchSize);
+      for (let number = delivered; ; number++) {
         while (pending.length >= this.options.parallel) await this.deliverFirst(pending, iterator);
         if (this.stop.signal.aborted) break;
         const batch = await this.nextBatch(iterator);
@@ -147,6 +154,16 @@ export class BulkRun {
     if (next.done) this.sourceDone = true;
     else this.lookahead = next.value;
     return !this.sourceDone;
+  }
+
+  /** Reads past the first `count` rows, counting them as done. */
+  private async skip(iterator: Iterator<InputRow> | AsyncIterator<InputRow>, count: number): Promise<void> {
+    for (let skipped = 0; skipped < count && (await this.hasMore(iterator)); skipped++) {
+      if ((this.lookahead as InputRow).address !== '') this.addressesRead++;
+      this.lookahead = undefined;
+      this.rowsRead++;
+      this.rowsDone++;
+    }
   }
 
   /** Up to `batchSize` consecutive rows. */

@@ -1,4 +1,4 @@
-import { Dispatcher, EnvHttpProxyAgent, FormData } from 'undici';
+import { Agent, Dispatcher, EnvHttpProxyAgent, FormData } from 'undici';
 import type { ConnectionOptions } from 'node:tls';
 import { PlatformError, cancelled, codeForStatus, describeCause, redact } from '../util/errors';
 import { Pacer, RequestGate } from './request-gate';
@@ -118,6 +118,7 @@ export class PlatformClient {
   private readonly secrets: string[];
   /** Aborted by close(): ends the shared token fetch and retry waits that no caller's signal covers. */
   private readonly lifetime = new AbortController();
+  private readonly problems = new Map<Requirement, ConfigProblem[]>();
 
   constructor(private readonly config: ClientConfig) {
     this.dispatcher = createDispatcher(config);
@@ -145,9 +146,14 @@ export class PlatformClient {
     return this.config.baseUrl;
   }
 
-  /** What keeps this configuration from serving a requirement; empty when it can. */
+  /** What keeps this configuration from serving a requirement; empty when it can (the configuration never changes: worked out once). */
   problemsFor(requirement: Requirement): ConfigProblem[] {
-    return configProblems(this.config, requirement);
+    let problems = this.problems.get(requirement);
+    if (!problems) {
+      problems = configProblems(this.config, requirement);
+      this.problems.set(requirement, problems);
+    }
+    return problems;
   }
 
   /** Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration cannot serve it. */
@@ -336,6 +342,8 @@ export class PlatformClient {
   }
 }
 
+const PROXY_ENV = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'];
+
 function createDispatcher(config: ClientConfig): Dispatcher {
   const agentOptions = {
     keepAliveTimeout: KEEP_ALIVE_MS,
@@ -343,8 +351,11 @@ function createDispatcher(config: ClientConfig): Dispatcher {
     connect: config.tls ? { ...config.tls } : undefined,
     requestTls: config.tls ? { ...config.tls } : undefined,
   };
-  // EnvHttpProxyAgent reads HTTP_PROXY/HTTPS_PROXY/NO_PROXY itself when no proxy node is set.
-  if (!config.proxy) return new EnvHttpProxyAgent(agentOptions);
+  if (!config.proxy) {
+    // EnvHttpProxyAgent reads HTTP_PROXY/HTTPS_PROXY/NO_PROXY itself when no proxy node is set; without
+    // them a plain Agent saves it checking the environment on every request.
+    return PROXY_ENV.some((name) => process.env[name]) ? new EnvHttpProxyAgent(agentOptions) : new Agent(agentOptions);
+  }
   const proxyUrl = new URL(config.proxy.url);
   if (config.proxy.username) {
     proxyUrl.username = encodeURIComponent(config.proxy.username);
