@@ -56,6 +56,10 @@ describe('several Node-RED instances sharing state through Redis', function () {
 
   it(`the sandbox sees at most the shared rate (${RATE_PER_MINUTE}/min) in any window while both instances send`, async function () {
     await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, rateLimit: RATE_PER_MINUTE }));
+    // One request each first: a first request fetches a token and opens a connection after its slot,
+    // a delay outside what the limiter promises; the measured requests are the steady state.
+    for (const instance of [a(), b()]) should((await geocodeThrough(instance, 'Warm-up Road')).status).equal(200);
+    const warmUp = geocodeTimes().length;
     // The sandbox runs in this process: how late its event loop ran is how late it may stamp an arrival.
     const arrivalClockError = monitorEventLoopDelay({ resolution: 10 });
     arrivalClockError.enable();
@@ -66,7 +70,7 @@ describe('several Node-RED instances sharing state through Redis', function () {
     arrivalClockError.disable();
     const stampErrorMs = arrivalClockError.max / 1e6;
     should(sent.filter((answer) => answer.status === 200)).have.length(200);
-    const times = geocodeTimes();
+    const times = geocodeTimes().slice(warmUp);
     should(times).have.length(200);
     const spanMs = Math.max(...times) - Math.min(...times);
     const perMinute = (60_000 * (times.length - 1)) / spanMs;
