@@ -185,10 +185,8 @@ describe('svc-bulk-geocode streaming', function () {
       should(outputs).have.length(0);
       should(stream.destroyed).be.true();
       // A stream cannot be read again after a restart: the node says the run is lost.
-      const warnings = helper
-        .getNode('n1')
-        .warn.getCalls()
-        .map((call) => String(call.args[0]));
+      const warn = helper.getNode('n1').warn as { getCalls(): Array<{ args: unknown[] }> };
+      const warnings = warn.getCalls().map((call) => String(call.args[0]));
       should(warnings.filter((text) => text.includes('does not resume after a restart'))).have.length(1);
     });
   });
