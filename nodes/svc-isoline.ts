@@ -2,12 +2,12 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/input
 import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';
 import { LatLon, toPosition } from './lib/geo/geohash';
-import { Place, numbered, readLocation, toLocationObject } from './lib/geo/locations';
+import { Place, readLocation, toLocationObjects } from './lib/geo/locations';
 import type { ComputationResult } from './lib/platform/jobs';
 import { storedPlaces } from './lib/node-red/resumable';
 import { computationNode } from './lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
-import { precisionSetting, textSetting } from './lib/node-red/settings';
+import { locationVariantSetting, precisionSetting, textSetting } from './lib/node-red/settings';
 import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from './lib/util/values';
 import { HandlerResult, handleInputs } from './lib/node-red/runner';
 import { isolineShapes } from './lib/geo/worldmap-places';
@@ -56,7 +56,7 @@ export = function register(RED: NodeAPI): void {
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
-    const variant = def.originFormat === 'geohash' ? 'geohash' : 'coordinates';
+    const variant = locationVariantSetting(def.originFormat);
     const precision = precisionSetting(def.precision);
     const avoidMember = textSetting(def.avoidMember, DEFAULT_AVOID_MEMBER);
 
@@ -71,7 +71,7 @@ export = function register(RED: NodeAPI): void {
         const rangeValues = readRangeValues(fields.rangeValue);
         const body: Record<string, unknown> = {
           async: readBoolean(fields.async, 'async') ?? false,
-          origins: places.map((place, i) => toLocationObject(place, variant, precision, numbered('origin', i + 1))),
+          origins: toLocationObjects(places, 'origin', variant, precision),
           range: { type: rangeType, value: rangeValues.length === 1 ? rangeValues[0] : rangeValues },
           ...setMembers({
             mode: readChoice(fields.mode, MODES, 'mode'),

@@ -1,13 +1,13 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
 import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
-import { LocationObject, Place, numbered, readLocation, toLocationObject } from './lib/geo/locations';
+import { LocationObject, Place, numbered, readLocation, toLocationObjects } from './lib/geo/locations';
 import { readBoxes, toSequenceBox } from './lib/geo/boxes';
 import { DepartureFormat, formatDeparture } from './lib/geo/dates';
 import type { ComputationResult } from './lib/platform/jobs';
 import { storedPlaces } from './lib/node-red/resumable';
 import { computationNode } from './lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
-import { precisionSetting } from './lib/node-red/settings';
+import { locationVariantSetting, precisionSetting } from './lib/node-red/settings';
 import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from './lib/util/values';
 import { HandlerResult, handleInputs } from './lib/node-red/runner';
 import { message } from './lib/util/messages';
@@ -47,7 +47,7 @@ export = function register(RED: NodeAPI): void {
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
-    const variant = def.waypointFormat === 'geohash' ? 'geohash' : 'coordinates';
+    const variant = locationVariantSetting(def.waypointFormat);
     const precision = precisionSetting(def.precision);
     const departureFormat: DepartureFormat = def.departureFormat === 'zoned' ? 'zoned' : 'local';
 
@@ -57,7 +57,7 @@ export = function register(RED: NodeAPI): void {
         const platform = computation.client();
         const fields = await read(msg);
         const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
-        const waypoints = places.map((place, i) => toLocationObject(place, variant, precision, numbered('waypoint', i + 1)));
+        const waypoints = toLocationObjects(places, 'waypoint', variant, precision);
         const body: Json = {
           async: readBoolean(fields.async, 'async') ?? false,
           waypoints,

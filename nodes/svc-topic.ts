@@ -2,7 +2,7 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/input
 import { messageInput, nodeInputs, readInput, readsDefault } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, invalidInput } from './lib/util/errors';
-import type { PlatformClient } from './lib/platform/client';
+import type { PlatformClient, PlatformRequest } from './lib/platform/client';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
 import {
   SUBSCRIPTIONS_PATH,
@@ -151,28 +151,24 @@ const OPERATION_HANDLERS: Record<Operation, (call: OperationCall) => Promise<Han
   'create-subscription': createSubscription,
 };
 
-async function createTopic({ platform, out, values, context }: OperationCall): Promise<HandlerResult> {
+async function createTopic(call: OperationCall): Promise<HandlerResult> {
+  const { out, values } = call;
   const request = {
     Name: readRequiredText(values.topicName, 'Name'),
     Description: readOptionalText(values.topicDescription, 'Description') ?? '',
   };
-  const response = await pubsubRequest(platform, { method: 'POST', path: TOPICS_PATH, json: request, retry: 'create', ...signals(context) });
-  const topic = unwrapEnvelope(response.body);
+  const topic = await send(call, { method: 'POST', path: TOPICS_PATH, json: request, retry: 'create' });
   out.payload = topic;
-  out.statusCode = response.statusCode;
   const id = topicIdOf(topic);
   if (id !== undefined) out.topicId = id;
   return { msg: out, statusText: id === undefined ? message('status.created') : message('status.createdTopic', { id }) };
 }
 
-async function listTopics({ platform, out, values, context, settings }: OperationCall): Promise<HandlerResult> {
+async function listTopics(call: OperationCall): Promise<HandlerResult> {
+  const { out, values, context, settings } = call;
   const limit = readCount(values.limit, 'limit', 1) ?? DEFAULT_LIMIT;
   const firstOffset = readCount(values.offset, 'offset', 0) ?? 0;
-  const fetchPage = async (offset: number) => {
-    const response = await pubsubRequest(platform, { method: 'GET', path: TOPICS_PATH, query: { limit, offset }, retry: 'read', ...signals(context) });
-    out.statusCode = response.statusCode;
-    return unwrapEnvelope(response.body);
-  };
+  const fetchPage = (offset: number) => send(call, { method: 'GET', path: TOPICS_PATH, query: { limit, offset }, retry: 'read' });
   const first = await fetchPage(firstOffset);
   if (!settings.allPages) {
     out.payload = first;
@@ -202,24 +198,23 @@ async function listTopics({ platform, out, values, context, settings }: Operatio
   };
 }
 
-async function getTopic({ platform, out, values, context }: OperationCall): Promise<HandlerResult> {
+async function getTopic(call: OperationCall): Promise<HandlerResult> {
+  const { out, values } = call;
   const topicId = readTopicId(values.topicId);
-  const response = await pubsubRequest(platform, { method: 'GET', path: topicPath(topicId), retry: 'read', ...signals(context) });
-  out.payload = unwrapEnvelope(response.body);
-  out.statusCode = response.statusCode;
+  out.payload = await send(call, { method: 'GET', path: topicPath(topicId), retry: 'read' });
   return { msg: out, statusText: message('status.topic', { id: topicId }) };
 }
 
-async function deleteTopic({ platform, out, values, context }: OperationCall): Promise<HandlerResult> {
+async function deleteTopic(call: OperationCall): Promise<HandlerResult> {
+  const { out, values } = call;
   const topicId = readTopicId(values.topicId);
   // DELETE is idempotent, so it is retried like a read (see the help for a retried delete's 404).
-  const response = await pubsubRequest(platform, { method: 'DELETE', path: topicPath(topicId), retry: 'read', ...signals(context) });
-  out.payload = unwrapEnvelope(response.body);
-  out.statusCode = response.statusCode;
+  out.payload = await send(call, { method: 'DELETE', path: topicPath(topicId), retry: 'read' });
   return { msg: out, statusText: message('status.deleted', { id: topicId }) };
 }
 
-async function createSubscription({ platform, out, values, context, settings }: OperationCall): Promise<HandlerResult> {
+async function createSubscription(call: OperationCall): Promise<HandlerResult> {
+  const { out, values, settings } = call;
   const { credentials } = settings;
   const request = {
     WebhookAddress: readWebhookAddress(values.webhookAddress),
@@ -229,14 +224,18 @@ async function createSubscription({ platform, out, values, context, settings }: 
     LocationIds: readLocationIds(values.locationIds),
     TopicId: readTopicId(values.topicId, 'TopicId'),
   };
-  const response = await pubsubRequest(platform, { method: 'POST', path: SUBSCRIPTIONS_PATH, json: request, retry: 'create', ...signals(context) });
-  out.payload = unwrapEnvelope(response.body);
-  out.statusCode = response.statusCode;
+  out.payload = await send(call, { method: 'POST', path: SUBSCRIPTIONS_PATH, json: request, retry: 'create' });
   return { msg: out, statusText: message('status.subscribed') };
 }
 
-function signals({ signal, onWait }: InputContext): Pick<InputContext, 'signal' | 'onWait'> {
-  return { signal, onWait };
+/**
+ * One pubsub request of an operation, aborted with its message: the answer's body out of its
+ * envelope; the answer's status code goes on the output message.
+ */
+async function send({ platform, out, context }: OperationCall, request: Omit<PlatformRequest, 'auth' | 'signal' | 'onWait'>): Promise<unknown> {
+  const response = await pubsubRequest(platform, { ...request, signal: context.signal, onWait: context.onWait });
+  out.statusCode = response.statusCode;
+  return unwrapEnvelope(response.body);
 }
 
 function readOperation(value: unknown): Operation {

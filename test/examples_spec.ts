@@ -5,13 +5,15 @@ import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { memberAt } from '../nodes/lib/util/values';
+import { runEditorScripts } from './support/editor-script';
 import { Json, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from './support/harness';
 import { REPO_ROOT } from './support/paths';
 
 /**
  * Every flow in examples/ deploys in Node-RED with the core nodes it uses and runs against the
- * sandbox: its main inject produces the expected message at its debug node (debug nodes are swapped
- * for helper nodes), nothing reaches its Catch nodes and nothing is logged as an error or warning.
+ * sandbox: each inject a user clicks produces the expected message at its debug node (debug nodes are
+ * swapped for helper nodes), nothing reaches its Catch nodes unless the example shows an error on
+ * purpose, and nothing is logged as an error or warning.
  * worldmap nodes (node-red-contrib-web-worldmap, a devDependency) are swapped for helper nodes too:
  * what reaches them is what worldmap would draw; the browser suite checks the drawing itself.
  */
@@ -90,10 +92,16 @@ const RUNS: Record<string, ExampleRun> = {
         trigger: 'ex-geocode-inject',
         expect: [{ at: 'ex-geocode-debug', check: (msg) => (isNumber((msg.location as Json).lat), should(msg.geohash).have.length(9)) }],
       },
+      { trigger: 'ex-geocode-inject-landmark', expect: [{ at: 'ex-geocode-debug', check: (msg) => isNumber((msg.location as Json).lat) }] },
     ],
   },
   'three-words-to-location.json': {
-    steps: [{ trigger: 'ex-words-inject', expect: [{ at: 'ex-words-debug', check: (msg) => isNumber((msg.location as Json).lon) }] }],
+    steps: [
+      { trigger: 'ex-words-inject', expect: [{ at: 'ex-words-debug', check: (msg) => isNumber((msg.location as Json).lon) }] },
+      { trigger: 'ex-words-inject-unicode', expect: [{ at: 'ex-words-debug', check: (msg) => isNumber((msg.location as Json).lon) }] },
+      // The example's third inject shows an error reaching its Catch node.
+      { trigger: 'ex-words-inject-unknown', expect: [{ at: 'ex-words-error', check: (msg) => should((msg.error as Json).code).equal('NOT_FOUND') }] },
+    ],
   },
   'bulk-geocode-addresses.json': {
     steps: [
@@ -106,6 +114,19 @@ const RUNS: Record<string, ExampleRun> = {
               const rows = msg.payload as Json[];
               should(rows.map((row) => row.index)).deepEqual([0, 1, 2, 3, 4]);
               should(rows.filter((row) => row.error !== undefined).map((row) => row.input)).deepEqual(['nowhere at all']);
+            },
+          },
+        ],
+      },
+      {
+        trigger: 'ex-bulk-inject-csv',
+        expect: [
+          {
+            at: 'ex-bulk-debug',
+            check: (msg) => {
+              const rows = msg.payload as Json[];
+              should(rows.map((row) => row.index)).deepEqual([0, 1, 2, 3]);
+              should(rows.map((row) => (row.input as Json).customer)).deepEqual(['Ada', 'Grace', 'Linus', 'Ken']);
             },
           },
         ],
@@ -126,6 +147,15 @@ const RUNS: Record<string, ExampleRun> = {
                 { type: 'time', value: 600 },
               ]);
             },
+          },
+        ],
+      },
+      {
+        trigger: 'ex-isoline-inject-async',
+        expect: [
+          {
+            at: 'ex-isoline-debug',
+            check: (msg) => (should(msg.jobs).have.length(1), should((msg.geojson as { features: Json[] }).features).have.length(2)),
           },
         ],
       },
@@ -166,14 +196,30 @@ const RUNS: Record<string, ExampleRun> = {
         expect: [
           { at: 'ex-route-debug-instructions', check: (msg) => should(msg.instructions).be.an.Array().and.not.be.empty() },
           { at: 'ex-route-debug-summary', check: (msg) => isNumber((msg.summary as Json).length) },
+          { at: 'ex-route-debug-geojson', check: (msg) => should((msg.geojson as { features: Json[] }).features).not.be.empty() },
+        ],
+      },
+      {
+        trigger: 'ex-route-inject-indoor',
+        expect: [
+          { at: 'ex-route-debug-instructions', check: (msg) => should(msg.instructions).be.an.Array().and.not.be.empty() },
+          { at: 'ex-route-debug-summary', check: (msg) => isNumber((msg.summary as Json).length) },
+          { at: 'ex-route-debug-geojson', check: (msg) => should((msg.geojson as { features: Json[] }).features).not.be.empty() },
         ],
       },
     ],
   },
   'topic-management.json': {
+    // Not its delete inject: a delete answers without data, which its msg.payload debug node would show as undefined.
     steps: [
       { trigger: 'ex-topics-create', expect: [{ at: 'ex-topics-answer', check: (msg) => isNumber((msg.payload as Json).id) }] },
       { trigger: 'ex-topics-list', expect: [{ at: 'ex-topics-answer', check: (msg) => should((msg.payload as Json).items).not.be.empty() }] },
+      { trigger: 'ex-topics-get', expect: [{ at: 'ex-topics-answer', check: (msg) => should((msg.payload as Json).name).equal('deliveries') }] },
+      { trigger: 'ex-topics-subscribe', expect: [{ at: 'ex-topics-answer', check: (msg) => isNumber((msg.payload as Json).topicId) }] },
+      {
+        trigger: 'ex-topics-list-all',
+        expect: [{ at: 'ex-topics-answer', check: (msg) => should((msg.payload as Json).items).have.length((msg.payload as Json).totalCount as number) }],
+      },
     ],
   },
   'topic-publish.json': {
@@ -393,6 +439,26 @@ describe('examples', function () {
 
   it('knows how to run every example', function () {
     should(files.filter((file) => !RUNS[file])).deepEqual([]);
+  });
+
+  it("sets on the pack's nodes only properties their editor defines, each accepted by its validator", function () {
+    const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+    const { definitions } = runEditorScripts(Object.keys(manifest['node-red'].nodes));
+    const flowMembers = new Set(['id', 'type', 'x', 'y', 'z', 'g', 'wires']);
+    const problems: string[] = [];
+    for (const file of files) {
+      for (const node of readExample(file, EXAMPLE_NODE_RED_URL).filter((n) => n.type.startsWith('svc-'))) {
+        const defaults = definitions.get(node.type)?.defaults;
+        if (!defaults) problems.push(`${file} ${node.id}: no editor definition for ${node.type}`);
+        for (const [property, value] of Object.entries(node)) {
+          if (flowMembers.has(property)) continue;
+          const defined = defaults?.[property];
+          if (!defined) problems.push(`${file} ${node.id}: ${property} is not a property of ${node.type}`);
+          else if (defined.validate && defined.validate.call(node, value) !== true) problems.push(`${file} ${node.id}: ${property} is refused by the editor`);
+        }
+      }
+    }
+    should(problems).deepEqual([]);
   });
 
   it('gives every example node ids of its own (npm start deploys them all at once)', function () {

@@ -42,6 +42,27 @@ export function busiestWindow(times: number[], windowMs: number): number {
   return most;
 }
 
+/**
+ * What the shared rate limiter promises for any window of `windowMs`: slots exactly one interval
+ * (60/rate s) apart on Redis's clock, each request sent within a quarter interval of its slot, so at
+ * most floor((W + interval/4) / interval) + 1 requests leave in it. A receiver whose arrival stamps
+ * may be up to `stampErrorMs` late can count that many more intervals' worth.
+ */
+export function promisedBusiest(ratePerMinute: number, windowMs: number, stampErrorMs = 0): number {
+  const intervalMs = 60_000 / ratePerMinute;
+  return Math.floor((windowMs + intervalMs / 4 + stampErrorMs) / intervalMs) + 1;
+}
+
+/**
+ * The highest rate per minute a receiver can measure over `requests` consecutive requests of that
+ * limiter (first to last stamp): their slots span (requests - 1) intervals, the first may leave up to
+ * a quarter interval late, and the stamps may be up to `stampErrorMs` late.
+ */
+export function promisedRate(ratePerMinute: number, requests: number, stampErrorMs = 0): number {
+  const intervalMs = 60_000 / ratePerMinute;
+  return (60_000 * (requests - 1)) / ((requests - 1) * intervalMs - intervalMs / 4 - stampErrorMs);
+}
+
 /** `1234567` -> `1,234,567`; with `digits` decimals. */
 export function formatNumber(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });

@@ -12,7 +12,7 @@ import { normalisePath } from '../../nodes/lib/node-red/http-node';
 import { readLocation } from '../../nodes/lib/geo/locations';
 import { formatDeparture, formatRfc3339, readInstant } from '../../nodes/lib/geo/dates';
 import { memberAt, readChoices } from '../../nodes/lib/util/values';
-import { parseRetryAfter } from '../../nodes/lib/platform/client';
+import { parseRetryAfter } from '../../nodes/lib/platform/retry';
 
 /**
  * Issue 13: no text from a message or an answer meets a super-linear pattern. Every function of the

@@ -18,12 +18,19 @@ describe('several Node-RED instances: a job outlives the instance that started i
   let cluster: Cluster;
   const collector = new Collector();
 
+  const isoline = { type: 'svc-isoline', pollIntervalSec: 0.2, maxWait: 120 };
+  const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
+  const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
+  const jobsKey = `svc-location:jobs:${CONFIG_ID}`;
+  const resumes = (instance: { log: string[] }) => instance.log.filter((line) => line.includes('resuming isoline job')).length;
+
   before(async function () {
     if (!RedisServer.available()) throw new Error('redis-server is not installed: apt-get install -y redis-server (.ci/run does it)');
     sandbox = await startSandbox({ jobPolls: 10 });
     redis = await RedisServer.start();
     await collector.start();
     cluster = await Cluster.start(2);
+    await cluster.deploy(reportingFlow(sandbox, collector.url, isoline, summary, { redisUrl: redis.url }));
   });
 
   showLogsOnFailure(() => cluster);
@@ -34,11 +41,6 @@ describe('several Node-RED instances: a job outlives the instance that started i
     await collector.close();
     await sandbox?.close();
   });
-
-  const isoline = { type: 'svc-isoline', pollIntervalSec: 0.2, maxWait: 120 };
-  const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
-  const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
-  const jobsKey = `svc-location:jobs:${CONFIG_ID}`;
 
   /** Runs `test` with a Redis client of its own and jobs that take `polls` polls. */
   async function withJobs(polls: number, test: (client: Redis) => Promise<void>): Promise<void> {
@@ -56,33 +58,8 @@ describe('several Node-RED instances: a job outlives the instance that started i
     }
   }
 
-  it('a job whose instance is killed (SIGKILL) is finished and delivered once by the other', async function () {
-    const [a, b] = cluster.instances;
-    await cluster.deploy(reportingFlow(sandbox, collector.url, isoline, summary, { redisUrl: redis.url }));
-    await startMessage(a, 'shared-1', request);
-
-    // Polled by the instance that holds the lease: the other leaves it alone.
-    await until(() => sandbox.requests('isoline-job').length >= 3, 'three polls of the job', 30_000);
-    should(b.log.filter((line) => line.includes('resuming isoline job'))).eql([]);
-    const client = new Redis(redis.url);
-    try {
-      should(await client.hlen(`svc-location:jobs:${CONFIG_ID}`)).equal(1);
-      await a.kill();
-
-      const [report] = await collector.waitFor(1, 60_000);
-      should(report).have.properties({ resumed: true, tag: 'shared-1', polygons: 1, hasReq: false });
-      should(report.error).be.undefined();
-      should(b.log.filter((line) => line.includes('resuming isoline job'))).have.length(1);
-      should(await client.hlen(`svc-location:jobs:${CONFIG_ID}`)).equal(0);
-      should(collector.reports).have.length(1);
-    } finally {
-      client.disconnect();
-    }
-  });
-
   it('Redis restarted empty (no persistence) loses no job: its runner registers it again from its own file and delivers it once', async function () {
-    // Instance a was killed by the test before: b runs the job.
-    const [, b] = cluster.instances;
+    const [a, b] = cluster.instances;
     await withJobs(8, async (client) => {
       const polls = sandbox.requests('isoline-job').length;
       await startMessage(b, 'after-reset', request);
@@ -90,21 +67,25 @@ describe('several Node-RED instances: a job outlives the instance that started i
       should(await client.hlen(jobsKey)).equal(1);
       await redis.restart();
       should(await client.hlen(jobsKey)).equal(0);
+      const resumedBefore = resumes(a);
       // The runner's next lease renewal finds its job gone without a done marker and registers it again.
       await untilAsync(async () => (await client.hlen(jobsKey)) === 1, 'the job registered again', 15_000);
       const [report] = await collector.waitFor(1, 60_000);
       should(report).have.properties({ resumed: false, tag: 'after-reset', polygons: 1 });
+      // Registered again under its runner's lease: the other instance never took it.
+      should(resumes(a)).equal(resumedBefore);
       await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered job to leave Redis', 10_000);
       should(collector.reports).have.length(1);
     });
   });
 
-  it('a job that finishes while Redis does not answer (paused) keeps its result, and delivers it once when Redis answers again', async function () {
-    const [, b] = cluster.instances;
+  it('a job that finishes while Redis does not answer (paused) keeps its result, and delivers it once when Redis answers again; the other instance does not take it', async function () {
+    const [a, b] = cluster.instances;
     await withJobs(6, async (client) => {
       const before = sandbox.requests('isoline-job').length;
       const warnings = () => b.log.filter((line) => line.includes('shared state unavailable')).length;
       const warned = warnings();
+      const resumedBefore = resumes(a);
       await startMessage(b, 'through-outage', request);
       await until(() => sandbox.requests('isoline-job').length >= before + 1, 'a first poll of the job', 30_000);
       redis.pause();
@@ -112,6 +93,8 @@ describe('several Node-RED instances: a job outlives the instance that started i
         // The job's last poll (its result) and the outage noticed: the result waits for Redis.
         await until(() => sandbox.requests('isoline-job').length >= before + 6 && warnings() > warned, 'the result while Redis is paused', 30_000);
         should(collector.reports).eql([]);
+        // A registered job is taken over only through Redis: the other instance cannot while it is paused.
+        should(resumes(a)).equal(resumedBefore);
       } finally {
         redis.resume();
       }
@@ -121,6 +104,26 @@ describe('several Node-RED instances: a job outlives the instance that started i
       await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered job to leave Redis', 10_000);
       // Delivered: the job's done marker stands, so no copy of it can be claimed or delivered again.
       should(await client.keys(`${jobsKey}:done:*`)).not.be.empty();
+      should(collector.reports).have.length(1);
+    });
+  });
+  it('a job whose instance is killed (SIGKILL) is finished and delivered once by the other', async function () {
+    const [a, b] = cluster.instances;
+    await withJobs(10, async (client) => {
+      const polls = sandbox.requests('isoline-job').length;
+      const resumedBefore = resumes(b);
+      await startMessage(a, 'shared-1', request);
+      // Polled by the instance that holds the lease: the other leaves it alone.
+      await until(() => sandbox.requests('isoline-job').length >= polls + 3, 'three polls of the job', 30_000);
+      should(resumes(b)).equal(resumedBefore);
+      should(await client.hlen(jobsKey)).equal(1);
+      await a.kill();
+
+      const [report] = await collector.waitFor(1, 60_000);
+      should(report).have.properties({ resumed: true, tag: 'shared-1', polygons: 1, hasReq: false });
+      should(report.error).be.undefined();
+      should(resumes(b)).equal(resumedBefore + 1);
+      should(await client.hlen(jobsKey)).equal(0);
       should(collector.reports).have.length(1);
     });
   });

@@ -12,6 +12,7 @@ import { Json, describeValue, readChoices, setMembers, toNumber } from '../util/
 
 /** The spec's Location object (isoline `origins`, sequence `waypoints`). */
 export type LocationObject = { type: 'geohash'; geohash: string } | { type: 'coordinates'; latitude: number; longitude: number };
+export type LocationVariant = LocationObject['type'];
 
 export const ROUTE_TRANSPORT_MODES = ['pedestrian', 'wheelchair', 'bicycle', 'car', 'carHOV', 'truck'] as const;
 export type RouteTransportMode = (typeof ROUTE_TRANSPORT_MODES)[number];
@@ -114,13 +115,18 @@ export function payloadAsLocations(payload: unknown): unknown {
 }
 
 /** The spec Location object for a place: a given one as it is, else the configured variant. */
-export function toLocationObject(place: Place, variant: 'geohash' | 'coordinates', precision: number, label: Label): LocationObject {
+export function toLocationObject(place: Place, variant: LocationVariant, precision: number, label: Label): LocationObject {
   if (place.specObject && (place.specObject.type === 'geohash' || place.specObject.type === 'coordinates')) {
     return place.specObject as LocationObject;
   }
   if (!place.point) throw invalidInput(message('error.location.indoorNoPoint', { label }));
   if (variant === 'geohash') return { type: 'geohash', geohash: place.geohash ?? encodeGeohash(place.point, precision) };
   return { type: 'coordinates', latitude: place.point.lat, longitude: place.point.lon };
+}
+
+/** The spec Location objects for a list of places, each named in errors by its position ("origin 2"). */
+export function toLocationObjects(places: Place[], element: Element, variant: LocationVariant, precision: number): LocationObject[] {
+  return places.map((place, i) => toLocationObject(place, variant, precision, numbered(element, i + 1)));
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Polling } from '../platform/jobs';
 import { DEFAULT_GEOHASH_PRECISION } from '../geo/geohash';
+import type { LocationVariant } from '../geo/locations';
 import { toNumber } from '../util/values';
 
 /**
@@ -35,6 +36,11 @@ const MAX_GEOHASH_PRECISION = 12;
 export function precisionSetting(value: unknown): number {
   const n = positiveSetting(value);
   return n !== undefined && Number.isInteger(n) && n <= MAX_GEOHASH_PRECISION ? n : DEFAULT_GEOHASH_PRECISION;
+}
+
+/** How a node writes spec Location objects (its origin or waypoint format): `geohash`, else coordinates. */
+export function locationVariantSetting(value: unknown): LocationVariant {
+  return value === 'geohash' ? 'geohash' : 'coordinates';
 }
 
 /** Poll settings as flow JSON holds them. */

@@ -1,13 +1,15 @@
-import { Agent, Dispatcher, EnvHttpProxyAgent, FormData } from 'undici';
+import type { Dispatcher, FormData } from 'undici';
 import type { ConnectionOptions } from 'node:tls';
-import { PlatformError, cancelled, codeForStatus, describeCause, redact } from '../util/errors';
+import { PlatformError, cancelled } from '../util/errors';
 import { Pacer, RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
 import { trimTrailing } from '../util/text';
-import { describeSize, readBounded } from './body';
-import { Message, message } from '../util/messages';
+import { message } from '../util/messages';
 import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
+import { createDispatcher } from './dispatcher';
+import { readAnswer, readTokenResponse } from './answer';
+import { retryDelay, toPlatformError } from './retry';
 
 /**
  * How a request authenticates, one per endpoint family of the spec:
@@ -94,22 +96,10 @@ export interface ClientConfig {
   proxy?: ProxySettings;
 }
 
-const RETRY_BASE_MS = 250;
-const RETRY_CAP_MS = 8_000;
-/** A Retry-After longer than this is not waited out: the message fails with RATE_LIMITED instead. */
-const MAX_RETRY_AFTER_MS = 120_000;
-const KEEP_ALIVE_MS = 30_000;
-/** An error answer is read only this far: enough for its message and an excerpt, whatever its size. */
-const ERROR_BODY_BYTES = 64 * 1024;
-/** Error codes of failures that happen before a single byte of the request left this process. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-
-/** Node's codes for certificate and TLS handshake failures. */
-const TLS_CODE = /CERT|^ERR_TLS_|^ERR_SSL_/;
-
 /**
- * The one way the pack talks to the platform: one keep-alive dispatcher per config node,
- * the spec's headers per endpoint family, timeouts, retries, rate limiting and typed errors.
+ * The one way the pack talks to the platform: one keep-alive dispatcher per config node
+ * (`dispatcher.ts`), the spec's headers per endpoint family, timeouts, retries (`retry.ts`), rate
+ * limiting and typed errors; answers are read by `answer.ts`.
  */
 export class PlatformClient {
   readonly tokens: TokenManager;
@@ -310,25 +300,9 @@ export class PlatformClient {
         body,
         signal: controller.signal,
       });
-      const contentType = headerValue(res.headers['content-type']);
-      const declaredLength = headerValue(res.headers['content-length']) || undefined;
       // A server may echo what it was sent: the configured secrets and this request's token never reach an error.
       const secrets = headers.authorization ? [...this.secrets, headers.authorization.slice('Bearer '.length)] : this.secrets;
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        // Whatever length it declares, the start of an error body says what went wrong.
-        const { bytes } = await readBounded(res.body, Math.min(ERROR_BODY_BYTES, this.limitFor(kind)), undefined);
-        throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, bytes, secrets), {
-          statusCode: res.statusCode,
-          body: bytes.toString('utf8'),
-          secrets,
-          retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
-        });
-      }
-      const limit = this.limitFor(kind);
-      const { bytes, complete, declaredBytes } = await readBounded(res.body, limit, declaredLength);
-      if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
-      const parsed = kind === 'buffer' ? bytes : parseJson(bytes, res.statusCode, secrets);
-      return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
+      return await readAnswer<T>(res, kind, this.limitFor(kind), secrets);
     } catch (err) {
       if (timedOut) {
         throw new PlatformError('TIMEOUT', message('error.timeout', { ms: this.config.timeoutMs }), { cause: err });
@@ -342,127 +316,6 @@ export class PlatformClient {
   }
 }
 
-const PROXY_ENV = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'];
-
-function createDispatcher(config: ClientConfig): Dispatcher {
-  const agentOptions = {
-    keepAliveTimeout: KEEP_ALIVE_MS,
-    connections: config.maxConcurrency > 0 ? config.maxConcurrency : null,
-    connect: config.tls ? { ...config.tls } : undefined,
-    requestTls: config.tls ? { ...config.tls } : undefined,
-  };
-  if (!config.proxy) {
-    // EnvHttpProxyAgent reads HTTP_PROXY/HTTPS_PROXY/NO_PROXY itself when no proxy node is set; without
-    // them a plain Agent saves it checking the environment on every request.
-    return PROXY_ENV.some((name) => process.env[name]) ? new EnvHttpProxyAgent(agentOptions) : new Agent(agentOptions);
-  }
-  const proxyUrl = new URL(config.proxy.url);
-  if (config.proxy.username) {
-    proxyUrl.username = encodeURIComponent(config.proxy.username);
-    proxyUrl.password = encodeURIComponent(config.proxy.password ?? '');
-  }
-  return new EnvHttpProxyAgent({
-    ...agentOptions,
-    httpProxy: proxyUrl.href,
-    httpsProxy: proxyUrl.href,
-    noProxy: (config.proxy.noProxy ?? []).join(','),
-  });
-}
-
 function joinUrl(base: string, path: string): URL {
   return new URL(trimTrailing(base, '/') + (path.startsWith('/') ? path : `/${path}`));
-}
-
-function headerValue(value: string | string[] | undefined): string {
-  return (Array.isArray(value) ? value[0] : value) ?? '';
-}
-
-function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]): unknown {
-  const text = raw.toString('utf8');
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', message('error.notJson', { statusCode }), {
-      statusCode,
-      body: text,
-      secrets,
-      cause: err,
-    });
-  }
-}
-
-/** The error for an answer past its limit, naming the limit and the setting that changes it. */
-function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declaredBytes: number | undefined): PlatformError {
-  const setting = message(kind === 'buffer' ? 'setting.maxFileSize' : 'setting.maxAnswerSize');
-  const text =
-    declaredBytes === undefined
-      ? message('error.tooLarge', { limit: describeSize(limit), setting })
-      : message('error.declaredTooLarge', { size: describeSize(declaredBytes), limit: describeSize(limit), setting });
-  return new PlatformError('BAD_RESPONSE', text, { statusCode });
-}
-
-function statusMessage(status: number, raw: Buffer, secrets: readonly string[]): Message {
-  let detail = '';
-  try {
-    const body: unknown = JSON.parse(raw.toString('utf8'));
-    if (body && typeof body === 'object') {
-      const record = body as Record<string, unknown>;
-      const text = record.message ?? record.error_description ?? record.error ?? record.detail;
-      if (typeof text === 'string') detail = `: ${text}`;
-    }
-  } catch {
-    // The body is not JSON; the status alone says enough and the excerpt keeps the text.
-  }
-  return message('error.status', { statusCode: status, detail: redact(detail, secrets).slice(0, 200) });
-}
-
-/** Retry-After as seconds or an HTTP date, in milliseconds. */
-export function parseRetryAfter(value: string): number | undefined {
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/** How long to wait before the next attempt, or undefined when this failure must not be retried. */
-function retryDelay(error: PlatformError, policy: RetryPolicy, attempt: number): number | undefined {
-  const retryable =
-    error.code === 'RATE_LIMITED' ||
-    (error.notSent && error.code === 'NETWORK') ||
-    (policy === 'read' && (error.code === 'SERVER' || error.code === 'NETWORK' || error.code === 'TIMEOUT'));
-  if (!retryable) return undefined;
-  if (error.retryAfterMs !== undefined) return error.retryAfterMs <= MAX_RETRY_AFTER_MS ? error.retryAfterMs : undefined;
-  // Exponential backoff with full jitter, so many nodes retrying at once do not stampede.
-  return Math.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
-}
-
-function toPlatformError(err: unknown, secrets: string[]): PlatformError {
-  if (err instanceof PlatformError) return err;
-  const code = (err as { code?: unknown })?.code;
-  const text = redact(describeCause(err), secrets);
-  const notSent = typeof code === 'string' && NOT_SENT_CODES.has(code);
-  if (typeof code === 'string' && TLS_CODE.test(code)) {
-    // A certificate problem does not go away by trying again: report it at once.
-    return new PlatformError('TLS', message('error.tls', { text, code }), { cause: err, notSent: true });
-  }
-  return new PlatformError('NETWORK', message('error.network', { text, code: typeof code === 'string' ? ` (${code})` : '' }), {
-    cause: err,
-    notSent,
-  });
-}
-
-/** Reads the token from the token endpoint's answer; the member's name is not given by the spec. */
-function readTokenResponse(body: unknown): TokenResponse {
-  if (typeof body === 'string' && body.length > 0) return { token: body };
-  if (body && typeof body === 'object') {
-    const record = body as Record<string, unknown>;
-    const token = record.access_token ?? record.accessToken ?? record.token;
-    if (typeof token === 'string' && token.length > 0) {
-      const expiresIn = Number(record.expires_in ?? record.expiresIn);
-      return { token, expiresIn: Number.isFinite(expiresIn) ? expiresIn : undefined };
-    }
-  }
-  throw new PlatformError('BAD_RESPONSE', message('error.noToken'), { statusCode: 200 });
 }

@@ -141,42 +141,22 @@ export class SharedState {
 
   /** A store that is Redis while it answers and `local` otherwise. */
   withFallback(local: KeyValueStore): KeyValueStore {
+    // Each operation written once, for whichever store answers.
+    const either =
+      <A extends unknown[], T>(operation: (store: KeyValueStore, ...args: A) => Promise<T>) =>
+      (...args: A): Promise<T> =>
+        this.withShared(
+          (shared) => operation(shared, ...args),
+          () => operation(local, ...args),
+        );
     return {
-      get: (key) =>
-        this.withShared(
-          (s) => s.get(key),
-          () => local.get(key),
-        ),
-      set: (key, value, ttlMs) =>
-        this.withShared(
-          (s) => s.set(key, value, ttlMs),
-          () => local.set(key, value, ttlMs),
-        ),
-      delete: (key) =>
-        this.withShared(
-          (s) => s.delete(key),
-          () => local.delete(key),
-        ),
-      claim: (key, owner, ttlMs) =>
-        this.withShared(
-          (s) => s.claim(key, owner, ttlMs),
-          () => local.claim(key, owner, ttlMs),
-        ),
-      renew: (key, owner, ttlMs) =>
-        this.withShared(
-          (s) => s.renew(key, owner, ttlMs),
-          () => local.renew(key, owner, ttlMs),
-        ),
-      release: (key, owner) =>
-        this.withShared(
-          (s) => s.release(key, owner),
-          () => local.release(key, owner),
-        ),
-      take: (key, limit, ttlMs) =>
-        this.withShared(
-          (s) => s.take(key, limit, ttlMs),
-          () => local.take(key, limit, ttlMs),
-        ),
+      get: either((store, key) => store.get(key)),
+      set: either((store, key, value, ttlMs) => store.set(key, value, ttlMs)),
+      delete: either((store, key) => store.delete(key)),
+      claim: either((store, key, owner, ttlMs) => store.claim(key, owner, ttlMs)),
+      renew: either((store, key, owner, ttlMs) => store.renew(key, owner, ttlMs)),
+      release: either((store, key, owner) => store.release(key, owner)),
+      take: either((store, key, limit, ttlMs) => store.take(key, limit, ttlMs)),
     };
   }
 

@@ -1,0 +1,93 @@
+import type { Dispatcher } from 'undici';
+import { PlatformError, codeForStatus, redact } from '../util/errors';
+import { Message, message } from '../util/messages';
+import { describeSize, readBounded } from './body';
+import type { PlatformResponse, ResponseKind } from './client';
+import { parseRetryAfter } from './retry';
+import type { TokenResponse } from './token-manager';
+
+/** Reading what the platform answers: the body within its limit, JSON, error statuses, the token endpoint's answer. */
+
+/** An error answer is read only this far: enough for its message and an excerpt, whatever its size. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * Reads an answer within `limit`: a 2xx as its parsed body (the bytes for `buffer`), any other
+ * status as a PlatformError with the start of its body. `secrets` never reach an error.
+ */
+export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: ResponseKind, limit: number, secrets: readonly string[]): Promise<PlatformResponse<T>> {
+  const contentType = headerValue(res.headers['content-type']);
+  const declaredLength = headerValue(res.headers['content-length']) || undefined;
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    // Whatever length it declares, the start of an error body says what went wrong.
+    const { bytes } = await readBounded(res.body, Math.min(ERROR_BODY_BYTES, limit), undefined);
+    throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, bytes, secrets), {
+      statusCode: res.statusCode,
+      body: bytes.toString('utf8'),
+      secrets,
+      retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
+    });
+  }
+  const { bytes, complete, declaredBytes } = await readBounded(res.body, limit, declaredLength);
+  if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
+  const parsed = kind === 'buffer' ? bytes : parseJson(bytes, res.statusCode, secrets);
+  return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
+}
+
+function headerValue(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]): unknown {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new PlatformError('BAD_RESPONSE', message('error.notJson', { statusCode }), {
+      statusCode,
+      body: text,
+      secrets,
+      cause: err,
+    });
+  }
+}
+
+/** The error for an answer past its limit, naming the limit and the setting that changes it. */
+function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declaredBytes: number | undefined): PlatformError {
+  const setting = message(kind === 'buffer' ? 'setting.maxFileSize' : 'setting.maxAnswerSize');
+  const text =
+    declaredBytes === undefined
+      ? message('error.tooLarge', { limit: describeSize(limit), setting })
+      : message('error.declaredTooLarge', { size: describeSize(declaredBytes), limit: describeSize(limit), setting });
+  return new PlatformError('BAD_RESPONSE', text, { statusCode });
+}
+
+function statusMessage(status: number, raw: Buffer, secrets: readonly string[]): Message {
+  let detail = '';
+  try {
+    const body: unknown = JSON.parse(raw.toString('utf8'));
+    if (body && typeof body === 'object') {
+      const record = body as Record<string, unknown>;
+      const text = record.message ?? record.error_description ?? record.error ?? record.detail;
+      if (typeof text === 'string') detail = `: ${text}`;
+    }
+  } catch {
+    // The body is not JSON; the status alone says enough and the excerpt keeps the text.
+  }
+  return message('error.status', { statusCode: status, detail: redact(detail, secrets).slice(0, 200) });
+}
+
+/** Reads the token from the token endpoint's answer; the member's name is not given by the spec. */
+export function readTokenResponse(body: unknown): TokenResponse {
+  if (typeof body === 'string' && body.length > 0) return { token: body };
+  if (body && typeof body === 'object') {
+    const record = body as Record<string, unknown>;
+    const token = record.access_token ?? record.accessToken ?? record.token;
+    if (typeof token === 'string' && token.length > 0) {
+      const expiresIn = Number(record.expires_in ?? record.expiresIn);
+      return { token, expiresIn: Number.isFinite(expiresIn) ? expiresIn : undefined };
+    }
+  }
+  throw new PlatformError('BAD_RESPONSE', message('error.noToken'), { statusCode: 200 });
+}
