@@ -58,6 +58,8 @@ interface StoredFileRun {
   /** The input's size and modification time when the run began: a changed input is not resumed. */
   size: number;
   modifiedMs: number;
+  /** The output file as the run began writing it (a redeploy that renames it does not move a run under way). */
+  outputFile: string;
   /** Batches written to the output file, in order. */
   delivered: number;
   /** The output file's durable length and the counts so far, after the last batch written. */
@@ -117,7 +119,8 @@ export = function register(RED: NodeAPI): void {
       context: InputContext,
       run: StoredRun | undefined,
     ): Promise<HandlerResult> {
-      const output = await BulkOutput.open(out, outputOptions, context, run?.file?.output).catch((err: unknown) => {
+      const options = run?.file ? { ...outputOptions, outputFile: run.file.outputFile } : outputOptions;
+      const output = await BulkOutput.open(out, options, context, run?.file?.output).catch((err: unknown) => {
         source.stream?.destroy();
         throw err;
       });
@@ -153,6 +156,7 @@ export = function register(RED: NodeAPI): void {
         batchSize: run?.batchSize ?? batchSize,
         parallel,
         jobFailures: outputOptions.mode === 'message' ? 'stop' : 'continue',
+        keepFiles: outputOptions.mode === 'message' && outputOptions.rawFiles,
         context,
         deliver,
         uploaded: run?.jobs.slice(),
@@ -183,7 +187,7 @@ export = function register(RED: NodeAPI): void {
             source.stream?.destroy();
             throw err;
           });
-          run = { batchSize, jobs: [], file: { input: filename, ...version, delivered: 0 } };
+          run = { batchSize, jobs: [], file: { input: filename, ...version, outputFile: outputOptions.outputFile, delivered: 0 } };
         }
         if (run) await context.track(storedRun(run));
         return geocode(platform, msg, source, context, run).catch((err: unknown) => {

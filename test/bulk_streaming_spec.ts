@@ -163,7 +163,7 @@ describe('svc-bulk-geocode streaming', function () {
   });
 
   describe('back-pressure', function () {
-    it('reads a stream no further than the batches of the running jobs', async function () {
+    it('reads a stream no further than the batches of the running jobs, and warns that a stopped stream run does not resume', async function () {
       await load({ output: 'parts', batchSize: 10, parallel: 2, maxWait: 60 });
       bulkControls(ctx.sandbox).outcome = 'never';
       let pulled = 0;
@@ -184,6 +184,10 @@ describe('svc-bulk-geocode streaming', function () {
       should(error?.error.code).equal('CANCELLED');
       should(outputs).have.length(0);
       should(stream.destroyed).be.true();
+      // A stream cannot be read again after a restart: the node says the run is lost.
+      const warn = helper.getNode('n1').warn as { getCalls(): Array<{ args: unknown[] }> };
+      const warnings = warn.getCalls().map((call) => String(call.args[0]));
+      should(warnings.filter((text) => text.includes('does not resume after a restart'))).have.length(1);
     });
   });
 });

@@ -25,8 +25,25 @@ const EXAMPLE = path.join(REPO_ROOT, 'examples', 'map-every-result.json');
 /** Coordinates the sandbox and our GeoJSON share are compared exactly, up to float noise. */
 const SAME = 1e-9;
 
+/** The layer of the bulk node added beside the example's, with Output = a message per job. */
+const BULK_PARTS_LAYER = 'bulk parts';
+
+/**
+ * The example's bulk node and its inject once more, with Output = a message per job (`parts`) and
+ * two addresses a job, so that each job's message draws its own rows on a layer of its own.
+ */
+function bulkPartsNodes(nodes: FlowNode[]): FlowNode[] {
+  const bulk = nodes.find((node) => node.id === 'ex-map-bulk') as FlowNode;
+  const inject = injectOf(nodes, 'ex-map-bulk');
+  return [
+    { ...inject, id: 'ex-map-inject-bulk-parts', y: 460, wires: [['ex-map-bulk-parts']] },
+    { ...bulk, id: 'ex-map-bulk-parts', output: 'parts', batchSize: 2, worldmapLayer: BULK_PARTS_LAYER, y: 460 },
+  ];
+}
+
 function readFlow(sandboxUrl: string): FlowNode[] {
-  const nodes = JSON.parse(fs.readFileSync(EXAMPLE, 'utf8')) as FlowNode[];
+  const example = JSON.parse(fs.readFileSync(EXAMPLE, 'utf8')) as FlowNode[];
+  const nodes = [...example, ...bulkPartsNodes(example)];
   return [
     { id: 'map-tab', type: 'tab', label: 'Map' },
     ...nodes.map((node): FlowNode => {
@@ -183,20 +200,39 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         near(markers[1].points[0], answered[0], SAME, 'start marker');
       });
 
-      it('bulk: one marker per located row, at the sandbox match of its address', async function () {
+      /** The rows of the bulk example's addresses the sandbox locates: their marker names and positions. */
+      function bulkLocated(): Array<{ name: string; point: [number, number] }> {
         const addresses = injectOf(flow, 'ex-map-bulk').payload as string;
-        const located = (JSON.parse(addresses) as string[]).flatMap((address, row) => {
+        return (JSON.parse(addresses) as string[]).flatMap((address, row) => {
           const match = geocode(address)?.geometry as { coordinates: number[] } | undefined;
           return match ? [{ name: `${address} (row ${row + 1})`, point: latLonOf(match.coordinates) }] : [];
         });
-        await fire('ex-map-bulk');
-        const shapes = await waitForShapes(running().page, 'svc-bulk-geocode', located.length);
+      }
+
+      /** Every located row is one marker on `layer`, at its sandbox match. */
+      async function expectBulkMarkers(layer: string): Promise<void> {
+        const located = bulkLocated();
+        const shapes = await waitForShapes(running().page, layer, located.length);
         should(kinds(shapes)).eql(located.map(() => 'marker'));
         for (const { name, point } of located) {
           const shape = shapes.find((candidate) => candidate.name === name);
           should.exist(shape, name);
           near((shape as DrawnShape).points[0], point, SAME, name);
         }
+      }
+
+      it('bulk: one marker per located row, at the sandbox match of its address', async function () {
+        await fire('ex-map-bulk');
+        await expectBulkMarkers('svc-bulk-geocode');
+      });
+
+      it('bulk with a message per job (parts): each job draws its rows, so every located row is one marker at its match', async function () {
+        const uploads = () => running().server.sandbox.requests('bulk-upload').length;
+        const before = uploads();
+        await fire('ex-map-bulk-parts');
+        await expectBulkMarkers(BULK_PARTS_LAYER);
+        // Five addresses, two a job: the rows came in three messages, not one.
+        should(uploads() - before).equal(3);
       });
 
       it('the page showed no errors from the pack; the map is in the artifacts (examples/images/map.png is a copy)', async function () {

@@ -32,7 +32,7 @@ export interface FinishedBatch {
   records: unknown[];
   /** The job; undefined when the batch held no address. */
   job?: JobReport;
-  /** The result file as downloaded. */
+  /** The result file as downloaded, when `keepFiles` asks for it. */
   file?: Buffer;
   /** The job's error, when failed jobs do not stop the run. */
   error?: PlatformError;
@@ -57,6 +57,8 @@ export interface BulkRunOptions {
   uploadedBefore?: readonly number[];
   /** Called (and awaited) before each batch's upload is sent, to store that it is under way. */
   onUploadStart?: (batch: number) => Promise<void>;
+  /** Keep each batch's downloaded result file (for `rawFiles`); otherwise it is let go once its records are read, so held batches hold less. */
+  keepFiles?: boolean;
   /** Called with each new job once uploaded, before it is polled (to store it for a restart). */
   onUpload?: (job: BulkJobState) => Promise<void>;
   /**
@@ -200,7 +202,7 @@ export class BulkRun {
       const result = await bulkResult(client, protocol, job, addresses, pollContext);
       const recordOf = new Map(sent.map((row, i) => [row, result.records[i]]));
       batch.records = rows.map((row) => recordOf.get(row));
-      batch.file = result.file;
+      if (this.options.keepFiles) batch.file = result.file;
     } catch (err) {
       if (this.options.jobFailures === 'stop' || !(err instanceof PlatformError) || RUN_ERRORS.has(err.code)) throw err;
       batch.error = err;
