@@ -35,6 +35,8 @@ import { CpuResult, Spread, cpuPerMessage } from './cpu';
  *
  * BENCH_QUICK=1 shortens every measurement (for trying it out; not the issue's figures).
  * BENCH_ONLY=throughput,cpu,storm,bulk,bulk-file,webhooks,rate,shared,soak runs only those.
+ * BENCH_NODE_FLAGS="--max-old-space-size=256" adds Node flags to Node-RED's process (that one is what
+ * Node-RED's Raspberry Pi start script, node-red-pi, passes on small hosts).
  */
 
 const RESULTS_DIR = path.join(REPO_ROOT, 'test', 'bench', 'results');
@@ -46,6 +48,8 @@ interface Report {
   finishedAt?: string;
   quick: boolean;
   machine: { cpus: number; cpuModel?: string; memoryGb: number; platform: string; node: string; nodeRed: string; undici: string; nodeTypes?: string[] };
+  /** Node flags given to Node-RED's process beside --expose-gc. */
+  nodeRedFlags: string[];
   /** Load averages (1, 5, 15 min) as each measurement began: other work on the machine skews figures. */
   loadAverage: Record<string, number[]>;
   throughput?: ThroughputResult;
@@ -96,6 +100,7 @@ async function loadedTypes(adminUrl: string): Promise<Set<string>> {
 async function main(): Promise<void> {
   const quick = process.env.BENCH_QUICK === '1';
   const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+  const nodeRedFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const logFile = (name: string) => path.join(RESULTS_DIR, `${stamp}-${name}.log`);
@@ -111,13 +116,14 @@ async function main(): Promise<void> {
       nodeRed: version('node-red'),
       undici: version('undici'),
     },
+    nodeRedFlags,
     loadAverage: {},
     failures: {},
   };
 
   const sandbox = await Child.start<SandboxMethods, { url: string }>('sandbox', path.join(__dirname, 'sandbox-process.js'), { logFile: logFile('sandbox') });
   const nodeRed = await Child.start<NodeRedMethods, { url: string; adminUrl: string }>('node-red', path.join(__dirname, 'nodered-process.js'), {
-    execArgv: ['--expose-gc'],
+    execArgv: ['--expose-gc', ...nodeRedFlags],
     logFile: logFile('node-red'),
   });
   const loadgen = await Child.start<LoadgenMethods>('loadgen', path.join(__dirname, 'loadgen.js'), { logFile: logFile('loadgen') });
@@ -220,7 +226,7 @@ function markdown(report: Report): string {
   out.push(
     `## Benchmark ${report.startedAt}${report.quick ? ' (BENCH_QUICK: shortened, not the issue’s figures)' : ''}`,
     '',
-    `${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.platform}; Node.js ${m.node}, Node-RED ${m.nodeRed}, undici ${m.undici}.`,
+    `${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.platform}; Node.js ${m.node}, Node-RED ${m.nodeRed}, undici ${m.undici}; Node-RED's flags: ${['--expose-gc', ...report.nodeRedFlags].join(' ')}.`,
     `Load average (1/5/15 min) at the start of each part: ${Object.entries(report.loadAverage)
       .map(([name, load]) => `${name} ${load.join('/')}`)
       .join('; ')}.`,
