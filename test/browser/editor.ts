@@ -133,6 +133,22 @@ export class Editor {
     await this.clickNode(id, true);
     await this.page.locator('#node-dialog-ok').waitFor({ state: 'visible' });
     await this.page.locator('#dialog-form .form-row').first().waitFor({ state: 'visible' });
+    await this.trayAtRest('#node-dialog-ok');
+  }
+
+  /**
+   * Waits until the tray has stopped sliding in (its button in the same place on two reads 50 ms
+   * apart): a checkbox clicked while it moves can miss, and Playwright then reports no change of state.
+   */
+  private async trayAtRest(button: string): Promise<void> {
+    let last = '';
+    await eventually(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const box = JSON.stringify(await this.page.locator(button).boundingBox());
+      const atRest = box === last;
+      last = box;
+      return atRest;
+    });
   }
 
   /** Closes the node's edit dialog with Done or Cancel. */
@@ -438,6 +454,19 @@ export class Editor {
     const flow = await this.page.evaluate(() => (globalThis as unknown as EditorWindow).RED.workspaces.active());
     if (flow === before) throw new Error(`${name} was not imported into a new flow`);
     return flow;
+  }
+
+  /** Removes the nodes a failed test left invalid, so that later tests checking the whole workspace report their own failures only. */
+  async removeInvalidNodes(): Promise<void> {
+    const leftOver = await this.invalidNodes();
+    await this.page.evaluate(
+      (ids) => {
+        const { RED } = globalThis as unknown as EditorWindow;
+        for (const id of ids) RED.nodes.remove(id);
+        RED.view.redraw(true);
+      },
+      leftOver.map((node) => node.id),
+    );
   }
 
   /** Nodes (and the config nodes they use) that the editor marks invalid, as Deploy checks them. */

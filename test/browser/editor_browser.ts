@@ -199,6 +199,7 @@ describe('the editor in a real browser (Chromium)', function () {
           const slug = (this.currentTest.title.match(/^[\w-]+/)?.[0] ?? 'test').slice(0, 40);
           await editor.screenshot(`failed-${target.name}-${locale}-${slug}`).catch(() => undefined);
           await editor.closeDialogs();
+          await editor.removeInvalidNodes();
         });
         after(async function () {
           this.timeout(30_000);

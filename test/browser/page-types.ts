@@ -55,10 +55,11 @@ export interface RedApi {
     getType(type: string): NodeDefinition | null;
     dirty(): boolean;
     version(): string | null;
+    remove(id: string): unknown;
   };
   editor: { validateNode(node: EditorNode): void };
   workspaces: { active(): string };
-  view: { state(): number };
+  view: { state(): number; redraw(updateActive?: boolean): void };
   state: Record<string, number>;
   actions: { invoke(name: string): void };
   _(key: string, options?: Record<string, unknown>): string;
