@@ -38,7 +38,7 @@ interface BulkGeocodeDef extends NodeDef {
 /**
  * A run as stored for a restart: its batch size, the jobs uploaded so far, the batches being
  * uploaded, and either every input row (an input at hand) or the input file and how far the output
- * file got (file → file).
+ * got (a file into an output file, or into a message per job).
  */
 interface StoredRun {
   batchSize: number;
@@ -52,17 +52,20 @@ interface StoredRun {
   file?: StoredFileRun;
 }
 
-/** A run from the file `msg.filename` into the output file, as far as it got. */
+/** A run from the file `msg.filename` into the output file or into parts, as far as it got. */
 interface StoredFileRun {
   input: string;
   /** The input's size and modification time when the run began: a changed input is not resumed. */
   size: number;
   modifiedMs: number;
-  /** The output file as the run began writing it (a redeploy that renames it does not move a run under way). */
-  outputFile: string;
-  /** Batches written to the output file, in order. */
+  /**
+   * File mode: the output file as the run began writing it (a redeploy that renames it does not move
+   * a run under way). Absent: parts mode, a message per job.
+   */
+  outputFile?: string;
+  /** Batches written to the output file, or sent as parts, in order. */
   delivered: number;
-  /** The output file's durable length and the counts so far, after the last batch written. */
+  /** The output file's durable length or the parts id, and the counts so far, after the last batch delivered. */
   output?: BulkOutputState;
 }
 
@@ -119,7 +122,10 @@ export = function register(RED: NodeAPI): void {
       context: InputContext,
       run: StoredRun | undefined,
     ): Promise<HandlerResult> {
-      const options = run?.file ? { ...outputOptions, outputFile: run.file.outputFile } : outputOptions;
+      // A resumed run keeps the output it began with, whatever a redeploy changed since.
+      const options: BulkOutputOptions = run?.file
+        ? { ...outputOptions, batchSize: run.batchSize, ...(run.file.outputFile === undefined ? { mode: 'parts' } : { mode: 'file', outputFile: run.file.outputFile }) }
+        : outputOptions;
       const output = await BulkOutput.open(out, options, context, run?.file?.output).catch((err: unknown) => {
         source.stream?.destroy();
         throw err;
@@ -140,7 +146,8 @@ export = function register(RED: NodeAPI): void {
           }
         : {};
       const fileRun = run?.file;
-      // File → file: once a batch's rows are durable in the output file, the run goes on from after it.
+      // From a file: once a batch's rows are durable in the output file, or its part is sent, the run
+      // goes on from after it. A part sent before its progress is stored (a crash in between) is sent again.
       const deliver = fileRun
         ? async (batch: FinishedBatch) => {
             await output.deliver(batch);
@@ -179,15 +186,16 @@ export = function register(RED: NodeAPI): void {
         // A file named in msg.filename (as the core file nodes do) is read as a stream.
         const filename = typeof msg.filename === 'string' ? msg.filename : undefined;
         const source = filename !== undefined ? fileRows(filename) : addressRows((await inputs.read(msg)).addresses);
-        // An input at hand (not a stream), or a file into a file, is stored with the run, so that the run resumes after a restart.
+        // An input at hand (not a stream), or a file into a file or parts, is stored with the run, so that the run resumes after a restart.
         let run: StoredRun | undefined;
         if (Array.isArray(source.rows) && source.rows.every((row: InputRow) => isJsonValue(row.input))) run = { batchSize, rows: source.rows, jobs: [] };
-        else if (filename !== undefined && outputOptions.mode === 'file') {
+        else if (filename !== undefined && outputOptions.mode !== 'message') {
           const version = await inputVersion(filename).catch((err: unknown) => {
             source.stream?.destroy();
             throw err;
           });
-          run = { batchSize, jobs: [], file: { input: filename, ...version, outputFile: outputOptions.outputFile, delivered: 0 } };
+          const outputFile = outputOptions.mode === 'file' ? { outputFile: outputOptions.outputFile } : {};
+          run = { batchSize, jobs: [], file: { input: filename, ...version, ...outputFile, delivered: 0 } };
         }
         if (run) await context.track(storedRun(run));
         return geocode(platform, msg, source, context, run).catch((err: unknown) => {

@@ -42,13 +42,15 @@ type BulkCounts = Omit<BulkSummary, 'file'>;
 export interface BulkOutputState {
   /** The output file's durable length (file mode). */
   file?: RowFileState;
+  /** The `msg.parts` id (parts mode): a resumed run's parts join those sent before the restart. */
+  partsId?: string;
   counts: BulkCounts;
 }
 
 export class BulkOutput {
   private readonly rows: BulkRow[] = [];
   private readonly files: Buffer[] = [];
-  private readonly partsId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+  private partsId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   private counts: BulkCounts = { rows: 0, located: 0, failed: 0, jobs: 0, failedJobs: 0 };
   private file: RowFile | undefined;
 
@@ -65,6 +67,7 @@ export class BulkOutput {
   static async open(msg: OutputMessage, options: BulkOutputOptions, context: InputContext, resumeFrom?: BulkOutputState): Promise<BulkOutput> {
     const output = new BulkOutput(msg, options, context);
     if (resumeFrom) output.counts = { ...resumeFrom.counts };
+    if (resumeFrom?.partsId) output.partsId = resumeFrom.partsId;
     if (options.mode === 'file') output.file = await RowFile.open(options.outputFile, resumeFrom?.file);
     return output;
   }
@@ -72,7 +75,8 @@ export class BulkOutput {
   /** After a delivered batch: makes the file's rows durable and answers the state a resumed run goes on from. */
   async commit(): Promise<BulkOutputState> {
     const file = await this.file?.commit();
-    return { ...(file ? { file } : {}), counts: { ...this.counts } };
+    const where = file ? { file } : this.options.mode === 'parts' ? { partsId: this.partsId } : {};
+    return { ...where, counts: { ...this.counts } };
   }
 
   /** Takes a finished batch in input order. */
