@@ -124,7 +124,11 @@ export = function register(RED: NodeAPI): void {
     ): Promise<HandlerResult> {
       // A resumed run keeps the output it began with, whatever a redeploy changed since.
       const options: BulkOutputOptions = run?.file
-        ? { ...outputOptions, batchSize: run.batchSize, ...(run.file.outputFile === undefined ? { mode: 'parts' } : { mode: 'file', outputFile: run.file.outputFile }) }
+        ? {
+            ...outputOptions,
+            batchSize: run.batchSize,
+            ...(run.file.outputFile === undefined ? { mode: 'parts' } : { mode: 'file', outputFile: run.file.outputFile }),
+          }
         : outputOptions;
       const output = await BulkOutput.open(out, options, context, run?.file?.output).catch((err: unknown) => {
         source.stream?.destroy();
