@@ -138,7 +138,8 @@ export class Editor {
 
   /**
    * Waits until the tray has stopped sliding in (its button in the same place on two reads 50 ms
-   * apart): a checkbox clicked while it moves can miss, and Playwright then reports no change of state.
+   * apart): a checkbox clicked while it moves can miss (Playwright then reports no change of state),
+   * and a value typed then can be undone by the dialog's own setup finishing after it.
    */
   private async trayAtRest(button: string): Promise<void> {
     let last = '';
@@ -161,6 +162,7 @@ export class Editor {
     await this.page.click(`#node-input-btn-${property}-${button}`);
     await this.page.locator('#node-config-dialog-ok').waitFor({ state: 'visible' });
     await this.page.locator('#node-config-dialog-edit-form .form-row').first().waitFor({ state: 'visible' });
+    await this.trayAtRest('#node-config-dialog-ok');
   }
 
   async closeConfigDialog(button: 'ok' | 'cancel'): Promise<void> {
