@@ -327,16 +327,19 @@
             },
             /**
              * An address the runtime accepts: http:// or https:// and a host (`api.example.com` alone is
-             * refused), or ${NAME}, which Node-RED replaces from the environment when the flow starts.
+             * refused) and a path, without a query, a fragment or user info; or ${NAME}, which Node-RED
+             * replaces from the environment when the flow starts.
              */
             httpUrl: function (required) {
                 return function (value, opt) {
                     var text = value === undefined || value === null ? '' : String(value).trim();
-                    if (text === '' ? !required : /^(https?:\/\/[^\s/?#]+([/?#]\S*)?|\$\{\w+\})$/i.test(text)) {
-                        return true;
-                    }
+                    var problem;
+                    if (text === '') problem = required ? 'urlRequired' : undefined;
+                    else if (!/^(https?:\/\/[^\s/?#]+([/?#]\S*)?|\$\{\w+\})$/i.test(text)) problem = 'httpUrl';
+                    else if (/[?#]|^[a-z]+:\/\/[^/]*@/i.test(text)) problem = 'plainUrl';
+                    if (!problem) return true;
                     // With `opt` Node-RED shows the returned text beside the field.
-                    return opt ? RED._('@svc/node-red-location/svc-config:svc-config.validation.' + (text === '' ? 'urlRequired' : 'httpUrl')) : false;
+                    return opt ? RED._('@svc/node-red-location/svc-config:svc-config.validation.' + problem) : false;
                 };
             }
         }

@@ -85,6 +85,29 @@ describe('svc-config checked when flows start', function () {
     await expectConfigError('bearer', /the token URL is not an http\(s\) URL; the words URL is not an http\(s\) URL$/);
   });
 
+  it('refuses base, token and words URLs with a query, a fragment or user info, at deploy and for each message, sending nothing', async function () {
+    const withUser = (user: string) => ctx.sandbox.url.replace('//', `//${user}@`);
+    const cases: Array<[Json, string]> = [
+      [{ baseUrl: `${ctx.sandbox.url}/api?x=` }, 'the base URL has a query'],
+      [{ baseUrl: `${ctx.sandbox.url}/api?` }, 'the base URL has a query'],
+      [{ baseUrl: `${ctx.sandbox.url}/api#` }, 'the base URL has a fragment'],
+      [{ baseUrl: `${ctx.sandbox.url}/api#part` }, 'the base URL has a fragment'],
+      [{ baseUrl: withUser('user:password') }, 'the base URL has user info'],
+      [{ baseUrl: withUser('') }, 'the base URL has user info'],
+      [{ authUrl: `${ctx.sandbox.url}/auth?tenant=1` }, 'the token URL has a query'],
+      [{ authUrl: withUser('client') }, 'the token URL has user info'],
+      [{ sandboxUrl: `${ctx.sandbox.url}#` }, 'the words URL has a fragment'],
+    ];
+    for (const [config, text] of cases) {
+      await deploy(config);
+      const refused = refusedAtDeploy();
+      should(Object.keys(refused).sort()).eql([...FAMILIES].sort(), JSON.stringify(config));
+      for (const family of FAMILIES) should(refused[family]).startWith(`CONFIG_INVALID: ${text}`);
+      for (const family of FAMILIES) await expectConfigError(family, new RegExp(`: ${text}`));
+      await helper.unload();
+    }
+  });
+
   it('asks each family only for its own credentials', async function () {
     await deploy({}, { apiKey: '' });
     should(refusedAtDeploy()).eql({ project: 'CONFIG_INVALID: the API key is not set', vpm: 'CONFIG_INVALID: the API key is not set' });
@@ -131,6 +154,15 @@ describe('svc-config checked when flows start', function () {
       should(required.call(node, 'https://', {})).equal('svc-config.validation.httpUrl');
       should(required.call(node, 'ftp://files.example.com', {})).equal('svc-config.validation.httpUrl');
       should(required.call(node, '', {})).equal('svc-config.validation.urlRequired');
+      for (const extra of [
+        'https://h.example/api?x=',
+        'https://h.example/api?',
+        'https://h.example/api#',
+        'https://user:pw@h.example',
+        'https://@h.example/api',
+      ]) {
+        should(required.call(node, extra, {})).equal('svc-config.validation.plainUrl', extra);
+      }
       should(required.call(node, 'api.example.com')).be.false();
     });
   });

@@ -10,8 +10,15 @@ export type Setting = 'baseUrl' | 'authUrl' | 'sandboxUrl' | 'projectId' | 'apiK
 
 export interface ConfigProblem {
   setting: Setting;
-  problem: 'not-set' | 'not-http';
+  problem: 'not-set' | 'not-http' | UrlExtra;
 }
+
+/**
+ * What an address may not carry besides scheme, host, port and path: a query or a fragment would
+ * swallow the endpoint paths appended to it (`https://h/api?x=` + `/v1/geocode` sends the key to
+ * `/api`), and user info would be sent along with every request.
+ */
+type UrlExtra = 'has-query' | 'has-fragment' | 'has-user-info';
 
 const URL_SETTINGS = ['baseUrl', 'authUrl', 'sandboxUrl'] as const;
 
@@ -27,13 +34,16 @@ const REQUIRED: Record<Requirement, readonly Setting[]> = {
 
 /**
  * What keeps a configuration from serving a requirement: any address that is set but is not an
- * http(s) URL (`api.example.com` without its scheme, say), and any setting the requirement needs that is empty.
+ * http(s) URL (`api.example.com` without its scheme, say) or carries a query, a fragment or user
+ * info, and any setting the requirement needs that is empty.
  */
 export function configProblems(config: ClientConfig, requirement: Requirement): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const setting of URL_SETTINGS) {
     const url = config[setting];
-    if (url !== '' && !isHttpUrl(url)) problems.push({ setting, problem: 'not-http' });
+    if (url === '') continue;
+    const problem = isHttpUrl(url) ? urlExtra(url) : 'not-http';
+    if (problem) problems.push({ setting, problem });
   }
   for (const setting of REQUIRED[requirement]) {
     if (!settingValue(config, setting)) problems.push({ setting, problem: 'not-set' });
@@ -62,9 +72,30 @@ export function isHttpUrl(text: string): boolean {
   }
 }
 
+/**
+ * A query, a fragment or user info in an http(s) address, judged on the text as written: `new URL`
+ * drops an empty query or fragment (`https://h/api?`, `https://h/api#`) and an empty user (`https://@h`).
+ */
+function urlExtra(text: string): UrlExtra | undefined {
+  if (text.includes('?')) return 'has-query';
+  if (text.includes('#')) return 'has-fragment';
+  const url = new URL(text);
+  const authority = /^[a-z]+:[/\\]*([^/\\]*)/i.exec(text.trim())?.[1] ?? '';
+  if (url.username !== '' || url.password !== '' || authority.includes('@')) return 'has-user-info';
+  return undefined;
+}
+
+const PROBLEM_TEXTS: Record<ConfigProblem['problem'], string> = {
+  'not-set': 'config.notSet',
+  'not-http': 'config.notHttp',
+  'has-query': 'config.hasQuery',
+  'has-fragment': 'config.hasFragment',
+  'has-user-info': 'config.hasUserInfo',
+};
+
 /** One problem: "the base URL is not an http(s) URL", "the API key is not set". */
 export function describeProblem({ setting, problem }: ConfigProblem): Message {
-  return message(problem === 'not-set' ? 'config.notSet' : 'config.notHttp', { setting: message(`setting.${setting}`) });
+  return message(PROBLEM_TEXTS[problem], { setting: message(`setting.${setting}`) });
 }
 
 /** The error for a message that a configuration cannot serve: nothing was sent, and nothing is retried. */
