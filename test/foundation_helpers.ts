@@ -1,5 +1,6 @@
 import should from 'should';
 import { ClientConfig, PlatformClient, PlatformRequest } from '../nodes/lib/platform/client';
+import type { GateClock } from '../nodes/lib/platform/request-gate';
 import { PlatformError } from '../nodes/lib/util/errors';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './sandbox';
 
@@ -144,3 +145,52 @@ export async function expectHandlesBackTo(baseline: Record<string, number>, time
     throw new Error(`still open after close: ${JSON.stringify(openHandles())}, before: ${JSON.stringify(baseline)}`);
   }
 }
+
+/** A clock that moves only when told to, firing the timers that fall due on the way. */
+export class ManualClock implements GateClock {
+  private time = 1_000_000;
+  private readonly timers = new Map<number, { at: number; callback: () => void }>();
+  private nextId = 1;
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimer(callback: () => void, ms: number): unknown {
+    const id = this.nextId++;
+    this.timers.set(id, { at: this.time + ms, callback });
+    return id;
+  }
+
+  clearTimer(timer: unknown): void {
+    this.timers.delete(timer as number);
+  }
+
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+
+  /** Moves time on by `ms` without firing any timer, as a stalled event loop does. */
+  stall(ms: number): void {
+    this.time += ms;
+  }
+
+  /** Moves time on by `ms`, firing each timer at its own time, in order, and letting promises settle after each. */
+  async advance(ms: number): Promise<void> {
+    const end = this.time + ms;
+    for (;;) {
+      const due = [...this.timers.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) break;
+      this.timers.delete(due[0]);
+      // An overdue timer (after `stall`) fires late, at the present time.
+      this.time = Math.max(this.time, due[1].at);
+      due[1].callback();
+      await settle();
+    }
+    this.time = end;
+    await settle();
+  }
+}
+
+/** Lets resolved promises run their callbacks. */
+export const settle = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -105,6 +105,48 @@ describe('RedisStore on a real redis-server', function () {
       state.close();
     }
   });
+
+  it('a hung Redis (SIGSTOP) is unavailable after the first timeout: waiting operations go local at once, later ones never wait; a probe brings sharing back', async function () {
+    const warnings: string[] = [];
+    const recoveries: string[] = [];
+    const log = {
+      warn: (t: Parameters<typeof english>[0]) => warnings.push(english(t)),
+      info: (t: Parameters<typeof english>[0]) => recoveries.push(english(t)),
+    };
+    const state = new SharedState({ url: redis.url, log, commandTimeoutMs: 1000 });
+    try {
+      const store = state.withFallback(new MemoryStore());
+      await store.set('where', 'redis', 60_000);
+      redis.pause();
+      const timed = async <T>(operation: Promise<T>) => {
+        const started = Date.now();
+        const value = await operation;
+        return { value, ms: Date.now() - started };
+      };
+      // One operation starts the wait; a second joins it half-way: both end when the first times out.
+      const first = timed(store.get('where'));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const second = timed(store.get('where'));
+      const [a, b] = await Promise.all([first, second]);
+      should(a.value).be.undefined();
+      should(a.ms).be.within(900, 1600);
+      should(b.ms).be.below(1100);
+      should(state.mode).equal('unavailable');
+      // Later operations go to local state without waiting, many of them.
+      const later = await timed(Promise.all(Array.from({ length: 50 }, (_v, i) => store.take(`count-${i}`, 10, 60_000))));
+      should(later.ms).be.below(200);
+      should(warnings).have.length(1);
+      should(warnings[0]).match(/Command timed out/);
+      redis.resume();
+      await waitUntil(() => state.mode === 'shared', 5000);
+      should(await store.get('where')).equal('redis');
+      should(warnings).have.length(1);
+      should(recoveries).have.length(1);
+    } finally {
+      redis.resume();
+      state.close();
+    }
+  });
 });
 
 async function waitUntil(check: () => boolean, timeoutMs = 5000): Promise<void> {

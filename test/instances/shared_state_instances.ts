@@ -49,6 +49,8 @@ describe('several Node-RED instances sharing state through Redis', function () {
 
   showLogsOnFailure(() => cluster, 40);
   afterEach(function () {
+    // A test stopped half-way through a hang leaves no paused Redis behind.
+    redis?.resume();
     for (const instance of cluster?.instances ?? []) {
       should(lines(instance.log, /Unhandled|uncaught|FATAL|TypeError/i)).eql([], 'no crash or unhandled rejection');
     }
@@ -142,7 +144,67 @@ describe('several Node-RED instances sharing state through Redis', function () {
     should(await postWebhook(a(), body, signature)).equal(200);
     should(await postWebhook(b(), body, signature)).equal(401);
   });
+
+  it('Redis hung (SIGSTOP) for 10 s under steady traffic: the pace holds, no request waits more than one command timeout, sharing resumes after SIGCONT', async function () {
+    // Every Redis path of a geocode: the answer cache, the daily quota and the shared rate schedule.
+    await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, rateLimit: RATE_PER_MINUTE, dailyLimit: 1_000_000, cacheTtl: 60 }));
+    for (const instance of [a(), b()]) should((await geocodeThrough(instance, 'Warm-up Hang Road')).status).equal(200);
+    const outageWarnings = () => [a(), b()].map((instance) => lines(instance.log, /shared state unavailable \(Redis/).length);
+    const recoveries = () => [a(), b()].map((instance) => lines(instance.log, /shared state available again/).length);
+    const warningsBefore = outageWarnings();
+    const recoveriesBefore = recoveries();
+    // Open-loop traffic: 3 messages a second into each instance, whatever the answers take (as callers do).
+    const perInstanceMs = 1000 / 3;
+    const sent: Array<Promise<{ status: number; sentAt: number; ms: number }>> = [];
+    let sending = true;
+    const traffic = [a(), b()].map(async (instance, i) => {
+      for (let n = 0; sending; n++) {
+        const sentAt = Date.now();
+        sent.push(geocodeThrough(instance, `${n} Hang ${i} Avenue`).then((answer) => ({ status: answer.status, sentAt, ms: Date.now() - sentAt })));
+        await new Promise((resolve) => setTimeout(resolve, perInstanceMs));
+      }
+    });
+    let pausedAt = 0;
+    let resumedAt = 0;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      pausedAt = Date.now();
+      redis.pause();
+      await new Promise((resolve) => setTimeout(resolve, HANG_MS));
+    } finally {
+      redis.resume();
+      resumedAt = Date.now();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    sending = false;
+    await Promise.all(traffic);
+    const answers = await Promise.all(sent);
+    const arrivals = geocodeTimes();
+    const inWindow = (from: number, to: number) => arrivals.filter((time) => time >= from && time < to).length;
+    const before = inWindow(pausedAt - HANG_MS, pausedAt);
+    const during = inWindow(pausedAt, resumedAt);
+    const duringHang = answers.filter((answer) => answer.sentAt >= pausedAt && answer.sentAt < resumedAt);
+    const longest = Math.max(...duringHang.map((answer) => answer.ms));
+    console.log(
+      `      platform requests in the 10 s before the hang: ${before}, during it: ${during}; longest answer through Node-RED for a message sent during the hang: ${longest} ms (${duringHang.length} messages)`,
+    );
+    should(answers.filter((answer) => answer.status !== 200)).eql([]);
+    should(during).be.aboveOrEqual(before / 2);
+    // One command timeout (2 s) at most, plus the request itself on a busy two-core machine.
+    should(longest).be.below(COMMAND_TIMEOUT_MS + 1500);
+    should(outageWarnings()).eql(warningsBefore.map((count) => count + 1));
+    await waitFor(() => recoveries().every((count, i) => count > recoveriesBefore[i]), 'both instances to use Redis again', 10_000);
+    // Shared again: a webhook accepted by one instance is a replay for the other.
+    const body = JSON.stringify({ reading: 'after the hang' });
+    const signature = signatureHeader(nowSeconds(), SECRET, body);
+    should(await postWebhook(a(), body, signature)).equal(200);
+    should(await postWebhook(b(), body, signature)).equal(401);
+  });
 });
+
+const HANG_MS = 10_000;
+/** Shared state's default command timeout. */
+const COMMAND_TIMEOUT_MS = 2000;
 
 async function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import type { KeyValueStore } from './store';
 import { RedisStore } from './redis-store';
+import { CircuitBreaker } from './breaker';
 import { PlatformError } from '../util/errors';
 import { MessageLog, message } from '../util/messages';
 
@@ -15,8 +16,10 @@ export interface SharedStateOptions {
   /** `redis://…` or `rediss://…`; none keeps every piece of state in this process. */
   url?: string;
   log: MessageLog;
-  /** A command not answered within this is taken as an outage (the caller falls back to local state). */
+  /** A command not answered within this is taken as an outage (every caller falls back to local state). */
   commandTimeoutMs?: number;
+  /** How long the probe that looks for Redis answering again waits for its PING. */
+  probeTimeoutMs?: number;
   /** Prefix of every key this pack writes to Redis. */
   keyPrefix?: string;
 }
@@ -25,6 +28,7 @@ export interface SharedStateOptions {
 const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 const RECONNECT_STEP_MS = 200;
 const RECONNECT_MAX_MS = 2000;
+const DEFAULT_PROBE_TIMEOUT_MS = 500;
 export const DEFAULT_KEY_PREFIX = 'svc-location:';
 
 /** Checks a Redis address; returns it without credentials, for logs and status texts. */
@@ -46,10 +50,17 @@ export function describeRedisUrl(url: string): string {
  * routes each operation to Redis while it answers, or to the caller's local fallback while it does not:
  * the nodes keep working through an outage. Reconnects by itself; reports each outage once (not per
  * operation) and each recovery; never throws or leaves a rejection unhandled because Redis is away.
+ *
+ * A Redis that hangs (stopped, overloaded: the connection stays open, nothing answers) is an outage
+ * too: the first operation that fails or times out opens a circuit breaker, which sends every
+ * operation waiting for Redis and every later one to local state at once, so no caller waits more
+ * than one command timeout; a PING with a short timeout, repeated after a growing delay, closes it
+ * when Redis answers again.
  */
 export class SharedState {
   private readonly redis: Redis | undefined;
   private readonly store: RedisStore | undefined;
+  private readonly breaker: CircuitBreaker;
   private readonly listeners = new Set<(mode: SharedMode) => void>();
   private currentMode: SharedMode;
   private lastError: string | undefined;
@@ -60,6 +71,12 @@ export class SharedState {
   readonly address: string;
 
   constructor(private readonly options: SharedStateOptions) {
+    this.breaker = new CircuitBreaker({
+      probe: () => this.probe(),
+      onRecovered: () => this.available(),
+      probeDelayMs: RECONNECT_STEP_MS,
+      maxProbeDelayMs: RECONNECT_MAX_MS,
+    });
     if (!options.url) {
       this.currentMode = 'local';
       this.address = '';
@@ -115,28 +132,31 @@ export class SharedState {
   /** Whether Redis answers now; right after a deploy, once the first connection attempt has settled. */
   async connected(): Promise<boolean> {
     if (this.currentMode === 'connecting') await this.firstAttempt;
-    return this.redis !== undefined && !this.closed && this.redis.status === 'ready';
+    return this.usable();
   }
 
   /**
-   * Runs `shared` on the Redis store while Redis is connected, else `local`; a failing Redis
-   * operation counts as an outage and is answered by `local` as well.
+   * Runs `shared` on the Redis store while Redis answers, else `local`. A failing Redis operation,
+   * or one not answered within the command timeout, counts as an outage and is answered by `local`
+   * as well, and so is every operation still waiting for Redis when that happens.
    */
   async withShared<T>(shared: (store: RedisStore) => Promise<T>, local: () => T | Promise<T>): Promise<T> {
     // Right after a deploy, wait for the first connection rather than start on local state: two
     // instances would otherwise each send a first request on their own schedules.
     if (this.currentMode === 'connecting') await this.firstAttempt;
-    if (!this.redis || !this.store || this.closed || this.redis.status !== 'ready') return local();
-    let result: T;
+    if (!this.store || !this.usable()) return local();
+    let outcome: { value: T } | undefined;
     try {
-      result = await shared(this.store);
+      outcome = await this.breaker.race(shared(this.store));
     } catch (err) {
       this.lastError = err instanceof Error ? err.message : String(err);
       this.outage();
       return local();
     }
+    // Undefined: another operation found Redis away while this one waited for it.
+    if (!outcome) return local();
     this.available();
-    return result;
+    return outcome.value;
   }
 
   /** A store that is Redis while it answers and `local` otherwise. */
@@ -164,11 +184,37 @@ export class SharedState {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.breaker.stop();
     this.listeners.clear();
     this.redis?.disconnect(false);
   }
 
+  /** Connected, and not found hung since (the breaker is closed). */
+  private usable(): boolean {
+    return this.redis !== undefined && !this.closed && this.redis.status === 'ready' && !this.breaker.isOpen;
+  }
+
+  /** The breaker's probe: a PING answered within the probe timeout (on a connection that is up at all). */
+  private async probe(): Promise<boolean> {
+    const redis = this.redis;
+    if (!redis || this.closed || redis.status !== 'ready') return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
+    });
+    const pong = redis.ping().then(
+      (answer) => answer === 'PONG',
+      () => false,
+    );
+    try {
+      return await Promise.race([pong, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private available(): void {
+    this.breaker.reset();
     if (this.closed || this.currentMode === 'shared') return;
     const wasDown = this.currentMode === 'unavailable';
     this.lastError = undefined;
@@ -177,6 +223,7 @@ export class SharedState {
   }
 
   private outage(): void {
+    this.breaker.trip();
     if (this.closed || this.currentMode === 'unavailable') return;
     this.setMode('unavailable');
     const reason = this.lastError ? `: ${this.lastError}` : '';
