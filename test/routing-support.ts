@@ -1,6 +1,8 @@
 import { createHook } from 'node:async_hooks';
+import fs from 'node:fs';
+import path from 'node:path';
 import should from 'should';
-import { storedJobStore, expectError, expectOutput, helper, loadWithSandbox, sendAndWait, Json, Sandbox } from './support/harness';
+import { CONFIG_ID, storedJobStore, expectError, expectOutput, helper, loadWithSandbox, sendAndWait, testUserDir, Json, Sandbox } from './support/harness';
 import type { StoredJob } from '../nodes/lib/platform/job-store';
 import { NODES_DIR } from './support/paths';
 
@@ -238,6 +240,35 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       should(resumed).not.have.properties(['req', 'buffer']);
       should((resumed.jobs as Json[])[0]).have.property('jobId', (stored.job.state as Json).jobId);
       should(await storedJobs(t.node.id as string)).eql([]);
+    }, 8);
+  });
+
+  it('stores only what a resumed flow needs: no headers, cookies or members named like credentials, at any depth', async function () {
+    const { sandbox } = t.ctx;
+    await whilePolling(async () => {
+      await loadWithSandbox(sandbox, { types: [t.type], nodes: [t.node] });
+      const secrets = ['Bearer from-elsewhere-1', 'cookie-value-2', 'token-value-3', 'password-value-4', 'key-value-5', 'secret-value-6', 'session-7'];
+      helper.getNode(t.node.id as string).receive({
+        ...t.msg(),
+        tag: 'first',
+        headers: { authorization: secrets[0], 'content-type': 'application/json' },
+        cookies: { sid: secrets[1] },
+        responseCookies: { sid: { value: secrets[1] } },
+        token: secrets[2],
+        auth: { user: 'u', password: secrets[3] },
+        shipment: { id: 7, apiKey: secrets[4], lines: [{ sku: 'a', client_secret: secrets[5] }], 'X-Session-Id': secrets[6] },
+      });
+      await waitFor(() => sandbox.requests(t.jobEndpoint).length >= 2, 'two polls');
+      await helper.unload();
+      await storedJobStore().flush();
+      const [stored] = await storedJobs(t.node.id as string);
+      should(stored.msg).eql({ tag: 'first', shipment: { id: 7, lines: [{ sku: 'a' }] } });
+      const file = fs.readFileSync(path.join(testUserDir(), 'svc-location', `jobs-${CONFIG_ID}.json`), 'utf8');
+      for (const secret of secrets) should(file).not.containEql(secret);
+      await loadWithSandbox(sandbox, { types: [t.type], nodes: [t.node] });
+      const resumed = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      should(resumed).have.properties({ resumed: true, tag: 'first', shipment: { id: 7, lines: [{ sku: 'a' }] } });
+      should(resumed).not.have.properties(['headers', 'cookies', 'responseCookies', 'token', 'auth']);
     }, 8);
   });
 

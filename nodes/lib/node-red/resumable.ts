@@ -21,8 +21,17 @@ export interface StoredJobsOptions {
 
 /** The folder under Node-RED's user directory that holds the stored jobs, one file per svc-config node. */
 const STORE_FOLDER = 'svc-location';
-/** Members of a message never stored: the HTTP request and response, its id, and the payload the output replaces. */
-const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload']);
+/**
+ * Members of a message never stored: the HTTP request and response and what a flow copies from them
+ * (headers, cookies), its id, and the payload the output replaces.
+ */
+const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload', 'headers', 'cookies', 'responseCookies', 'responseHeaders']);
+/**
+ * Names of members that hold credentials, at any depth of a stored message: `authorization`,
+ * `x-api-key`, `accessToken`, `client_secret`, `password`, `cookie`, `auth`, `jwt` …. Linear: alternatives only.
+ */
+const CREDENTIAL_NAME =
+  /^(?:auth|pass|pwd|jwt)$|authori[sz]ation|token|secret|passw(?:or)?d|passphrase|api[-_]?key|access[-_]?key|private[-_]?key|credential|cookie|session|bearer/i;
 const MAX_JSON_DEPTH = 32;
 
 const stores = new Map<string, FileJobStore>();
@@ -192,13 +201,28 @@ export class ResumableJobs {
   }
 }
 
-/** The members of a message that are JSON through and through; anything else (buffers, functions, cycles, req/res) is left out. */
+/**
+ * The members of a message a resumed flow needs: those that are JSON through and through (anything
+ * else, buffers, functions, cycles, is left out), without the request, response, headers and cookies,
+ * and without any member, at any depth, named like a credential.
+ */
 export function jsonSafeMembers(msg: object): JsonObject {
   const members: JsonObject = {};
   for (const [name, value] of Object.entries(msg)) {
-    if (!NEVER_STORED.has(name) && isJsonValue(value)) members[name] = value;
+    if (!NEVER_STORED.has(name) && !CREDENTIAL_NAME.test(name) && isJsonValue(value)) members[name] = withoutCredentials(value);
   }
   return members;
+}
+
+/** A copy of a JSON value without the members named like credentials. */
+function withoutCredentials(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(withoutCredentials);
+  const copy: JsonObject = {};
+  for (const [name, member] of Object.entries(value)) {
+    if (!CREDENTIAL_NAME.test(name)) copy[name] = withoutCredentials(member);
+  }
+  return copy;
 }
 
 /** True for plain JSON: null, booleans, finite numbers, strings, and arrays and plain objects of those (not too deep). */
