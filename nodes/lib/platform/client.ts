@@ -292,14 +292,17 @@ export class PlatformClient {
     const onAbort = () => controller.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const res = await this.dispatcher.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: method,
-        headers,
-        body,
-        signal: controller.signal,
-      });
+      const res = await settleOnAbort(
+        this.dispatcher.request({
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: method,
+          headers,
+          body,
+          signal: controller.signal,
+        }),
+        controller.signal,
+      );
       // A server may echo what it was sent: the configured secrets and this request's token never reach an error.
       const secrets = headers.authorization ? [...this.secrets, headers.authorization.slice('Bearer '.length)] : this.secrets;
       return await readAnswer<T>(res, kind, this.limitFor(kind), secrets);
@@ -318,4 +321,34 @@ export class PlatformClient {
 
 function joinUrl(base: string, path: string): URL {
   return new URL(trimTrailing(base, '/') + (path.startsWith('/') ? path : `/${path}`));
+}
+
+/**
+ * undici applies an abort to a request only once it is written to a connection: one still waiting
+ * for its connection (a proxy that never opens the tunnel, a host that never answers) would outlive
+ * its timeout. This settles at the abort whatever undici does; an answer that still comes is dropped.
+ */
+function settleOnAbort(pending: Promise<Dispatcher.ResponseData>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  const aborted = () => (signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      reject(aborted());
+      pending.then(
+        (late) => late.body.destroy(),
+        () => undefined,
+      );
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(
+      (res) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(res);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }

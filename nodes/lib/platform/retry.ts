@@ -1,5 +1,6 @@
 import { PlatformError, describeCause, redact } from '../util/errors';
 import { message } from '../util/messages';
+import { PROXY_TUNNEL_CODE } from './dispatcher';
 import type { RetryPolicy } from './client';
 
 /**
@@ -12,7 +13,7 @@ const RETRY_CAP_MS = 8_000;
 /** A Retry-After longer than this is not waited out: the message fails with RATE_LIMITED instead. */
 const MAX_RETRY_AFTER_MS = 120_000;
 /** Error codes of failures that happen before a single byte of the request left this process. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', PROXY_TUNNEL_CODE]);
 
 /** Node's codes for certificate and TLS handshake failures. */
 const TLS_CODE = /CERT|^ERR_TLS_|^ERR_SSL_/;
