@@ -1,14 +1,12 @@
 import type { ConnectionOptions } from 'node:tls';
-import type { Request, Response } from 'express';
 import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
 import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
 import { ClientConfig, ClientCredentials, PlatformClient, ProxySettings } from './lib/platform/client';
 import { BYTES_PER_MB } from './lib/platform/body';
 import { SharedServices } from './lib/node-red/shared';
-import { PlatformError } from './lib/util/errors';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
-import { localize, translate, useRuntimeCatalog } from './lib/node-red/i18n';
-import { message } from './lib/util/messages';
+import { useRuntimeCatalog } from './lib/node-red/i18n';
+import { testConnectionHandler } from './lib/node-red/test-connection';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -60,16 +58,12 @@ const DEFAULTS = {
   cacheTtl: 0,
 };
 
-/** Placeholder the editor sends for a password that the user has not changed. */
-const UNCHANGED_PASSWORD = '__PWRD__';
-
 export = function register(RED: NodeAPI): void {
   // svc-config holds the pack's runtime catalog: every node's statuses, warnings and errors are translated through it.
   useRuntimeCatalog(RED);
 
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
-    this.authUrl = def.authUrl;
     const credentials = this.credentials ?? {};
     this.shared = new SharedServices(RED, this, {
       redisUrl: credentials.redisUrl,
@@ -77,7 +71,21 @@ export = function register(RED: NodeAPI): void {
       dailyLimit: nonNegativeSetting(def.dailyLimit, DEFAULTS.dailyLimit),
       cacheTtlSec: nonNegativeSetting(def.cacheTtl, DEFAULTS.cacheTtl),
     });
-    this.client = new PlatformClient({ ...clientConfig(def, credentials), pacer: this.shared.pacer });
+    const config = clientConfig(def, credentials);
+    this.client = new PlatformClient({ ...config, pacer: this.shared.pacer });
+    this.connection = {
+      settings: {
+        baseUrl: config.baseUrl,
+        authUrl: config.authUrl,
+        audience: config.audience,
+        projectId: config.projectId,
+        tls: def.tls ?? '',
+        proxy: def.proxy ?? '',
+      },
+      tls: config.tls,
+      proxy: config.proxy,
+      credentials,
+    };
     this.on('close', (_removed: boolean, done: () => void) => {
       Promise.all([this.shared.close(), this.client.close()]).then(() => done(), done);
     });
@@ -85,6 +93,8 @@ export = function register(RED: NodeAPI): void {
 
   function clientConfig(def: SvcConfigDef, credentials: ClientCredentials): ClientConfig {
     return {
+      // As the editor labels the config node.
+      name: def.name || def.projectId || def.baseUrl || 'svc-config',
       baseUrl: def.baseUrl ?? '',
       authUrl: def.authUrl ?? '',
       sandboxUrl: def.sandboxUrl || def.baseUrl || '',
@@ -107,7 +117,7 @@ export = function register(RED: NodeAPI): void {
 
   function tlsOptions(id: string | undefined): ConnectionOptions | undefined {
     const tlsNode = id ? (RED.nodes.getNode(id) as TlsConfigNode | null) : null;
-    if (!tlsNode) return undefined;
+    if (tlsNode?.type !== 'tls-config') return undefined;
     const options: ConnectionOptions = {};
     tlsNode.addTLSOptions(options);
     return options;
@@ -115,7 +125,7 @@ export = function register(RED: NodeAPI): void {
 
   function proxySettings(id: string | undefined): ProxySettings | undefined {
     const proxyNode = id ? (RED.nodes.getNode(id) as HttpProxyNode | null) : null;
-    if (!proxyNode?.url) return undefined;
+    if (proxyNode?.type !== 'http proxy' || !proxyNode.url) return undefined;
     return {
       url: proxyNode.url,
       noProxy: proxyNode.noproxy,
@@ -135,34 +145,12 @@ export = function register(RED: NodeAPI): void {
   });
 
   /**
-   * "Test connection": fetches a token with the values in the open dialog. Passwords the user has
-   * not retyped arrive as a placeholder and are taken from the deployed node's credentials, but only
-   * for the token URL that node is deployed with: a stored secret is never sent to a new address.
+   * "Test connection": checks the token, the API key and the topics key with the values in the open
+   * dialog (lib/node-red/test-connection.ts says which stored secrets a test may use).
    */
-  RED.httpAdmin.post('/svc-config/test', RED.auth.needsPermission('svc-config.write'), (req: Request, res: Response) => {
-    const body = (req.body ?? {}) as Partial<SvcConfigDef> & { id?: string; credentials?: ClientCredentials };
-    const given = body.credentials ?? {};
-    const retyped = !!given.clientSecret && given.clientSecret !== UNCHANGED_PASSWORD;
-    const deployed = body.id ? (RED.nodes.getNode(body.id) as SvcConfigNode | null) : null;
-    if (!retyped && deployed && deployed.authUrl !== body.authUrl) {
-      res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: translate(message('error.testTokenUrlChanged')) });
-      return;
-    }
-    const stored = (body.id ? RED.nodes.getCredentials(body.id) : undefined) as ClientCredentials | undefined;
-    const credentials: ClientCredentials = {
-      clientId: given.clientId || stored?.clientId,
-      clientSecret: retyped ? given.clientSecret : stored?.clientSecret,
-    };
-    const client = new PlatformClient(clientConfig({ ...(body as SvcConfigDef), maxRetries: 0, rateLimit: 0 }, credentials));
-    client
-      .fetchToken()
-      .then(
-        (token) => res.json({ ok: true, expiresIn: token.expiresIn ?? null }),
-        (err: unknown) => {
-          const error = err instanceof PlatformError ? err : new PlatformError('NETWORK', String(err));
-          res.json({ ok: false, code: error.code, statusCode: error.statusCode ?? null, message: localize(error).message });
-        },
-      )
-      .finally(() => client.close());
-  });
+  RED.httpAdmin.post(
+    '/svc-config/test',
+    RED.auth.needsPermission('svc-config.write'),
+    testConnectionHandler(RED, { tls: (id) => tlsOptions(id), proxy: (id) => proxySettings(id) }),
+  );
 };

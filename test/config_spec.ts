@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import should from 'should';
@@ -18,6 +20,7 @@ import {
   useSandbox,
 } from './support/harness';
 import { SOURCE_NODES_DIR } from './support/paths';
+import { waitUntil } from './foundation_helpers';
 
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 const FLOW_PROPERTIES = ['name', 'baseUrl', 'authUrl', 'sandboxUrl', 'audience', 'projectId', 'timeout', 'rateLimit', 'maxConcurrency', 'tls', 'proxy'];
@@ -33,6 +36,39 @@ const configClient = () => (helper.getNode(CONFIG_ID) as unknown as SvcConfigNod
 function credentialDefinition(type: string): Record<string, { type: string }> {
   const runtime = (helper as unknown as { _redNodes: { getCredentialDefinition(type: string): Record<string, { type: string }> } })._redNodes;
   return runtime.getCredentialDefinition(type);
+}
+
+/** A server standing for an address the user never configured: it records what reaches it and answers nothing useful. */
+interface Recorder {
+  url: string;
+  seen: Array<{ method: string; url: string; body: string }>;
+  close(): Promise<void>;
+}
+
+async function startRecorder(): Promise<Recorder> {
+  const seen: Recorder['seen'] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"recorded"}');
+    });
+  });
+  // As a proxy: a CONNECT is recorded and refused.
+  server.on('connect', (req: http.IncomingMessage, socket: Socket) => {
+    seen.push({ method: 'CONNECT', url: req.url ?? '', body: '' });
+    socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 function loadConfigOnly(def: Json, credentials: Json = {}): Promise<void> {
@@ -131,11 +167,27 @@ describe('svc-config', function () {
   });
 
   describe('"Test connection" admin endpoint', function () {
+    const proxyModule = require.resolve('@node-red/nodes/core/network/06-httpproxy.js');
+    const tlsModule = require.resolve('@node-red/nodes/core/network/05-tls.js');
+    const ALL_SET = {
+      clientId: SANDBOX_DEFAULTS.clientId,
+      clientSecret: SANDBOX_DEFAULTS.clientSecret,
+      apiKey: SANDBOX_DEFAULTS.apiKey,
+      pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+    };
+    const UNCHANGED = { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__', apiKey: '__PWRD__', pubsubApiKey: '__PWRD__' };
+    let attacker: Recorder;
+
     before(async function () {
       await helper.startServer();
+      attacker = await startRecorder();
     });
     after(async function () {
+      await attacker.close();
       await helper.stopServer();
+    });
+    afterEach(function () {
+      attacker.seen.splice(0);
     });
 
     /** What the editor sends: the dialog's values, the node id and the credentials as typed. */
@@ -145,7 +197,7 @@ describe('svc-config', function () {
         authUrl: ctx.sandbox.url,
         baseUrl: ctx.sandbox.url,
         audience: SANDBOX_DEFAULTS.audience,
-        timeout: '2000',
+        projectId: SANDBOX_DEFAULTS.projectId,
         tls: '',
         proxy: '',
         credentials,
@@ -160,55 +212,203 @@ describe('svc-config', function () {
       return answer;
     }
 
-    it('reports success when a token is issued', async function () {
+    /** The one-line summary and each credential's outcome. */
+    function outcomes(answer: Json): { line: unknown; checks: Record<string, unknown> } {
+      const checks = answer.checks as Array<{ credential: string; outcome: string; code: string | null; statusCode: number | null }>;
+      return {
+        line: answer.message,
+        checks: Object.fromEntries(checks.map((c) => [c.credential, [c.outcome, c.code, c.statusCode].filter((x) => x !== null).join(' ')])),
+      };
+    }
+
+    function checkOf(answer: Json, credential: string): Json {
+      return (answer.checks as Json[]).find((c) => c.credential === credential) as Json;
+    }
+
+    it('checks every credential the dialog holds, each with one request that creates nothing: a token, one geocode, the topic list', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret }));
-      should(answer).eql({ ok: true, expiresIn: 3600 });
-      should(ctx.sandbox.requests('token')).have.length(1);
+      const answer = await testConnection(dialog(ALL_SET));
+      should(answer).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓', code: null, statusCode: null });
+      should(ctx.sandbox.log.map((r) => `${r.method} ${r.endpoint} ${r.status}`).sort()).eql(['GET topic-list 200', 'POST geocode 200', 'POST token 200']);
     });
 
-    it('reports the exact failure for a wrong client secret: code, status and message', async function () {
+    it('reports each wrong credential in turn, one line each, with the field to fix', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: 'not-the-secret' }));
-      should(answer).eql({
-        ok: false,
-        code: 'UNAUTHORIZED',
-        statusCode: 401,
-        message: 'token request refused (401): check client id, secret and audience',
+      const cases: Array<[Json, Json, string, string, string]> = [
+        [
+          { clientSecret: 'not-the-secret' },
+          {},
+          'token ✗ 401 · API key ✓ · topics key ✓',
+          'token',
+          'refused (401): check the Client id, Client secret and Audience fields',
+        ],
+        [
+          { clientId: 'someone-else' },
+          {},
+          'token ✗ 401 · API key ✓ · topics key ✓',
+          'token',
+          'refused (401): check the Client id, Client secret and Audience fields',
+        ],
+        [
+          {},
+          { audience: 'https://elsewhere' },
+          'token ✗ 403 · API key ✓ · topics key ✓',
+          'token',
+          'refused (403): check the Client id, Client secret and Audience fields',
+        ],
+        [{ apiKey: 'not-the-key' }, {}, 'token ✓ · API key ✗ 401 · topics key ✓', 'apiKey', 'refused (401): check the API key and Project id fields'],
+        [{}, { projectId: 'other-project' }, 'token ✓ · API key ✗ 401 · topics key ✓', 'apiKey', 'refused (401): check the API key and Project id fields'],
+        [{ pubsubApiKey: 'not-the-key' }, {}, 'token ✓ · API key ✓ · topics key ✗ 401', 'topicsKey', 'refused (401): check the Topics API key field'],
+      ];
+      for (const [credentials, settings, line, credential, text] of cases) {
+        const answer = await testConnection(dialog({ ...ALL_SET, ...credentials }, settings));
+        should(answer).containDeep({ ok: false, message: line });
+        should(checkOf(answer, credential)).containDeep({ outcome: 'refused', message: text });
+      }
+      // No retries for a test: one request per credential and test.
+      should(ctx.sandbox.requests('token')).have.length(cases.length);
+      should(ctx.sandbox.requests('topic-create')).have.length(0);
+    });
+
+    it('says which credentials are not set, and tests the others', async function () {
+      await loadConfigOnly(configNode(ctx.sandbox), { apiKey: '', pubsubApiKey: '' });
+      const answer = await testConnection(dialog({ ...ALL_SET, apiKey: '', pubsubApiKey: '' }));
+      should(answer).containDeep({ ok: true, message: 'token ✓ · API key not set · topics key not set' });
+      should(ctx.sandbox.requests('geocode')).have.length(0);
+    });
+
+    it('reports an unreachable token URL as NETWORK with the connection error code', async function () {
+      await loadConfigOnly(configNode(ctx.sandbox));
+      const answer = await testConnection(dialog(ALL_SET, { authUrl: 'http://127.0.0.1:1' }));
+      should(outcomes(answer).line).equal('token ✗ NETWORK · API key ✓ · topics key ✓');
+      should(checkOf(answer, 'token')).containDeep({
+        outcome: 'failed',
+        code: 'NETWORK',
+        statusCode: null,
+        message: 'could not connect (ECONNREFUSED): check the address and the proxy',
       });
-      // No retries for a test: one request, one answer.
-      should(ctx.sandbox.requests('token')).have.length(1);
     });
 
-    it('reports a wrong audience as FORBIDDEN 403 and an unreachable token URL as NETWORK', async function () {
+    it("uses the running node's stored secrets when the editor sends the __PWRD__ placeholder and nothing they go with has changed", async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const credentials = { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret };
-      should(await testConnection(dialog(credentials, { audience: 'https://elsewhere' }))).containDeep({ ok: false, code: 'FORBIDDEN', statusCode: 403 });
-      const unreachable = await testConnection(dialog(credentials, { authUrl: 'http://127.0.0.1:1' }));
-      should(unreachable).containDeep({ ok: false, code: 'NETWORK', statusCode: null });
-      should(unreachable.message).match(/ECONNREFUSED/);
-    });
-
-    it("uses the deployed node's stored secret when the editor sends the __PWRD__ placeholder", async function () {
-      await loadConfigOnly(configNode(ctx.sandbox));
-      const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }));
-      should(answer.ok).be.true();
+      const answer = await testConnection(dialog(UNCHANGED));
+      should(answer).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
       const [tokenRequest] = ctx.sandbox.requests('token');
       should((JSON.parse(tokenRequest.body) as Json).client_secret).equal(SANDBOX_DEFAULTS.clientSecret);
+      should(ctx.sandbox.requests('geocode')[0].headers['x-svc-api-key']).equal(SANDBOX_DEFAULTS.apiKey);
     });
 
-    it('never sends a stored secret to a token URL other than the deployed one', async function () {
+    it('never sends a stored secret to another token URL or base URL: the user types it again', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }, { authUrl: 'http://127.0.0.1:9' }));
-      should(answer).containDeep({ ok: false, code: 'INVALID_INPUT' });
-      should(ctx.sandbox.requests('token')).have.length(0);
+      const movedToken = await testConnection(dialog(UNCHANGED, { authUrl: attacker.url }));
+      should(outcomes(movedToken)).eql({
+        line: 'token: type it again · API key ✓ · topics key ✓',
+        checks: { token: 'retype INVALID_INPUT', apiKey: 'accepted', topicsKey: 'accepted' },
+      });
+      should(checkOf(movedToken, 'token').message).equal('changed since the last deploy: token URL; type the client secret again to test it');
+      const movedBase = await testConnection(dialog(UNCHANGED, { baseUrl: attacker.url }));
+      should(outcomes(movedBase).line).equal('token ✓ · API key: type it again · topics key: type it again');
+      const newAudience = await testConnection(dialog(UNCHANGED, { audience: 'https://elsewhere' }));
+      should(outcomes(newAudience).checks.token).equal('retype INVALID_INPUT');
+      should(attacker.seen).eql([]);
+      // A secret typed again goes where the dialog says.
+      await testConnection(dialog({ ...UNCHANGED, clientSecret: 'typed-again' }, { authUrl: attacker.url }));
+      should(attacker.seen.map((r) => r.url)).eql(['/oauth/token']);
     });
 
-    it('without a deployed node the placeholder is no secret: a clear failure before any request', async function () {
+    it('without a running svc-config node of that id no stored credential is read: the reply says to type it again, nothing is sent', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const answer = await testConnection(dialog({ clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__' }, { id: 'never-deployed' }));
-      should(answer).eql({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: 'the svc-config node cannot be used: the client secret is not set' });
-      should(ctx.sandbox.requests('token')).have.length(0);
+      for (const id of ['never-deployed', '']) {
+        const answer = await testConnection(dialog(UNCHANGED, { id }));
+        should(outcomes(answer).line).equal('token: type it again · API key: type it again · topics key: type it again');
+        should(checkOf(answer, 'token').message).match(/^the stored client secret is used only by a deployed, running svc-config node/);
+      }
+      should(ctx.sandbox.log).have.length(0);
+    });
+
+    it('takes proxy and TLS from the deployed node when a stored secret is used; another proxy or TLS node in the request means typing it again', async function () {
+      await helper.load(
+        [nodeModule('svc-config'), require(proxyModule), require(tlsModule)],
+        [
+          configNode(ctx.sandbox),
+          { id: 'px', type: 'http proxy', name: '', url: attacker.url, noproxy: [] },
+          { id: 'tl', type: 'tls-config', name: '', verifyservercert: true },
+        ],
+        { ...sandboxCredentials(), px: { username: 'proxy-user', password: 'proxy-pass' } },
+      );
+      const proxied = await testConnection(dialog(UNCHANGED, { proxy: 'px' }));
+      should(attacker.seen).eql([]);
+      should(outcomes(proxied).line).equal('token: type it again · API key: type it again · topics key: type it again');
+      should(checkOf(proxied, 'apiKey').message).equal('changed since the last deploy: proxy; type the API key again to test it');
+      const otherTls = await testConnection(dialog(UNCHANGED, { tls: 'tl' }));
+      should(ctx.sandbox.log).have.length(0);
+      should(checkOf(otherTls, 'token').message).equal('changed since the last deploy: TLS; type the client secret again to test it');
+      should(attacker.seen).eql([]);
+      should(ctx.sandbox.log).have.length(0);
+      // Typed secrets may take the proxy the dialog names.
+      await testConnection(dialog({ ...ALL_SET, apiKey: '', pubsubApiKey: '' }, { proxy: 'px' }));
+      should(attacker.seen.map((r) => r.method)).eql(['CONNECT']);
+    });
+
+    it('reads at most a small answer and waits a short time, whatever the request says', async function () {
+      this.timeout(30_000);
+      await loadConfigOnly(configNode(ctx.sandbox));
+      const limits = { timeout: '600000', maxResponseSize: 1000, maxFileSize: 1000 };
+      ctx.sandbox.setFault('token', { hugeBodyBytes: 50 * 1024 * 1024 });
+      const huge = await testConnection(dialog({ ...ALL_SET, apiKey: '', pubsubApiKey: '' }, limits));
+      await waitUntil(() => ctx.sandbox.requests('token')[0].closedAt !== undefined, 'the huge answer to be abandoned');
+      should(ctx.sandbox.requests('token')[0].faultBodyBytes).be.below(8 * 1024 * 1024);
+      should(checkOf(huge, 'token')).containDeep({ outcome: 'failed', code: 'BAD_RESPONSE', statusCode: 200 });
+
+      ctx.sandbox.setFault('token', { dripMs: 200 });
+      const started = Date.now();
+      const slow = await testConnection(dialog({ ...ALL_SET, apiKey: '', pubsubApiKey: '' }, limits));
+      should(checkOf(slow, 'token')).containDeep({ outcome: 'failed', code: 'TIMEOUT', message: 'no answer within 10 s' });
+      should(Date.now() - started).be.below(15_000);
+    });
+
+    it("never reflects the answer's text: a status, a code and the pack's own words", async function () {
+      await loadConfigOnly(configNode(ctx.sandbox));
+      const leak = 'internal-only-text from the server';
+      ctx.sandbox.setFault('token', { status: 400, body: JSON.stringify({ message: leak, error_description: leak }) });
+      ctx.sandbox.setFault('geocode', { status: 500, body: leak });
+      ctx.sandbox.setFault('topic-list', { malformedJson: true });
+      const answer = await testConnection(dialog(ALL_SET));
+      should(JSON.stringify(answer)).not.containEql('internal-only');
+      should(outcomes(answer).checks).eql({ token: 'failed BAD_REQUEST 400', apiKey: 'failed SERVER 500', topicsKey: 'accepted' });
+      should(checkOf(answer, 'token').message).equal('the service answered 400');
+    });
+
+    it('contacts only the endpoints it tests: a redirect is not followed', async function () {
+      await loadConfigOnly(configNode(ctx.sandbox));
+      const redirector = http.createServer((_req, res) => res.writeHead(307, { location: `${attacker.url}/oauth/token` }).end());
+      await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
+        const answer = await testConnection(dialog({ ...ALL_SET }, { authUrl: url, baseUrl: url }));
+        should(attacker.seen).eql([]);
+        should(outcomes(answer).checks).eql({ token: 'failed BAD_REQUEST 307', apiKey: 'failed BAD_REQUEST 307', topicsKey: 'failed BAD_REQUEST 307' });
+      } finally {
+        redirector.closeAllConnections();
+        await new Promise((resolve) => redirector.close(resolve));
+      }
+    });
+
+    it('writes one audit line per call with the node id and each outcome, never a secret', async function () {
+      await loadConfigOnly(configNode(ctx.sandbox));
+      await testConnection(dialog({ ...ALL_SET, apiKey: 'not-the-key' }));
+      const audits = helper
+        .log()
+        .getCalls()
+        .map((call) => call.args[0] as Json)
+        .filter((entry) => entry.event === 'svc-config.test');
+      should(audits).have.length(1);
+      should(audits[0]).containDeep({
+        id: CONFIG_ID,
+        result: 'failed',
+        checks: { token: 'accepted', apiKey: 'refused UNAUTHORIZED 401', topicsKey: 'accepted' },
+      });
+      for (const secret of [...SECRETS, 'not-the-key']) should(JSON.stringify(audits)).not.containEql(secret);
     });
   });
 

@@ -269,7 +269,7 @@ describe('svc-geocode', function () {
       await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [geocodeNode()], credentials: { apiKey: 'unknown-key' } });
       const { error, msg } = await expectError('n1', { payload: '12 Main Street' });
       should(error.code).equal('UNAUTHORIZED');
-      should(error.message).match(/missing or unknown x-svc-api-key/);
+      should(error.message).equal("svc-config 'sandbox': API key refused (401): check the API key and Project id fields");
       should(msg.statusCode).equal(401);
     });
   });

@@ -211,7 +211,7 @@ describe('platform client', function () {
       const error = await rejectionOf(whoami(client));
       should(error.code).equal('UNAUTHORIZED');
       should(error.statusCode).equal(401);
-      should(error.message).equal('token request refused (401): check client id, secret and audience');
+      should(error.message).equal('svc-config: token request refused (401): check the Client id, Client secret and Audience fields');
       should(sandbox.requests('token')).have.length(1);
       should(sandbox.requests('family')).have.length(0);
     });
@@ -403,7 +403,7 @@ describe('platform client', function () {
           () => clients.create(sandbox, { credentials: { apiKey: 'wrong-key' } }).request(geocode()),
           'UNAUTHORIZED',
           401,
-          /401: missing or unknown x-svc-api-key/,
+          /^svc-config: API key refused \(401\): check the API key and Project id fields$/,
         ],
         [() => client.request(geocode({ query: {} })), 'BAD_REQUEST', 400, /400: query parameter address is required/],
         [() => client.request(geocode({ path: '/v1/nothing-here' })), 'NOT_FOUND', 404, /404/],

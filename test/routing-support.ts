@@ -131,6 +131,7 @@ export function faultTests(t: NodeUnderTest): void {
     const { error, msg } = await expectError(t.node.id as string, t.msg());
     should(error.code).equal('UNAUTHORIZED');
     should(msg.statusCode).equal(401);
+    should(error.message).equal("svc-config 'sandbox': API key refused (401): check the API key and Project id fields");
     should(t.ctx.sandbox.requests(t.endpoint)).have.length(1);
   });
 

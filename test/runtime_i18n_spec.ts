@@ -10,7 +10,7 @@ import { localize, nodeLog, translate, useRuntimeCatalog } from '../nodes/lib/no
 import { SharedState } from '../nodes/lib/shared/shared-state';
 import { PlatformError } from '../nodes/lib/util/errors';
 import { message } from '../nodes/lib/util/messages';
-import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, sandboxCredentials, useSandbox } from './support/harness';
+import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, SANDBOX_DEFAULTS, sandboxCredentials, useSandbox } from './support/harness';
 import { freePort } from './support/node-red-process';
 import { waitUntil } from './foundation_helpers';
 import { NODES_DIR } from './support/paths';
@@ -117,6 +117,44 @@ describe('runtime texts in the runtime language', function () {
       should(warnings[0]).endWith('このインスタンス自身の状態で動作しながら再接続します');
     } finally {
       state.close();
+    }
+  });
+
+  it('names the config node and the field to fix of a refused API key in Japanese', async function () {
+    await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], credentials: { apiKey: 'not-the-key' } });
+    useRuntimeCatalog(svcConfigRED);
+    const { error } = await expectError('n1', { payload: '1 Main Street' });
+    should(error.code).equal('UNAUTHORIZED');
+    should(error.message).equal("svc-config 'sandbox': APIキーが拒否されました (401): 「APIキー」「プロジェクトID」欄を確認してください");
+  });
+
+  it('"Test connection" reports each credential in Japanese', async function () {
+    await helper.startServer();
+    try {
+      await helper.load([nodeModule('svc-config')], [configNode(ctx.sandbox)], sandboxCredentials());
+      useRuntimeCatalog(svcConfigRED);
+      const res = await helper
+        .request()
+        .post('/svc-config/test')
+        .send({
+          id: CONFIG_ID,
+          authUrl: ctx.sandbox.url,
+          baseUrl: ctx.sandbox.url,
+          audience: 'https://elsewhere',
+          projectId: SANDBOX_DEFAULTS.projectId,
+          credentials: { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret, apiKey: '__PWRD__', pubsubApiKey: '' },
+        })
+        .expect(200);
+      const answer = res.body as { message: string; checks: Array<{ message: string }> };
+      should(answer.message).equal('トークン ✗ 403 · APIキー ✓ · トピックキー 未設定');
+      should(answer.checks.map((check) => check.message)).eql([
+        '拒否されました (403): 「クライアントID」「クライアントシークレット」「オーディエンス」欄を確認してください',
+        'APIキーは受け付けられました (ジオコーディング1回)',
+        '未設定',
+      ]);
+    } finally {
+      await helper.unload();
+      await helper.stopServer();
     }
   });
 

@@ -164,7 +164,7 @@ describe('svc-topic-publish', function () {
     const { error, msg } = await expectError('n1', { topicId, locationId: 'cell-1', payload: {} });
     should(error.code).equal('UNAUTHORIZED');
     should(msg.statusCode).equal(401);
-    should(error.message).not.match(/wrong-key/);
+    should(error.message).equal("svc-config 'sandbox': topics API key refused (401): check the Topics API key field");
   });
 
   it('reports malformed JSON in the answer as BAD_RESPONSE', async function () {

@@ -148,6 +148,7 @@ describe('svc-words', function () {
     ctx.sandbox.setFault('words', { status: 401, times: 5 });
     const { error, msg } = await expectError('n1', { payload: 'index.home.raft' });
     should(error.code).equal('UNAUTHORIZED');
+    should(error.message).equal("svc-config 'sandbox': the access token was refused (401): check the Audience field");
     should(msg.statusCode).equal(401);
     should(ctx.sandbox.requests('words')).have.length(2);
     should(ctx.sandbox.requests('token')).have.length(2);
@@ -157,6 +158,7 @@ describe('svc-words', function () {
     await load({}, {}, { clientSecret: 'wrong' });
     const { error } = await expectError('n1', { payload: 'index.home.raft' });
     should(error.code).equal('UNAUTHORIZED');
+    should(error.message).equal("svc-config 'sandbox': token request refused (401): check the Client id, Client secret and Audience fields");
     should(ctx.sandbox.requests('words')).have.length(0);
   });
 

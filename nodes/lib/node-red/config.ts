@@ -5,6 +5,7 @@ import { PlatformError } from '../util/errors';
 import { message } from '../util/messages';
 import { NodeStatus } from './status';
 import type { SharedServices } from './shared';
+import type { DeployedConnection } from './test-connection';
 
 /** The config node's credentials: the platform client's, and the Redis URL of the shared state. */
 export interface SvcCredentials extends ClientCredentials {
@@ -15,8 +16,8 @@ export interface SvcCredentials extends ClientCredentials {
 /** The running `svc-config` node as the other nodes see it. */
 export interface SvcConfigNode extends Node<SvcCredentials> {
   client: PlatformClient;
-  /** The deployed token URL: "Test connection" sends a stored secret only there. */
-  authUrl: string;
+  /** What "Test connection" compares before it uses a stored secret, and the TLS and proxy it then uses. */
+  connection: DeployedConnection;
   shared: SharedServices;
 }
 

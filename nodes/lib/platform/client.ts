@@ -5,7 +5,7 @@ import { Pacer, RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
 import { trimTrailing } from '../util/text';
-import { message } from '../util/messages';
+import { Message, message } from '../util/messages';
 import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
 import { createDispatcher } from './dispatcher';
 import { readAnswer, readTokenResponse } from './answer';
@@ -73,6 +73,8 @@ export interface ClientCredentials {
 }
 
 export interface ClientConfig {
+  /** How a refused credential's error names the config node ("svc-config 'Sandbox platform': API key refused …"). */
+  name?: string;
   baseUrl: string;
   authUrl: string;
   sandboxUrl: string;
@@ -165,7 +167,7 @@ export class PlatformClient {
           continue;
         }
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, req.retry, attempt) : undefined;
-        if (delayMs === undefined) throw error;
+        if (delayMs === undefined) throw this.namingRefusal(error, req.auth);
         req.onWait?.({ kind: 'retry', attempt: attempt + 1, delayMs, reason: error.code });
         // close() must end a retry wait even for a caller that passed no signal.
         await sleep(delayMs, req.signal ? AbortSignal.any([req.signal, this.lifetime.signal]) : this.lifetime.signal);
@@ -193,7 +195,7 @@ export class PlatformClient {
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, 'read', attempt) : undefined;
         if (delayMs === undefined) {
           if (error.code === 'UNAUTHORIZED' || error.code === 'FORBIDDEN') {
-            throw new PlatformError(error.code, message('error.tokenRefused', { statusCode: String(error.statusCode) }), {
+            throw new PlatformError(error.code, message('error.tokenRefused', { config: this.configName(), statusCode: String(error.statusCode) }), {
               statusCode: error.statusCode,
               body: error.bodyExcerpt,
             });
@@ -210,6 +212,25 @@ export class PlatformClient {
     this.lifetime.abort();
     this.gate.close();
     await this.dispatcher.destroy();
+  }
+
+  /**
+   * A credential of this configuration refused (401, as the spec says the platform answers): the
+   * error names the config node and the field to fix; its code and status stay.
+   */
+  private namingRefusal(error: PlatformError, auth: AuthScheme): PlatformError {
+    const credential = REFUSED_CREDENTIAL[auth];
+    if (error.code !== 'UNAUTHORIZED' || !credential) return error;
+    return new PlatformError(error.code, message(`error.refused.${credential}`, { config: this.configName(), statusCode: String(error.statusCode) }), {
+      statusCode: error.statusCode,
+      body: error.bodyExcerpt,
+      cause: error,
+    });
+  }
+
+  /** "svc-config 'Sandbox platform'", or "svc-config" for a client made without a name. */
+  private configName(): Message {
+    return this.config.name ? message('error.configName', { name: this.config.name }) : message('error.configUnnamed');
   }
 
   private refuseUnless(requirement: Requirement): void {
@@ -318,6 +339,15 @@ export class PlatformClient {
     }
   }
 }
+
+/** Which credential a 401 refuses, by endpoint family (`none`: a link carrying its own token, not a credential of ours). */
+const REFUSED_CREDENTIAL: Record<AuthScheme, 'apiKey' | 'topicsKey' | 'bearer' | undefined> = {
+  project: 'apiKey',
+  vpm: 'apiKey',
+  pubsub: 'topicsKey',
+  bearer: 'bearer',
+  none: undefined,
+};
 
 function joinUrl(base: string, path: string): URL {
   return new URL(trimTrailing(base, '/') + (path.startsWith('/') ? path : `/${path}`));
