@@ -12,7 +12,8 @@ import { FlowNode, configNode, functionNode, httpIn, httpResponse, tab } from '.
 /**
  * Issue 13, point 4, end to end: a real Node-RED process (embedded as an application embeds it) runs
  * every node of the pack against the sandbox, which answers one endpoint at a time with a huge body
- * (chunked, or declaring its size), an endless one, or one that drips a byte every 50 ms forever.
+ * (chunked, or declaring its size), an endless one, one that drips a byte every 50 ms forever, or a
+ * gzip bomb (256 KB that decode to 256 MB).
  * For every endpoint family and every such answer: each message gets exactly one outcome, an error
  * naming the limit or the timeout, within a bounded time; the client stops reading (the sandbox could
  * hand over no more than the limit plus what loopback socket buffers hold) and Node-RED's resident
@@ -61,6 +62,13 @@ const FAULTS = (limitMb: number, setting: string): NamedFault[] => [
     message: new RegExp(`the answer declares 256 MB, more than ${limitMb} MB \\(the "${setting}"`),
   },
   { name: 'an endless body', fault: { endlessBody: true }, code: 'BAD_RESPONSE', message: new RegExp(`larger than ${limitMb} MB`) },
+  // 256 MB of JSON in 256 KB of gzip (issue 20 point 7): the limit is on the decoded bytes.
+  {
+    name: 'a gzip bomb',
+    fault: { compressionBomb: 'gzip', bombBytes: HUGE_BYTES },
+    code: 'BAD_RESPONSE',
+    message: new RegExp(`the answer is larger than ${limitMb} MB \\(the "${setting}"`),
+  },
   { name: 'a body dripping forever', fault: { dripMs: 50 }, code: 'TIMEOUT', message: new RegExp(`no complete answer within ${TIMEOUT_MS} ms`) },
 ];
 

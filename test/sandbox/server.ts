@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
 
 /**
  * The sandbox platform: a strict local implementation of the location platform interface
@@ -45,9 +46,19 @@ export interface Fault {
   endlessBody?: boolean;
   /** Answer 200, then one byte of body every this many milliseconds, never ending. */
   dripMs?: number;
+  /** Answer as the handler would, the body compressed in this Content-Encoding (its Content-Length adjusted). */
+  contentEncoding?: ContentCoding;
+  /** Answer 200 with a compression bomb: a small body in this Content-Encoding that decodes to `bombBytes` of JSON filler. */
+  compressionBomb?: ContentCoding;
+  /** The decoded size of `compressionBomb` (64 MB by default). */
+  bombBytes?: number;
+  /** Answer 200 declaring `Content-Encoding: gzip`, with a body that is not gzip. */
+  brokenEncoding?: boolean;
   /** Chooses the fault for each request (none: handled normally), in place of this fault's own fields. */
   pick?: (endpoint: string) => Fault | undefined;
 }
+
+export type ContentCoding = 'gzip' | 'deflate' | 'br';
 
 export interface LoggedRequest {
   /** When the request reached the sandbox (its headers, before its body is read), by the sandbox's clock. */
@@ -356,6 +367,7 @@ export class Sandbox {
       ctx.req.socket.destroy();
       return true;
     }
+    if (fault.contentEncoding) compressAnswer(ctx.res, fault.contentEncoding);
     if (fault.status !== undefined) {
       if (fault.retryAfter !== undefined) ctx.res.setHeader('retry-after', fault.retryAfter);
       ctx.res.writeHead(fault.status, { 'content-type': 'application/json' });
@@ -364,6 +376,18 @@ export class Sandbox {
     }
     if (fault.hugeBodyBytes !== undefined || fault.endlessBody || fault.dripMs !== undefined) {
       streamFaultBody(ctx.res, fault, entry, (ms, fn) => this.later(ms, fn));
+      return true;
+    }
+    if (fault.compressionBomb) {
+      const body = await compressionBomb(fault.compressionBomb, fault.bombBytes ?? 64 * 1024 * 1024);
+      entry.faultBodyBytes = body.length;
+      ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': fault.compressionBomb, 'content-length': body.length });
+      ctx.res.end(body);
+      return true;
+    }
+    if (fault.brokenEncoding) {
+      ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      ctx.res.end('{"this": "is not gzip"}');
       return true;
     }
     if (fault.malformedJson) {
@@ -400,6 +424,64 @@ export class Sandbox {
     }
     return false;
   }
+}
+
+const COMPRESSORS: Record<ContentCoding, () => zlib.Gzip | zlib.Deflate | zlib.BrotliCompress> = {
+  gzip: () => zlib.createGzip({ level: 9 }),
+  deflate: () => zlib.createDeflate({ level: 9 }),
+  // Quality 5 keeps making the bomb fast; it is still about 100 bytes for 64 MB.
+  br: () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
+};
+
+/** The answer's body (as the handler ends it) compressed, with Content-Encoding set and Content-Length adjusted. */
+function compressAnswer(res: http.ServerResponse, coding: ContentCoding): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: http.OutgoingHttpHeaders) => http.ServerResponse;
+  const end = res.end.bind(res) as (chunk?: unknown) => http.ServerResponse;
+  let status = 200;
+  let headers: http.OutgoingHttpHeaders = {};
+  res.writeHead = ((code: number, given?: http.OutgoingHttpHeaders) => {
+    status = code;
+    headers = { ...given };
+    return res;
+  }) as typeof res.writeHead;
+  res.end = ((chunk?: unknown) => {
+    const plain = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.isBuffer(chunk) ? chunk : Buffer.alloc(0);
+    const compressor = COMPRESSORS[coding]();
+    const parts: Buffer[] = [];
+    compressor.on('data', (part: Buffer) => parts.push(part));
+    compressor.on('end', () => {
+      const body = Buffer.concat(parts);
+      delete headers['content-length'];
+      writeHead(status, { ...headers, 'content-encoding': coding, 'content-length': body.length });
+      end(body);
+    });
+    compressor.end(plain);
+    return res;
+  }) as typeof res.end;
+}
+
+const bombs = new Map<string, Promise<Buffer>>();
+
+/** JSON filler of `bytes` compressed in `coding`, made once per size and coding (64 MB of gzip is 64 KB, of br 100 bytes). */
+function compressionBomb(coding: ContentCoding, bytes: number): Promise<Buffer> {
+  const key = `${coding}:${bytes}`;
+  let bomb = bombs.get(key);
+  if (!bomb) {
+    bomb = new Promise((resolve, reject) => {
+      const compressor = COMPRESSORS[coding]();
+      const parts: Buffer[] = [];
+      compressor.on('data', (part: Buffer) => parts.push(part));
+      compressor.on('end', () => resolve(Buffer.concat(parts)));
+      compressor.on('error', reject);
+      compressor.write(FILLER_OPEN);
+      for (let left = bytes - FILLER_OPEN.length - FILLER_CLOSE.length; left > 0; left -= FILLER_CHUNK.length) {
+        compressor.write(left < FILLER_CHUNK.length ? FILLER_CHUNK.subarray(0, left) : FILLER_CHUNK);
+      }
+      compressor.end(FILLER_CLOSE);
+    });
+    bombs.set(key, bomb);
+  }
+  return bomb;
 }
 
 /** A JSON text of filler: `{"filler":"xxx…"}`; endless ones never reach the closing `"}`. */

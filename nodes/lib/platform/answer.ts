@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { PlatformError, codeForStatus, redact } from '../util/errors';
 import { Message, message } from '../util/messages';
-import { describeSize, readBounded } from './body';
+import { BoundedBody, contentCodings, decodedBody, describeSize, readBounded, unreadableCoding } from './body';
 import type { PlatformResponse, ResponseKind } from './client';
 import { parseRetryAfter } from './retry';
 import type { TokenResponse } from './token-manager';
@@ -18,9 +18,13 @@ const ERROR_BODY_BYTES = 64 * 1024;
 export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: ResponseKind, limit: number, secrets: readonly string[]): Promise<PlatformResponse<T>> {
   const contentType = headerValue(res.headers['content-type']);
   const declaredLength = headerValue(res.headers['content-length']) || undefined;
+  const codings = contentCodings(headerValue(res.headers['content-encoding']));
+  const unreadable = unreadableCoding(codings);
   if (res.statusCode < 200 || res.statusCode >= 300) {
-    // Whatever length it declares, the start of an error body says what went wrong.
-    const { bytes } = await readBounded(res.body, Math.min(ERROR_BODY_BYTES, limit), undefined);
+    // Whatever length it declares, the start of an error body says what went wrong (when it can be decoded).
+    let bytes: Buffer = Buffer.alloc(0);
+    if (unreadable) res.body.destroy();
+    else ({ bytes } = await readDecoded(res, codings, Math.min(ERROR_BODY_BYTES, limit), undefined).catch(withoutBrokenEncoding));
     throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, bytes, secrets), {
       statusCode: res.statusCode,
       body: bytes.toString('utf8'),
@@ -28,10 +32,40 @@ export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: Response
       retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
     });
   }
-  const { bytes, complete, declaredBytes } = await readBounded(res.body, limit, declaredLength);
+  if (unreadable) {
+    res.body.destroy();
+    throw new PlatformError('BAD_RESPONSE', message('error.unknownEncoding', { encoding: unreadable }), { statusCode: res.statusCode });
+  }
+  const { bytes, complete, declaredBytes } = await readDecoded(res, codings, limit, declaredLength);
   if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
   const parsed = kind === 'buffer' ? bytes : parseJson(bytes, res.statusCode, secrets);
   return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
+}
+
+/**
+ * Reads the body decoded (see `decodedBody`), within `limit` decoded bytes and `limit` bytes received.
+ * A broken encoding is BAD_RESPONSE, not a network error: the same request would get the same answer.
+ */
+async function readDecoded(res: Dispatcher.ResponseData, codings: readonly string[], limit: number, declaredLength: string | undefined): Promise<BoundedBody> {
+  const decoded = decodedBody(res.body, codings, limit);
+  try {
+    const read = await readBounded(decoded.stream, limit, declaredLength);
+    return decoded.overLimit() ? { ...read, complete: false } : read;
+  } catch (err) {
+    if (decoded.overLimit()) return { bytes: Buffer.alloc(0), complete: false };
+    const failure = decoded.failure();
+    if (!failure) throw err;
+    throw new PlatformError('BAD_RESPONSE', message('error.badEncoding', { encoding: failure.coding, cause: failure.error.message }), {
+      statusCode: res.statusCode,
+      cause: failure.error,
+    });
+  }
+}
+
+/** An error body whose encoding is broken is read as empty: its status still says what went wrong. */
+function withoutBrokenEncoding(err: unknown): BoundedBody {
+  if (err instanceof PlatformError && err.code === 'BAD_RESPONSE') return { bytes: Buffer.alloc(0), complete: true };
+  throw err;
 }
 
 function headerValue(value: string | string[] | undefined): string {

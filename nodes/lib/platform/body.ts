@@ -1,4 +1,5 @@
-import type { Readable } from 'node:stream';
+import { Readable, Transform, pipeline } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Message, message } from '../util/messages';
 
 /** What was read of an answer's body: at most the limit, and whether that was all of it. */
@@ -70,4 +71,79 @@ export function describeSize(bytes: number): string | Message {
 
 function formatAmount(value: number): string {
   return String(Math.round(value * 100) / 100);
+}
+
+/** The decoders of the content codings the client reads (RFC 9110 8.4.1; `deflate` is the zlib format). */
+const DECODERS: Readonly<Record<string, () => Transform>> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+/** More codings than this on one answer are refused: no server needs them, and each one multiplies. */
+const MAX_CODINGS = 2;
+
+/** An answer's body as it arrives, decoded as it is read, with the limit on the bytes received. */
+export interface DecodedBody {
+  /** The decoded bytes (the body itself without a Content-Encoding). */
+  stream: Readable;
+  /** Why decoding failed, once it has: the coding and the decoder's error (a broken or truncated encoding). */
+  failure: () => { coding: string; error: Error } | undefined;
+  /** True once more bytes were received than the limit allows (reading stopped there). */
+  overLimit: () => boolean;
+}
+
+/** The codings of a Content-Encoding header in the order the server applied them (`identity` left out), lower case. */
+export function contentCodings(header: string): string[] {
+  return header
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+}
+
+/** The first coding of `codings` the client cannot decode (or the one past the most it takes), if any. */
+export function unreadableCoding(codings: readonly string[]): string | undefined {
+  if (codings.length > MAX_CODINGS) return codings.join(', ');
+  return codings.find((coding) => !(coding in DECODERS));
+}
+
+/**
+ * The body decoded as a stream, each coding undone in turn, so that `readBounded` applies its limit to
+ * the decoded bytes: a compression bomb (a few KB that decode to gigabytes) stops at the limit, having
+ * decoded no more than the limit and a chunk. The bytes received count against `limitBytes` too, so a
+ * body that decodes to almost nothing (empty gzip members, without end) cannot run on either.
+ * `codings` must all be readable (see `unreadableCoding`).
+ */
+export function decodedBody(body: Readable, codings: readonly string[], limitBytes: number): DecodedBody {
+  if (codings.length === 0) return { stream: body, failure: () => undefined, overLimit: () => false };
+  let received = 0;
+  let overLimit = false;
+  let failure: { coding: string; error: Error } | undefined;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      received += chunk.length;
+      if (received > limitBytes) {
+        overLimit = true;
+        callback(new Error('the encoded answer is larger than the limit'));
+        return;
+      }
+      callback(null, chunk);
+    },
+  });
+  // pipeline destroys every stream with the error of the one that failed: a decoder's error is a
+  // broken encoding only when it is not the connection's (or the limit's) passed on.
+  let upstream: Error | undefined;
+  body.once('error', (error: Error) => {
+    upstream ??= error;
+  });
+  const decoders = [...codings].reverse().map((coding) => {
+    const decoder = DECODERS[coding]();
+    decoder.once('error', (error: Error) => {
+      if (!overLimit && error !== upstream) failure ??= { coding, error };
+    });
+    return decoder;
+  });
+  // pipeline also destroys every stream when the reader destroys the last: the request is aborted.
+  pipeline([body, counter, ...decoders], () => undefined);
+  return { stream: decoders[decoders.length - 1], failure: () => failure, overLimit: () => overLimit };
 }
