@@ -298,6 +298,17 @@ describe('svc-config', function () {
       should(ctx.sandbox.requests('geocode')[0].headers['x-svc-api-key']).equal(SANDBOX_DEFAULTS.apiKey);
     });
 
+    it('reads a setting written as ${NAME} as the deployed node does, so its stored secrets can be tested', async function () {
+      process.env.SVC_TEST_CONNECTION_URL = ctx.sandbox.url;
+      try {
+        await loadConfigOnly(configNode(ctx.sandbox, { authUrl: '${SVC_TEST_CONNECTION_URL}', baseUrl: '${SVC_TEST_CONNECTION_URL}' }));
+        const answer = await testConnection(dialog(UNCHANGED, { authUrl: '${SVC_TEST_CONNECTION_URL}', baseUrl: '${SVC_TEST_CONNECTION_URL}' }));
+        should(answer).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
+      } finally {
+        delete process.env.SVC_TEST_CONNECTION_URL;
+      }
+    });
+
     it('never sends a stored secret to another token URL or base URL: the user types it again', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       const movedToken = await testConnection(dialog(UNCHANGED, { authUrl: attacker.url }));

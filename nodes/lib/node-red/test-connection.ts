@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Request, Response } from 'express';
-import type { NodeAPI } from './inputs';
+import type { Node, NodeAPI } from './inputs';
 import type { SvcConfigNode } from './config';
 import { ClientCredentials, PlatformClient, ProxySettings } from '../platform/client';
 import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
@@ -39,6 +39,8 @@ export interface ConnectionResolvers {
 
 /** Placeholder the editor sends for a password that the user has not changed. */
 const UNCHANGED_PASSWORD = '__PWRD__';
+/** A property that is a whole `${NAME}`, which Node-RED replaces by the variable when it creates the node. */
+const ENV_REFERENCE = /^\$\{(\S+)\}$/;
 /** What a config selector of the editor holds when nothing is chosen. */
 const NO_CONFIG_NODE = '_ADD_';
 
@@ -81,8 +83,10 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
       res.status(415).json({ ok: false, code: 'UNSUPPORTED_MEDIA_TYPE', statusCode: 415, message: translate(message('test.jsonOnly')) });
       return;
     }
-    const request = readRequest(req.body);
-    const deployed = runningConfig(RED, request.id);
+    const node = runningNode(RED, idOf(req.body) ?? '');
+    // Without a running node Node-RED's getSetting reads the process environment.
+    const request = readRequest(req.body, (name) => RED.util.getSetting(node as Node, name));
+    const deployed = node?.connection;
     const sameRoute = !!deployed && ROUTE.every((setting) => request.settings[setting] === deployed.settings[setting]);
     const { plan, credentials } = planChecks(request, deployed);
     const client = new PlatformClient({
@@ -122,17 +126,26 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
-function readRequest(body: unknown): TestRequest {
+/**
+ * The request's values. A setting that names an environment variable (`${NAME}`) is read as Node-RED
+ * reads it for the deployed node (its flow's env, then the process's), so it compares equal; secrets
+ * are taken as typed, never from the environment.
+ */
+function readRequest(body: unknown, env: (name: string) => string | undefined): TestRequest {
   const record = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const given = (record.credentials && typeof record.credentials === 'object' ? record.credentials : {}) as Record<string, unknown>;
   const nodeId = (value: unknown) => (text(value) === NO_CONFIG_NODE ? '' : text(value));
+  const setting = (value: unknown) => {
+    const name = ENV_REFERENCE.exec(text(value))?.[1];
+    return (name === undefined ? undefined : env(name)) ?? text(value);
+  };
   return {
     id: text(record.id),
     settings: {
-      baseUrl: text(record.baseUrl),
-      authUrl: text(record.authUrl),
-      audience: text(record.audience),
-      projectId: text(record.projectId),
+      baseUrl: setting(record.baseUrl),
+      authUrl: setting(record.authUrl),
+      audience: setting(record.audience),
+      projectId: setting(record.projectId),
       tls: nodeId(record.tls),
       proxy: nodeId(record.proxy),
     },
@@ -142,9 +155,9 @@ function readRequest(body: unknown): TestRequest {
 }
 
 /** The svc-config node with this id, if it runs (deployed, enabled, on an enabled tab, not inside a subflow). */
-function runningConfig(RED: NodeAPI, id: string): DeployedConnection | undefined {
+function runningNode(RED: NodeAPI, id: string): SvcConfigNode | undefined {
   const node = id ? (RED.nodes.getNode(id) as SvcConfigNode | null) : null;
-  return node?.type === 'svc-config' ? node.connection : undefined;
+  return node?.type === 'svc-config' ? node : undefined;
 }
 
 /**
