@@ -1,16 +1,19 @@
-import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
+import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
-import { randomUUID } from 'node:crypto';
 import { NodeStatus } from './lib/node-red/status';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';
 import { translate } from './lib/node-red/i18n';
-import { isHeaderName } from './lib/util/text';
-import { RouterLayer, keepRawBody, normalisePath, rawBodyOf, routerStack } from './lib/node-red/http-node';
+import { JsonTextProblem, isHeaderName, readJsonText } from './lib/util/text';
+import { ThrottledReport } from './lib/util/async';
+import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, routeFor } from './lib/node-red/http-node';
+import { describeRouteOwner, ownRoute } from './lib/node-red/route-owners';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
+import { ReplayFile, ReplayGuard } from './lib/shared/replays';
 
 interface WebhookInDef extends NodeDef {
   /** The path below Node-RED's httpNodeRoot, as in the core `http in` node. */
@@ -42,11 +45,17 @@ interface ReceiverConfig {
 
 const DEFAULT_TOLERANCE_SEC = 300;
 const DEFAULT_MAX_BODY_KB = 1024;
+/** Arrays and objects nested deeper than this are refused (400 `too deep`); platform events are a few levels deep. */
+const MAX_JSON_DEPTH = 128;
+/** The file in Node-RED's user directory that keeps accepted webhooks until their window has passed. */
+const REPLAY_FILE = path.join('svc-location', 'webhook-replays.json');
+/** Failed requests (aborted uploads, broken connections) are logged at most this often per node, with their count. */
+const FAILURE_LOG_INTERVAL_MS = 60_000;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 /** Request headers that carry credentials, never copied into a message. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
-type Rejection = SignatureRejection | 'not JSON' | 'invalid JSON' | 'body too large' | 'header mismatch';
+type Rejection = SignatureRejection | JsonTextProblem | 'not JSON' | 'body too large' | 'header mismatch';
 
 /**
  * What the status says for each refusal, in the runtime's language. The HTTP answer keeps the reason
@@ -61,6 +70,7 @@ const REJECTION_TEXTS: Record<Rejection, Message> = {
   replay: message('status.webhook.rejection.replay'),
   'not JSON': message('status.webhook.rejection.notJson'),
   'invalid JSON': message('status.webhook.rejection.invalidJson'),
+  'too deep': message('status.webhook.rejection.tooDeep'),
   'body too large': message('status.webhook.rejection.bodyTooLarge'),
   'header mismatch': message('status.webhook.rejection.headerMismatch'),
 };
@@ -83,26 +93,38 @@ export = function register(RED: NodeAPI): void {
       return;
     }
     const app = RED.httpNode;
-    if (routerStack(app).some((layer) => servesPost(layer, config.path))) {
-      this.error(translate(message('error.webhook.pathInUse', { path: config.path })));
-      status.show('red', 'ring', message('status.webhook.pathInUse'));
+    const nodeRoot = String(RED.settings.httpNodeRoot ?? '/');
+    const fullPath = nodeRoot.replace(/\/$/, '') + config.path;
+    const adminRoot = (RED.settings as { httpAdminRoot?: string | false }).httpAdminRoot;
+    if (editorPathOf(fullPath, adminRoot, RED.httpAdmin) !== undefined) {
+      this.error(translate(message('error.webhook.editorPath', { path: fullPath, root: String(adminRoot ?? '/') })));
+      status.show('red', 'ring', message('status.webhook.editorPath', { path: fullPath }));
+      return;
+    }
+    // A route already there that takes this path answers its requests first: say whose it is.
+    const taken = routeFor(app, 'post', config.path);
+    if (taken) {
+      const owner = describeRouteOwner(RED, taken);
+      const route = `${Object.keys(taken.route?.methods ?? {})[0]?.toUpperCase() ?? 'POST'} ${String(taken.route?.path)}`;
+      this.error(
+        translate(
+          owner
+            ? message('error.webhook.pathInUseBy', { path: config.path, owner: owner.text })
+            : message('error.webhook.pathInUseByRoute', { path: config.path, route }),
+        ),
+      );
+      status.show('red', 'ring', message('status.webhook.pathInUseBy', { owner: owner ? owner.label : route }));
       return;
     }
 
     const sharedConfig = def.server ? (RED.nodes.getNode(def.server) as SvcConfigNode | null) : null;
     sharedConfig?.shared.register(this);
-    /**
-     * True when no other instance accepted this request before: the (t, digest) pair is claimed in
-     * Redis for as long as the time check would let it through. Without Redis (or while it is away)
-     * the local replay cache alone decides, as on a single instance.
-     */
-    const firstAcceptance = (key: string, expiresAt: number): Promise<boolean> =>
-      sharedConfig
-        ? sharedConfig.shared.state.withShared(
-            (redis) => redis.claim(`replay:${key}`, randomUUID(), expiresAt - Date.now()),
-            () => true,
-          )
-        : Promise.resolve(true);
+    const userDir = (RED.settings as { userDir?: string }).userDir;
+    const replayFile = ReplayFile.at(userDir ? path.join(userDir, REPLAY_FILE) : undefined, (err) =>
+      this.warn(translate(message('warn.webhook.replaysNotSaved', { cause: err.message }))),
+    );
+    // Per path, with and without Redis (README: Security): see ReplayGuard.
+    const replays = new ReplayGuard(replayFile, normalisePath(config.path), sharedConfig?.shared.state);
     const unsigned = config.verifier === undefined;
     const counts = { accepted: 0, rejected: 0 };
     let warnedConsumedBody = false;
@@ -124,6 +146,10 @@ export = function register(RED: NodeAPI): void {
       status.show('green', 'ring', message('status.webhook.listening'));
     }
 
+    const failures = new ThrottledReport<string | Message>(
+      (count, cause) => this.warn(translate(message('warn.webhook.failedRequests', { count, cause }))),
+      FAILURE_LOG_INTERVAL_MS,
+    );
     const refuse = (res: Response, statusCode: number, reason: Rejection) => {
       counts.rejected++;
       showCounts(reason);
@@ -149,29 +175,31 @@ export = function register(RED: NodeAPI): void {
         return;
       }
       if (config.header && !headerMatches(req.headers, config.header)) return refuse(res, 401, 'header mismatch');
+      // One JSON text before the digest decides anything: a length-extended body (the spec's digest
+      // is plain SHA-256) is never one, so its answer is the same whatever secret length was guessed.
+      const json = readJsonText(body, MAX_JSON_DEPTH);
+      if (!json.ok) return refuse(res, 400, json.reason);
       const verified = config.verifier?.verify(req.headers[SIGNATURE_HEADER], body, receivedAt);
       if (verified && !verified.ok) return refuse(res, 401, verified.reason);
-      let payload: unknown;
-      try {
-        payload = JSON.parse(body.toString('utf8'));
-      } catch {
-        return refuse(res, 400, 'invalid JSON');
+      const entry = verified && config.verifier ? config.verifier.replayEntry(verified) : undefined;
+      if (entry && !(await replays.accept(entry, receivedAt))) return refuse(res, 401, 'replay');
+      if (closed) {
+        // Not delivered, so not remembered: the sender's retry must pass.
+        if (entry) await replays.withdraw(entry);
+        res.status(503).json({ error: 'restarting' });
+        return;
       }
-      if (verified && config.verifier) {
-        config.verifier.markAccepted(verified, receivedAt);
-        const { key, expiresAt } = config.verifier.replayEntry(verified);
-        if (!(await firstAcceptance(key, expiresAt))) return refuse(res, 401, 'replay');
-      }
-      // Answer at once: the sender should not wait for the flow.
+      // Sent before the answer: a 2xx means a message left this node.
+      this.send({
+        payload: json.value,
+        webhook: { timestamp: verified?.timestampMs, receivedAt, headers: visibleHeaders(req.headers, config.header?.name) },
+      });
       res.status(200).end();
       counts.accepted++;
       showCounts();
-      this.send({
-        payload,
-        webhook: { timestamp: verified?.timestampMs, receivedAt, headers: visibleHeaders(req.headers, config.header?.name) },
-      });
     };
-    const warnFailed = (err: unknown) => this.warn(translate(message('warn.webhook.failed', { cause: causeOf(err) })));
+    // Anyone who reaches the path can make requests fail: counted, logged once a minute at most.
+    const warnFailed = (err: unknown) => failures.note(causeOf(err));
     const handler: RequestHandler = (req, res) => {
       receive(req, res).catch((err: unknown) => {
         warnFailed(err);
@@ -187,11 +215,12 @@ export = function register(RED: NodeAPI): void {
     // httpNodeAuth), after any httpNodeMiddleware. No body parser of this node's runs before it reads
     // the bytes, and keepRawBody keeps them from the editor API's parser that Node-RED puts in front.
     app.post(config.path, nodeMiddleware(RED), handler, errorHandler);
-    const nodeRoot = String(RED.settings.httpNodeRoot ?? '/').replace(/\/$/, '');
-    const releaseRawBody = keepRawBody(RED.server, nodeRoot + config.path, config.maxBodyBytes);
+    ownRoute(handler, this);
+    const releaseRawBody = keepRawBody(RED.server, app, nodeRoot, handler, config.maxBodyBytes);
 
     this.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
+      failures.close();
       removeRoute(app, handler);
       releaseRawBody();
       done();
@@ -249,16 +278,4 @@ function headerMatches(headers: IncomingHttpHeaders, expected: { name: string; v
 /** The request headers for `msg.webhook`, without credentials (including the custom header's key). */
 function visibleHeaders(headers: IncomingHttpHeaders, customHeader: string | undefined): IncomingHttpHeaders {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !PRIVATE_HEADERS.has(name) && name !== customHeader));
-}
-
-function servesPost(layer: RouterLayer, path: string): boolean {
-  return !!layer.route?.methods.post && typeof layer.route.path === 'string' && normalisePath(layer.route.path) === normalisePath(path);
-}
-
-/** Removes the route layers that hold this node's handler, and only those. */
-function removeRoute(app: Express, handler: RequestHandler): void {
-  const stack = routerStack(app);
-  for (let i = stack.length - 1; i >= 0; i--) {
-    if (stack[i].route?.stack.some((layer) => layer.handle === handler)) stack.splice(i, 1);
-  }
 }

@@ -326,6 +326,36 @@
                 };
             },
             /**
+             * svc-webhook-in's path: one the runtime serves, and not the path of another enabled
+             * svc-webhook-in (compared as express routes them: case, a trailing slash and doubled
+             * slashes aside). The runtime refuses the later of two at deploy; here the clash is
+             * marked before, naming the other node and its tab.
+             */
+            webhookPath: function (value, opt) {
+                var text = value === undefined || value === null ? '' : String(value).trim();
+                var catalog = '@svc/node-red-location/svc-webhook-in:svc-webhook-in.validation.';
+                if (!/^\/?[^\s?#]+$/.test(text)) return opt ? RED._(catalog + 'path') : false;
+                var routed = function (path) {
+                    return ('/' + path)
+                        .replace(/\/{2,}/g, '/')
+                        .replace(/(.)\/$/, '$1')
+                        .toLowerCase();
+                };
+                var self = this;
+                var clash;
+                RED.nodes.eachNode(function (other) {
+                    if (clash || other.id === self.id || other.type !== 'svc-webhook-in' || other.d) return;
+                    if (routed(String(other.url || '')) === routed(text)) clash = other;
+                });
+                if (!clash) return true;
+                if (!opt) return false;
+                var tab = RED.nodes.workspace(clash.z) || RED.nodes.subflow(clash.z);
+                return RED._(catalog + 'pathInUse', {
+                    name: RED.utils.getNodeLabel(clash, clash.id),
+                    tab: tab ? tab.label || tab.name || tab.id : clash.z
+                });
+            },
+            /**
              * An address the runtime accepts: http:// or https:// and a host (`api.example.com` alone is
              * refused) and a path, without a query, a fragment or user info; or ${NAME}, which Node-RED
              * replaces from the environment when the flow starts.

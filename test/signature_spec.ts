@@ -108,18 +108,24 @@ describe('signature (unit)', function () {
       should(strict.verify(header(NOW_SEC - 11, SECRET, RAW_BODY), body, NOW)).eql({ ok: false, reason: 'stale timestamp' });
     });
 
-    it('refuses a replay of an accepted (t, digest) until the timestamp leaves the window', function () {
+    it('names an accepted request by (t, digest), remembered until the last millisecond the time check accepts it', function () {
       const v = verifier();
       const signature = header(NOW_SEC, SECRET, RAW_BODY);
       const first = v.verify(signature, body, NOW);
       if (!first.ok) throw new Error('expected the first request to pass');
-      // Checked but not yet accepted (for example refused later as invalid JSON): not a replay.
-      should(v.verify(signature, body, NOW).ok).be.true();
-      v.markAccepted(first, NOW);
-      should(v.verify(signature, body, NOW + 1000)).eql({ ok: false, reason: 'replay' });
+      const entry = v.replayEntry(first);
+      should(entry.expiresAt).equal(NOW_SEC * 1000 + 300_000);
+      // One window rule: accepted at exactly t + tolerance, refused a millisecond later.
+      should(v.verify(signature, body, entry.expiresAt).ok).be.true();
+      should(v.verify(signature, body, entry.expiresAt + 1)).eql({ ok: false, reason: 'stale timestamp' });
       // The same request signed with the previous secret has another digest: a new request.
-      should(v.verify(header(NOW_SEC, 'old-secret', RAW_BODY), body, NOW).ok).be.true();
-      should(v.verify(signature, body, NOW + 301_000)).eql({ ok: false, reason: 'stale timestamp' });
+      const rotated = v.verify(header(NOW_SEC, 'old-secret', RAW_BODY), body, NOW);
+      if (!rotated.ok) throw new Error('expected the previous secret to pass');
+      should(v.replayEntry(rotated).key).not.equal(entry.key);
+      // A t with a fraction of a millisecond: remembered up to the millisecond that contains its edge.
+      const fraction = v.verify(header(`${NOW_SEC}.0005`, SECRET, RAW_BODY), body, NOW);
+      if (!fraction.ok) throw new Error('expected a fractional t to pass');
+      should(v.replayEntry(fraction).expiresAt).equal(NOW_SEC * 1000 + 300_001);
     });
 
     it('needs a secret', function () {
@@ -154,11 +160,17 @@ describe('signature (unit)', function () {
       should(cache.has('early-expiring', 1600)).be.false('refused once expired even before it is swept');
     });
 
-    it('forgets an entry once it expires', function () {
+    it('keeps an entry up to and including its expiry, and forgets it after', function () {
       const cache = new ReplayCache();
       cache.add('k', 1000, 0);
       should(cache.has('k', 999)).be.true();
-      should(cache.has('k', 1000)).be.false();
+      should(cache.has('k', 1000)).be.true();
+      should(cache.has('k', 1001)).be.false();
+      cache.add('other', 5000, 1000);
+      should(cache.snapshot(1000)).eql([
+        ['k', 1000],
+        ['other', 5000],
+      ]);
     });
   });
 

@@ -347,6 +347,37 @@ describe('the editor in a real browser (Chromium)', function () {
           }
         });
 
+        it('svc-webhook-in: a path another webhook node receives is marked invalid before deploy, naming that node and its tab', async function () {
+          const page = editor().page;
+          const first = await editor().addNode('svc-webhook-in');
+          await editor().openNodeDialog(first);
+          await page.locator('#node-input-url').fill('/same-path');
+          await page.locator('#node-input-name').fill('Hook A');
+          await editor().closeNodeDialog('ok');
+          const second = await editor().addNode('svc-webhook-in');
+          await editor().openNodeDialog(second);
+          const url = page.locator('#node-input-url');
+          const marked = async (path: string, invalid: boolean) => {
+            await url.fill(path);
+            await url.dispatchEvent('change');
+            return eventually(async () => ((await url.getAttribute('class'))?.split(/\s+/).includes('input-error') ?? false) === invalid);
+          };
+          // Compared as the runtime's router compares paths: case and a trailing slash aside.
+          should(await marked('/Same-Path/', true)).be.true('/Same-Path/ marked');
+          const { text, tab } = await page.evaluate((id) => {
+            const { RED } = globalThis as unknown as EditorWindow;
+            const validate = RED.nodes.getType('svc-webhook-in')?.defaults.url.validate as (this: unknown, value: string, opt: object) => unknown;
+            return { text: validate.call(RED.nodes.node(id), '/Same-Path/', {}), tab: RED.nodes.workspace(RED.workspaces.active())?.label };
+          }, second);
+          should(text).equal(`"Hook A" on tab "${tab}" already receives this path: give each webhook node its own path`);
+          should(await marked('/other-path', false)).be.true('/other-path accepted');
+          should(await marked('/same-path', true)).be.true('/same-path marked');
+          await editor().closeNodeDialog('ok');
+          should(await editor().showsInvalidMarker(second)).be.true();
+          await editor().deleteNode(second);
+          await editor().deleteNode(first);
+        });
+
         it('rows that apply to one choice only show with that choice', async function () {
           const page = editor().page;
           const choices = [

@@ -50,6 +50,7 @@ export interface RedApi {
   nodes: {
     filterNodes(filter: { type?: string; z?: string }): EditorNode[];
     node(id: string): EditorNode | null;
+    workspace(id: string): { label?: string } | null;
     eachNode(callback: (node: EditorNode) => void): void;
     eachConfig(callback: (node: EditorNode) => void): void;
     getType(type: string): NodeDefinition | null;

@@ -3,9 +3,11 @@ import type { IncomingMessage, Server } from 'node:http';
 import { PlatformError } from '../util/errors';
 import { message } from '../util/messages';
 
-/** The parts of an express router that adding and removing a route touch; the same in express 4 and 5. */
+/** The parts of an express router layer that this pack reads; the same in express 4 and 5. */
 export interface RouterLayer {
   route?: { path: unknown; methods: Record<string, boolean | undefined>; stack: Array<{ handle: unknown }> };
+  /** Express's own matcher (case, trailing slash and `:params` as the router applies them). */
+  match?: (path: string) => boolean;
 }
 
 /** The router's layers: `_router` in express 4, `router` in express 5 (express 4 throws on `router`). */
@@ -26,14 +28,126 @@ export function normalisePath(path: string): string {
     .toLowerCase();
 }
 
+/**
+ * The path of a request target as express routes it (parseurl): origin-form up to `?` or `#`, and the
+ * path of an absolute-form target (`POST http://host/hook`, which Node's server accepts as RFC 9112 says).
+ * Undefined for anything else (`*`, authority-form).
+ */
+export function targetPath(url: string): string | undefined {
+  const absolute = /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i.exec(url);
+  if (!url.startsWith('/') && !absolute) return undefined;
+  const rest = absolute ? url.slice(absolute[0].length) : url;
+  const end = rest.search(/[?#]/);
+  const path = end < 0 ? rest : rest.slice(0, end);
+  return path === '' ? '/' : path;
+}
+
+/** `path` below a mount point such as httpNodeRoot (`/` or `/api/`), as express strips it; undefined when outside. */
+export function belowRoot(path: string, root: string): string | undefined {
+  const prefix = root.replace(/\/+$/, '');
+  if (prefix === '') return path;
+  if (path.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase()) return undefined;
+  const rest = path.slice(prefix.length);
+  if (rest !== '' && !rest.startsWith('/')) return undefined;
+  return rest === '' ? '/' : rest;
+}
+
+/** Whether a route layer takes requests of this method (or every method). */
+function handlesMethod(layer: RouterLayer, method: string): boolean {
+  return !!layer.route && (!!layer.route.methods[method] || !!layer.route.methods._all);
+}
+
+/** Whether express would hand `path` to this layer; a path its params cannot decode goes to it too (express answers 400 there). */
+function layerMatches(layer: RouterLayer, path: string): boolean {
+  try {
+    return layer.match?.(path) ?? false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The route layer that would answer `method path` first, if any: express tries the layers in order,
+ * and a route that matches answers (core nodes' handlers never pass a request on). Also a route
+ * registered with the same path text, whatever it matches.
+ */
+export function routeFor(app: Express, method: string, path: string): RouterLayer | undefined {
+  return routerStack(app).find(
+    (layer) =>
+      handlesMethod(layer, method) &&
+      (layerMatches(layer, path) || (typeof layer.route?.path === 'string' && normalisePath(layer.route.path) === normalisePath(path))),
+  );
+}
+
+/** Whether this route layer holds `handler`. */
+export function routeHolds(layer: RouterLayer, handler: unknown): boolean {
+  return !!layer.route?.stack.some((entry) => entry.handle === handler);
+}
+
+/** Removes the route layers that hold this handler, and only those. */
+export function removeRoute(app: Express, handler: unknown): void {
+  const stack = routerStack(app);
+  for (let i = stack.length - 1; i >= 0; i--) {
+    if (routeHolds(stack[i], handler)) stack.splice(i, 1);
+  }
+}
+
+/**
+ * The first path segments of Node-RED's editor and admin API (@node-red/editor-api: the admin API,
+ * the editor's own routes and files (red, types, vendor), auth, the comms websocket). Its sub-apps are not reachable
+ * from RED.httpAdmin's router, so they are listed here; routes nodes add to RED.httpAdmin are found there.
+ */
+const EDITOR_SEGMENTS = new Set([
+  'auth',
+  'comms',
+  'context',
+  'credentials',
+  'diagnostics',
+  'favicon.ico',
+  'flow',
+  'flows',
+  'icons',
+  'library',
+  'locales',
+  'nodes',
+  'plugins',
+  'projects',
+  'red',
+  'resources',
+  'settings',
+  'theme',
+  'types',
+  'vendor',
+]);
+
+/**
+ * The editor path that a POST to `fullPath` (as the server sees it) would reach, when Node-RED's
+ * editor serves it: the editor API sits in front of RED.httpNode, so a node route there is never
+ * reached, and anything that reads the body first would break deploys and logins.
+ */
+export function editorPathOf(fullPath: string, adminRoot: string | false | undefined, httpAdmin: Express | undefined): string | undefined {
+  if (adminRoot === false) return undefined;
+  const below = belowRoot(fullPath, adminRoot ?? '/');
+  if (below === undefined) return undefined;
+  const segment = normalisePath(below).split('/')[1] ?? '';
+  const served =
+    segment === '' ||
+    EDITOR_SEGMENTS.has(segment) ||
+    (httpAdmin !== undefined && routerStack(httpAdmin).some((layer) => layer.route && layerMatches(layer, below)));
+  return served ? fullPath : undefined;
+}
+
 export type RawBody = Buffer | 'too large' | 'consumed';
 
 /** A request whose raw body is being kept by `keepRawBody`. */
 type CapturedRequest = IncomingMessage & { svcRawBody?: Promise<Buffer | 'too large'>; _body?: boolean; body?: unknown };
 
 interface Capture {
-  /** Full paths (as the server sees them) whose raw body is kept, with their size limits. */
-  paths: Map<string, number>;
+  app: Express;
+  /** httpNodeRoot: where `app` is mounted on the server. */
+  root: string;
+  /** The route handlers whose requests' raw bodies are kept, with their size limits. */
+  handlers: Map<unknown, number>;
   listener: (req: IncomingMessage) => void;
 }
 const captures = new WeakMap<Server, Capture>();
@@ -42,42 +156,47 @@ const captures = new WeakMap<Server, Capture>();
  * Node-RED serves its editor API in front of RED.httpNode, and with the default roots (both "/") the
  * editor API's JSON parser reads every JSON request before any node route: the exact bytes are gone
  * by the time a route on RED.httpNode runs, and nodes cannot reach that parser. A receiver whose
- * signature covers those bytes registers its full path here; a listener placed first on the HTTP
- * server marks such requests as read (so every body parser skips them) and keeps their bytes.
- * Returns the function that unregisters the path; the listener goes with the last path.
+ * signature covers those bytes registers its route handler here; a listener placed first on the HTTP
+ * server asks the router which route would answer each POST, and only when that is the receiver's
+ * own route marks the request as read (so every body parser skips it) and keeps its bytes. Every
+ * other request, another node's on the same path included, is left alone.
+ * Returns the function that unregisters the handler; the listener goes with the last one.
  */
-export function keepRawBody(server: Server | undefined, fullPath: string, limit: number): () => void {
+export function keepRawBody(server: Server | undefined, app: Express, root: string, handler: unknown, limit: number): () => void {
   if (!server) return () => undefined;
   let capture = captures.get(server);
   if (!capture) {
-    const paths = new Map<string, number>();
-    capture = { paths, listener: captureListener(paths) };
+    const handlers = new Map<unknown, number>();
+    const created: Capture = { app, root, handlers, listener: (req) => capture_(created, req) };
+    capture = created;
     captures.set(server, capture);
     server.prependListener('request', capture.listener);
   }
-  const key = normalisePath(fullPath);
-  capture.paths.set(key, limit);
+  capture.handlers.set(handler, limit);
   const owned = capture;
   return () => {
-    owned.paths.delete(key);
-    if (owned.paths.size > 0) return;
+    owned.handlers.delete(handler);
+    if (owned.handlers.size > 0) return;
     server.removeListener('request', owned.listener);
     captures.delete(server);
   };
 }
 
-function captureListener(paths: Map<string, number>): (req: IncomingMessage) => void {
-  return (req) => {
-    const limit = req.method === 'POST' ? paths.get(normalisePath((req.url ?? '').split('?')[0])) : undefined;
-    if (limit === undefined) return;
-    const captured = req as CapturedRequest;
-    // body-parser (and the core nodes' raw parser) skip a request already marked as read.
-    captured._body = true;
-    const body = readBody(req, limit);
-    // Handled here too: the route may never run (refused by httpNodeAuth, say).
-    body.catch(() => undefined);
-    captured.svcRawBody = body;
-  };
+function capture_(capture: Capture, req: IncomingMessage): void {
+  if (req.method !== 'POST') return;
+  const target = targetPath(req.url ?? '');
+  const path = target === undefined ? undefined : belowRoot(target, capture.root);
+  if (path === undefined) return;
+  const layer = routeFor(capture.app, 'post', path);
+  const limit = layer?.route?.stack.map((entry) => capture.handlers.get(entry.handle)).find((found) => found !== undefined);
+  if (limit === undefined) return;
+  const captured = req as CapturedRequest;
+  // body-parser (and the core nodes' raw parser) skip a request already marked as read.
+  captured._body = true;
+  const body = readBody(req, limit);
+  // Handled here too: the route may never run (refused by httpNodeAuth, say).
+  body.catch(() => undefined);
+  captured.svcRawBody = body;
 }
 
 /**

@@ -74,11 +74,11 @@ export function constantTimeEqual(a: string, b: string): boolean {
 }
 
 /**
- * Remembers accepted (t, digest) pairs until their timestamp leaves the tolerance window (after that
- * the time check refuses them anyway), holding at most `maxEntries`: when full, expired entries go
- * first, then the oldest. Past `maxEntries` accepted requests within one window, the oldest are thus
- * forgotten early: a bound on memory that a sender needs over 33 webhooks a second (at the default
- * 5-minute tolerance) to reach.
+ * Remembers accepted (t, digest) pairs until their timestamp leaves the tolerance window, its last
+ * millisecond included (until then the time check would let a replay through), holding at most
+ * `maxEntries`: when full, expired entries go first, then the oldest. Past `maxEntries` accepted
+ * requests within one window, the oldest are thus forgotten early: a bound on memory that a sender
+ * needs over 33 webhooks a second (at the default 5-minute tolerance) to reach.
  */
 export class ReplayCache {
   private readonly expiries = new Map<string, number>();
@@ -91,7 +91,7 @@ export class ReplayCache {
 
   has(key: string, now: number): boolean {
     const expiresAt = this.expiries.get(key);
-    return expiresAt !== undefined && expiresAt > now;
+    return expiresAt !== undefined && expiresAt >= now;
   }
 
   add(key: string, expiresAt: number, now: number): void {
@@ -99,7 +99,7 @@ export class ReplayCache {
     // the first live entry, which keeps each add cheap however full the cache is. One that expires out
     // of order is still refused by `has` and leaves with the size bound.
     for (const [entry, expiry] of this.expiries) {
-      if (expiry > now) break;
+      if (expiry >= now) break;
       this.expiries.delete(entry);
     }
     while (this.expiries.size >= this.maxEntries) {
@@ -108,30 +108,44 @@ export class ReplayCache {
     }
     this.expiries.set(key, expiresAt);
   }
+
+  delete(key: string): boolean {
+    return this.expiries.delete(key);
+  }
+
+  /** Every live entry, oldest first, for persisting the cache. */
+  snapshot(now: number): Array<[string, number]> {
+    return [...this.expiries].filter(([, expiresAt]) => expiresAt >= now);
+  }
+
+  /** Puts entries back from a snapshot (expired ones are skipped). */
+  restore(entries: Array<[string, number]>, now: number): void {
+    for (const [key, expiresAt] of entries) {
+      if (typeof key === 'string' && typeof expiresAt === 'number' && expiresAt >= now) this.add(key, expiresAt, now);
+    }
+  }
 }
 
 export interface VerifierOptions {
   /** The current secret first, then the previous one during a rotation. Empty strings are ignored. */
   secrets: string[];
   toleranceSec: number;
-  replayCacheSize?: number;
 }
 
 /**
- * Checks `svc-signature` headers: form, timestamp within the tolerance window (both directions),
- * digest against every secret in constant time, and replays of a (t, digest) already accepted.
- * `verify` only checks; `markAccepted` records a request once the receiver has taken it.
+ * Checks `svc-signature` headers: form, timestamp within the tolerance window (both directions,
+ * edges included: accepted if and only if |now - t| <= tolerance) and digest against every secret in
+ * constant time. Replays are the receiver's to refuse, with `replayEntry`: the replay cache must
+ * outlive a verifier, which a redeploy or a secret rotation replaces.
  */
 export class SignatureVerifier {
   private readonly secrets: string[];
   private readonly toleranceMs: number;
-  private readonly replays: ReplayCache;
 
   constructor(options: VerifierOptions) {
     this.secrets = options.secrets.filter((secret) => secret !== '');
     if (this.secrets.length === 0) throw new Error('a signature verifier needs at least one secret');
     this.toleranceMs = options.toleranceSec * 1000;
-    this.replays = new ReplayCache(options.replayCacheSize);
   }
 
   verify(header: string | string[] | undefined, body: Buffer, now = Date.now()): VerifyResult {
@@ -143,20 +157,15 @@ export class SignatureVerifier {
     if (timestampMs > now + this.toleranceMs) return { ok: false, reason: 'future timestamp' };
     const matched = this.matchingDigest(signature, body);
     if (matched === undefined) return { ok: false, reason: 'signature mismatch' };
-    if (this.replays.has(this.replayEntry({ timestamp: signature.timestamp, timestampMs, digest: matched }).key, now)) {
-      return { ok: false, reason: 'replay' };
-    }
     return { ok: true, timestamp: signature.timestamp, timestampMs, digest: matched };
   }
 
-  markAccepted(result: AcceptedSignature, now = Date.now()): void {
-    const { key, expiresAt } = this.replayEntry(result);
-    this.replays.add(key, expiresAt, now);
-  }
-
-  /** What identifies an accepted request against replays, and until when (after that the time check refuses it). */
+  /**
+   * What identifies an accepted request against replays, and until when: the last millisecond the
+   * time check lets it through (rounded up, for a `t` with a fraction of a millisecond).
+   */
   replayEntry(result: AcceptedSignature): { key: string; expiresAt: number } {
-    return { key: `${result.timestamp}:${result.digest}`, expiresAt: result.timestampMs + this.toleranceMs };
+    return { key: `${result.timestamp}:${result.digest}`, expiresAt: Math.ceil(result.timestampMs + this.toleranceMs) };
   }
 
   /** The hex digest that one of the secrets produces and the header carries, if any. */

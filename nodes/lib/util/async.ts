@@ -15,3 +15,47 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Counts events that would flood a log (failed requests from anyone on the network) and reports
+ * them at most once per `intervalMs`: the first at once, the rest as one count when the interval
+ * has passed. `close` stops the timer (a count not yet reported is dropped with it).
+ */
+export class ThrottledReport<Detail> {
+  private count = 0;
+  private last: Detail | undefined;
+  private reportedAt = -Infinity;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly report: (count: number, last: Detail) => void,
+    private readonly intervalMs = 60_000,
+  ) {}
+
+  note(detail: Detail, now = Date.now()): void {
+    this.count++;
+    this.last = detail;
+    if (this.timer) return;
+    const wait = this.reportedAt + this.intervalMs - now;
+    if (wait <= 0) this.flush(now);
+    else {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.flush(Date.now());
+      }, wait);
+      this.timer.unref();
+    }
+  }
+
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private flush(now: number): void {
+    if (this.count === 0 || this.last === undefined) return;
+    this.report(this.count, this.last);
+    this.count = 0;
+    this.reportedAt = now;
+  }
+}

@@ -59,3 +59,48 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export function isHeaderName(text: string): boolean {
   return HEADER_NAME.test(text);
 }
+
+/** Why a body is not one JSON text a message can carry. */
+export type JsonTextProblem = 'invalid JSON' | 'too deep';
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Exactly one JSON text (RFC 8259: UTF-8, a leading byte-order mark allowed and dropped), nested at
+ * most `maxDepth` arrays and objects deep: deeper values are refused before JSON.parse and before
+ * anything else recurses into them (cloning a message, the debug sidebar).
+ */
+export function readJsonText(bytes: Buffer, maxDepth: number): { ok: true; value: unknown } | { ok: false; reason: JsonTextProblem } {
+  let text: string;
+  try {
+    // TextDecoder drops one leading BOM by itself.
+    text = strictUtf8.decode(bytes);
+  } catch {
+    return { ok: false, reason: 'invalid JSON' };
+  }
+  if (nestingDepth(text) > maxDepth) return { ok: false, reason: 'too deep' };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false, reason: 'invalid JSON' };
+  }
+}
+
+/** The deepest nesting of arrays and objects in a text (outside strings); stops counting past the first excess. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c) i++;
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x5b || code === 0x7b) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (code === 0x5d || code === 0x7d) depth--;
+  }
+  return deepest;
+}

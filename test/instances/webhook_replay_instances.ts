@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Redis from 'ioredis';
+import should from 'should';
+import { NODE_RED_4, NodeRedRuntime } from '../support/node-red-process';
+import { NODE_RED_5_NODE_22 } from '../support/node-red-5';
+import { RedisServer } from '../support/redis-server';
+import { Json, WebhookRig, postSigned, reportingTab, webhookNodes } from '../support/webhook-process';
+import { SANDBOX_DEFAULTS } from '../sandbox';
+
+/**
+ * The webhook replay cache has one scope, the path, with and without Redis: the same event delivered
+ * to two paths with one secret (two subscriptions) is accepted once on each, a replay on either is
+ * refused, and with Redis that still holds after a restart and across a Redis-backed redeploy. Real
+ * Node-RED 4.1 and 5 processes, a real redis-server.
+ */
+
+const SECRET = 'replay-scope-secret';
+const TAB = { id: 'tab-replays', label: 'Replays' };
+
+function configNode(redisUrl: string): Json {
+  return {
+    id: 'cfg',
+    type: 'svc-config',
+    name: 'shared state',
+    baseUrl: 'http://127.0.0.1:9',
+    authUrl: 'http://127.0.0.1:9',
+    audience: SANDBOX_DEFAULTS.audience,
+    projectId: SANDBOX_DEFAULTS.projectId,
+    timeout: 2000,
+    rateLimit: 0,
+    maxConcurrency: 8,
+    maxQueue: 100,
+    maxRetries: 0,
+    tokenLifetime: 3600,
+    credentials: { clientId: 'unused', clientSecret: 'unused', redisUrl },
+  };
+}
+
+for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
+  describe(`webhook replay scope with and without Redis, ${runtime.title}`, function () {
+    this.timeout(180_000);
+    let redis: RedisServer;
+    let rig: WebhookRig;
+
+    before(async function () {
+      runtime.prepare();
+      redis = await RedisServer.start();
+      rig = new WebhookRig({}, runtime);
+      await rig.start();
+    });
+    after(async function () {
+      await rig?.stop();
+      await redis?.stop();
+    });
+
+    const flows = (redisUrl: string | undefined): Json[] => [
+      ...(redisUrl ? [configNode(redisUrl)] : []),
+      ...reportingTab(
+        TAB,
+        rig.collector.url,
+        ['a', 'b'].flatMap((name) =>
+          webhookNodes(TAB.id, { id: `hook-${name}`, url: `/scope-${name}`, server: redisUrl ? 'cfg' : '', credentials: { secret: SECRET } }),
+        ),
+      ),
+    ];
+
+    /** The same event to both paths, then again to both: the four answers. */
+    async function deliverTwiceToBoth(event: string): Promise<number[]> {
+      const t = String(Math.floor(Date.now() / 1000));
+      const answers: number[] = [];
+      for (const name of ['a', 'b', 'a', 'b']) answers.push((await postSigned(rig.nodeRed, `/scope-${name}`, event, SECRET, t)).status);
+      return answers;
+    }
+
+    it('accepts one event once per path and refuses replays on each, the same with Redis as without', async function () {
+      should(await rig.deploy(flows(undefined))).be.within(200, 299);
+      should(await deliverTwiceToBoth('{"event":"local"}')).eql([200, 200, 401, 401]);
+      should(await rig.deploy(flows(redis.url))).be.within(200, 299);
+      should(await deliverTwiceToBoth('{"event":"shared"}')).eql([200, 200, 401, 401]);
+      const client = new Redis(redis.url);
+      const keys = await client.keys('svc-location:replay:*');
+      client.disconnect();
+      should(keys.map((key) => key.split(':')[2]).sort()).eql(['/scope-a', '/scope-b']);
+    });
+
+    it('with Redis, refuses a replay after a restart (SIGKILL) that lost the local replay file', async function () {
+      should(await rig.deploy(flows(redis.url))).be.within(200, 299);
+      const t = String(Math.floor(Date.now() / 1000));
+      should((await postSigned(rig.nodeRed, '/scope-a', '{"event":"restart"}', SECRET, t)).status).equal(200);
+      await rig.nodeRed.kill();
+      // Without this instance's own file, only Redis remembers it.
+      fs.rmSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.json'));
+      await rig.start();
+      should(await postSigned(rig.nodeRed, '/scope-a', '{"event":"restart"}', SECRET, t)).eql({ status: 401, text: '{"error":"replay"}' });
+      should((await postSigned(rig.nodeRed, '/scope-b', '{"event":"restart"}', SECRET, t)).status).equal(200);
+    });
+  });
+}

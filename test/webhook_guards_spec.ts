@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import should from 'should';
+import { ThrottledReport } from '../nodes/lib/util/async';
+import { readJsonText } from '../nodes/lib/util/text';
+import { ReplayFile, ReplayGuard } from '../nodes/lib/shared/replays';
+
+/** The pieces svc-webhook-in guards itself with, on their own (the node is tested in real Node-RED processes too). */
+describe('webhook guards', function () {
+  describe('ThrottledReport', function () {
+    it('reports the first event at once and the rest as one count per interval', async function () {
+      const reports: Array<[number, string]> = [];
+      const report = new ThrottledReport<string>((count, last) => reports.push([count, last]), 80);
+      report.note('first');
+      for (let i = 0; i < 19; i++) report.note(`later ${i}`);
+      should(reports).eql([[1, 'first']]);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      should(reports).eql([
+        [1, 'first'],
+        [19, 'later 18'],
+      ]);
+      report.note('after a quiet interval');
+      should(reports).have.length(2);
+      report.close();
+    });
+  });
+
+  describe('readJsonText', function () {
+    it('reads one JSON text, drops a leading BOM, and refuses invalid UTF-8, trailing data and deep nesting', function () {
+      should(readJsonText(Buffer.from('\ufeff{"a":1}'), 8)).eql({ ok: true, value: { a: 1 } });
+      should(readJsonText(Buffer.from('{"a":"[[[[{{"}'), 1)).eql({ ok: true, value: { a: '[[[[{{' } });
+      should(readJsonText(Buffer.from('{"a":"\\"[["}'), 1)).eql({ ok: true, value: { a: '"[[' } });
+      should(readJsonText(Buffer.from('[[1]]'), 1)).eql({ ok: false, reason: 'too deep' });
+      should(readJsonText(Buffer.from([0x22, 0xff, 0x22]), 8)).eql({ ok: false, reason: 'invalid JSON' });
+      should(readJsonText(Buffer.from('{} {}'), 8)).eql({ ok: false, reason: 'invalid JSON' });
+      should(readJsonText(Buffer.from('\ufeff\ufeff{}'), 8)).eql({ ok: false, reason: 'invalid JSON' });
+    });
+  });
+
+  describe('ReplayFile and ReplayGuard', function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-replays-'));
+    after(function () {
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('remembers an entry per path until the last millisecond of its window, on disk before accepting', async function () {
+      const file = path.join(dir, 'replays.json');
+      const replays = ReplayFile.at(file, (err) => should.fail(err, undefined, 'no write error expected'));
+      const now = Date.now();
+      const entry = { key: 't:digest', expiresAt: now + 1000 };
+      const a = new ReplayGuard(replays, '/a');
+      should(await a.accept(entry, now)).be.true();
+      should(JSON.parse(fs.readFileSync(file, 'utf8'))).eql({ '/a': [['t:digest', now + 1000]] });
+      should(await a.accept(entry, now + 1000)).be.false();
+      should(await new ReplayGuard(replays, '/b').accept(entry, now)).be.true();
+      await a.withdraw(entry);
+      should(JSON.parse(fs.readFileSync(file, 'utf8'))).eql({ '/b': [['t:digest', now + 1000]] });
+      should(await a.accept(entry, now)).be.true();
+    });
+  });
+});
