@@ -68,7 +68,11 @@ export function runEditorScripts(types: string[] = [], fields: Record<string, st
     // Node-RED answers with the text; the key, without its catalog's namespace, says which text.
     _: (key: string) => key.replace(/^[^:]*:/, ''),
     validators: { typedInput: accept, number: accept, regex: (re: RegExp) => (v: unknown) => re.test(String(v)) },
-    nodes: { registerType: (type: string, definition: EditorDefinition) => definitions.set(type, definition) },
+    nodes: {
+      registerType: (type: string, definition: EditorDefinition) => definitions.set(type, definition),
+      // An empty workspace: validators that compare with other nodes find none.
+      eachNode: () => undefined,
+    },
   };
   const window: { SvcEditor?: SvcEditor } = {};
   const context = vm.createContext({ window, $, RED });
