@@ -405,6 +405,7 @@ describe('svc-bulk-geocode', function () {
       const { error, msg } = await expectError('n1', { payload: ['Main Street'] });
       should(error.code).equal('UNAUTHORIZED');
       should(msg.statusCode).equal(401);
+      should(error.message).equal("svc-config 'sandbox': API key refused (401): check the API key and Project id fields");
     });
 
     it('ends with JOB_FAILED when a job reports a failed status, and stops the other jobs', async function () {

@@ -330,6 +330,7 @@ describe('svc-topic', function () {
       const { error, msg } = await expectError('n1', { operation: 'list-topics' });
       should(error.code).equal('UNAUTHORIZED');
       should(msg.statusCode).equal(401);
+      should(error.message).equal("svc-config 'sandbox': topics API key refused (401): check the Topics API key field");
     });
 
     it('reports a timeout and malformed JSON', async function () {
