@@ -33,6 +33,8 @@ interface BulkGeocodeDef extends NodeDef {
   /** message (default), parts or file: see BulkOutput. */
   output?: string;
   outputFile?: string;
+  /** A CSV output file's cells as they are (formulas included); off: written so that spreadsheets show them as text. */
+  rawCsv?: boolean;
 }
 
 /**
@@ -103,6 +105,7 @@ export = function register(RED: NodeAPI): void {
       batchSize,
       rawFiles: def.rawFiles === true,
       outputFile: textSetting(def.outputFile),
+      rawCsv: def.rawCsv === true,
     };
     const protocol: BulkProtocol = {
       jobIdPath: textSetting(def.jobIdPath),

@@ -382,7 +382,7 @@ describe('the editor in a real browser (Chromium)', function () {
           const page = editor().page;
           const choices = [
             { type: 'svc-isoline', control: 'originFormat', rows: ['precision'], shownFor: 'geohash', hiddenFor: 'coordinates' },
-            { type: 'svc-bulk-geocode', control: 'output', rows: ['outputFile'], shownFor: 'file', hiddenFor: 'message' },
+            { type: 'svc-bulk-geocode', control: 'output', rows: ['outputFile', 'rawCsv'], shownFor: 'file', hiddenFor: 'message' },
             { type: 'svc-webhook-in', control: 'verify', rows: ['secret', 'previousSecret', 'tolerance'], shownFor: 'signature', hiddenFor: 'none' },
           ];
           for (const choice of choices) {

@@ -17,6 +17,20 @@ export function csvField(value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
+/** First characters that make a spreadsheet evaluate a cell (OWASP, CSV Injection): `=`, `+`, `-`, `@`, tab, CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A plain number (`-33.8688`, `+1`, `1e-5`) is read as that number, not as a formula. */
+const PLAIN_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A cell a spreadsheet shows as the text it is: one it would evaluate as a formula (`=HYPERLINK(…)`,
+ * `+1+2`, `-3+cmd|…`, `@SUM(…)`, a tab or CR first) gets a leading `'`, which spreadsheets take as
+ * "text" and do not show (the OWASP rule). A plain number, a negative latitude say, stays as it is.
+ */
+export function spreadsheetText(value: string): string {
+  return FORMULA_START.test(value) && !PLAIN_NUMBER.test(value) ? `'${value}` : value;
+}
+
 /** One record with its CRLF line ending; a lone empty field is written `""`, so it does not read as an empty line. */
 export function csvLine(fields: readonly string[]): string {
   if (fields.length === 1 && fields[0] === '') return '""\r\n';

@@ -1,6 +1,6 @@
 import { createWriteStream, fdatasync, promises as fsPromises, WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { csvLine } from './csv';
+import { csvLine, spreadsheetText } from './csv';
 import { describeCause, invalidInput } from '../util/errors';
 import { message } from '../util/messages';
 
@@ -11,9 +11,12 @@ export interface RowFileState {
   columns?: string[];
 }
 
+/** How CSV cells are written: `text` as a spreadsheet shows them (no formula runs; see `spreadsheetText`), `raw` as they are. */
+export type CsvCells = 'text' | 'raw';
+
 /**
  * Rows written to a file as they come: CSV (a name ending in .csv; the columns are those of the
- * first row) or JSON lines (any other name). Each write waits until its rows are in the file, so a
+ * first row; cells as `CsvCells` says) or JSON lines (any other name). Each write waits until its rows are in the file, so a
  * fast producer is held back instead of filling memory, and the written length is known.
  */
 export class RowFile {
@@ -26,6 +29,7 @@ export class RowFile {
     private readonly stream: WriteStream,
     private readonly fd: number,
     private readonly format: 'csv' | 'jsonl',
+    private readonly cells: CsvCells,
   ) {
     stream.on('error', (err) => {
       this.failure = err;
@@ -37,7 +41,7 @@ export class RowFile {
    * row. With `resumeFrom` (a run going on after a restart), the file is cut back to the length
    * written then, dropping rows written after it, and appended to.
    */
-  static async open(path: string, resumeFrom?: RowFileState): Promise<RowFile> {
+  static async open(path: string, resumeFrom?: RowFileState, cells: CsvCells = 'text'): Promise<RowFile> {
     if (path.trim() === '') throw invalidInput(message('error.outputFile.emptyPath'));
     if (resumeFrom) {
       const { size } = await fsPromises.stat(path).catch((err: unknown) => {
@@ -53,7 +57,7 @@ export class RowFile {
     } catch (err) {
       throw invalidInput(message('error.outputFile.notWritable', { path, cause: describeCause(err) }));
     }
-    const file = new RowFile(path, stream, fd, /\.csv$/i.test(path) ? 'csv' : 'jsonl');
+    const file = new RowFile(path, stream, fd, /\.csv$/i.test(path) ? 'csv' : 'jsonl', cells);
     file.bytes = resumeFrom?.bytes ?? 0;
     file.columns = resumeFrom?.columns;
     return file;
@@ -65,12 +69,13 @@ export class RowFile {
     if (this.format === 'jsonl') {
       for (const row of rows) chunk += `${JSON.stringify(row)}\n`;
     } else {
+      const cell = this.cells === 'raw' ? (text: string) => text : spreadsheetText;
       if (!this.columns) {
         this.columns = Object.keys(rows[0]);
-        chunk += csvLine(this.columns);
+        chunk += csvLine(this.columns.map(cell));
       }
       const columns = this.columns;
-      for (const row of rows) chunk += csvLine(columns.map((column) => csvText(row[column])));
+      for (const row of rows) chunk += csvLine(columns.map((column) => cell(csvText(row[column]))));
     }
     this.check();
     await new Promise<void>((resolve) => this.stream.write(chunk, () => resolve()));

@@ -24,6 +24,8 @@ export interface BulkOutputOptions {
   batchSize: number;
   rawFiles: boolean;
   outputFile: string;
+  /** A CSV output file's cells as they are, formulas included; by default as spreadsheets show text. */
+  rawCsv: boolean;
 }
 
 /** The summary of a streamed run, as the final message's payload. */
@@ -68,7 +70,7 @@ export class BulkOutput {
     const output = new BulkOutput(msg, options, context);
     if (resumeFrom) output.counts = { ...resumeFrom.counts };
     if (resumeFrom?.partsId) output.partsId = resumeFrom.partsId;
-    if (options.mode === 'file') output.file = await RowFile.open(options.outputFile, resumeFrom?.file);
+    if (options.mode === 'file') output.file = await RowFile.open(options.outputFile, resumeFrom?.file, options.rawCsv ? 'raw' : 'text');
     return output;
   }
 
