@@ -170,6 +170,12 @@ export class ManualClock implements GateClock {
     return this.timers.size;
   }
 
+  /** How far ahead the earliest timer is due; undefined when none is set. */
+  nextTimerIn(): number | undefined {
+    const next = Math.min(...[...this.timers.values()].map((timer) => timer.at));
+    return Number.isFinite(next) ? Math.max(0, next - this.time) : undefined;
+  }
+
   /** Moves time on by `ms` without firing any timer, as a stalled event loop does. */
   stall(ms: number): void {
     this.time += ms;

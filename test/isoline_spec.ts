@@ -296,6 +296,15 @@ describe('svc-isoline', function () {
       await expectOutput('n1', request({ async: true }));
     });
 
+    it('waits out status requests failing beyond the retries of one request, saying so in its status', async function () {
+      await load({ pollInterval: 0.02 });
+      // One request and its two retries, then the first request after the job's wait.
+      ctx.sandbox.setFault('isoline-job', { status: 503, times: 4 });
+      const msg = await expectOutput('n1', request({ async: true }));
+      should(features(msg)).have.length(1);
+      should(statusTexts('n1')).containEql('job waiting out a platform outage (SERVER), next try in 1 s');
+    });
+
     it('ends a job whose status reads as failed with JOB_FAILED', async function () {
       await load({ pollInterval: 0.02 });
       jobsOf(ctx.sandbox, 'isoline').failNext = 'no road network near the origin';

@@ -84,7 +84,11 @@ interface Endpoint {
 
 const from = { lat: 52.52, lon: 13.405 };
 const to = { lat: 52.5, lon: 13.38 };
-const polling = { pollIntervalSec: 0.05, maxWait: 30 };
+/**
+ * An accepted job waits out answers that time out until its Max wait (a dripping status or download
+ * answer is one): short here, so that the job ends with TIMEOUT, naming the last failure, within the case's deadline.
+ */
+const polling = { pollIntervalSec: 0.05, maxWait: 6 };
 const words = { payload: 'index.home.raft' };
 const addresses = { payload: ['12 Main Street, Sandbox City', '7 Elm Road'] };
 const isoline = (async: boolean) => ({ payload: { origins: [from], range: { type: 'time', value: 600 }, async } });

@@ -127,7 +127,76 @@ describe('several Node-RED instances: a job outlives the instance that started i
       should(collector.reports).have.length(1);
     });
   });
+
+  it('the platform answering 503 and resetting connections for 20 s while isoline jobs and a bulk job run: every accepted job delivers its result once', async function () {
+    const [a, b] = cluster.instances;
+    // A second node on the same tab, the bulk geocoder, reached through POST /start-bulk.
+    const bulk = { type: 'svc-bulk-geocode', batchSize: 10, parallel: 2, pollIntervalSec: 0.2, maxWait: 120 };
+    const bulkSummary = '(m) => ({ rows: (m.payload || []).length, located: (m.payload || []).filter((r) => r.location).length })';
+    const bulkFlow = reportingFlow(sandbox, collector.url, bulk, bulkSummary, { redisUrl: redis.url })
+      .filter((node) => node.type !== 'tab' && node.id !== CONFIG_ID)
+      .map((node) => prefixed(node, 'bulk-'));
+    await cluster.deploy([...reportingFlow(sandbox, collector.url, isoline, summary, { redisUrl: redis.url }), ...bulkFlow]);
+    const addresses = Array.from({ length: 20 }, (_v, i) => `${i + 1} Outage Street, Sandbox City`);
+    await withJobs(8, async (client) => {
+      sandbox.log.splice(0);
+      const tags = ['iso-a1', 'iso-a2', 'iso-b1', 'iso-b2'];
+      await Promise.all(tags.map((tag) => startMessage(tag.startsWith('iso-a') ? a : b, tag, request)));
+      await startMessageAt(a, 'start-bulk', 'bulk', addresses);
+      const accepted = (endpoint: string, status: number) => sandbox.requests(endpoint).filter((r) => r.status === status).length;
+      // Every job accepted (4 isoline jobs, 2 bulk jobs) and polled once: the outage meets running jobs.
+      await until(
+        () => accepted('isoline', 200) === 4 && accepted('bulk-upload', 201) === 2 && accepted('isoline-job', 200) >= 4 && accepted('bulk-status', 200) >= 2,
+        'every job accepted and polled',
+        30_000,
+      );
+      let turn = 0;
+      sandbox.setFault('*', { pick: () => (turn++ % 2 === 0 ? { status: 503 } : { reset: true }) });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+        should(collector.reports).eql([]);
+      } finally {
+        sandbox.clearFaults();
+      }
+      const faulted = sandbox.log.filter((r) => r.status === 503 || (r.closedAt !== undefined && r.status === undefined)).length;
+      const reports = await collector.waitFor(5, 60_000);
+      // A second delivery of any job would come within this.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      console.log(
+        `      ${faulted} requests met the outage; all 5 results ${((Date.now() - sandbox.log[0].time) / 1000).toFixed(0)} s after the first request`,
+      );
+      for (const report of reports) should(report.error).be.undefined();
+      should(reports.map((report) => report.tag).sort()).eql(['bulk', ...tags].sort());
+      for (const report of reports.filter((r) => r.tag !== 'bulk')) should(report.polygons).equal(1);
+      should(reports.find((report) => report.tag === 'bulk')).have.properties({ rows: 20, located: 20 });
+      // No job was uploaded or computed again, and none is left in Redis.
+      should(sandbox.requests('bulk-upload')).have.length(2);
+      should(sandbox.requests('isoline')).have.length(4);
+      await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered jobs to leave Redis', 10_000);
+    });
+  });
 });
+
+const OUTAGE_MS = 20_000;
+
+/** A flow node with `prefix` on its id, its wires and its Catch scope (another copy of a flow on the same tab), its http in on `/start-…`. */
+function prefixed(node: Record<string, unknown>, prefix: string): Record<string, unknown> {
+  const renamed: Record<string, unknown> = { ...node, id: `${prefix}${String(node.id)}`, y: 300 };
+  if (Array.isArray(node.wires)) renamed.wires = (node.wires as string[][]).map((port) => port.map((id) => `${prefix}${id}`));
+  if (Array.isArray(node.scope)) renamed.scope = (node.scope as string[]).map((id) => `${prefix}${id}`);
+  if (node.type === 'http in') renamed.url = `/start-${prefix.replace(/-$/, '')}`;
+  return renamed;
+}
+
+/** `startMessage` through another `http in` path of the flow. */
+async function startMessageAt(instance: { url: string }, path: string, tag: string, payload: unknown): Promise<void> {
+  const started = await fetch(`${instance.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tag, payload }),
+  });
+  if (started.status !== 202) throw new Error(`POST /${path} answered ${started.status}`);
+}
 
 /** As `until`, for a condition that needs a round trip. */
 async function untilAsync(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {

@@ -72,6 +72,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       status,
       onWait: (event) => {
         if (event.kind === 'queued') status.queued(event.position);
+        else if (event.kind === 'outage') status.outage(event.reason, event.delayMs);
         else status.retrying(event.attempt, event.reason);
       },
       onProgress: (text) => status.progress(text),

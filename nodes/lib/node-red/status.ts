@@ -32,6 +32,11 @@ export class NodeStatus {
     this.show('yellow', 'ring', message('status.retrying', { attempt, reason }));
   }
 
+  /** An accepted job waiting out a platform outage: asked about again in `delayMs`. */
+  outage(reason: string, delayMs: number): void {
+    this.show('yellow', 'ring', message('status.jobOutage', { reason, seconds: Math.ceil(delayMs / 1000) }));
+  }
+
   progress(text: Message): void {
     this.show('blue', 'ring', text);
   }

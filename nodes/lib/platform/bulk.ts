@@ -5,7 +5,7 @@ import { PlatformError, causeOf } from '../util/errors';
 import { message } from '../util/messages';
 import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient, PlatformResponse } from './client';
-import { JobReader, JobState, PollContext, Polling, fetchJobStatus, jobFailed, pollJob, statusReadsAsFailed } from './jobs';
+import { JobReader, JobState, PollContext, Polling, askAboutJob, fetchJobStatus, jobFailed, pollJob, statusReadsAsFailed } from './jobs';
 import { trimTrailing } from '../util/text';
 
 /**
@@ -110,16 +110,18 @@ export async function bulkResult(
   const reader = bulkReader(protocol);
   const polling = { ...protocol.polling, maxIntervalMs: Math.max(protocol.polling.intervalMs, MAX_POLL_INTERVAL_MS) };
   const { result: download } = await pollJob(client, job, reader, polling, context);
+  // The job is accepted and done: an outage while its file is fetched is waited out as while polling.
+  const ask = <T>(request: () => Promise<T>) => askAboutJob(job, reader.awaiting, polling, context, request);
   let file: PlatformResponse<Buffer>;
   try {
-    file = await fetchFile(client, download, context);
+    file = await ask(() => fetchFile(client, download, context));
   } catch (err) {
     if (!(err instanceof PlatformError && err.statusCode !== undefined && STALE_DOWNLOAD_STATUS.has(err.statusCode))) throw err;
     // Perhaps an expired token: the job is asked once more for a fresh link.
-    const status = await fetchJobStatus(client, job, context);
+    const status = await ask(() => fetchJobStatus(client, job, context));
     const fresh = reader.result(status.body);
     if (!fresh) throw err;
-    file = await fetchFile(client, fresh, context);
+    file = await ask(() => fetchFile(client, fresh, context));
   }
   return { file: file.body, records: pairRecords(addresses, readResultFile(file, job.jobId), job.jobId) };
 }

@@ -49,7 +49,11 @@ export interface PlatformRequest {
   onWait?: (event: WaitEvent) => void;
 }
 
-export type WaitEvent = { kind: 'queued'; position: number } | { kind: 'retry'; attempt: number; delayMs: number; reason: string };
+/** `outage`: an accepted job waits out a platform outage before its status or result is asked for again (see jobs.ts). */
+export type WaitEvent =
+  | { kind: 'queued'; position: number }
+  | { kind: 'retry'; attempt: number; delayMs: number; reason: string }
+  | { kind: 'outage'; delayMs: number; reason: string };
 
 export interface PlatformResponse<T = unknown> {
   statusCode: number;

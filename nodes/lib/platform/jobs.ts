@@ -1,8 +1,9 @@
-import { PlatformError } from '../util/errors';
+import { ErrorCode, PlatformError } from '../util/errors';
 import { Message, message } from '../util/messages';
 import { sleep } from '../util/async';
 import { isRecord, setMembers } from '../util/values';
 import { PlatformClient, PlatformResponse, WaitEvent } from './client';
+import { GateClock, SYSTEM_CLOCK } from './request-gate';
 
 /** How a job is polled: the first wait, growing by half each time up to `maxIntervalMs`, and the overall limit. */
 export interface Polling {
@@ -54,6 +55,8 @@ export interface PollContext {
   onWait: (event: WaitEvent) => void;
   /** Called after each status answer, with the job state updated; the next poll waits for it. */
   onPoll?: (job: JobState) => void | Promise<void>;
+  /** The time polls and waits go by; the system clock unless a test moves one by hand. */
+  clock?: GateClock;
 }
 
 export interface Polled<R> {
@@ -65,25 +68,50 @@ export interface Polled<R> {
 
 const DEFAULT_MAX_INTERVAL_MS = 10_000;
 const INTERVAL_GROWTH = 1.5;
+/** The first wait after a request about an accepted job failed for a reason that passes; it doubles with each failure in a row. */
+const OUTAGE_FIRST_WAIT_MS = 1000;
+/**
+ * Failures the platform recovers from (5xx, connections reset or refused, no answer in time, 429):
+ * an accepted job is asked about again after them. Anything else ends it: a refused credential, a
+ * 404 for the job, another 4xx, an answer that cannot be read, a certificate problem.
+ */
+const PASSING_FAILURES = new Set<ErrorCode>(['SERVER', 'NETWORK', 'TIMEOUT', 'RATE_LIMITED']);
+
+/** The longest wait between polls of a job. */
+function longestWait(polling: Polling): number {
+  return Math.max(polling.intervalMs, polling.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS);
+}
 
 /** The wait before the next poll of a job that has been polled `polls` times. */
 export function pollDelay(polling: Polling, polls: number): number {
-  const longest = Math.max(polling.intervalMs, polling.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS);
-  return Math.min(longest, polling.intervalMs * INTERVAL_GROWTH ** polls);
+  return Math.min(longestWait(polling), polling.intervalMs * INTERVAL_GROWTH ** polls);
+}
+
+/**
+ * The wait before asking about an accepted job again after `failures` failed requests in a row
+ * (the last one `error`): 1 s, doubling, at most the longest wait between polls, or longer when a
+ * 429 asks for it; undefined when `error` ends the job.
+ */
+export function outageDelay(error: unknown, failures: number, polling: Polling): number | undefined {
+  if (!(error instanceof PlatformError) || !PASSING_FAILURES.has(error.code)) return undefined;
+  const backoff = Math.min(longestWait(polling), OUTAGE_FIRST_WAIT_MS * 2 ** (failures - 1));
+  return Math.max(backoff, error.retryAfterMs ?? 0);
 }
 
 /**
  * The one job poller: waits, reads the job's status, and again with a growing wait, until the
  * reader finds the result, the answer reads as failed, the wait limit (counted from the job's
  * creation) runs out, or the signal ends it. Works from the job state alone, so a stored job resumes.
+ * A platform outage does not end the job (see `askAboutJob`).
  */
 export async function pollJob<R>(client: PlatformClient, job: JobState, reader: JobReader<R>, polling: Polling, context: PollContext): Promise<Polled<R>> {
+  const clock = context.clock ?? SYSTEM_CLOCK;
   const deadline = job.createdAt + polling.maxWaitMs;
   for (;;) {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) throw jobTimedOut(job, reader, polling);
-    await sleep(Math.min(pollDelay(polling, job.polls), remaining), context.signal);
-    const response = await fetchJobStatus(client, job, context);
+    const remaining = deadline - clock.now();
+    if (remaining <= 0) throw jobTimedOut(job, reader.awaiting, polling);
+    await sleep(Math.min(pollDelay(polling, job.polls), remaining), context.signal, clock);
+    const response = await askAboutJob(job, reader.awaiting, polling, context, () => fetchJobStatus(client, job, context));
     job.polls++;
     job.status = reader.status(response.body) ?? job.status;
     await context.onPoll?.(job);
@@ -92,12 +120,40 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
   }
 }
 
-function jobTimedOut(job: JobState, reader: JobReader<unknown>, polling: Polling): PlatformError {
-  const seen = job.status === undefined ? message('value.noStatusSeen') : message('value.lastStatus', { status: job.status });
-  return new PlatformError(
-    'TIMEOUT',
-    message('error.jobTimedOut', { kind: job.kind, jobId: job.jobId, awaiting: reader.awaiting, seconds: polling.maxWaitMs / 1000, seen }),
-  );
+/**
+ * A request about a job the platform has accepted (its status, its result file). The platform has
+ * done, or is doing, the work (and for bulk, charged for it): a failure that passes (`outageDelay`)
+ * does not end the job. The request is made again after a growing wait, the status showing the job
+ * waiting out the outage, until it succeeds, fails for good, or the job's wait limit runs out
+ * (TIMEOUT, naming the last failure).
+ */
+export async function askAboutJob<T>(job: JobState, awaiting: Message, polling: Polling, context: PollContext, request: () => Promise<T>): Promise<T> {
+  const clock = context.clock ?? SYSTEM_CLOCK;
+  const deadline = job.createdAt + polling.maxWaitMs;
+  for (let failures = 1; ; failures++) {
+    try {
+      return await request();
+    } catch (err) {
+      const delayMs = outageDelay(err, failures, polling);
+      if (delayMs === undefined || context.signal.aborted) throw err;
+      const remaining = deadline - clock.now();
+      if (remaining <= 0) throw jobTimedOut(job, awaiting, polling, err as PlatformError);
+      const wait = Math.min(delayMs, remaining);
+      context.onWait({ kind: 'outage', reason: (err as PlatformError).code, delayMs: wait });
+      await sleep(wait, context.signal, clock);
+    }
+  }
+}
+
+function jobTimedOut(job: JobState, awaiting: Message, polling: Polling, lastFailure?: PlatformError): PlatformError {
+  const seen = lastFailure
+    ? message('value.lastFailure', { failure: lastFailure.text ?? lastFailure.message })
+    : job.status === undefined
+      ? message('value.noStatusSeen')
+      : message('value.lastStatus', { status: job.status });
+  return new PlatformError('TIMEOUT', message('error.jobTimedOut', { kind: job.kind, jobId: job.jobId, awaiting, seconds: polling.maxWaitMs / 1000, seen }), {
+    cause: lastFailure,
+  });
 }
 
 const FAILED_STATUS = /fail|error|cancel|abort|reject|expire/i;

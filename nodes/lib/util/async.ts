@@ -1,14 +1,25 @@
 import { cancelled } from './errors';
 
+/** A source of timers: the system's unless a test moves a clock by hand. */
+export interface Timers {
+  setTimer(callback: () => void, ms: number): unknown;
+  clearTimer(timer: unknown): void;
+}
+
+const SYSTEM_TIMERS: Timers = {
+  setTimer: (callback, ms) => setTimeout(callback, ms),
+  clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
+};
+
 /** Waits, unless the signal ends the wait first. Leaves no timer behind either way. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal, timers: Timers = SYSTEM_TIMERS): Promise<void> {
   if (signal?.aborted) return Promise.reject(cancelled());
   return new Promise((resolve, reject) => {
     const onAbort = () => {
-      clearTimeout(timer);
+      timers.clearTimer(timer);
       reject(cancelled());
     };
-    const timer = setTimeout(() => {
+    const timer = timers.setTimer(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
