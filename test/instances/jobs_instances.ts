@@ -107,27 +107,6 @@ describe('several Node-RED instances: a job outlives the instance that started i
       should(collector.reports).have.length(1);
     });
   });
-  it('a job whose instance is killed (SIGKILL) is finished and delivered once by the other', async function () {
-    const [a, b] = cluster.instances;
-    await withJobs(10, async (client) => {
-      const polls = sandbox.requests('isoline-job').length;
-      const resumedBefore = resumes(b);
-      await startMessage(a, 'shared-1', request);
-      // Polled by the instance that holds the lease: the other leaves it alone.
-      await until(() => sandbox.requests('isoline-job').length >= polls + 3, 'three polls of the job', 30_000);
-      should(resumes(b)).equal(resumedBefore);
-      should(await client.hlen(jobsKey)).equal(1);
-      await a.kill();
-
-      const [report] = await collector.waitFor(1, 60_000);
-      should(report).have.properties({ resumed: true, tag: 'shared-1', polygons: 1, hasReq: false });
-      should(report.error).be.undefined();
-      should(resumes(b)).equal(resumedBefore + 1);
-      should(await client.hlen(jobsKey)).equal(0);
-      should(collector.reports).have.length(1);
-    });
-  });
-
   it('the platform answering 503 and resetting connections for 20 s while isoline jobs and a bulk job run: every accepted job delivers its result once', async function () {
     const [a, b] = cluster.instances;
     // A second node on the same tab, the bulk geocoder, reached through POST /start-bulk.
@@ -173,6 +152,27 @@ describe('several Node-RED instances: a job outlives the instance that started i
       should(sandbox.requests('bulk-upload')).have.length(2);
       should(sandbox.requests('isoline')).have.length(4);
       await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered jobs to leave Redis', 10_000);
+    });
+  });
+
+  it('a job whose instance is killed (SIGKILL) is finished and delivered once by the other', async function () {
+    const [a, b] = cluster.instances;
+    await withJobs(10, async (client) => {
+      const polls = sandbox.requests('isoline-job').length;
+      const resumedBefore = resumes(b);
+      await startMessage(a, 'shared-1', request);
+      // Polled by the instance that holds the lease: the other leaves it alone.
+      await until(() => sandbox.requests('isoline-job').length >= polls + 3, 'three polls of the job', 30_000);
+      should(resumes(b)).equal(resumedBefore);
+      should(await client.hlen(jobsKey)).equal(1);
+      await a.kill();
+
+      const [report] = await collector.waitFor(1, 60_000);
+      should(report).have.properties({ resumed: true, tag: 'shared-1', polygons: 1, hasReq: false });
+      should(report.error).be.undefined();
+      should(resumes(b)).equal(resumedBefore + 1);
+      should(await client.hlen(jobsKey)).equal(0);
+      should(collector.reports).have.length(1);
     });
   });
 });
