@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
 import { NodeStatus } from './lib/node-red/status';
+import { failure, reportFailure } from './lib/node-red/failure';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { causeOf, invalidInput } from './lib/util/errors';
@@ -88,8 +89,7 @@ export = function register(RED: NodeAPI): void {
     try {
       config = readConfig(def, this.credentials ?? {});
     } catch (err) {
-      this.error(translate(message('error.webhook.notListening', { cause: causeOf(err) })));
-      status.show('red', 'ring', message('status.webhook.notConfigured'));
+      reportFailure(this, status, invalidInput(message('error.webhook.notListening', { cause: causeOf(err) })));
       return;
     }
     const app = RED.httpNode;
@@ -169,7 +169,7 @@ export = function register(RED: NodeAPI): void {
       if (body === 'consumed') {
         if (!warnedConsumedBody) {
           warnedConsumedBody = true;
-          this.error(translate(message('error.webhook.bodyConsumed', { path: config.path })));
+          this.error(failure(translate(message('error.webhook.bodyConsumed', { path: config.path }))));
         }
         res.status(500).json({ error: 'body unavailable' });
         return;

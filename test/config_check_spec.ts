@@ -58,14 +58,18 @@ describe('svc-config checked when flows start', function () {
     return refused;
   }
 
+  /** What every CONFIG_INVALID error says to do, after its reason. */
+  const FIX_CONFIG = ' — fix the svc-config node';
+
   async function expectConfigError(family: string, pattern: RegExp): Promise<void> {
     const { node, msg } = FAMILY_NODES[family];
     const { error, msg: failed } = await expectError(node.id as string, msg);
     should(error.code).equal('CONFIG_INVALID');
-    should(error.message).match(pattern);
+    should(error.message).endWith(FIX_CONFIG);
+    should(error.message.slice(0, -FIX_CONFIG.length)).match(pattern);
     should(failed.payload).eql(msg.payload);
     should(ctx.sandbox.log).have.length(0);
-    should(statusesOf(node.id as string).pop()).eql({ fill: 'red', shape: 'ring', text: 'CONFIG_INVALID' });
+    should(statusesOf(node.id as string).pop()).eql({ fill: 'red', shape: 'ring', text: 'CONFIG_INVALID: svc-config unusable' });
   }
 
   it('refuses a base URL without its scheme for every node, at deploy and for each message, sending nothing', async function () {

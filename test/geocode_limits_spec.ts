@@ -28,7 +28,7 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     should(msg.payload).equal('3 Main Street');
     should(geocodeRequests()).equal(2);
     should(callsOf('n1', 'status')).containEql({ fill: 'green', shape: 'dot', text: 'found (2/2)' });
-    should(callsOf('n1', 'status').at(-1)).eql({ fill: 'red', shape: 'ring', text: 'QUOTA_EXCEEDED 2/2' });
+    should(callsOf('n1', 'status').at(-1)).eql({ fill: 'red', shape: 'ring', text: 'QUOTA_EXCEEDED 2/2: daily limit reached' });
     // Counted in the user directory, where a restarted Node-RED finds the count.
     const stored = () => (fs.existsSync(path.join(testUserDir(), QUOTA_FILE)) ? fs.readFileSync(path.join(testUserDir(), QUOTA_FILE), 'utf8') : '');
     await waitUntil(() => /"value":"2"/.test(stored()), 'the count of 2 in the counter file');

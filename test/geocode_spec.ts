@@ -311,7 +311,7 @@ describe('svc-geocode', function () {
         { fill: 'blue', shape: 'dot', text: 'requesting' },
         { fill: 'green', shape: 'dot', text: 'no match' },
         { fill: 'blue', shape: 'dot', text: 'requesting' },
-        { fill: 'red', shape: 'ring', text: 'UNAUTHORIZED (401)' },
+        { fill: 'red', shape: 'ring', text: 'UNAUTHORIZED (401): credentials refused' },
       ]);
     });
 

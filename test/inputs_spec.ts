@@ -33,18 +33,22 @@ const NODES: Array<{ type: string; input: string; extra?: Json }> = [
   { type: 'svc-topic', input: 'operation' },
 ];
 
+/** What every INVALID_INPUT error says to do, after its reason. */
+const FIX_INPUT = " — fix the message or the node's settings";
+
 describe('reading TypedInputs', function () {
   const ctx = useSandbox();
   const geocode = (extra: Json) => loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode', ...extra }] });
 
-  /** The error of one message: INVALID_INPUT, the message kept, nothing sent to the platform. */
+  /** The reason an error of one message gives: INVALID_INPUT saying what to fix, the message kept, nothing sent to the platform. */
   async function refused(msg: Json = { payload: 'kept' }): Promise<string> {
     const { error, msg: failed } = await expectError('n1', msg);
     should(error.code).equal('INVALID_INPUT');
     should(error.message).not.match(/\[object Object\]/);
+    should(error.message).endWith(FIX_INPUT);
     should(failed.payload).eql(msg.payload);
     should(ctx.sandbox.log).have.length(0);
-    return error.message;
+    return error.message.slice(0, -FIX_INPUT.length);
   }
 
   it('names the input and the path when a msg path cannot be read', async function () {

@@ -71,8 +71,8 @@ describe('runtime texts in the runtime language', function () {
     useRuntimeCatalog(svcConfigRED);
     const { error } = await expectError('n1', { payload: '   ' });
     should(error.code).equal('INVALID_INPUT');
-    should(error.message).equal('address が空です');
-    should(statusTexts('n1')).eql(['リクエスト中', 'INVALID_INPUT']);
+    should(error.message).equal('address が空です。メッセージかノードの設定を直してください');
+    should(statusTexts('n1')).eql(['リクエスト中', 'INVALID_INPUT: 入力が不正']);
   });
 
   it('names an element of a list in Japanese: the waypoint of a route', async function () {
@@ -85,7 +85,7 @@ describe('runtime texts in the runtime language', function () {
     ];
     const { error } = await expectError('n1', { payload: { waypoints } });
     should(error.code).equal('INVALID_INPUT');
-    should(error.message).equal('経由地 3: 緯度 91 が範囲外です');
+    should(error.message).equal('経由地 3: 緯度 91 が範囲外です。メッセージかノードの設定を直してください');
   });
 
   it('reports a CSV that cannot be read in Japanese', async function () {
@@ -93,7 +93,7 @@ describe('runtime texts in the runtime language', function () {
     useRuntimeCatalog(svcConfigRED);
     const { error } = await expectError('n1', { payload: 'address\n"unterminated\n' });
     should(error.code).equal('INVALID_INPUT');
-    should(error.message).equal('CSV入力を読み取れません: CSVの末尾で、引用符で囲んだフィールドが閉じていません');
+    should(error.message).equal('CSV入力を読み取れません: CSVの末尾で、引用符で囲んだフィールドが閉じていません。メッセージかノードの設定を直してください');
   });
 
   it('names the size limit an answer went past in Japanese, down to its unit', async function () {
@@ -103,7 +103,9 @@ describe('runtime texts in the runtime language', function () {
     ctx.sandbox.setFault('geocode', { hugeBodyBytes: 64 * 1024 });
     const { error } = await expectError('n1', { payload: '1 Main Street' });
     should(error.code).equal('BAD_RESPONSE');
-    should(error.message).equal('応答が 524 バイト を超えています (svc-configノードの「最大応答サイズ」): 読み込みません');
+    should(error.message).equal(
+      '応答が 524 バイト を超えています (svc-configノードの「最大応答サイズ」): 読み込みません。応答が使えませんでした。しばらくしてからもう一度試してください',
+    );
   });
 
   it('warns in Japanese when the shared state on Redis is unavailable', async function () {

@@ -334,10 +334,13 @@ describe('svc-webhook-in', function () {
       should(statusText()).equal('1 accepted, 1 rejected (header mismatch), unsigned');
     });
 
-    it('does not listen when the signature mode has no secret', async function () {
+    it('does not listen when the signature mode has no secret, and says so in the shape every node reports errors in', async function () {
       await load([webhookNode()], {});
-      should(callsOf('wh', 'error').some((e) => /no secret is set/.test(e))).be.true();
-      should(statusText()).equal('not configured');
+      const [reported] = (helper.getNode('wh').error as unknown as { getCalls(): Array<{ args: unknown[] }> }).getCalls().map((call) => call.args[0]);
+      should(reported).match({ code: 'INVALID_INPUT' });
+      should(Object.hasOwn(reported as object, 'stack')).be.false();
+      should(String(reported)).match(/^not listening: no secret is set: .* — fix the message or the node's settings$/);
+      should(statusText()).equal('INVALID_INPUT: bad input');
       should(routesFor(PATH)).equal(0);
       should((await post(PATH, '{}')).status).equal(404);
     });

@@ -3,7 +3,7 @@ import { PlatformError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
 import type { JsonObject } from '../platform/job-store';
 import { NodeStatus } from './status';
-import { localize } from './i18n';
+import { failure } from './failure';
 import type { Message } from '../util/messages';
 import { ResumableJobs, StoredJobsOptions } from './resumable';
 import { MapBuilder, MapOutputDef, mapLayerOf, mapMessage } from './map-output';
@@ -106,8 +106,10 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         const failed = msg as OutputMessage;
         if (err instanceof PlatformError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
         else delete failed.statusCode;
-        if (!controller.signal.aborted) status.error(err);
-        done(err instanceof Error ? localize(err) : new Error(describeCause(err)));
+        const reported = failure(err);
+        if (!controller.signal.aborted) status.error(reported);
+        // Node-RED's types want an Error; it reads only what a Failure has (see failure.ts).
+        done(reported as unknown as Error);
       })
       .finally(() => {
         inFlight.delete(controller);

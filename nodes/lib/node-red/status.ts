@@ -1,5 +1,5 @@
 import type { Node } from './inputs';
-import { PlatformError } from '../util/errors';
+import type { Failure } from './failure';
 import { Message, message } from '../util/messages';
 import { translate } from './i18n';
 
@@ -49,13 +49,15 @@ export class NodeStatus {
     this.show('yellow', 'dot', text);
   }
 
-  error(err: unknown): void {
-    let text = 'error';
-    if (err instanceof PlatformError) {
-      text = err.statusCode ? `${err.code} (${err.statusCode})` : err.code;
-      if (err.statusDetail) text += ` ${err.statusDetail}`;
+  /** The code (with the HTTP status or a figure such as `2/2`) and a short reason: `UNAUTHORIZED (401): credentials refused`. */
+  error(failed: Failure): void {
+    if (failed.code === undefined) {
+      this.show('red', 'ring', message('status.failed'));
+      return;
     }
-    this.show('red', 'ring', text);
+    let code = failed.statusCode ? `${failed.code} (${failed.statusCode})` : failed.code;
+    if (failed.statusDetail) code += ` ${failed.statusDetail}`;
+    this.show('red', 'ring', message('status.error', { code, reason: message(`status.reason.${failed.code}`) }));
   }
 
   clear(): void {

@@ -63,6 +63,11 @@ export class PlatformError extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.statusDetail = options.statusDetail;
   }
+
+  /** The text alone: Node-RED puts an error's toString() in msg.error.message, where a class name helps no one. */
+  override toString(): string {
+    return this.message;
+  }
 }
 
 export function invalidInput(text: string | Message): PlatformError {
