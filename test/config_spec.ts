@@ -452,7 +452,7 @@ describe('svc-config', function () {
         .map((call) => inspect(call.args, { depth: 6 }))
         .join('\n');
       const messages = JSON.stringify([outputs, failure.msg, failure.error.message, malformed.msg, malformed.error.message]);
-      should(logLines).match(/the service answered 401/);
+      should(logLines).match(/API key refused \(401\)/);
       should(statuses).match(/UNAUTHORIZED \(401\)/);
       for (const [where, text] of Object.entries({ flowJson, statuses, logLines, messages })) {
         for (const secret of SECRETS) should(text.includes(secret)).equal(false, `${secret} in ${where}`);

@@ -38,13 +38,13 @@ describe('errors a person reads at a glance', function () {
     return caught;
   }
 
-  it('a refused key: one line saying what to fix, code and statusCode for the Catch node, no class name, no stack', async function () {
+  it('a refused key: one line naming the field to fix, code and statusCode for the Catch node, no class name, no stack', async function () {
     ctx.sandbox.setFault('geocode', { status: 401 });
     const msg = await caughtError({ payload: '12 Main Street' });
     const error = msg.error as Json;
     should(error.code).equal('UNAUTHORIZED');
     should(msg.statusCode).equal(401);
-    should(error.message).match(/^the service answered 401.* — check the credentials in the svc-config node$/);
+    should(error.message).equal("svc-config 'sandbox': API key refused (401): check the API key and Project id fields");
     should(error.message).not.match(/PlatformError|Error:|\n/);
     should(error).not.have.property('stack');
     should(error.source).match({ id: 'n1', type: 'svc-geocode' });

@@ -17,12 +17,13 @@ import type { NodeStatus } from './status';
  */
 export class Failure extends String {
   readonly message: string;
-  readonly code?: ErrorCode;
-  readonly statusCode?: number;
+  // Declared, not defined: a member that is not set stays absent, so Node-RED copies no `cause: undefined`.
+  declare readonly code?: ErrorCode;
+  declare readonly statusCode?: number;
   /** A short figure for the status, such as `2/2` for a used-up daily limit. */
-  readonly statusDetail?: string;
+  declare readonly statusDetail?: string;
   /** Data the service answered with (an envelope), never an Error: that one's own stack would follow it into msg.error. */
-  readonly cause?: unknown;
+  declare readonly cause?: unknown;
 
   constructor(text: string, err?: PlatformError) {
     super(text);
@@ -43,8 +44,8 @@ export function failure(err: unknown): Failure {
   if (err instanceof Failure) return err;
   if (!(err instanceof PlatformError)) return new Failure(oneLine(describeCause(err)));
   const reason = oneLine(err.text ? translate(err.text) : err.message);
-  // What to do is said after the reason; a cancelled message needs nothing done.
-  if (err.code === 'CANCELLED') return new Failure(reason, err);
+  // What to do is said after the reason, unless the reason says it; a cancelled message needs nothing done.
+  if (err.code === 'CANCELLED' || err.saysWhatToDo) return new Failure(reason, err);
   return new Failure(translate(message('error.report', { reason, hint: message(`error.hint.${err.code}`) })), err);
 }
 

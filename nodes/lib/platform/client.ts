@@ -201,6 +201,7 @@ export class PlatformClient {
           if (error.code === 'UNAUTHORIZED' || error.code === 'FORBIDDEN') {
             throw new PlatformError(error.code, message('error.tokenRefused', { config: this.configName(), statusCode: String(error.statusCode) }), {
               statusCode: error.statusCode,
+              saysWhatToDo: true,
               body: error.bodyExcerpt,
             });
           }
@@ -227,6 +228,7 @@ export class PlatformClient {
     if (error.code !== 'UNAUTHORIZED' || !credential) return error;
     return new PlatformError(error.code, message(`error.refused.${credential}`, { config: this.configName(), statusCode: String(error.statusCode) }), {
       statusCode: error.statusCode,
+      saysWhatToDo: true,
       body: error.bodyExcerpt,
       cause: error,
     });

@@ -37,6 +37,8 @@ export interface PlatformErrorOptions {
   retryAfterMs?: number;
   /** A short figure for the node status, safe to show (e.g. `50000/50000` for a used-up quota). */
   statusDetail?: string;
+  /** The text already says what to do (which field of which node): the code's general advice is not added when it is reported. */
+  saysWhatToDo?: boolean;
 }
 
 /** Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`. */
@@ -50,6 +52,7 @@ export class PlatformError extends Error {
   /** What `message` says, as a catalog key and parameters: the Node-RED glue translates it. */
   readonly text?: Message;
   readonly statusDetail?: string;
+  readonly saysWhatToDo: boolean;
 
   /** `text` is a catalog message (see util/messages), or plain English for texts that are not translated. */
   constructor(code: ErrorCode, text: string | Message, options: PlatformErrorOptions = {}) {
@@ -62,6 +65,7 @@ export class PlatformError extends Error {
     this.notSent = options.notSent ?? false;
     this.retryAfterMs = options.retryAfterMs;
     this.statusDetail = options.statusDetail;
+    this.saysWhatToDo = options.saysWhatToDo ?? false;
   }
 
   /** The text alone: Node-RED puts an error's toString() in msg.error.message, where a class name helps no one. */
