@@ -161,6 +161,27 @@ describe(`svc-webhook-in in a real ${webhookRuntime().title}`, function () {
       should((await postSigned(rig.nodeRed, '/replays-b', body, SECRET, t)).status).equal(401);
     });
 
+    it('one window rule at its edge: a replay hammered across t + tolerance is refused as a replay, then as stale, never accepted', async function () {
+      should(await rig.deploy(flow(rig, [{ id: 'edge', url: '/edge', tolerance: 1 }]))).be.within(200, 299);
+      const t = String(Date.now());
+      const body = '{"edge":true}';
+      should((await postSigned(rig.nodeRed, '/edge', body, SECRET, t)).status).equal(200);
+      // One request after another from 80 ms before the window's last millisecond to 80 ms after it.
+      // (The old code's gap was that one millisecond: the exact edge is shown on a fixed clock in signature_spec.)
+      await new Promise((resolve) => setTimeout(resolve, Number(t) + 1000 - 80 - Date.now()));
+      const kinds: string[] = [];
+      while (Date.now() <= Number(t) + 1000 + 80) {
+        const { text } = await postSigned(rig.nodeRed, '/edge', body, SECRET, t);
+        kinds.push(text === '' ? 'accepted' : (JSON.parse(text) as { error: string }).error);
+      }
+      should(kinds).not.containEql('accepted');
+      const firstStale = kinds.indexOf('stale timestamp');
+      should(firstStale).be.above(0);
+      should(kinds.slice(0, firstStale).every((kind) => kind === 'replay')).be.true();
+      should(kinds.slice(firstStale).every((kind) => kind === 'stale timestamp')).be.true();
+      should(rig.messagesOf('edge')).have.length(1);
+    });
+
     it('logs failed requests from anyone at most once a minute per node, with their count', async function () {
       should(await rig.deploy(flow(rig, [{ id: 'noise', url: '/noise' }]))).be.within(200, 299);
       const logFrom = rig.nodeRed.log.length;
