@@ -361,6 +361,27 @@ describe('svc-config', function () {
       should(attacker.seen.map((r) => r.method)).eql(['CONNECT']);
     });
 
+    it('answers 500 with its own words, and audits, when the client cannot even be made (a proxy node with no usable URL)', async function () {
+      await helper.load(
+        [nodeModule('svc-config'), require(proxyModule)],
+        [configNode(ctx.sandbox), { id: 'bad', type: 'http proxy', name: '', url: 'not a url', noproxy: [] }],
+        sandboxCredentials(),
+      );
+      const res = await helper
+        .request()
+        .post('/svc-config/test')
+        .send(dialog(ALL_SET, { proxy: 'bad' }))
+        .expect(500);
+      should(res.body).eql({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: 'the test could not start: check the proxy and TLS settings' });
+      const audits = helper
+        .log()
+        .getCalls()
+        .map((call) => call.args[0] as Json)
+        .filter((entry) => entry.event === 'svc-config.test');
+      should(audits).containDeep([{ id: CONFIG_ID, result: 'error' }]);
+      should(ctx.sandbox.log).have.length(0);
+    });
+
     it('reads at most a small answer and waits a short time, whatever the request says', async function () {
       this.timeout(30_000);
       await loadConfigOnly(configNode(ctx.sandbox));

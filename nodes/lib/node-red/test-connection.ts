@@ -83,38 +83,60 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
       res.status(415).json({ ok: false, code: 'UNSUPPORTED_MEDIA_TYPE', statusCode: 415, message: translate(message('test.jsonOnly')) });
       return;
     }
-    const node = runningNode(RED, idOf(req.body) ?? '');
-    // Without a running node Node-RED's getSetting reads the process environment.
-    const request = readRequest(req.body, (name) => RED.util.getSetting(node as Node, name));
-    const deployed = node?.connection;
-    const sameRoute = !!deployed && ROUTE.every((setting) => request.settings[setting] === deployed.settings[setting]);
-    const { plan, credentials } = planChecks(request, deployed);
-    const client = new PlatformClient({
-      baseUrl: request.settings.baseUrl,
-      authUrl: request.settings.authUrl,
-      sandboxUrl: '',
-      audience: request.settings.audience,
-      projectId: request.settings.projectId,
-      credentials,
-      ...TEST_LIMITS,
-      ratePerMinute: 0,
-      maxConcurrency: 0,
-      maxQueue: CREDENTIALS.length,
-      maxRetries: 0,
-      tokenLifetimeSec: 3600,
-      // With a stored secret the request goes the deployed node's way; ids the request names are used only without one.
-      tls: sameRoute ? deployed.tls : resolvers.tls(request.settings.tls),
-      proxy: sameRoute ? deployed.proxy : resolvers.proxy(request.settings.proxy),
-    });
+    let test: PreparedTest;
+    try {
+      test = prepareTest(RED, req.body, resolvers);
+    } catch (err) {
+      // Nothing was sent (a proxy or TLS node that cannot be used, say): answered and audited all the same.
+      audit({ id: idOf(req.body), result: 'error' }, req);
+      res.status(500).json({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: translate(message('test.failed.setup')) });
+      RED.log.warn(String(err));
+      return;
+    }
+    const { id, client, plan } = test;
     checkCredentials(client, plan)
       .then((results) => {
         const reply = replyFor(results);
-        audit({ id: request.id, result: reply.ok ? 'ok' : 'failed', checks: Object.fromEntries(results.map((r) => [r.credential, auditText(r)])) }, req);
+        audit({ id, result: reply.ok ? 'ok' : 'failed', checks: Object.fromEntries(results.map((r) => [r.credential, auditText(r)])) }, req);
         res.json(reply);
       })
       .finally(() => client.close())
       .catch((err: unknown) => RED.log.warn(String(err)));
   };
+}
+
+interface PreparedTest {
+  id: string;
+  client: PlatformClient;
+  plan: Plan;
+}
+
+/** The client a test runs with, and what it checks: the dialog's values, and stored secrets as `planChecks` allows. */
+function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers): PreparedTest {
+  const node = runningNode(RED, idOf(body) ?? '');
+  // Without a running node Node-RED's getSetting reads the process environment.
+  const request = readRequest(body, (name) => RED.util.getSetting(node as Node, name));
+  const deployed = node?.connection;
+  const sameRoute = !!deployed && ROUTE.every((setting) => request.settings[setting] === deployed.settings[setting]);
+  const { plan, credentials } = planChecks(request, deployed);
+  const client = new PlatformClient({
+    baseUrl: request.settings.baseUrl,
+    authUrl: request.settings.authUrl,
+    sandboxUrl: '',
+    audience: request.settings.audience,
+    projectId: request.settings.projectId,
+    credentials,
+    ...TEST_LIMITS,
+    ratePerMinute: 0,
+    maxConcurrency: 0,
+    maxQueue: CREDENTIALS.length,
+    maxRetries: 0,
+    tokenLifetimeSec: 3600,
+    // With a stored secret the request goes the deployed node's way; ids the request names are used only without one.
+    tls: sameRoute ? deployed.tls : resolvers.tls(request.settings.tls),
+    proxy: sameRoute ? deployed.proxy : resolvers.proxy(request.settings.proxy),
+  });
+  return { id: request.id, client, plan };
 }
 
 function idOf(body: unknown): string | undefined {
