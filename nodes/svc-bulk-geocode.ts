@@ -13,7 +13,7 @@ import { BulkRun, FinishedBatch } from './lib/platform/bulk-run';
 import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 import { readChoice } from './lib/util/values';
 import { causeOf, invalidInput } from './lib/util/errors';
-import { message } from './lib/util/messages';
+import { Message, message } from './lib/util/messages';
 import { translate } from './lib/node-red/i18n';
 
 interface BulkGeocodeDef extends NodeDef {
@@ -96,6 +96,7 @@ const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, 
 export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
+    const warn = (text: Message) => this.warn(translate(text));
     const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const batchSize = countSetting(def.batchSize, DEFAULTS.batchSize);
@@ -133,7 +134,7 @@ export = function register(RED: NodeAPI): void {
             ...(run.file.outputFile === undefined ? { mode: 'parts' } : { mode: 'file', outputFile: run.file.outputFile }),
           }
         : outputOptions;
-      const output = await BulkOutput.open(out, options, context, run?.file?.output).catch((err: unknown) => {
+      const output = await BulkOutput.open(out, options, context, warn, run?.file?.output).catch((err: unknown) => {
         source.stream?.destroy();
         throw err;
       });
@@ -207,7 +208,7 @@ export = function register(RED: NodeAPI): void {
         if (run) await context.track(storedRun(run));
         return geocode(platform, msg, source, context, run).catch((err: unknown) => {
           // A stream cannot be read again: a run from one that a stop or restart cuts off is lost.
-          if (!run && source.stream && context.signal.aborted) this.warn(translate(message('warn.bulk.streamNotResumable')));
+          if (!run && source.stream && context.signal.aborted) warn(message('warn.bulk.streamNotResumable'));
           throw err;
         });
       },

@@ -2,9 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
-import { Json, expectOutput, loadWithSandbox, useSandbox } from './support/harness';
-import { resetBulk } from './sandbox/endpoints/bulk';
+import { Json, expectOutput, helper, loadWithSandbox, sendAndCollect, useSandbox } from './support/harness';
+import { bulkControls, resetBulk } from './sandbox/endpoints/bulk';
+import { geocode } from './sandbox/endpoints/geocode';
 import { readCsv } from './sandbox/csv';
+import type { BulkRow } from '../nodes/lib/geo/result-rows';
+import type { BulkSummary } from '../nodes/lib/node-red/bulk-output';
+import type { JobReport } from '../nodes/lib/platform/bulk-run';
 
 /**
  * Issue 20, points 3 and 4: bulk rows are never silently wrong, and a CSV output file is safe to open
@@ -24,6 +28,107 @@ describe('svc-bulk-geocode rows', function () {
 
   const load = (extra: Json = {}) =>
     loadWithSandbox(ctx.sandbox, { types: ['svc-bulk-geocode'], nodes: [{ id: 'n1', type: 'svc-bulk-geocode', ...FAST, ...extra }] });
+
+  /** Where the sandbox geocoder puts an address. */
+  const locationOf = (address: string) => {
+    const [lon, lat] = (geocode(address)?.geometry as { coordinates: [number, number] }).coordinates;
+    return { lat, lon };
+  };
+  const addressesOf = (count: number) => Array.from({ length: count }, (_v, i) => `${i + 1} Main Street`);
+  const warnings = () => (helper.getNode('n1').warn as { getCalls(): Array<{ args: unknown[] }> }).getCalls().map((call) => String(call.args[0]));
+
+  describe('pairing result rows with addresses (a hostile or broken platform)', function () {
+    for (const resultFormat of ['csv', 'json'] as const) {
+      it(`${resultFormat}: rows reordered and every echo rewritten: every row flagged ROW_MISMATCH, none with another address's location`, async function () {
+        await load({ batchSize: 10 });
+        Object.assign(bulkControls(ctx.sandbox), { resultFormat, resultOrder: 'reversed', rewrittenEchoes: 10 });
+        const addresses = addressesOf(20);
+        const msg = await expectOutput('n1', { payload: addresses });
+        const rows = msg.payload as BulkRow[];
+        should(rows.map((row) => row.input)).eql(addresses);
+        for (const row of rows) {
+          should(row.location).be.undefined();
+          should(row.result).be.undefined();
+          should(row.code).equal('ROW_MISMATCH');
+          should(row.error).match(
+            /^no row of the result file echoes this address; the row in its place echoes ".* Main Street \(rewritten\)" \(ROW_MISMATCH\)$/,
+          );
+        }
+        // Row 0's place holds the reversed file's first row: the batch's last address, rewritten.
+        should(rows[0].error).containEql('"10 Main Street (rewritten)"');
+        should((msg.jobs as JobReport[]).map((job) => [job.unmatchedInputs, job.unmatchedResults])).eql([
+          [10, 10],
+          [10, 10],
+        ]);
+        const warned = warnings().filter((text) => text.includes('disagree with the addresses sent'));
+        should(warned).have.length(2);
+        should(warned[0]).match(
+          /: 10 of 10 addresses have no row that echoes them .* and 10 rows echo an address that was not sent \(such as "10 Main Street \(rewritten\)", /,
+        );
+      });
+    }
+
+    it('some echoes rewritten, rows reordered: the others are paired by their echo, the rewritten ones flagged', async function () {
+      await load();
+      Object.assign(bulkControls(ctx.sandbox), { resultOrder: 'reversed', rewrittenEchoes: 3 });
+      const addresses = addressesOf(10);
+      const rows = (await expectOutput('n1', { payload: addresses })).payload as BulkRow[];
+      // The reversed file's first three rows are those of the last three addresses.
+      should(rows.filter((row) => row.code === 'ROW_MISMATCH').map((row) => row.index)).eql([7, 8, 9]);
+      for (const row of rows.slice(0, 7)) {
+        should(row.location).eql(locationOf(row.input as string));
+        should((row.result as Json).address).equal(row.input);
+      }
+      should(warnings().filter((text) => text.includes('3 of 10 addresses'))).have.length(1);
+    });
+
+    it('rows missing from the file: those addresses are flagged, the others paired, the job does not fail', async function () {
+      await load();
+      Object.assign(bulkControls(ctx.sandbox), { resultOrder: 'reversed', droppedRows: 2 });
+      const addresses = addressesOf(6);
+      const msg = await expectOutput('n1', { payload: addresses });
+      const rows = msg.payload as BulkRow[];
+      should(rows.filter((row) => row.code === 'ROW_MISMATCH').map((row) => [row.index, row.error])).eql([
+        [0, "no row of the result file echoes this address: not paired with another address's row (ROW_MISMATCH)"],
+        [1, "no row of the result file echoes this address: not paired with another address's row (ROW_MISMATCH)"],
+      ]);
+      for (const row of rows.slice(2)) should(row.location).eql(locationOf(row.input as string));
+      should((msg.jobs as JobReport[])[0]).have.properties({ unmatchedInputs: 2, unmatchedResults: 0 });
+    });
+
+    it('counts the flagged rows and the stray result rows in the summary (a message per job, and a file)', async function () {
+      for (const output of [{ output: 'parts' }, { output: 'file', outputFile: path.join(dir, 'out.csv') }]) {
+        resetBulk(ctx.sandbox);
+        await load({ batchSize: 4, ...output });
+        Object.assign(bulkControls(ctx.sandbox), { rewrittenEchoes: 1 });
+        const { outputs, error } = await sendAndCollect('n1', { payload: addressesOf(8) });
+        should(error).be.undefined();
+        const summary = outputs[outputs.length - 1].payload as BulkSummary;
+        should(summary).have.properties({ rows: 8, located: 6, failed: 2, jobs: 2, failedJobs: 0, unmatchedInputs: 2, unmatchedResults: 2 });
+        await helper.unload();
+      }
+    });
+
+    it('agreeing echoes: no flag, no warning, and the summary counts none', async function () {
+      await load({ output: 'parts', batchSize: 3 });
+      bulkControls(ctx.sandbox).resultOrder = 'reversed';
+      const { outputs } = await sendAndCollect('n1', { payload: addressesOf(5) });
+      const rows = outputs.filter((m) => m.parts !== undefined).flatMap((m) => m.payload as BulkRow[]);
+      should(rows.filter((row) => row.code !== undefined)).be.empty();
+      should(outputs[outputs.length - 1].payload).have.properties({ unmatchedInputs: 0, unmatchedResults: 0 });
+      should((outputs[outputs.length - 1].jobs as Json[]).filter((job) => 'unmatchedInputs' in job)).be.empty();
+      should(warnings()).be.empty();
+    });
+
+    it('a file whose rows echo nothing is paired by position (it gives nothing to check with)', async function () {
+      await load();
+      Object.assign(bulkControls(ctx.sandbox), { echoAddress: false });
+      const addresses = addressesOf(4);
+      const rows = (await expectOutput('n1', { payload: addresses })).payload as BulkRow[];
+      for (const row of rows) should(row.location).eql(locationOf(row.input as string));
+      should(rows.filter((row) => row.code !== undefined)).be.empty();
+    });
+  });
 
   describe('a CSV output file (OWASP CSV injection)', function () {
     /** Cells a spreadsheet would evaluate, as the issue lists them, and cells it would not. */

@@ -49,7 +49,7 @@ describe('svc-bulk-geocode streaming', function () {
       should(rows.filter((row) => row.error !== undefined).map((row) => row.index)).eql([2, 7]);
       const summary = outputs[3];
       should(summary.parts).be.undefined();
-      should(summary.payload).eql({ rows: 8, located: 6, failed: 2, jobs: 3, failedJobs: 0 });
+      should(summary.payload).eql({ rows: 8, located: 6, failed: 2, jobs: 3, failedJobs: 0, unmatchedInputs: 0, unmatchedResults: 0 });
       should((summary.jobs as JobReport[]).map((job) => job.batch)).eql([0, 1, 2]);
     });
 
@@ -114,7 +114,7 @@ describe('svc-bulk-geocode streaming', function () {
       should(error).be.undefined();
       should(outputs).have.length(1);
       const summary = outputs[0].payload as BulkSummary;
-      should(summary).eql({ rows: 7, located: 6, failed: 1, jobs: 3, failedJobs: 0, file: output });
+      should(summary).eql({ rows: 7, located: 6, failed: 1, jobs: 3, failedJobs: 0, unmatchedInputs: 0, unmatchedResults: 0, file: output });
       const [header, ...records] = readCsv(fs.readFileSync(output, 'utf8'));
       should(header).eql(['index', 'id', 'address', 'latitude', 'longitude', 'error', 'result']);
       should(records.map((r) => r[0])).eql(['0', '1', '2', '3', '4', '5', '6']);

@@ -12,7 +12,18 @@ export interface BulkRow {
   result: unknown;
   location: LatLon | undefined;
   error: string | undefined;
+  /** `ROW_MISMATCH` when the result file echoes addresses and none of its rows echoes this one; absent otherwise. */
+  code?: typeof ROW_MISMATCH;
 }
+
+/**
+ * The code of a row that the result file, whose rows echo their addresses, has no row for: it gets
+ * no record rather than another address's (see the bulk protocol's pairing).
+ */
+export const ROW_MISMATCH = 'ROW_MISMATCH';
+
+/** An echo as a row's error quotes it: the start of it only, whatever the file holds. */
+const ECHO_QUOTED_CHARS = 100;
 
 /** A row as read, before the Node-RED glue translates its error: the service's own text, or ours as a catalog message. */
 export interface RowOutcome extends Omit<BulkRow, 'error'> {
@@ -35,6 +46,15 @@ export function bulkRow(row: InputRow, record: unknown): RowOutcome {
 /** The output of a row that was not sent, with the reason. */
 export function unsentRow(row: InputRow, reason: Message): RowOutcome {
   return { index: row.index, input: row.input, result: undefined, location: undefined, error: reason };
+}
+
+/** The output of a row whose address no row of the result file echoes; `echoInPlace`: what the row at its position echoes instead. */
+export function unmatchedRow(row: InputRow, echoInPlace: string | undefined): RowOutcome {
+  const error =
+    echoInPlace === undefined
+      ? message('error.bulk.rowUnmatched')
+      : message('error.bulk.rowUnmatchedInPlace', { echo: echoInPlace.slice(0, ECHO_QUOTED_CHARS) });
+  return { index: row.index, input: row.input, result: undefined, location: undefined, error, code: ROW_MISMATCH };
 }
 
 /** A location from latitude and longitude members (CSV columns or JSON), a couple of levels deep. */

@@ -1,12 +1,12 @@
 import type { OutputMessage } from './inputs';
 import type { HandlerResult, InputContext } from './runner';
 import { RowFile, RowFileState } from '../format/row-file';
-import { BulkRow, RowOutcome, bulkRow, unsentRow } from '../geo/result-rows';
+import { BulkRow, ROW_MISMATCH, RowOutcome, bulkRow, unmatchedRow, unsentRow } from '../geo/result-rows';
 import { bulkShapes } from '../geo/worldmap-places';
 import type { FinishedBatch, RunSummary } from '../platform/bulk-run';
 import { PlatformError, causeOf } from '../util/errors';
 import { isRecord } from '../util/values';
-import { message } from '../util/messages';
+import { Message, message } from '../util/messages';
 import { translate } from './i18n';
 
 /**
@@ -35,10 +35,16 @@ export interface BulkSummary {
   failed: number;
   jobs: number;
   failedJobs: number;
+  /** Rows whose address no row of the result file echoes (`ROW_MISMATCH`, counted in `failed` too). */
+  unmatchedInputs: number;
+  /** Result rows whose echoed address matches no address sent. */
+  unmatchedResults: number;
   file?: string;
 }
 
 type BulkCounts = Omit<BulkSummary, 'file'>;
+
+const NO_COUNTS: BulkCounts = { rows: 0, located: 0, failed: 0, jobs: 0, failedJobs: 0, unmatchedInputs: 0, unmatchedResults: 0 };
 
 /** Where a run's output stands after a delivered batch: what a run resumed after a restart goes on from. */
 export interface BulkOutputState {
@@ -53,22 +59,30 @@ export class BulkOutput {
   private readonly rows: BulkRow[] = [];
   private readonly files: Buffer[] = [];
   private partsId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
-  private counts: BulkCounts = { rows: 0, located: 0, failed: 0, jobs: 0, failedJobs: 0 };
+  private counts: BulkCounts = { ...NO_COUNTS };
   private file: RowFile | undefined;
 
   private constructor(
     private readonly msg: OutputMessage,
     private readonly options: BulkOutputOptions,
     private readonly context: InputContext,
+    private readonly warn: (text: Message) => void,
   ) {}
 
   /**
    * The output for one input message; `file` mode opens its file first, so a bad path fails before
    * any request. `resumeFrom` goes on from a state of an earlier run (see `commit`).
    */
-  static async open(msg: OutputMessage, options: BulkOutputOptions, context: InputContext, resumeFrom?: BulkOutputState): Promise<BulkOutput> {
-    const output = new BulkOutput(msg, options, context);
-    if (resumeFrom) output.counts = { ...resumeFrom.counts };
+  static async open(
+    msg: OutputMessage,
+    options: BulkOutputOptions,
+    context: InputContext,
+    warn: (text: Message) => void,
+    resumeFrom?: BulkOutputState,
+  ): Promise<BulkOutput> {
+    const output = new BulkOutput(msg, options, context, warn);
+    // A run stored by an earlier version has no mismatch counts.
+    if (resumeFrom) output.counts = { ...NO_COUNTS, ...resumeFrom.counts };
     if (resumeFrom?.partsId) output.partsId = resumeFrom.partsId;
     if (options.mode === 'file') output.file = await RowFile.open(options.outputFile, resumeFrom?.file, options.rawCsv ? 'raw' : 'text');
     return output;
@@ -85,6 +99,7 @@ export class BulkOutput {
   async deliver(batch: FinishedBatch): Promise<void> {
     const rows = outputRows(batch);
     this.count(batch, rows);
+    this.warnMismatch(batch);
     if (this.options.mode === 'message') {
       for (const row of rows) this.rows.push(row);
       if (this.options.rawFiles && batch.file) this.files.push(batch.file);
@@ -127,6 +142,23 @@ export class BulkOutput {
     }
     if (batch.job) this.counts.jobs++;
     if (batch.error) this.counts.failedJobs++;
+    this.counts.unmatchedInputs += rows.filter((row) => row.code === ROW_MISMATCH).length;
+    this.counts.unmatchedResults += batch.pairing?.strayRecords ?? 0;
+  }
+
+  /** Once per job whose result file's echoes disagree with the addresses sent. */
+  private warnMismatch(batch: FinishedBatch): void {
+    const { job, pairing } = batch;
+    if (!job || !pairing || (pairing.unmatched.length === 0 && pairing.strayRecords === 0)) return;
+    this.warn(
+      message('warn.bulk.rowMismatch', {
+        jobId: job.jobId,
+        unmatched: pairing.unmatched.length,
+        addresses: job.rows,
+        stray: pairing.strayRecords,
+        echoes: pairing.strayEchoes.map((echo) => JSON.stringify(echo.slice(0, 100))).join(', ') || '-',
+      }),
+    );
   }
 
   /** One job's message: the input message's other members, its rows, its job, and its place among the parts. */
@@ -146,6 +178,8 @@ function outputRows(batch: FinishedBatch): BulkRow[] {
     .map((row, i): RowOutcome => {
       if (row.address === '') return unsentRow(row, message('error.bulk.rowNotSent'));
       if (batch.error) return unsentRow(row, message('error.bulk.rowJobFailed', { cause: causeOf(batch.error) }));
+      const unmatched = batch.unmatched[i];
+      if (unmatched) return unmatchedRow(row, unmatched.echoInPlace);
       return bulkRow(row, batch.records[i]);
     })
     .map(translated);

@@ -2,7 +2,7 @@ import type { AddressSource, InputRow } from '../format/address-rows';
 import { message } from '../util/messages';
 import { ErrorCode, PlatformError, cancelled, invalidInput } from '../util/errors';
 import type { PlatformClient } from './client';
-import { BulkJobState, BulkProtocol, bulkResult, uploadBatch } from './bulk';
+import { BulkJobState, BulkProtocol, Pairing, UnmatchedAddress, bulkResult, uploadBatch } from './bulk';
 import type { JobContext } from './jobs';
 
 /** What one job did, as the node reports it in `msg.jobs`. */
@@ -21,6 +21,10 @@ export interface JobReport {
   error?: { code: ErrorCode; message: string };
   /** True when an earlier run (stopped by a crash) had sent this batch without getting its job id stored: it may have been uploaded twice. */
   uploadedAgain?: boolean;
+  /** When the result file's records echo addresses that disagree with those sent: addresses that no record echoes (their rows are flagged)… */
+  unmatchedInputs?: number;
+  /** …and records whose echo matches no address sent. */
+  unmatchedResults?: number;
 }
 
 /** A batch of consecutive input rows, delivered in input order once its job is done. */
@@ -30,6 +34,10 @@ export interface FinishedBatch {
   rows: InputRow[];
   /** The result record of each row (undefined for a row not sent, or one the file has no record for). */
   records: unknown[];
+  /** For each row, whether no record of the result file echoes its address (see `Pairing`). */
+  unmatched: Array<UnmatchedAddress | undefined>;
+  /** How the job's records were paired with its addresses. */
+  pairing?: Pairing;
   /** The job; undefined when the batch held no address. */
   job?: JobReport;
   /** The result file as downloaded, when `keepFiles` asks for it. */
@@ -183,7 +191,7 @@ export class BulkRun {
 
   private async runBatch(rows: InputRow[], number: number): Promise<FinishedBatch> {
     const sent = rows.filter((row) => row.address !== '');
-    const batch: FinishedBatch = { number, rows, records: rows.map(() => undefined), last: false };
+    const batch: FinishedBatch = { number, rows, records: rows.map(() => undefined), unmatched: rows.map(() => undefined), last: false };
     if (sent.length === 0) return batch;
     const addresses = sent.map((row) => row.address);
     const started = Date.now();
@@ -201,7 +209,10 @@ export class BulkRun {
       }
       const result = await bulkResult(client, protocol, job, addresses, pollContext);
       const recordOf = new Map(sent.map((row, i) => [row, result.records[i]]));
+      const unmatchedOf = new Map(result.pairing.unmatched.map((unmatched) => [sent[unmatched.position], unmatched]));
       batch.records = rows.map((row) => recordOf.get(row));
+      batch.unmatched = rows.map((row) => unmatchedOf.get(row));
+      batch.pairing = result.pairing;
       if (this.options.keepFiles) batch.file = result.file;
     } catch (err) {
       if (this.options.jobFailures === 'stop' || !(err instanceof PlatformError) || RUN_ERRORS.has(err.code)) throw err;
@@ -219,6 +230,7 @@ export class BulkRun {
       finishedAt: new Date(finished).toISOString(),
       durationMs: finished - started,
       ...(batch.error ? { error: { code: batch.error.code, message: batch.error.message } } : {}),
+      ...mismatchCounts(batch.pairing),
       ...(this.options.uploadedBefore?.includes(number) && !this.options.uploaded?.some((earlier) => earlier.batch === number) ? { uploadedAgain: true } : {}),
     };
     this.jobsDone++;
@@ -237,4 +249,10 @@ export class BulkRun {
       }),
     );
   }
+}
+
+/** The counts of a pairing that found records and addresses disagreeing, for the job's report; none when they agree. */
+function mismatchCounts(pairing: Pairing | undefined): Pick<JobReport, 'unmatchedInputs' | 'unmatchedResults'> {
+  if (!pairing || (pairing.unmatched.length === 0 && pairing.strayRecords === 0)) return {};
+  return { unmatchedInputs: pairing.unmatched.length, unmatchedResults: pairing.strayRecords };
 }

@@ -41,11 +41,39 @@ export interface Download {
   token?: string;
 }
 
-/** A finished job's result file and its records, each paired with the address at the same position (or undefined). */
+/**
+ * A finished job's result file and its records paired with the addresses: `records[i]` belongs to
+ * the i-th address, undefined when the file has none for it.
+ */
 export interface BulkResult {
   file: Buffer;
   records: unknown[];
+  /** How the records were paired: see `Pairing`. */
+  pairing: Pairing;
 }
+
+/**
+ * `echo`: every record that says which address it is for (an `address`, `input`, `query` … member)
+ * was given to that address; `position`: the file says it for none, so the n-th record went to the
+ * n-th address.
+ */
+export interface Pairing {
+  by: 'echo' | 'position';
+  /** The addresses (by position) that no record echoes: they have no record, and say so. */
+  unmatched: UnmatchedAddress[];
+  /** How many records echo an address that was not sent (or a copy more than was sent), and the first few of those echoes. */
+  strayRecords: number;
+  strayEchoes: string[];
+}
+
+export interface UnmatchedAddress {
+  position: number;
+  /** What the record at this address's position echoes, when that record matched no address (a rewritten address, say). */
+  echoInPlace?: string;
+}
+
+/** Stray echoes kept for the warning: enough to see what the file holds. */
+const STRAY_ECHOES_KEPT = 3;
 
 const UPLOAD_PATH = '/v1/geocode/bulk';
 const DOWNLOAD_PATH = '/v1/download';
@@ -123,7 +151,8 @@ export async function bulkResult(
     if (!fresh) throw err;
     file = await ask(() => fetchFile(client, fresh, context));
   }
-  return { file: file.body, records: pairRecords(addresses, readResultFile(file, job.jobId), job.jobId) };
+  const { records, pairing } = pairRecords(addresses, readResultFile(file, job.jobId), job.jobId);
+  return { file: file.body, records, pairing };
 }
 
 /** Reads bulk status answers: the status by the override path or the guesses, the download link or token once complete. */
@@ -231,25 +260,42 @@ function readResultFile(file: PlatformResponse<Buffer>, jobId: string): unknown[
 }
 
 /**
- * The result record for each address of a job. When every record echoes its address, records are
- * matched by address (so a reordered file still lines up); otherwise, or when that leaves addresses
- * unmatched, the n-th record belongs to the n-th address, which needs as many records as addresses.
+ * The result record for each address of a job. Where the records echo their address, each goes to
+ * the address it echoes (so a reordered file still lines up), and an address that no record echoes
+ * gets none: never another address's record. Only a file whose records echo nothing is paired by
+ * position, which needs as many records as addresses.
  */
-function pairRecords(addresses: readonly string[], records: unknown[], jobId: string): unknown[] {
+function pairRecords(addresses: readonly string[], records: unknown[], jobId: string): { records: unknown[]; pairing: Pairing } {
   const echoed = records.map(echoedAddress);
-  if (records.length > 0 && echoed.every((address) => address !== undefined)) {
-    const byAddress = new Map<string, unknown[]>();
-    echoed.forEach((address, i) => {
-      const key = sameAddress(address);
-      const sameKey = byAddress.get(key);
-      if (sameKey) sameKey.push(records[i]);
-      else byAddress.set(key, [records[i]]);
-    });
-    const paired = addresses.map((address) => byAddress.get(sameAddress(address))?.shift());
-    if (paired.every((record) => record !== undefined) || records.length !== addresses.length) return paired;
-  }
-  if (records.length === addresses.length) return records;
+  if (echoed.some((address) => address !== undefined)) return pairByEcho(addresses, records, echoed);
+  if (records.length === addresses.length) return { records, pairing: { by: 'position', unmatched: [], strayRecords: 0, strayEchoes: [] } };
   throw new PlatformError('BAD_RESPONSE', message('error.bulk.rowCount', { jobId, rows: records.length, addresses: addresses.length }));
+}
+
+function pairByEcho(addresses: readonly string[], records: unknown[], echoed: Array<string | undefined>): { records: unknown[]; pairing: Pairing } {
+  const byAddress = new Map<string, number[]>();
+  echoed.forEach((address, i) => {
+    if (address === undefined) return;
+    const key = sameAddress(address);
+    const sameKey = byAddress.get(key);
+    if (sameKey) sameKey.push(i);
+    else byAddress.set(key, [i]);
+  });
+  const used = new Set<number>();
+  const paired = addresses.map((address) => {
+    const at = byAddress.get(sameAddress(address))?.shift();
+    if (at === undefined) return undefined;
+    used.add(at);
+    return records[at];
+  });
+  const stray = records.map((_record, i) => i).filter((i) => !used.has(i));
+  const unmatched = paired.flatMap((record, position): UnmatchedAddress[] => {
+    if (record !== undefined) return [];
+    const echoInPlace = position < records.length && !used.has(position) ? echoed[position] : undefined;
+    return [echoInPlace === undefined ? { position } : { position, echoInPlace }];
+  });
+  const strayEchoes = stray.slice(0, STRAY_ECHOES_KEPT).map((i) => echoed[i] ?? '');
+  return { records: paired, pairing: { by: 'echo', unmatched, strayRecords: stray.length, strayEchoes } };
 }
 
 function echoedAddress(record: unknown): string | undefined {

@@ -25,6 +25,10 @@ export interface BulkControls {
   resultOrder: 'input' | 'reversed';
   /** Whether each result row repeats its address. */
   echoAddress: boolean;
+  /** A hostile or broken platform: the first this-many result rows (in file order) echo an address that was not sent. */
+  rewrittenEchoes: number;
+  /** The last this-many result rows are left out of the file. */
+  droppedRows: number;
   /** `fail`: jobs end with status "failed"; `never`: jobs stay "running". */
   outcome: 'complete' | 'fail' | 'never';
   downloadTokenTtlMs: number;
@@ -47,6 +51,8 @@ const CONTROL_DEFAULTS: BulkControls = {
   resultFormat: 'csv',
   resultOrder: 'input',
   echoAddress: true,
+  rewrittenEchoes: 0,
+  droppedRows: 0,
   outcome: 'complete',
   downloadTokenTtlMs: 10 * 60_000,
   expiredTokens: 0,
@@ -154,7 +160,9 @@ async function readUpload(ctx: RouteContext): Promise<string[] | undefined> {
 
 function sendResultFile(ctx: RouteContext, job: BulkJob, controls: BulkControls): void {
   const order = controls.resultOrder === 'reversed' ? [...job.addresses].reverse() : job.addresses;
-  const results = order.map((address) => ({ address, feature: geocode(address) }));
+  const results = order
+    .slice(0, Math.max(0, order.length - controls.droppedRows))
+    .map((address, i) => ({ address: i < controls.rewrittenEchoes ? `${address} (rewritten)` : address, feature: geocode(address) }));
   let body: string;
   let type: string;
   if (controls.resultFormat === 'csv') {
