@@ -147,6 +147,24 @@ describe('RedisStore on a real redis-server', function () {
       state.close();
     }
   });
+
+  it('a Redis hung before the first connection: the first operation waits one command timeout at most, then sharing starts when it answers', async function () {
+    await storeOf(DEFAULT_KEY_PREFIX).set('early', 'redis', 60_000);
+    redis.pause();
+    const state = new SharedState({ url: redis.url, log: { warn: () => undefined, info: () => undefined }, commandTimeoutMs: 1000 });
+    try {
+      const store = state.withFallback(new MemoryStore());
+      const started = Date.now();
+      should(await store.get('early')).be.undefined();
+      should(Date.now() - started).be.below(1600);
+      redis.resume();
+      await waitUntil(() => state.mode === 'shared', 10_000);
+      should(await store.get('early')).equal('redis');
+    } finally {
+      redis.resume();
+      state.close();
+    }
+  });
 });
 
 async function waitUntil(check: () => boolean, timeoutMs = 5000): Promise<void> {

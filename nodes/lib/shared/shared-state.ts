@@ -105,10 +105,14 @@ export class SharedState {
     const redis = this.redis;
     this.firstAttempt = new Promise((resolve) => {
       const settle = () => {
+        clearTimeout(longest);
         redis.off('ready', settle);
         redis.off('close', settle);
         resolve();
       };
+      // A first attempt that neither succeeds nor fails (packets dropped) is not waited for longer than a command.
+      const longest = setTimeout(settle, options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
+      longest.unref();
       redis.on('ready', settle);
       redis.on('close', settle);
     });
