@@ -51,7 +51,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const computation = computationNode(RED, this, def, {
       kind: 'isoline',
-      jobPath: (_platform, jobId) => `/v1/routing/isoline/jobs/${encodeURIComponent(jobId)}`,
+      jobPath: (_platform, jobSegment) => `/v1/routing/isoline/jobs/${jobSegment}`,
       isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);

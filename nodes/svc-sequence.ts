@@ -12,6 +12,8 @@ import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from '.
 import { HandlerResult, handleInputs } from './lib/node-red/runner';
 import { message } from './lib/util/messages';
 import { sequenceShapes } from './lib/geo/worldmap-routes';
+import type { PlatformClient } from './lib/platform/client';
+import { pathSegment } from './lib/platform/paths';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;
@@ -42,7 +44,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const computation = computationNode(RED, this, def, {
       kind: 'sequence',
-      jobPath: (platform, jobId) => `/v1/routing/sequence/async/${encodeURIComponent(platform.projectId)}/jobs/${encodeURIComponent(jobId)}`,
+      jobPath: (platform, jobSegment) => `/v1/routing/sequence/async/${projectSegment(platform)}/jobs/${jobSegment}`,
       isResult: isSequenceResult,
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
@@ -68,7 +70,7 @@ export = function register(RED: NodeAPI): void {
             routeMode: readChoice(fields.routeMode, ROUTE_MODES, 'routeMode'),
           }),
         };
-        const path = `/v1/routing/sequence/${encodeURIComponent(platform.projectId)}`;
+        const path = `/v1/routing/sequence/${projectSegment(platform)}`;
         const result = await computation.compute(platform, context, path, body, { waypoints, places: storedPlaces(places) });
         return sequenceOutput(msg, result, waypoints, places);
       },
@@ -81,6 +83,11 @@ export = function register(RED: NodeAPI): void {
 };
 
 /** The output: the answer as payload, the input index of each stop, the tour as GeoJSON, and the job when there was one. */
+/** The project id as the segment of the sequence paths (the config check has refused one that cannot be). */
+function projectSegment(platform: PlatformClient): string {
+  return pathSegment(platform.projectId, message('setting.projectId'), 'input');
+}
+
 function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints: LocationObject[], places: Place[]): HandlerResult {
   const visited = (result.body as { waypoints: Json[] }).waypoints;
   const stops = visited.map((element, k) => returnedStop(element, k));

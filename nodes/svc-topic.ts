@@ -17,6 +17,7 @@ import {
   readWebhookHeader,
   topicPath,
   unwrapEnvelope,
+  webhookHeaderValue,
 } from './lib/platform/topics';
 import { describeValue } from './lib/util/values';
 import { countSetting } from './lib/node-red/settings';
@@ -224,7 +225,9 @@ async function createSubscription(call: OperationCall): Promise<HandlerResult> {
     LocationIds: readLocationIds(values.locationIds),
     TopicId: readTopicId(values.topicId, 'TopicId'),
   };
-  out.payload = await send(call, { method: 'POST', path: SUBSCRIPTIONS_PATH, json: request, retry: 'create' });
+  // The token and the header's value are secrets of this request: masked wherever the answer repeats them.
+  const secrets = [request.SecretToken, request.WebhookHeader && webhookHeaderValue(request.WebhookHeader)].filter((s): s is string => !!s);
+  out.payload = await send(call, { method: 'POST', path: SUBSCRIPTIONS_PATH, json: request, retry: 'create', secrets });
   return { msg: out, statusText: message('status.subscribed') };
 }
 

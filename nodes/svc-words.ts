@@ -6,6 +6,7 @@ import { message } from './lib/util/messages';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './lib/geo/geohash';
 import { isRecord, toNumber } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
+import { pathSegment } from './lib/platform/paths';
 import { formatThreeWords, parseThreeWords } from './lib/geo/words';
 import { wordsShapes } from './lib/geo/worldmap-places';
 
@@ -34,7 +35,7 @@ export = function register(RED: NodeAPI): void {
           .request({
             auth: 'bearer',
             method: 'GET',
-            path: `/v1/location/words/${words.map(encodeURIComponent).join('.')}`,
+            path: `/v1/location/words/${pathSegment(words.join('.'), message('label.threeWords'), 'input')}`,
             retry: 'read',
             signal,
             onWait,

@@ -151,7 +151,7 @@ describe('svc-topic', function () {
       should(msg.payload).eql(topic);
     });
 
-    it('reports isSuccess: false as an error carrying the envelope to a Catch node', async function () {
+    it('reports isSuccess: false as an error carrying the start of the answer (not the envelope object) to a Catch node', async function () {
       await loadWithSandbox(ctx.sandbox, {
         types: ['svc-topic'],
         nodes: [topicNode({ wires: [[]] }), { id: 'c1', type: 'catch', scope: null, uncaught: false, wires: [['out']] }],
@@ -161,7 +161,7 @@ describe('svc-topic', function () {
       const msg = await caught;
       const error = msg.error as { code: string; cause: unknown };
       should(error.code).equal('NOT_FOUND');
-      should(error.cause).eql({ isSuccess: false, data: null, message: 'topic 404 not found' });
+      should(error.cause).equal('{"isSuccess":false,"data":null,"message":"topic 404 not found"}');
       should(msg.statusCode).equal(404);
     });
 
@@ -171,7 +171,7 @@ describe('svc-topic', function () {
       const { error, msg } = await expectError('n1', { operation: 'get-topic', topicId: 404 });
       should(error.code).equal('BAD_REQUEST');
       should(msg.statusCode).equal(200);
-      should(error.cause).match({ isSuccess: false });
+      should(error.cause).startWith('{"isSuccess":false');
     });
 
     it('deletes a topic, passing the empty answer through, and retries a 5xx (DELETE is idempotent)', async function () {
@@ -276,11 +276,11 @@ describe('svc-topic', function () {
       should(ctx.sandbox.requests()).have.length(0);
     });
 
-    it('reports an unknown topic as an error carrying the envelope', async function () {
+    it('reports an unknown topic as an error carrying the start of the answer', async function () {
       await load();
       const { error } = await expectError('n1', { operation: 'create-subscription', payload: request(31337) });
       should(error.code).equal('NOT_FOUND');
-      should(error.cause).match({ isSuccess: false, message: 'topic 31337 not found' });
+      should(error.cause).equal('{"isSuccess":false,"data":null,"message":"topic 31337 not found"}');
     });
 
     it('never repeats a subscription request after a reset connection', async function () {

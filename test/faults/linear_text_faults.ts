@@ -1,6 +1,6 @@
 import should from 'should';
 import { plainText, trimTrailing } from '../../nodes/lib/util/text';
-import { PlatformError, redact } from '../../nodes/lib/util/errors';
+import { PlatformError, redact, scrubAnswer, scrubBytes } from '../../nodes/lib/util/errors';
 import { parseSignatureHeader } from '../../nodes/lib/platform/signature';
 import { parseCsv } from '../../nodes/lib/format/csv';
 import { resultRecords } from '../../nodes/lib/format/result-file';
@@ -63,6 +63,13 @@ const CASES: Case[] = [
   { name: 'redact: an unterminated secret value', run: (text) => redact(text), input: surrounded('"password":"', '\\a', '') },
   { name: 'redact: bearer words', run: (text) => redact(text), input: repeat('Bearer\t') },
   { name: 'redact: a configured secret almost repeated', run: (text) => redact(text, ['abcabd']), input: repeat('abc') },
+  { name: 'redact: \\u escapes, some broken', run: (text) => redact(text, ['abcabd']), input: repeat('\\u0061\\u00') },
+  { name: 'scrubBytes: a secret almost repeated', run: (text) => scrubBytes(Buffer.from(text), ['abcabd', 'a/b"c']), input: repeat('abc') },
+  {
+    name: 'scrubAnswer: strings that almost hold a secret',
+    run: (text) => scrubAnswer([text, text], text, ['abcabd']),
+    input: surrounded('\\', 'abc', ''),
+  },
   {
     name: 'body excerpt of a huge error answer',
     run: (text) => new PlatformError('SERVER', 'x', { body: text, secrets: ['s3cret-key'] }),

@@ -22,6 +22,13 @@ export interface Fault {
   body?: string;
   /** Retry-After header sent with `status` (seconds, or an HTTP date). */
   retryAfter?: string;
+  /** More headers sent with `status` (a `location`, say). */
+  headers?: Record<string, string>;
+  /**
+   * A platform that repeats what it was sent: answers `status` (400 unless set) with the JSON text
+   * this returns from the request as it arrived (its path, query, headers and body).
+   */
+  echo?: (request: EchoedRequest) => string;
   /** Wait before answering. */
   delayMs?: number;
   /** Destroy the connection without answering. */
@@ -59,6 +66,13 @@ export interface Fault {
 }
 
 export type ContentCoding = 'gzip' | 'deflate' | 'br';
+
+export interface EchoedRequest {
+  path: string;
+  query: Record<string, string>;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
 
 export interface LoggedRequest {
   /** When the request reached the sandbox (its headers, before its body is read), by the sandbox's clock. */
@@ -368,8 +382,14 @@ export class Sandbox {
       return true;
     }
     if (fault.contentEncoding) compressAnswer(ctx.res, fault.contentEncoding);
+    if (fault.echo) {
+      ctx.res.writeHead(fault.status ?? 400, { 'content-type': 'application/json', ...fault.headers });
+      ctx.res.end(fault.echo({ path: entry.path, query: entry.query, headers: ctx.req.headers, body: entry.body }));
+      return true;
+    }
     if (fault.status !== undefined) {
       if (fault.retryAfter !== undefined) ctx.res.setHeader('retry-after', fault.retryAfter);
+      for (const [name, value] of Object.entries(fault.headers ?? {})) ctx.res.setHeader(name, value);
       ctx.res.writeHead(fault.status, { 'content-type': 'application/json' });
       ctx.res.end(fault.body ?? JSON.stringify({ error: 'fault', message: `injected ${fault.status}` }));
       return true;

@@ -10,8 +10,8 @@ import { ComputationJob, ComputationResult, JobState, awaitComputation, compute 
 /** What tells one asynchronous computation (isoline, sequence) from another. */
 export interface ComputationKind {
   kind: ComputationJob['kind'];
-  /** The status path of a job. */
-  jobPath: (platform: PlatformClient, jobId: string) => string;
+  /** The status path of a job, given its id as one checked, percent-encoded path segment. */
+  jobPath: (platform: PlatformClient, jobSegment: string) => string;
   /** True when an answer carries the finished result. */
   isResult: (body: unknown) => boolean;
 }
@@ -30,7 +30,7 @@ export function computationNode(RED: NodeAPI, node: Node, def: PollSettings & { 
   const jobOf = (platform: PlatformClient, context: InputContext, output: JsonObject): ComputationJob => ({
     client: platform,
     kind: kind.kind,
-    jobPath: (jobId) => kind.jobPath(platform, jobId),
+    jobPath: (jobSegment) => kind.jobPath(platform, jobSegment),
     isResult: kind.isResult,
     polling,
     context,

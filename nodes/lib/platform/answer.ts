@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici';
-import { PlatformError, codeForStatus, redact } from '../util/errors';
+import { PlatformError, codeForStatus, redact, scrubAnswer, scrubBytes } from '../util/errors';
 import { Message, message } from '../util/messages';
 import { BoundedBody, contentCodings, decodedBody, describeSize, readBounded, unreadableCoding } from './body';
+import { isHeaderValue } from '../util/text';
 import type { PlatformResponse, ResponseKind } from './client';
 import { parseRetryAfter } from './retry';
 import type { TokenResponse } from './token-manager';
@@ -13,7 +14,8 @@ const ERROR_BODY_BYTES = 64 * 1024;
 
 /**
  * Reads an answer within `limit`: a 2xx as its parsed body (the bytes for `buffer`), any other
- * status as a PlatformError with the start of its body. `secrets` never reach an error.
+ * status as a PlatformError with the start of its body. `secrets` (everything secret the request
+ * carried) never come back: masked in errors, and in the answer itself wherever it repeats one.
  */
 export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: ResponseKind, limit: number, secrets: readonly string[]): Promise<PlatformResponse<T>> {
   const contentType = headerValue(res.headers['content-type']);
@@ -25,10 +27,13 @@ export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: Response
     let bytes: Buffer = Buffer.alloc(0);
     if (unreadable) res.body.destroy();
     else ({ bytes } = await readDecoded(res, codings, Math.min(ERROR_BODY_BYTES, limit), undefined).catch(withoutBrokenEncoding));
-    throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, bytes, secrets), {
+    const text = bytes.toString('utf8');
+    const answer = parseErrorBody(text, secrets);
+    throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, answer, secrets), {
       statusCode: res.statusCode,
-      body: bytes.toString('utf8'),
+      body: text,
       secrets,
+      answer,
       retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
     });
   }
@@ -38,7 +43,7 @@ export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: Response
   }
   const { bytes, complete, declaredBytes } = await readDecoded(res, codings, limit, declaredLength);
   if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
-  const parsed = kind === 'buffer' ? bytes : parseJson(bytes, res.statusCode, secrets);
+  const parsed = kind === 'buffer' ? scrubBytes(bytes, secrets) : parseJson(bytes, res.statusCode, secrets);
   return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
 }
 
@@ -75,16 +80,19 @@ function headerValue(value: string | string[] | undefined): string {
 function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]): unknown {
   const text = raw.toString('utf8');
   if (text.trim() === '') return undefined;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch (err) {
     throw new PlatformError('BAD_RESPONSE', message('error.notJson', { statusCode }), {
       statusCode,
       body: text,
       secrets,
-      cause: err,
+      // The parser quotes the text around the fault, which may be a secret the request carried.
+      cause: new SyntaxError(redact(err instanceof Error ? err.message : String(err), secrets)),
     });
   }
+  return scrubAnswer(parsed, text, secrets);
 }
 
 /** The error for an answer past its limit, naming the limit and the setting that changes it. */
@@ -97,28 +105,33 @@ function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declare
   return new PlatformError('BAD_RESPONSE', text, { statusCode });
 }
 
-function statusMessage(status: number, raw: Buffer, secrets: readonly string[]): Message {
-  let detail = '';
+/** An error answer's body as JSON, the request's secrets masked; undefined when it is not JSON (the excerpt keeps the text). */
+function parseErrorBody(text: string, secrets: readonly string[]): unknown {
   try {
-    const body: unknown = JSON.parse(raw.toString('utf8'));
-    if (body && typeof body === 'object') {
-      const record = body as Record<string, unknown>;
-      const text = record.message ?? record.error_description ?? record.error ?? record.detail;
-      if (typeof text === 'string') detail = `: ${text}`;
-    }
+    return scrubAnswer(JSON.parse(text) as unknown, text, secrets);
   } catch {
-    // The body is not JSON; the status alone says enough and the excerpt keeps the text.
+    return undefined;
+  }
+}
+
+function statusMessage(status: number, body: unknown, secrets: readonly string[]): Message {
+  let detail = '';
+  if (body && typeof body === 'object') {
+    const record = body as Record<string, unknown>;
+    const text = record.message ?? record.error_description ?? record.error ?? record.detail;
+    if (typeof text === 'string') detail = `: ${text}`;
   }
   return message('error.status', { statusCode: status, detail: redact(detail, secrets).slice(0, 200) });
 }
 
 /** Reads the token from the token endpoint's answer; the member's name is not given by the spec. */
 export function readTokenResponse(body: unknown): TokenResponse {
-  if (typeof body === 'string' && body.length > 0) return { token: body };
+  if (typeof body === 'string' && body.length > 0 && isHeaderValue(body)) return { token: body };
   if (body && typeof body === 'object') {
     const record = body as Record<string, unknown>;
     const token = record.access_token ?? record.accessToken ?? record.token;
-    if (typeof token === 'string' && token.length > 0) {
+    // The token goes into a header: one with CR, LF or another control would split the requests it is sent with.
+    if (typeof token === 'string' && token.length > 0 && isHeaderValue(token)) {
       const expiresIn = Number(record.expires_in ?? record.expiresIn);
       return { token, expiresIn: Number.isFinite(expiresIn) ? expiresIn : undefined };
     }

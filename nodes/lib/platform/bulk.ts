@@ -7,6 +7,7 @@ import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient, PlatformResponse } from './client';
 import { JobReader, JobState, PollContext, Polling, askAboutJob, fetchJobStatus, jobFailed, pollJob, statusReadsAsFailed } from './jobs';
 import { trimTrailing } from '../util/text';
+import { pathSegment } from './paths';
 
 /**
  * The platform's bulk geocoding protocol in three steps: upload a CSV of addresses (a job), poll the
@@ -114,7 +115,7 @@ export async function uploadBatch(
   return {
     kind: 'bulk-geocode',
     jobId,
-    statusPath: `${UPLOAD_PATH}/${encodeURIComponent(jobId)}`,
+    statusPath: `${UPLOAD_PATH}/${pathSegment(jobId, message('label.jobId'), 'answer')}`,
     createdAt: Date.now(),
     polls: 0,
     batch: batch.batch,
@@ -189,8 +190,10 @@ function readJobId(response: PlatformResponse, overridePath: string): string {
   }
   const location = response.headers.location;
   if (!overridePath && typeof location === 'string' && location !== '') {
-    const lastSegment = new URL(location, 'http://location/').pathname.split('/').filter(Boolean).pop();
-    if (lastSegment) return decodeURIComponent(lastSegment);
+    // The path as written: a URL parser would resolve `..` and `%2e%2e` and hand out the segment above.
+    const path = location.replace(/^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/)[0];
+    const lastSegment = path.split('/').filter(Boolean).pop();
+    if (lastSegment) return decodeSegment(lastSegment, response.statusCode);
   }
   throw new PlatformError('BAD_RESPONSE', message('error.bulk.noJobId', { paths: paths.join(', ') }), {
     statusCode: response.statusCode,
@@ -198,17 +201,33 @@ function readJobId(response: PlatformResponse, overridePath: string): string {
   });
 }
 
+/** A percent-encoded segment of the Location header, decoded; one that does not decode is a bad response. */
+function decodeSegment(segment: string, statusCode: number): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new PlatformError('BAD_RESPONSE', message('error.bulk.noJobId', { paths: 'Location' }), { statusCode });
+  }
+}
+
 /**
  * A token alone goes to `/v1/download?token=…` (URL-encoded by the client). A link is followed as
- * given, with the project headers only when it points at the platform's own origin.
+ * given: on the platform's own origin with the project headers and the token (when the link has
+ * none), elsewhere with nothing added, neither credentials nor the token. The token is a secret of
+ * the request, as the credentials are: never repeated in an error.
  */
 function fetchFile(client: PlatformClient, download: Download, context: PollContext): Promise<PlatformResponse<Buffer>> {
   const request = { method: 'GET', retry: 'read', response: 'buffer', signal: context.signal, onWait: context.onWait } as const;
-  if (!download.link) return client.request<Buffer>({ ...request, auth: 'project', path: DOWNLOAD_PATH, query: { token: download.token } });
+  if (!download.link) {
+    const secrets = download.token ? [download.token] : [];
+    return client.request<Buffer>({ ...request, auth: 'project', path: DOWNLOAD_PATH, query: { token: download.token }, secrets });
+  }
   const base = new URL(`${trimTrailing(client.baseUrl, '/')}/`);
   const url = new URL(download.link, base);
-  if (download.token && !url.searchParams.has('token')) url.searchParams.set('token', download.token);
-  return client.request<Buffer>({ ...request, auth: url.origin === base.origin ? 'project' : 'none', url: url.href });
+  const platformOrigin = url.origin === base.origin;
+  if (platformOrigin && download.token && !url.searchParams.has('token')) url.searchParams.set('token', download.token);
+  const secrets = [download.token, url.searchParams.get('token')].filter((token): token is string => !!token);
+  return client.request<Buffer>({ ...request, auth: platformOrigin ? 'project' : 'none', url: url.href, secrets });
 }
 
 /** The first link-like and token-like members, searched a few levels deep. */

@@ -1,15 +1,16 @@
 import type { Dispatcher, FormData } from 'undici';
 import type { ConnectionOptions } from 'node:tls';
-import { PlatformError, cancelled } from '../util/errors';
+import { PlatformError, cancelled, invalidInput } from '../util/errors';
 import { Pacer, RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
-import { trimTrailing } from '../util/text';
+import { isHeaderValue, trimTrailing } from '../util/text';
 import { Message, message } from '../util/messages';
 import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
 import { createDispatcher } from './dispatcher';
 import { readAnswer, readTokenResponse } from './answer';
 import { retryDelay, toPlatformError } from './retry';
+import { MAX_SEGMENT_LENGTH, hasDotSegment } from './paths';
 
 /**
  * How a request authenticates, one per endpoint family of the spec:
@@ -45,6 +46,12 @@ export interface PlatformRequest {
   /** `json` parses the body (empty body gives `undefined`); `buffer` returns the raw bytes. */
   response?: ResponseKind;
   signal?: AbortSignal;
+  /**
+   * Secrets this request carries in its body, query or path (a subscription's `SecretToken` and
+   * `WebhookHeader` value, a download token). With the configured credentials and the token the client
+   * adds, they are masked wherever the answer repeats them: in errors, excerpts and the answer itself.
+   */
+  secrets?: readonly string[];
   /** Called when the request has to wait for the rate limit or the concurrency cap, and when it retries. */
   onWait?: (event: WaitEvent) => void;
 }
@@ -130,7 +137,9 @@ export class PlatformClient {
       defaultLifetimeSec: config.tokenLifetimeSec,
     });
     const { clientSecret, apiKey, pubsubApiKey } = config.credentials;
-    this.secrets = [clientSecret, apiKey, pubsubApiKey].filter((s): s is string => !!s);
+    const { username, password } = config.proxy ?? {};
+    const proxyAuthorization = password ? Buffer.from(`${username ?? ''}:${password}`).toString('base64') : undefined;
+    this.secrets = [clientSecret, apiKey, pubsubApiKey, password, proxyAuthorization].filter((s): s is string => !!s);
   }
 
   get projectId(): string {
@@ -159,10 +168,11 @@ export class PlatformClient {
     for (let attempt = 0; ; attempt++) {
       // Outside the try: a failed token fetch has made its own retries and is not retried again.
       const headers = await this.headersFor(req);
+      const secrets = this.secretsOf(req, headers);
       try {
-        return await this.attempt<T>(req, headers);
+        return await this.attempt<T>(req, headers, secrets);
       } catch (err) {
-        const error = toPlatformError(err, this.secrets);
+        const error = toPlatformError(err, secrets);
         const staleToken = req.auth === 'bearer' ? headers.authorization?.slice('Bearer '.length) : undefined;
         if (error.code === 'UNAUTHORIZED' && staleToken && !refreshedAfter401) {
           // The token may have been revoked or expired early: drop it, fetch one more, try once more.
@@ -192,7 +202,7 @@ export class PlatformClient {
     };
     for (let attempt = 0; ; attempt++) {
       try {
-        const res = await this.send<unknown>(url, 'POST', { 'content-type': 'application/json' }, JSON.stringify(body), 'json', signal);
+        const res = await this.send<unknown>(url, 'POST', { 'content-type': 'application/json' }, JSON.stringify(body), 'json', signal, this.secrets);
         return readTokenResponse(res.body);
       } catch (err) {
         const error = toPlatformError(err, this.secrets);
@@ -244,7 +254,14 @@ export class PlatformClient {
     if (problems.length > 0) throw new ConfigError(problems);
   }
 
-  private async attempt<T>(req: PlatformRequest, headers: Record<string, string>): Promise<PlatformResponse<T>> {
+  /** Every secret one request carries: the configured credentials, its own (`req.secrets`) and its bearer token. */
+  private secretsOf(req: PlatformRequest, headers: Record<string, string>): string[] {
+    const secrets = [...this.secrets, ...(req.secrets ?? [])];
+    if (headers.authorization) secrets.push(headers.authorization.slice('Bearer '.length));
+    return secrets;
+  }
+
+  private async attempt<T>(req: PlatformRequest, headers: Record<string, string>, secrets: readonly string[]): Promise<PlatformResponse<T>> {
     const url = this.urlFor(req);
     let body: string | FormData | undefined;
     if (req.json !== undefined) {
@@ -255,7 +272,7 @@ export class PlatformClient {
     }
     const release = await this.gate.acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position }));
     try {
-      return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal);
+      return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal, secrets);
     } finally {
       release();
     }
@@ -293,6 +310,12 @@ export class PlatformClient {
 
   private urlFor(req: PlatformRequest): URL {
     const base = req.auth === 'bearer' ? this.config.sandboxUrl : this.config.baseUrl;
+    // The last check: a path whose values were not made segments by `pathSegment` (a stored job's) climbs nowhere.
+    if (req.path && hasDotSegment(req.path)) {
+      throw invalidInput(
+        message('error.pathSegment', { what: message('value.requestPath'), value: JSON.stringify(req.path.slice(0, 80)), max: MAX_SEGMENT_LENGTH }),
+      );
+    }
     const url = req.url ? new URL(req.url) : joinUrl(base, req.path ?? '/');
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
@@ -308,8 +331,13 @@ export class PlatformClient {
     body: string | FormData | undefined,
     kind: ResponseKind,
     signal: AbortSignal | undefined,
+    secrets: readonly string[],
   ): Promise<PlatformResponse<T>> {
     if (signal?.aborted) throw cancelled();
+    // A header value with CR, LF or NUL would split or end the request's head: refused before anything is sent.
+    for (const [name, value] of Object.entries(headers)) {
+      if (!isHeaderValue(value)) throw invalidInput(message('error.headerValue', { name }));
+    }
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -330,8 +358,7 @@ export class PlatformClient {
         }),
         controller.signal,
       );
-      // A server may echo what it was sent: the configured secrets and this request's token never reach an error.
-      const secrets = headers.authorization ? [...this.secrets, headers.authorization.slice('Bearer '.length)] : this.secrets;
+      // A server may echo what it was sent: no secret of the request comes back out of its answer.
       return await readAnswer<T>(res, kind, this.limitFor(kind), secrets);
     } catch (err) {
       if (timedOut) {

@@ -1,6 +1,7 @@
 import { PlatformError } from '../util/errors';
 import { Message, message } from '../util/messages';
 import type { AuthScheme, ClientConfig } from './client';
+import { isHeaderValue } from '../util/text';
 
 /** What a request needs from the configuration: an endpoint family's, or the token endpoint's alone. */
 export type Requirement = AuthScheme | 'token';
@@ -10,8 +11,11 @@ export type Setting = 'baseUrl' | 'authUrl' | 'sandboxUrl' | 'projectId' | 'apiK
 
 export interface ConfigProblem {
   setting: Setting;
-  problem: 'not-set' | 'not-http' | UrlExtra;
+  problem: 'not-set' | 'not-http' | 'not-header-value' | 'not-path-segment' | UrlExtra;
 }
+
+/** Settings sent as header values: CR, LF or another control in one would split the request. */
+const HEADER_SETTINGS: readonly Setting[] = ['projectId', 'apiKey', 'pubsubApiKey'];
 
 /**
  * What an address may not carry besides scheme, host, port and path: a query or a fragment would
@@ -46,7 +50,11 @@ export function configProblems(config: ClientConfig, requirement: Requirement): 
     if (problem) problems.push({ setting, problem });
   }
   for (const setting of REQUIRED[requirement]) {
-    if (!settingValue(config, setting)) problems.push({ setting, problem: 'not-set' });
+    const value = settingValue(config, setting);
+    if (!value) problems.push({ setting, problem: 'not-set' });
+    else if (HEADER_SETTINGS.includes(setting) && !isHeaderValue(value)) problems.push({ setting, problem: 'not-header-value' });
+    // The project id is also a segment of the sequence paths.
+    else if (setting === 'projectId' && (value === '.' || value === '..')) problems.push({ setting, problem: 'not-path-segment' });
   }
   return problems;
 }
@@ -88,6 +96,8 @@ function urlExtra(text: string): UrlExtra | undefined {
 const PROBLEM_TEXTS: Record<ConfigProblem['problem'], string> = {
   'not-set': 'config.notSet',
   'not-http': 'config.notHttp',
+  'not-header-value': 'config.notHeaderValue',
+  'not-path-segment': 'config.notPathSegment',
   'has-query': 'config.hasQuery',
   'has-fragment': 'config.hasFragment',
   'has-user-info': 'config.hasUserInfo',

@@ -4,6 +4,7 @@ import { sleep } from '../util/async';
 import { isRecord, setMembers } from '../util/values';
 import { PlatformClient, PlatformResponse, WaitEvent } from './client';
 import { GateClock, SYSTEM_CLOCK } from './request-gate';
+import { pathSegment } from './paths';
 
 /** How a job is polled: the first wait, growing by half each time up to `maxIntervalMs`, and the overall limit. */
 export interface Polling {
@@ -185,8 +186,8 @@ export function jobFailed(status: unknown, reason: unknown): PlatformError {
 export interface ComputationJob {
   client: PlatformClient;
   kind: Exclude<JobKind, 'bulk-geocode'>;
-  /** The status path of a job. */
-  jobPath: (jobId: string) => string;
+  /** The status path of a job, given its id as one checked, percent-encoded path segment (see `pathSegment`). */
+  jobPath: (jobSegment: string) => string;
   /** True when an answer carries the finished result (for example an `isoline` member). */
   isResult: (body: unknown) => boolean;
   polling: Polling;
@@ -231,7 +232,14 @@ export async function compute(computation: Computation): Promise<ComputationResu
   const jobId = handleJobId(first.body);
   const status = computationReader(computation.isResult).status(first.body);
   context.onProgress(status === undefined ? message('status.jobAccepted') : message('status.job', { status }));
-  const job: JobState = { kind: computation.kind, jobId, statusPath: computation.jobPath(jobId), createdAt: Date.now(), polls: 0, ...setMembers({ status }) };
+  const job: JobState = {
+    kind: computation.kind,
+    jobId,
+    statusPath: computation.jobPath(pathSegment(jobId, message('label.jobId'), 'answer')),
+    createdAt: Date.now(),
+    polls: 0,
+    ...setMembers({ status }),
+  };
   await computation.onJob?.(job);
   return awaitComputation(computation, job);
 }

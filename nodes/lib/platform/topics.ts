@@ -1,15 +1,16 @@
-import { PlatformError, codeForStatus, invalidInput, redact } from '../util/errors';
+import { PlatformError, codeForStatus, excerpt, invalidInput, redact } from '../util/errors';
 import type { PlatformClient, PlatformRequest, PlatformResponse } from './client';
 import { describeValue } from '../util/values';
-import { isHeaderName } from '../util/text';
+import { isHeaderName, isHeaderValue } from '../util/text';
 import { Label, message } from '../util/messages';
+import { pathSegment } from './paths';
 
 /** Data topic and subscription endpoints (spec: "Data topics"), all under `/v1/pubsub`. */
 export const TOPICS_PATH = '/v1/pubsub/topics';
 export const SUBSCRIPTIONS_PATH = '/v1/pubsub/subscriptions';
 
 export function topicPath(topicId: number): string {
-  return `${TOPICS_PATH}/${topicId}`;
+  return `${TOPICS_PATH}/${pathSegment(topicId, message('label.topicId'), 'input')}`;
 }
 
 /** The Topic response envelope: `{ isSuccess, data }`. */
@@ -25,8 +26,9 @@ export function isEnvelope(body: unknown): body is TopicEnvelope {
 
 /**
  * A data-topic request (header `apikey`). An answer whose envelope says `isSuccess: false` is an
- * error carrying the envelope as its `cause` (which a Catch node sees as `msg.error.cause`), whatever
- * the HTTP status; other answers are returned as sent.
+ * error, whatever the HTTP status, whose `cause` (which a Catch node sees as `msg.error.cause`) is the
+ * start of the answer, bounded and with every secret masked (see `excerpt`), never the envelope
+ * itself; other answers are returned as sent.
  */
 export async function pubsubRequest(client: PlatformClient, request: Omit<PlatformRequest, 'auth'>): Promise<PlatformResponse> {
   let response: PlatformResponse;
@@ -46,27 +48,24 @@ export function unwrapEnvelope(body: unknown): unknown {
   return isEnvelope(body) ? body.data : body;
 }
 
+/** The error of a failed envelope; the client has already masked the request's secrets in it. */
 function envelopeError(envelope: TopicEnvelope, statusCode: number): PlatformError {
   const reason = envelope.message ?? envelope.error ?? envelope.errors;
   const detail = reason === undefined ? '' : `: ${redact(typeof reason === 'string' ? reason : JSON.stringify(reason)).slice(0, 200)}`;
   const code = statusCode >= 200 && statusCode < 300 ? 'BAD_REQUEST' : codeForStatus(statusCode);
-  return new PlatformError(code, message('error.envelope', { statusCode, detail }), {
-    statusCode,
-    body: JSON.stringify(envelope),
-    cause: envelope,
-  });
+  const body = excerpt(JSON.stringify(envelope));
+  return new PlatformError(code, message('error.envelope', { statusCode, detail }), { statusCode, body, cause: body });
 }
 
-/** A failed status whose (redacted) body is an envelope becomes the envelope error; others pass. */
+/** A failed status whose body (secrets masked by the client) is an envelope becomes the envelope error; others pass. */
 function withFailedEnvelope(err: unknown): unknown {
-  if (!(err instanceof PlatformError) || err.statusCode === undefined || !err.bodyExcerpt) return err;
-  let body: unknown;
-  try {
-    body = JSON.parse(err.bodyExcerpt);
-  } catch {
-    return err;
-  }
-  return isEnvelope(body) && !body.isSuccess ? envelopeError(body, err.statusCode) : err;
+  if (!(err instanceof PlatformError) || err.statusCode === undefined) return err;
+  return isEnvelope(err.answer) && !err.answer.isSuccess ? envelopeError(err.answer, err.statusCode) : err;
+}
+
+/** The value part of a `WebhookHeader` read by `readWebhookHeader`: the secret in it. */
+export function webhookHeaderValue(header: string): string {
+  return header.slice(header.indexOf(':') + 1).trim();
 }
 
 /** An integer of at least `min`, given as a number or as a string of digits. */
@@ -124,7 +123,7 @@ export function readWebhookAddress(value: unknown): string {
 
 /**
  * `WebhookHeader`: `<header-name>:<header-value>`. Its value may be a key for the receiver, so no
- * error message repeats it.
+ * error message repeats it (and a request declares it among its secrets: see `webhookHeaderValue`).
  */
 export function readWebhookHeader(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
@@ -134,5 +133,7 @@ export function readWebhookHeader(value: unknown): string | undefined {
   const name = value.slice(0, separator).trim();
   if (!isHeaderName(name)) throw invalidInput(message('error.topic.headerName'));
   if (value.slice(separator + 1).trim() === '') throw invalidInput(message('error.topic.headerValueEmpty'));
+  // The service sets it as a header of every webhook request: CR or LF there (even at an end) would add headers of the sender's choosing.
+  if (!isHeaderValue(value)) throw invalidInput(message('error.topic.headerValueControl'));
   return value.trim();
 }

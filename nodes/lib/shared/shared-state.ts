@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import type { KeyValueStore } from './store';
 import { RedisStore } from './redis-store';
 import { CircuitBreaker } from './breaker';
-import { PlatformError } from '../util/errors';
+import { PlatformError, redact } from '../util/errors';
 import { MessageLog, message } from '../util/messages';
 
 /**
@@ -45,6 +45,17 @@ export function describeRedisUrl(url: string): string {
   return `${parsed.protocol}//${parsed.host}`;
 }
 
+/** The password of a Redis URL, as given and percent-decoded (as ioredis sends it). */
+function redisSecrets(url: string): string[] {
+  const { password } = new URL(url);
+  if (password === '') return [];
+  try {
+    return [password, decodeURIComponent(password)];
+  } catch {
+    return [password];
+  }
+}
+
 /**
  * Owns the one Redis connection of a configuration (as an mqtt-broker node owns its connection) and
  * routes each operation to Redis while it answers, or to the caller's local fallback while it does not:
@@ -69,6 +80,8 @@ export class SharedState {
   private firstAttempt: Promise<void> = Promise.resolve();
   /** The Redis address without credentials; empty without Redis. */
   readonly address: string;
+  /** The password of the Redis URL: masked in every error text kept from Redis (a server may repeat what AUTH sent). */
+  private readonly secrets: string[] = [];
 
   constructor(private readonly options: SharedStateOptions) {
     this.breaker = new CircuitBreaker({
@@ -83,6 +96,7 @@ export class SharedState {
       return;
     }
     this.address = describeRedisUrl(options.url);
+    this.secrets = redisSecrets(options.url);
     this.currentMode = 'connecting';
     this.redis = new Redis(options.url, {
       // Fail at once while disconnected instead of queueing: the caller then uses local state.
@@ -98,7 +112,7 @@ export class SharedState {
     this.redis.on('ready', () => this.available());
     // Without an 'error' listener ioredis would print every failed reconnection attempt.
     this.redis.on('error', (err: Error) => {
-      this.lastError = err.message;
+      this.lastError = redact(err.message, this.secrets);
       this.outage();
     });
     this.redis.on('close', () => this.outage());
@@ -153,7 +167,7 @@ export class SharedState {
     try {
       outcome = await this.breaker.race(shared(this.store));
     } catch (err) {
-      this.lastError = err instanceof Error ? err.message : String(err);
+      this.lastError = redact(err instanceof Error ? err.message : String(err), this.secrets);
       this.outage();
       return local();
     }

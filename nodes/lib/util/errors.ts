@@ -39,6 +39,8 @@ export interface PlatformErrorOptions {
   statusDetail?: string;
   /** The text already says what to do (which field of which node): the code's general advice is not added when it is reported. */
   saysWhatToDo?: boolean;
+  /** An error answer's JSON body, parsed, with the request's secrets masked: for the layer that knows the service's error format. */
+  answer?: unknown;
 }
 
 /** Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`. */
@@ -53,6 +55,8 @@ export class PlatformError extends Error {
   readonly text?: Message;
   readonly statusDetail?: string;
   readonly saysWhatToDo: boolean;
+  /** See PlatformErrorOptions.answer. */
+  readonly answer?: unknown;
 
   /** `text` is a catalog message (see util/messages), or plain English for texts that are not translated. */
   constructor(code: ErrorCode, text: string | Message, options: PlatformErrorOptions = {}) {
@@ -66,6 +70,7 @@ export class PlatformError extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.statusDetail = options.statusDetail;
     this.saysWhatToDo = options.saysWhatToDo ?? false;
+    this.answer = options.answer;
   }
 
   /** The text alone: Node-RED puts an error's toString() in msg.error.message, where a class name helps no one. */
@@ -123,14 +128,97 @@ const SECRET_MEMBER =
 const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
 const QUOTE = 34;
 
-/** Removes anything that looks like a credential from text that may reach logs or messages. */
+const MASK = '***';
+const MASK_BYTES = Buffer.from(MASK);
+/** A `\uXXXX` escape in JSON text, which could spell a secret out of sight of a plain search. */
+const UNICODE_ESCAPE = /\\u([0-9a-fA-F]{4})/g;
+
+/**
+ * Removes anything that looks like a credential from text that may reach logs or messages: members
+ * and headers named like credentials, bearer tokens, and every one of `secrets` (the values a request
+ * carried, whatever their length) as written, JSON-escaped or URL-encoded, also when spelt with
+ * `\uXXXX` escapes.
+ */
 export function redact(text: string, secrets: readonly string[] = []): string {
   // Bearer first, so `authorization: Bearer <token>` loses the token and not just the word "Bearer".
-  let out = text
+  const out = unescapeUnicode(text)
     .replace(BEARER, '$1***')
     .replace(SECRET_MEMBER, (match: string, name: string) => (match.charCodeAt(name.length) === QUOTE ? `${name}"***"` : `${name}***`));
+  return maskForms(out, secretForms(secrets));
+}
+
+/**
+ * Every way a secret can come back in text: as it is, JSON-escaped (with `/` as `\/` too), and
+ * URL-encoded (as a path or query part and as a form value), longest first so that a longer form is
+ * masked whole before a shorter one inside it.
+ */
+export function secretForms(secrets: readonly string[]): string[] {
+  const forms = new Set<string>();
   for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join('***');
+    if (secret === '') continue;
+    const json = JSON.stringify(secret).slice(1, -1);
+    forms.add(secret).add(json).add(json.split('/').join('\\/'));
+    try {
+      forms.add(encodeURIComponent(secret)).add(new URLSearchParams({ s: secret }).toString().slice(2));
+    } catch {
+      // A lone surrogate has no URL-encoded form; it cannot have been sent as one either.
+    }
+  }
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/** JSON's `\uXXXX` escapes of visible characters written out (quotes, backslashes and controls stay escaped). */
+function unescapeUnicode(text: string): string {
+  if (!text.includes('\\u')) return text;
+  return text.replace(UNICODE_ESCAPE, (escape: string, hex: string) => {
+    const code = parseInt(hex, 16);
+    return code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff) ? escape : String.fromCharCode(code);
+  });
+}
+
+/**
+ * A parsed answer with every secret masked in its strings and member names, for answers that may
+ * echo what a request carried; `text` is the answer as received, which says cheaply whether any
+ * secret can be in it (when none is, the answer is returned as it is).
+ */
+export function scrubAnswer<T>(value: T, text: string, secrets: readonly string[]): T {
+  const forms = secretForms(secrets);
+  if (forms.length === 0 || (!text.includes('\\') && !forms.some((form) => text.includes(form)))) return value;
+  return scrubValue(value, forms) as T;
+}
+
+function scrubValue(value: unknown, forms: readonly string[]): unknown {
+  if (typeof value === 'string') return maskForms(value, forms);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => scrubValue(item, forms));
+  const copy: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(value)) copy[maskForms(name, forms)] = scrubValue(member, forms);
+  return copy;
+}
+
+/** A string of an answer with the secrets' forms masked, and nothing else changed. */
+function maskForms(text: string, forms: readonly string[]): string {
+  let out = text;
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join(MASK);
+  return out;
+}
+
+/** A file (bulk results) with every secret, as written, JSON-escaped or URL-encoded, masked in its bytes. */
+export function scrubBytes(bytes: Buffer, secrets: readonly string[]): Buffer {
+  let out = bytes;
+  for (const form of secretForms(secrets)) {
+    const needle = Buffer.from(form, 'utf8');
+    let at = out.indexOf(needle);
+    if (at < 0) continue;
+    const parts: Buffer[] = [];
+    let from = 0;
+    while (at >= 0) {
+      parts.push(out.subarray(from, at), MASK_BYTES);
+      from = at + needle.length;
+      at = out.indexOf(needle, from);
+    }
+    parts.push(out.subarray(from));
+    out = Buffer.concat(parts);
   }
   return out;
 }
@@ -143,7 +231,7 @@ export function redact(text: string, secrets: readonly string[] = []): string {
 export function excerpt(body: string, secrets: readonly string[] = []): string {
   if (body.length <= EXCERPT_SOURCE_LENGTH) return redact(body, secrets).slice(0, EXCERPT_LENGTH);
   let start = body.slice(0, EXCERPT_SOURCE_LENGTH);
-  for (const secret of secrets) {
+  for (const secret of secretForms(secrets)) {
     for (let length = Math.min(secret.length - 1, start.length); length > 0; length--) {
       if (start.endsWith(secret.slice(0, length))) {
         start = start.slice(0, -length);

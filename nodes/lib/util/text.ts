@@ -104,3 +104,10 @@ function nestingDepth(text: string): number {
   }
   return deepest;
 }
+
+/** What an HTTP header value may hold (RFC 9110 field-value, as undici checks it): no CR, LF, NUL or other control but tab. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+export function isHeaderValue(text: string): boolean {
+  return HEADER_VALUE.test(text);
+}
