@@ -1,5 +1,5 @@
 import should from 'should';
-import { GateOptions, RequestGate } from '../nodes/lib/platform/request-gate';
+import { GateOptions, LocalPacer, RequestGate } from '../nodes/lib/platform/request-gate';
 import { ManualClock, expectHandlesBackTo, handleBaseline, openHandles, rejectionOf, settle, waitUntil } from './foundation_helpers';
 
 type Release = () => void;
@@ -190,6 +190,26 @@ describe('request gate', function () {
     should(admitted.map((a) => a.index)).eql([0, 1, 2]);
     should(reservations).eql([100, 100, 100]);
     should(mostOutstanding).equal(1);
+  });
+
+  it('one reservation answered late (a hung shared schedule, until the breaker sends it to local state) costs the queue that one wait, not one per request', async function () {
+    const clock = new ManualClock();
+    const local = new LocalPacer(clock);
+    let reservations = 0;
+    // The first reservation waits 2 s (a command timeout) and is then answered by the local schedule, as shared state does; the rest are local at once.
+    const pacer = {
+      reserve: (intervalMs: number) => {
+        if (reservations++ > 0) return local.reserve(intervalMs);
+        return new Promise<number>((resolve) => clock.setTimer(() => resolve(local.reserve(intervalMs)), 2000));
+      },
+    };
+    const gate = track(gateWith({ ratePerMinute: 600, pacer, clock }));
+    const start = clock.now();
+    const { admitted } = admitAll(gate, 5, [], clock);
+    await clock.advance(3000);
+    // The late slot is given up and the next one taken (local, at once); the others follow one interval apart.
+    should(admitted.map((a) => a.at - start)).eql([2100, 2200, 2300, 2400, 2500]);
+    should(reservations).equal(6);
   });
 
   it('without rate limit and cap every caller goes at once', async function () {
