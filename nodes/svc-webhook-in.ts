@@ -49,7 +49,7 @@ const DEFAULT_MAX_BODY_KB = 1024;
 /** Arrays and objects nested deeper than this are refused (400 `too deep`); platform events are a few levels deep. */
 const MAX_JSON_DEPTH = 128;
 /** The file in Node-RED's user directory that keeps accepted webhooks until their window has passed. */
-const REPLAY_FILE = path.join('svc-location', 'webhook-replays.json');
+const REPLAY_FILE = path.join('svc-location', 'webhook-replays.jsonl');
 /** Failed requests (aborted uploads, broken connections) are logged at most this often per node, with their count. */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;

@@ -90,7 +90,7 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
       should((await postSigned(rig.nodeRed, '/scope-a', '{"event":"restart"}', SECRET, t)).status).equal(200);
       await rig.nodeRed.kill();
       // Without this instance's own file, only Redis remembers it.
-      fs.rmSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.json'));
+      fs.rmSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.jsonl'));
       await rig.start();
       should(await postSigned(rig.nodeRed, '/scope-a', '{"event":"restart"}', SECRET, t)).eql({ status: 401, text: '{"error":"replay"}' });
       should((await postSigned(rig.nodeRed, '/scope-b', '{"event":"restart"}', SECRET, t)).status).equal(200);

@@ -117,13 +117,6 @@ export class ReplayCache {
   snapshot(now: number): Array<[string, number]> {
     return [...this.expiries].filter(([, expiresAt]) => expiresAt >= now);
   }
-
-  /** Puts entries back from a snapshot (expired ones are skipped). */
-  restore(entries: Array<[string, number]>, now: number): void {
-    for (const [key, expiresAt] of entries) {
-      if (typeof key === 'string' && typeof expiresAt === 'number' && expiresAt >= now) this.add(key, expiresAt, now);
-    }
-  }
 }
 
 export interface VerifierOptions {

@@ -46,3 +46,87 @@ export class CoalescedWriter {
     this.writing = undefined;
   }
 }
+
+/** A journal is rewritten from the state once it holds this many lines and more than twice the live entries. */
+const JOURNAL_COMPACT_MIN_LINES = 1000;
+
+/** The JSON values in a file of JSON lines, skipping lines that cannot be read (a write cut short by a crash). */
+export function readJsonLines(file: string): unknown[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const values: unknown[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      values.push(JSON.parse(line) as unknown);
+    } catch {
+      // A torn last line: what it would have said was not acknowledged either.
+    }
+  }
+  return values;
+}
+
+/**
+ * A file of JSON lines that grows by appending, for state that changes at request rate: `append()`
+ * queues a line; writes never overlap, and each writes every line queued meanwhile with one write
+ * and one fdatasync, so a burst costs one disk sync, not one per line, and no write grows with the
+ * state. `flushed()` resolves once everything appended is on disk. The file is rewritten from
+ * `snapshot()` (atomically) on the first write after opening and whenever it holds more than twice
+ * `liveCount()` lines: the lines queued then are in the snapshot already.
+ */
+export class JournalFile {
+  private queued: string[] = [];
+  private writing: Promise<void> | undefined;
+  private handle: fs.promises.FileHandle | undefined;
+  private lines = 0;
+  private compactFirst = true;
+
+  constructor(
+    private readonly file: string,
+    private readonly snapshot: () => unknown[],
+    private readonly liveCount: () => number,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  append(entry: unknown): void {
+    this.queued.push(JSON.stringify(entry));
+    if (!this.writing) this.writing = this.drain();
+  }
+
+  async flushed(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queued.length > 0) {
+      const batch = this.queued;
+      this.queued = [];
+      try {
+        if (this.compactFirst || (this.lines >= JOURNAL_COMPACT_MIN_LINES && this.lines > 2 * this.liveCount())) {
+          await this.handle?.close();
+          this.handle = undefined;
+          const entries = this.snapshot();
+          await writeAtomically(this.file, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+          this.lines = entries.length;
+          this.compactFirst = false;
+        } else {
+          this.handle ??= await fs.promises.open(this.file, 'a', 0o600);
+          await this.handle.appendFile(`${batch.join('\n')}\n`, 'utf8');
+          await this.handle.datasync();
+          this.lines += batch.length;
+        }
+      } catch (err) {
+        this.onError(err instanceof Error ? err : new Error(String(err)));
+        await this.handle?.close().catch(() => undefined);
+        this.handle = undefined;
+        // Written whole from the state at the next change, rather than with a line missing.
+        this.compactFirst = true;
+      }
+    }
+    this.writing = undefined;
+  }
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ReplayCache } from '../platform/signature';
-import { CoalescedWriter, readJson } from './json-file';
+import { JournalFile, readJsonLines } from './json-file';
 import type { SharedState } from './shared-state';
 
 /** What a webhook receiver remembers of an accepted request: its (t, digest) key and the end of its window. */
@@ -9,18 +9,19 @@ export interface ReplayEntry {
   expiresAt: number;
 }
 
-type Snapshot = Record<string, Array<[string, number]>>;
+/** One line of the replay journal: an accepted request of a path until `expiresAt`; 0 forgets it. */
+type JournalLine = [scope: string, key: string, expiresAt: number];
 
 /**
  * The accepted requests of every webhook path in this process, one bounded cache per path, kept in a
- * JSON file in Node-RED's user directory so that a replay is refused after a redeploy, a secret
- * rotation (the key holds no secret) and a restart. One per file in a process: a redeployed node finds
- * what the node it replaces accepted.
+ * journal (JSON lines) in Node-RED's user directory so that a replay is refused after a redeploy, a
+ * secret rotation (the key holds no secret) and a restart. One per file in a process: a redeployed
+ * node finds what the node it replaces accepted.
  */
 export class ReplayFile {
   private static readonly open = new Map<string, ReplayFile>();
   private readonly caches = new Map<string, ReplayCache>();
-  private readonly writer: CoalescedWriter | undefined;
+  private readonly journal: JournalFile | undefined;
 
   /** Without a file (no user directory, as in some embedded runtimes), the caches live in memory only. */
   static at(file: string | undefined, onError: (err: Error) => void): ReplayFile {
@@ -35,14 +36,20 @@ export class ReplayFile {
 
   private constructor(file: string | undefined, onError: (err: Error) => void) {
     if (!file) return;
-    const stored = readJson(file);
-    if (stored && typeof stored === 'object' && !Array.isArray(stored)) {
-      const now = Date.now();
-      for (const [scope, entries] of Object.entries(stored as Snapshot)) {
-        if (Array.isArray(entries)) this.cache(scope).restore(entries, now);
-      }
+    const now = Date.now();
+    for (const line of readJsonLines(file)) {
+      if (!Array.isArray(line) || line.length !== 3) continue;
+      const [scope, key, expiresAt] = line as JournalLine;
+      if (typeof scope !== 'string' || typeof key !== 'string' || typeof expiresAt !== 'number') continue;
+      if (expiresAt >= now) this.cache(scope).add(key, expiresAt, now);
+      else this.caches.get(scope)?.delete(key);
     }
-    this.writer = new CoalescedWriter(file, () => this.snapshot(), onError);
+    this.journal = new JournalFile(
+      file,
+      () => this.snapshot(),
+      () => [...this.caches.values()].reduce((sum, cache) => sum + cache.size, 0),
+      onError,
+    );
   }
 
   /**
@@ -53,17 +60,17 @@ export class ReplayFile {
     const cache = this.cache(scope);
     if (cache.has(entry.key, now)) return false;
     cache.add(entry.key, entry.expiresAt, now);
-    this.writer?.changed();
+    this.journal?.append([scope, entry.key, entry.expiresAt] satisfies JournalLine);
     return true;
   }
 
   forget(scope: string, key: string): void {
-    if (this.caches.get(scope)?.delete(key)) this.writer?.changed();
+    if (this.caches.get(scope)?.delete(key)) this.journal?.append([scope, key, 0] satisfies JournalLine);
   }
 
   /** Resolves once every entry remembered so far is on disk (a write that fails is reported, not thrown). */
   flushed(): Promise<void> {
-    return this.writer?.flushed() ?? Promise.resolve();
+    return this.journal?.flushed() ?? Promise.resolve();
   }
 
   private cache(scope: string): ReplayCache {
@@ -75,14 +82,9 @@ export class ReplayFile {
     return cache;
   }
 
-  private snapshot(): Snapshot {
+  private snapshot(): JournalLine[] {
     const now = Date.now();
-    const snapshot: Snapshot = {};
-    for (const [scope, cache] of this.caches) {
-      const entries = cache.snapshot(now);
-      if (entries.length > 0) snapshot[scope] = entries;
-    }
-    return snapshot;
+    return [...this.caches].flatMap(([scope, cache]) => cache.snapshot(now).map(([key, expiresAt]): JournalLine => [scope, key, expiresAt]));
   }
 }
 
