@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
@@ -165,6 +167,27 @@ describe('shared state without Redis (one instance)', function () {
         should(modes).eql(['unavailable']);
       } finally {
         state.close();
+      }
+    });
+
+    it('never repeats the Redis password, even when the server does (issue 20 point 1)', async function () {
+      const password = 'redis-secret/pw+9';
+      // A hostile Redis: every command, AUTH first, is refused with an error that repeats what it was sent.
+      const server = net.createServer((socket) => {
+        socket.on('data', (data) => socket.write(`-ERR refused: ${data.toString('latin1').replace(/\r\n/g, ' ')}\r\n`));
+        socket.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { lines, log } = recordingLog();
+      const state = new SharedState({ url: `redis://:${encodeURIComponent(password)}@127.0.0.1:${(server.address() as AddressInfo).port}`, log });
+      try {
+        await waitUntil(() => lines.some((line) => line.level === 'warn'), 'the outage to be reported');
+        const warning = lines.find((line) => line.level === 'warn')?.text ?? '';
+        should(warning).match(/refused: \*2 \$4 auth \$\d+ \*\*\*/i);
+        for (const form of [password, encodeURIComponent(password)]) should(lines.map((line) => line.text).join('\n')).not.containEql(form);
+      } finally {
+        state.close();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
       }
     });
 

@@ -3,7 +3,7 @@ import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { RedisServer } from '../support/redis-server';
 import { Cluster, CONFIG_ID, showLogsOnFailure } from './cluster';
-import { Collector, reportingFlow, startMessage, until } from '../restart/support';
+import { Collector, FLOW_SECRETS, reportingFlow, startMessage, until } from '../restart/support';
 
 /**
  * Job ownership across instances: two Node-RED processes with the same flows and one Redis. A job
@@ -65,6 +65,10 @@ describe('several Node-RED instances: a job outlives the instance that started i
       await startMessage(b, 'after-reset', request);
       await until(() => sandbox.requests('isoline-job').length >= polls + 2, 'two polls of the job', 30_000);
       should(await client.hlen(jobsKey)).equal(1);
+      // The job in Redis keeps only what a resumed flow needs of its message (issue 20 point 8).
+      const [stored] = await client.hvals(jobsKey);
+      should((JSON.parse(stored) as { msg?: unknown }).msg).eql({ tag: 'after-reset' });
+      for (const secret of Object.values(FLOW_SECRETS)) should(stored).not.containEql(secret);
       await redis.restart();
       should(await client.hlen(jobsKey)).equal(0);
       const resumedBefore = resumes(a);

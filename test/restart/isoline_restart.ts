@@ -1,6 +1,6 @@
 import should from 'should';
 import { SANDBOX_DEFAULTS } from '../sandbox';
-import { storeText, storedJobs, until, useRestartRig } from './support';
+import { FLOW_SECRETS, storeText, storedJobs, until, useRestartRig } from './support';
 
 /**
  * An asynchronous isoline job outlives its Node-RED: killed with SIGKILL while polling, Node-RED is
@@ -25,7 +25,7 @@ describe('restart: svc-isoline job survives SIGKILL', function () {
     should(stored).have.properties({ nodeId: 'under-test', kind: 'isoline' });
     should(stored.msg).eql({ tag: 'job-1' });
     const text = storeText(dir.userDir);
-    for (const secret of [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.clientId, 'access_token']) {
+    for (const secret of [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.clientId, 'access_token', ...Object.values(FLOW_SECRETS)]) {
       should(text).not.containEql(secret);
     }
 

@@ -92,7 +92,8 @@ export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Json
       id: 'prepare',
       type: 'function',
       z: 'tab',
-      func: 'msg.tag = msg.payload.tag;\nmsg.payload = msg.payload.payload;\nreturn msg;',
+      // As flows do: the request's headers and cookies copied onto the message, and a credential of the flow's own.
+      func: `msg.tag = msg.payload.tag;\nmsg.payload = msg.payload.payload;\nmsg.headers = msg.req.headers;\nmsg.cookies = msg.req.cookies;\nmsg.auth = { user: 'u', password: '${FLOW_SECRETS.password}' };\nreturn msg;`,
       outputs: 1,
       wires: [['under-test']],
     },
@@ -179,11 +180,17 @@ export class RestartRig {
   }
 }
 
-/** Sends `payload` with `msg.tag` into the reporting flow of a Node-RED. */
+/**
+ * Credentials a flow holds in the messages it starts jobs with (`msg.headers.authorization` and
+ * `msg.cookies` from the HTTP request, `msg.auth.password`): none may reach a job store (issue 20 point 8).
+ */
+export const FLOW_SECRETS = { authorization: 'Bearer flow-received-token-1', cookie: 'flow-cookie-value-2', password: 'flow-password-3' };
+
+/** Sends `payload` with `msg.tag` into the reporting flow of a Node-RED, with an authorization header and a cookie. */
 export async function startMessage(nodeRed: NodeRedProcess, tag: string, payload: unknown): Promise<void> {
   const started = await fetch(`${nodeRed.url}start`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: FLOW_SECRETS.authorization, cookie: `sid=${FLOW_SECRETS.cookie}` },
     body: JSON.stringify({ tag, payload }),
   });
   if (started.status !== 202) throw new Error(`POST /start answered ${started.status}`);
