@@ -63,6 +63,14 @@ export function createDispatcher(config: ClientConfig): Dispatcher {
  */
 type TunnelOptions = Omit<Dispatcher.ConnectOptions, 'origin'>;
 
+/** Codes undici's client takes for a dropped connection worth connecting again for (client.js onError): the loop. */
+const LOOPING_CODES = new Set(['UND_ERR_SOCKET', 'UND_ERR_INFO', '']);
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
 class ProxyTunnelPool extends Pool {
   constructor(
     origin: URL,
@@ -106,8 +114,9 @@ class ProxyTunnelPool extends Pool {
         },
         (err: unknown) => {
           clearTimeout(timer);
-          if (callerSignal?.aborted) reject(err);
-          else fail(err, `the proxy closed the tunnel before it was open (${describeCause(err)})`);
+          // A refused or unreachable proxy already fails the waiting request, with its own code (ECONNREFUSED …).
+          if (callerSignal?.aborted || !LOOPING_CODES.has(codeOf(err))) reject(err);
+          else fail(err, `the proxy closed the connection without answering CONNECT (${describeCause(err)})`);
         },
       );
     });
