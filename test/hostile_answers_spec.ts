@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import util from 'node:util';
 import should from 'should';
-import { SANDBOX_DEFAULTS, expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json } from './support/harness';
+import { SANDBOX_DEFAULTS, expectError, expectOutput, helper, loadWithSandbox, storedJobStore, useSandbox, Json } from './support/harness';
+import { waitUntil } from './foundation_helpers';
 import type { EchoedRequest, Fault } from './sandbox/server';
 import { addTopic, resetPubsub } from './sandbox/endpoints/pubsub';
 import { bulkControls, resetBulk } from './sandbox/endpoints/bulk';
@@ -169,6 +170,24 @@ describe('hostile answers (issue 20)', function () {
       const { error } = await expectError('n1', { payload: '1 Main Street' });
       should(error.code).equal('FORBIDDEN');
       shouldNotShow(userVisible([error, error.cause, error.stack, error.bodyExcerpt]), [SANDBOX_DEFAULTS.apiKey]);
+    });
+
+    it('svc-isoline: a job status that repeats the API key reaches neither the node status nor the stored job', async function () {
+      ctx.sandbox.setFault('isoline-job', {
+        status: 200,
+        echo: (r) => JSON.stringify({ jobId: 'job-1', status: `running for key ${String(r.headers['x-svc-api-key'])}` }),
+      });
+      const node = { id: 'n1', type: 'svc-isoline', pollIntervalSec: 0.02, maxWait: 60 };
+      await loadWithSandbox(ctx.sandbox, { types: ['svc-isoline'], nodes: [node] });
+      helper.getNode('n1').receive({ payload: { origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 }, async: true } });
+      await waitUntil(() => ctx.sandbox.requests('isoline-job').length >= 3, 'three polls');
+      const statuses = userVisible();
+      await helper.unload();
+      await storedJobStore().flush();
+      const [stored] = await storedJobStore().list('n1');
+      should((stored.job.state as Json).status).equal('running for key ***');
+      shouldNotShow(`${statuses}\n${JSON.stringify(stored)}`, [SANDBOX_DEFAULTS.apiKey]);
+      should(statuses).match(/running for key \*\*\*/);
     });
 
     it('svc-words: a bearer token the answer repeats is masked in msg.payload', async function () {
