@@ -3,6 +3,7 @@ import { expectError, expectOutput, loadWithSandbox, useSandbox, Json } from './
 import { resetBulk } from './sandbox/endpoints/bulk';
 import type { ContentCoding } from './sandbox/server';
 import type { BulkRow } from '../nodes/lib/geo/result-rows';
+import { clientSuite, rejectionOf } from './foundation_helpers';
 
 /**
  * Issue 20, point 7: answers sent with a Content-Encoding (gzip, deflate, br) are decoded as they are
@@ -80,5 +81,36 @@ describe('compressed answers', function () {
     const { error } = await expectError('n', { payload: ADDRESSES[0] });
     should(error.code).equal('BAD_REQUEST');
     should(error.message).match(/the address is too vague/);
+  });
+});
+
+describe('compressed answers at the client', function () {
+  const suite = clientSuite((sandbox) => {
+    // Answers as a careless server sends them: an encoding declared on an empty body, or one the client does not read.
+    sandbox.route('GET', '/v1/test/encoded/:kind', { endpoint: 'encoded', auth: 'none' }, (ctx) => {
+      if (ctx.params.kind === 'empty-200') ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      else if (ctx.params.kind === 'empty-204') ctx.res.writeHead(204, { 'content-encoding': 'br' });
+      else ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': ctx.params.kind });
+      ctx.res.end(ctx.params.kind.startsWith('empty') ? undefined : '{"a":1}');
+    });
+  });
+  const get = (kind: string) => ({ auth: 'none', method: 'GET', path: `/v1/test/encoded/${kind}`, retry: 'read' }) as const;
+
+  it('an empty body declared as gzip or br (a 200, a 204) is an empty answer, not a broken one', async function () {
+    const client = suite.clients.create(suite.sandbox);
+    for (const kind of ['empty-200', 'empty-204']) should((await client.request(get(kind))).body).be.undefined();
+  });
+
+  it('an encoding the client does not read is BAD_RESPONSE naming it, not retried', async function () {
+    const client = suite.clients.create(suite.sandbox, { maxRetries: 2 });
+    for (const [kind, named] of [
+      ['zstd', 'zstd'],
+      ['gzip, br, gzip', 'gzip, br, gzip'],
+    ]) {
+      const error = await rejectionOf(client.request(get(kind)));
+      should(error.code).equal('BAD_RESPONSE');
+      should(error.message).equal(`the answer is encoded as "${named}", which the client cannot decode`);
+    }
+    should(suite.sandbox.requests('encoded')).have.length(2);
   });
 });

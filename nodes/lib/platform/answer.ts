@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { PlatformError, codeForStatus, redact, scrubAnswer, scrubBytes } from '../util/errors';
 import { Message, message } from '../util/messages';
@@ -25,7 +26,7 @@ export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: Response
   if (res.statusCode < 200 || res.statusCode >= 300) {
     // Whatever length it declares, the start of an error body says what went wrong (when it can be decoded).
     let bytes: Buffer = Buffer.alloc(0);
-    if (unreadable) res.body.destroy();
+    if (unreadable) discard(res.body);
     else ({ bytes } = await readDecoded(res, codings, Math.min(ERROR_BODY_BYTES, limit), undefined).catch(withoutBrokenEncoding));
     const text = bytes.toString('utf8');
     const answer = parseErrorBody(text, secrets);
@@ -38,7 +39,7 @@ export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: Response
     });
   }
   if (unreadable) {
-    res.body.destroy();
+    discard(res.body);
     throw new PlatformError('BAD_RESPONSE', message('error.unknownEncoding', { encoding: unreadable }), { statusCode: res.statusCode });
   }
   const { bytes, complete, declaredBytes } = await readDecoded(res, codings, limit, declaredLength);
@@ -60,11 +61,19 @@ async function readDecoded(res: Dispatcher.ResponseData, codings: readonly strin
     if (decoded.overLimit()) return { bytes: Buffer.alloc(0), complete: false };
     const failure = decoded.failure();
     if (!failure) throw err;
+    // An empty body declared as encoded (a 204, an empty 200) has nothing to decode: it is empty.
+    if (decoded.received() === 0) return { bytes: Buffer.alloc(0), complete: true };
     throw new PlatformError('BAD_RESPONSE', message('error.badEncoding', { encoding: failure.coding, cause: failure.error.message }), {
       statusCode: res.statusCode,
       cause: failure.error,
     });
   }
+}
+
+/** Stops reading a body, which aborts the request and closes its connection (the abort error that follows is expected). */
+function discard(body: Readable): void {
+  body.once('error', () => undefined);
+  body.destroy();
 }
 
 /** An error body whose encoding is broken is read as empty: its status still says what went wrong. */

@@ -91,6 +91,8 @@ export interface DecodedBody {
   failure: () => { coding: string; error: Error } | undefined;
   /** True once more bytes were received than the limit allows (reading stopped there). */
   overLimit: () => boolean;
+  /** The bytes received so far, before decoding. */
+  received: () => number;
 }
 
 /** The codings of a Content-Encoding header in the order the server applied them (`identity` left out), lower case. */
@@ -115,7 +117,7 @@ export function unreadableCoding(codings: readonly string[]): string | undefined
  * `codings` must all be readable (see `unreadableCoding`).
  */
 export function decodedBody(body: Readable, codings: readonly string[], limitBytes: number): DecodedBody {
-  if (codings.length === 0) return { stream: body, failure: () => undefined, overLimit: () => false };
+  if (codings.length === 0) return { stream: body, failure: () => undefined, overLimit: () => false, received: () => 0 };
   let received = 0;
   let overLimit = false;
   let failure: { coding: string; error: Error } | undefined;
@@ -145,5 +147,5 @@ export function decodedBody(body: Readable, codings: readonly string[], limitByt
   });
   // pipeline also destroys every stream when the reader destroys the last: the request is aborted.
   pipeline([body, counter, ...decoders], () => undefined);
-  return { stream: decoders[decoders.length - 1], failure: () => failure, overLimit: () => overLimit };
+  return { stream: decoders[decoders.length - 1], failure: () => failure, overLimit: () => overLimit, received: () => received };
 }
