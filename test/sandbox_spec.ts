@@ -2,7 +2,7 @@ import http from 'node:http';
 import should from 'should';
 import { startSandbox, Sandbox, SANDBOX_DEFAULTS } from './sandbox';
 import { expireAllTokens } from './sandbox/endpoints/auth';
-import { waitUntil } from './foundation_helpers';
+import { ManualClock, waitUntil } from './foundation_helpers';
 
 interface RawAnswer {
   status: number;
@@ -163,11 +163,14 @@ describe('sandbox platform', function () {
     });
 
     it('refuses a token once it has expired', async function () {
-      const shortLived = await another({ tokenLifetimeSec: 1 });
+      const clock = new ManualClock();
+      const shortLived = await another({ tokenLifetimeSec: 1, clock });
       addBearerRoute(shortLived);
       const token = ((await postToken(TOKEN_BODY, shortLived)).json as { access_token: string }).access_token;
       should((await bearer(`Bearer ${token}`, shortLived)).status).equal(200);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await clock.advance(999);
+      should((await bearer(`Bearer ${token}`, shortLived)).status).equal(200);
+      await clock.advance(1);
       const answer = await bearer(`Bearer ${token}`, shortLived);
       should(answer.status).equal(401);
       should(answer.json).eql({ error: 'unauthorized', message: 'token expired' });

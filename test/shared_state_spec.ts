@@ -10,8 +10,7 @@ import { CounterFile, DailyQuota } from '../nodes/lib/shared/quota';
 import { SharedMode, SharedState, describeRedisUrl } from '../nodes/lib/shared/shared-state';
 import { MemoryStore } from '../nodes/lib/shared/store';
 import { Message, english } from '../nodes/lib/util/messages';
-import { freePort } from './support/node-red-process';
-import { rejectionOf, waitUntil } from './foundation_helpers';
+import { ManualClock, rejectionOf, waitUntil } from './foundation_helpers';
 
 /** A log that keeps what it is told, in English. */
 function recordingLog() {
@@ -31,7 +30,8 @@ describe('shared state without Redis (one instance)', function () {
 
   describe('MemoryStore', function () {
     it('leases: one owner at a time, renewed and released only by its owner, free again after the TTL', async function () {
-      const store = new MemoryStore();
+      const clock = new ManualClock();
+      const store = new MemoryStore({ clock });
       should(await store.claim('job:1', 'a', 1000)).be.true();
       should(await store.claim('job:1', 'b', 1000)).be.false();
       should(await store.claim('job:1', 'a', 1000)).be.true();
@@ -40,7 +40,9 @@ describe('shared state without Redis (one instance)', function () {
       should(await store.renew('job:1', 'a', 1000)).be.true();
       should(await store.release('job:1', 'a')).be.true();
       should(await store.claim('job:1', 'b', 30)).be.true();
-      await new Promise((resolve) => setTimeout(resolve, 40));
+      await clock.advance(29);
+      should(await store.claim('job:1', 'a', 1000)).be.false();
+      await clock.advance(1);
       should(await store.renew('job:1', 'b', 1000)).be.false();
       should(await store.claim('job:1', 'a', 1000)).be.true();
     });
@@ -132,19 +134,29 @@ describe('shared state without Redis (one instance)', function () {
   });
 
   it('the answer cache answers an identical query within its TTL, from memory without Redis', async function () {
-    const cache = new AnswerCache(new SharedState({ log: recordingLog().log }), 'scope', 50);
+    const clock = new ManualClock();
+    const cache = new AnswerCache(new SharedState({ log: recordingLog().log }), 'scope', 50, clock);
     should(await cache.get('1 Main Street')).be.undefined();
     await cache.set('1 Main Street', { statusCode: 200, body: { items: [1] } });
     should(await cache.get('1 Main Street')).eql({ statusCode: 200, body: { items: [1] } });
     should(await cache.get('2 Main Street')).be.undefined();
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await clock.advance(49);
+    should(await cache.get('1 Main Street')).eql({ statusCode: 200, body: { items: [1] } });
+    await clock.advance(1);
     should(await cache.get('1 Main Street')).be.undefined();
   });
 
   describe('Redis configured but unreachable', function () {
     it('answers from local state, says so once, and never rejects', async function () {
       const { lines, log } = recordingLog();
-      const port = await freePort();
+      // Resets every connection at once, as a host that refuses them does, and counts the attempts.
+      let attempts = 0;
+      const refusing = net.createServer((socket) => {
+        attempts++;
+        socket.resetAndDestroy();
+      });
+      await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+      const { port } = refusing.address() as AddressInfo;
       const state = new SharedState({ url: `redis://:secret-password@127.0.0.1:${port}`, log });
       const modes: SharedMode[] = [];
       state.onModeChange((mode) => modes.push(mode));
@@ -159,7 +171,7 @@ describe('shared state without Redis (one instance)', function () {
             ),
           ).equal('local');
         // Several reconnection attempts fail meanwhile: still one warning for the outage.
-        await new Promise((resolve) => setTimeout(resolve, 700));
+        await waitUntil(() => attempts >= 3, 'two reconnection attempts');
         const warnings = lines.filter((line) => line.level === 'warn');
         should(warnings).have.length(1);
         should(warnings[0].text).match(/shared state unavailable \(Redis at redis:\/\/127\.0\.0\.1:\d+/);
@@ -167,6 +179,7 @@ describe('shared state without Redis (one instance)', function () {
         should(modes).eql(['unavailable']);
       } finally {
         state.close();
+        await new Promise((resolve) => refusing.close(resolve));
       }
     });
 

@@ -5,27 +5,37 @@ import should from 'should';
 import { ThrottledReport } from '../nodes/lib/util/async';
 import { readJsonText } from '../nodes/lib/util/text';
 import { ReplayFile, ReplayGuard } from '../nodes/lib/shared/replays';
+import { ManualClock } from './foundation_helpers';
 
 /** The pieces svc-webhook-in guards itself with, on their own (the node is tested in real Node-RED processes too). */
 describe('webhook guards', function () {
   describe('ThrottledReport', function () {
     it('reports the first event at once and the rest as one count per interval', async function () {
+      const clock = new ManualClock();
       const reports: Array<[number, string]> = [];
-      const report = new ThrottledReport<string>((count, last) => reports.push([count, last]), 80);
+      const report = new ThrottledReport<string>((count, last) => reports.push([count, last]), 80, clock);
       report.note('first');
       for (let i = 0; i < 19; i++) report.note(`later ${i}`);
       should(reports).eql([[1, 'first']]);
-      // Not before the interval has passed; then once (polled: the machine may be busy).
-      await new Promise((resolve) => setTimeout(resolve, 40));
+      await clock.advance(79);
       should(reports).have.length(1);
-      for (let waited = 0; reports.length < 2 && waited < 2000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      await clock.advance(1);
       should(reports).eql([
         [1, 'first'],
         [19, 'later 18'],
       ]);
-      report.note('soon after the count');
+      // The count was reported just now: the next event waits for the interval to pass again.
+      await clock.advance(79);
+      report.note('after a quiet interval');
       should(reports).have.length(2);
+      await clock.advance(1);
+      should(reports).eql([
+        [1, 'first'],
+        [19, 'later 18'],
+        [1, 'after a quiet interval'],
+      ]);
       report.close();
+      should(clock.pendingTimers).equal(0);
     });
   });
 

@@ -125,6 +125,8 @@ export interface SandboxOptions {
   pubsubApiKey?: string;
   /** Lifetime of issued tokens, seconds. */
   tokenLifetimeSec?: number;
+  /** The time issued tokens (bearer and download) expire by; the system clock unless a test moves one by hand. */
+  clock?: { now(): number };
   /** Which members the token response carries (the spec does not show them). */
   tokenResponse?: 'standard' | 'jwt-only' | 'opaque-no-expiry';
   /** Polls a job takes before it completes. */
@@ -148,7 +150,9 @@ export const SANDBOX_DEFAULTS = {
 const ALL_PERMISSIONS: Permission[] = ['geocode', 'bulk', 'isoline', 'sequence', 'routing', 'pubsub'];
 
 export class Sandbox {
-  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls'>>;
+  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock'>>;
+  /** The time issued tokens expire by. */
+  readonly clock: { now(): number };
   readonly log: LoggedRequest[] = [];
   /** Shared state for the endpoint modules (jobs, topics, issued tokens …), keyed by module. */
   readonly state = new Map<string, unknown>();
@@ -175,6 +179,7 @@ export class Sandbox {
       tokenResponse: options.tokenResponse ?? 'standard',
       jobPolls: options.jobPolls ?? 3,
     };
+    this.clock = options.clock ?? { now: () => Date.now() };
     const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
       this.dispatch(req, res).catch((err: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { error: 'internal', message: String(err) });
@@ -284,7 +289,7 @@ export class Sandbox {
         const tokens = this.stateOf('tokens', () => new Map<string, number>());
         const expiresAt = match ? tokens.get(match[1]) : undefined;
         if (expiresAt === undefined) return deny('missing or unknown bearer token');
-        if (Date.now() >= expiresAt) return deny('token expired');
+        if (this.clock.now() >= expiresAt) return deny('token expired');
         return true;
       }
       case 'none':

@@ -1,3 +1,4 @@
+import { Clock, SYSTEM_CLOCK } from '../util/async';
 import { PlatformError, cancelled } from '../util/errors';
 import { message } from '../util/messages';
 
@@ -15,17 +16,8 @@ export interface GateOptions {
 }
 
 /** Time as the gate reads it, and its one kind of timer. */
-export interface GateClock {
-  now(): number;
-  setTimer(callback: () => void, ms: number): unknown;
-  clearTimer(timer: unknown): void;
-}
-
-export const SYSTEM_CLOCK: GateClock = {
-  now: () => Date.now(),
-  setTimer: (callback, ms) => setTimeout(callback, ms),
-  clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
-};
+export type GateClock = Clock;
+export { SYSTEM_CLOCK };
 
 /**
  * Hands out the slots of an even schedule, one per `intervalMs`: each call reserves the next free

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SharedState } from './shared-state';
 import { MemoryStore } from './store';
+import { Clock, SYSTEM_CLOCK } from '../util/async';
 
 export interface CachedAnswer {
   statusCode: number;
@@ -16,14 +17,18 @@ const MEMORY_CHARS = 32 * 1024 * 1024;
  * in a bounded least-recently-used map of this process otherwise. Keys are hashes of the query.
  */
 export class AnswerCache {
-  private readonly memory = new MemoryStore({ maxEntries: MEMORY_ENTRIES, maxChars: MEMORY_CHARS });
+  private readonly memory: MemoryStore;
 
   constructor(
     private readonly state: SharedState,
     /** Which platform and credentials the answers belong to (a hash, never a secret). */
     private readonly scope: string,
     private readonly ttlMs: number,
-  ) {}
+    /** The time answers in memory expire by; the system clock unless a test moves one by hand. */
+    clock: Pick<Clock, 'now'> = SYSTEM_CLOCK,
+  ) {
+    this.memory = new MemoryStore({ maxEntries: MEMORY_ENTRIES, maxChars: MEMORY_CHARS, clock });
+  }
 
   async get(query: string): Promise<CachedAnswer | undefined> {
     const key = this.keyOf(query);

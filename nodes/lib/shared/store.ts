@@ -1,3 +1,5 @@
+import { Clock, SYSTEM_CLOCK } from '../util/async';
+
 /**
  * The state several Node-RED instances may share, behind one interface with two backends:
  * `MemoryStore` (this process only) and `RedisStore` (every instance pointed at the same Redis).
@@ -28,6 +30,8 @@ export interface MemoryStoreOptions {
   maxEntries?: number;
   /** Characters of keys and values kept at most (a bound on memory for cached answers). */
   maxChars?: number;
+  /** The time entries expire by; the system clock unless a test moves one by hand. */
+  clock?: Pick<Clock, 'now'>;
 }
 
 interface Entry {
@@ -44,10 +48,12 @@ export class MemoryStore implements KeyValueStore {
   private chars = 0;
   private readonly maxEntries: number;
   private readonly maxChars: number;
+  private readonly clock: Pick<Clock, 'now'>;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
+    this.clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   get size(): number {
@@ -59,7 +65,7 @@ export class MemoryStore implements KeyValueStore {
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
-    this.write(key, value, Date.now() + ttlMs);
+    this.write(key, value, this.clock.now() + ttlMs);
   }
 
   async delete(key: string): Promise<void> {
@@ -69,13 +75,13 @@ export class MemoryStore implements KeyValueStore {
   async claim(key: string, owner: string, ttlMs: number): Promise<boolean> {
     const current = this.read(key);
     if (current && current.value !== owner) return false;
-    this.write(key, owner, Date.now() + ttlMs);
+    this.write(key, owner, this.clock.now() + ttlMs);
     return true;
   }
 
   async renew(key: string, owner: string, ttlMs: number): Promise<boolean> {
     if (this.read(key)?.value !== owner) return false;
-    this.write(key, owner, Date.now() + ttlMs);
+    this.write(key, owner, this.clock.now() + ttlMs);
     return true;
   }
 
@@ -94,7 +100,7 @@ export class MemoryStore implements KeyValueStore {
     const current = this.read(key);
     const used = current ? Number(current.value) : 0;
     if (used >= limit) return { taken: false, used };
-    this.write(key, String(used + 1), current?.expiresAt ?? Date.now() + ttlMs);
+    this.write(key, String(used + 1), current?.expiresAt ?? this.clock.now() + ttlMs);
     return { taken: true, used: used + 1 };
   }
 
@@ -102,18 +108,18 @@ export class MemoryStore implements KeyValueStore {
   raise(key: string, used: number, ttlMs: number): void {
     const current = this.read(key);
     if (current && Number(current.value) >= used) return;
-    this.write(key, String(used), current?.expiresAt ?? Date.now() + ttlMs);
+    this.write(key, String(used), current?.expiresAt ?? this.clock.now() + ttlMs);
   }
 
   /** Every live entry, for persisting the store. */
   snapshot(): Array<[string, Entry]> {
-    const now = Date.now();
+    const now = this.clock.now();
     return [...this.entries].filter(([, entry]) => entry.expiresAt > now);
   }
 
   /** Puts entries back from a snapshot (expired ones are skipped). */
   restore(entries: Array<[string, Entry]>): void {
-    const now = Date.now();
+    const now = this.clock.now();
     for (const [key, entry] of entries) {
       if (entry.expiresAt > now) this.write(key, entry.value, entry.expiresAt);
     }
@@ -122,7 +128,7 @@ export class MemoryStore implements KeyValueStore {
   private read(key: string): Entry | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (entry.expiresAt <= Date.now()) {
+    if (entry.expiresAt <= this.clock.now()) {
       this.remove(key);
       return undefined;
     }

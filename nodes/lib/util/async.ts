@@ -6,13 +6,19 @@ export interface Timers {
   clearTimer(timer: unknown): void;
 }
 
-const SYSTEM_TIMERS: Timers = {
+/** Time and timers: the system's unless a test moves a clock by hand. */
+export interface Clock extends Timers {
+  now(): number;
+}
+
+export const SYSTEM_CLOCK: Clock = {
+  now: () => Date.now(),
   setTimer: (callback, ms) => setTimeout(callback, ms),
   clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
 };
 
 /** Waits, unless the signal ends the wait first. Leaves no timer behind either way. */
-export function sleep(ms: number, signal?: AbortSignal, timers: Timers = SYSTEM_TIMERS): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal, timers: Timers = SYSTEM_CLOCK): Promise<void> {
   if (signal?.aborted) return Promise.reject(cancelled());
   return new Promise((resolve, reject) => {
     const onAbort = () => {
@@ -36,30 +42,30 @@ export class ThrottledReport<Detail> {
   private count = 0;
   private last: Detail | undefined;
   private reportedAt = -Infinity;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
 
   constructor(
     private readonly report: (count: number, last: Detail) => void,
     private readonly intervalMs = 60_000,
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
-  note(detail: Detail, now = Date.now()): void {
+  note(detail: Detail, now = this.clock.now()): void {
     this.count++;
     this.last = detail;
-    if (this.timer) return;
+    if (this.timer !== undefined) return;
     const wait = this.reportedAt + this.intervalMs - now;
     if (wait <= 0) this.flush(now);
     else {
-      this.timer = setTimeout(() => {
+      this.timer = this.clock.setTimer(() => {
         this.timer = undefined;
-        this.flush(Date.now());
+        this.flush(this.clock.now());
       }, wait);
-      this.timer.unref();
     }
   }
 
   close(): void {
-    clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
   }
 

@@ -31,7 +31,7 @@ export default function tokenEndpoint(sandbox: Sandbox): void {
 
 /** Issues a token the bearer check accepts until it expires; a JWT when `asJwt`, else opaque. */
 export function issueToken(sandbox: Sandbox, lifetimeSec: number, asJwt: boolean): string {
-  const expiresAt = Date.now() + lifetimeSec * 1000;
+  const expiresAt = sandbox.clock.now() + lifetimeSec * 1000;
   const nonce = randomBytes(12).toString('base64url');
   const token = asJwt
     ? [
@@ -47,5 +47,5 @@ export function issueToken(sandbox: Sandbox, lifetimeSec: number, asJwt: boolean
 /** Makes every token issued so far expire now (the moment a token storm is tested at). */
 export function expireAllTokens(sandbox: Sandbox): void {
   const tokens = sandbox.stateOf('tokens', () => new Map<string, number>());
-  for (const token of tokens.keys()) tokens.set(token, Date.now());
+  for (const token of tokens.keys()) tokens.set(token, sandbox.clock.now());
 }

@@ -121,7 +121,7 @@ export default function bulkEndpoints(sandbox: Sandbox): void {
     const grant = downloadTokens(sandbox).get(decodeURIComponent(rawToken));
     const job = grant && bulkJobs(sandbox).get(grant.jobId);
     if (!grant || !job) return void sendJson(ctx.res, 404, { error: 'not_found', message: 'unknown download token' });
-    if (Date.now() >= grant.expiresAt) return void sendJson(ctx.res, 401, { error: 'unauthorized', message: 'download token expired' });
+    if (sandbox.clock.now() >= grant.expiresAt) return void sendJson(ctx.res, 401, { error: 'unauthorized', message: 'download token expired' });
     sendResultFile(ctx, job, bulkControls(sandbox));
   });
 }
@@ -208,7 +208,7 @@ function issueDownloadToken(sandbox: Sandbox, jobId: string): string {
   const controls = bulkControls(sandbox);
   const expired = controls.expiredTokens > 0;
   if (expired) controls.expiredTokens--;
-  downloadTokens(sandbox).set(token, { jobId, expiresAt: expired ? 0 : Date.now() + controls.downloadTokenTtlMs });
+  downloadTokens(sandbox).set(token, { jobId, expiresAt: expired ? 0 : sandbox.clock.now() + controls.downloadTokenTtlMs });
   return token;
 }
 
