@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';

@@ -1,7 +1,8 @@
 import type { ConnectionOptions } from 'node:tls';
-import type { Node, NodeAPI, NodeDef } from './lib/node-red/inputs';
+import type { Node, NodeAPI, NodeDef } from './lib/node-red/types';
 import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
-import { ClientConfig, ClientCredentials, PlatformClient, ProxySettings } from './lib/platform/client';
+import { PlatformClient } from './lib/platform/client';
+import type { ClientConfig, ClientCredentials, ProxySettings } from './lib/platform/types';
 import { BYTES_PER_MB } from './lib/platform/body';
 import { SharedServices } from './lib/node-red/shared';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';

@@ -1,4 +1,4 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { nodeInputs } from './lib/node-red/inputs';
 import { configFor } from './lib/node-red/config';
 import { invalidInput } from './lib/util/errors';

@@ -1,4 +1,4 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';
 import { LatLon, toPosition } from './lib/geo/geohash';

@@ -1,4 +1,4 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';

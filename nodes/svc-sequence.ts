@@ -1,4 +1,4 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from './lib/geo/geohash';
 import { LocationObject, Place, numbered, readLocation, toLocationObjects } from './lib/geo/locations';
 import { readBoxes, toSequenceBox } from './lib/geo/boxes';

@@ -1,8 +1,9 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { messageInput, nodeInputs, readInput, readsDefault } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, invalidInput } from './lib/util/errors';
-import type { PlatformClient, PlatformRequest } from './lib/platform/client';
+import type { PlatformClient } from './lib/platform/client';
+import type { PlatformRequest } from './lib/platform/types';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
 import {
   SUBSCRIPTIONS_PATH,

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
-import type { NodeAPI, NodeDef, Node } from './lib/node-red/inputs';
+import type { NodeAPI, NodeDef, Node } from './lib/node-red/types';
 import { NodeStatus } from './lib/node-red/status';
 import { failure, reportFailure } from './lib/node-red/failure';
 import type { SvcConfigNode } from './lib/node-red/config';

@@ -1,4 +1,4 @@
-import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/inputs';
+import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, causeOf, codeForStatus } from './lib/util/errors';

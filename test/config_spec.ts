@@ -4,7 +4,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import should from 'should';
-import type { ClientConfig, PlatformClient } from '../nodes/lib/platform/client';
+import type { PlatformClient } from '../nodes/lib/platform/client';
+import type { ClientConfig } from '../nodes/lib/platform/types';
 import type { SvcConfigNode } from '../nodes/lib/node-red/config';
 import {
   CONFIG_ID,

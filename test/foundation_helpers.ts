@@ -1,5 +1,6 @@
 import should from 'should';
-import { ClientConfig, PlatformClient, PlatformRequest } from '../nodes/lib/platform/client';
+import { PlatformClient } from '../nodes/lib/platform/client';
+import type { ClientConfig, PlatformRequest } from '../nodes/lib/platform/types';
 import type { GateClock } from '../nodes/lib/platform/request-gate';
 import { PlatformError } from '../nodes/lib/util/errors';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './sandbox';

@@ -1,5 +1,5 @@
 import should from 'should';
-import type { WaitEvent } from '../nodes/lib/platform/client';
+import type { WaitEvent } from '../nodes/lib/platform/types';
 import { JobState, PollContext, Polling, computationReader, outageDelay, pollJob } from '../nodes/lib/platform/jobs';
 import { bulkResult, uploadBatch } from '../nodes/lib/platform/bulk';
 import { PlatformError } from '../nodes/lib/util/errors';

@@ -1,4 +1,4 @@
-import type { OutputMessage } from './inputs';
+import type { OutputMessage } from './types';
 import type { HandlerResult, InputContext } from './runner';
 import { RowFile, RowFileState } from '../format/row-file';
 import { BulkRow, ROW_MISMATCH, RowOutcome, bulkRow, unmatchedRow, unsentRow } from '../geo/result-rows';

@@ -1,4 +1,4 @@
-import type { Node, NodeAPI, OutputMessage } from './inputs';
+import type { Node, NodeAPI, OutputMessage } from './types';
 import { clientFor } from './config';
 import { jobStoreFor } from './resumable';
 import { COMPUTATION_POLLING, PollSettings, pollingOf } from './settings';

@@ -1,11 +1,12 @@
-import type { Node, NodeAPI } from './inputs';
-import type { AuthScheme, ClientCredentials, PlatformClient } from '../platform/client';
+import type { Node, NodeAPI } from './types';
+import type { PlatformClient } from '../platform/client';
+import type { ConnectionOptions } from 'node:tls';
+import type { AuthScheme, ClientCredentials, ProxySettings } from '../platform/types';
 import { ConfigError, describeProblem } from '../platform/config-check';
 import { PlatformError } from '../util/errors';
 import { message } from '../util/messages';
 import { NodeStatus } from './status';
 import type { SharedServices } from './shared';
-import type { DeployedConnection } from './test-connection';
 
 /** The config node's credentials: the platform client's, and the Redis URL of the shared state. */
 export interface SvcCredentials extends ClientCredentials {
@@ -19,6 +20,24 @@ export interface SvcConfigNode extends Node<SvcCredentials> {
   /** What "Test connection" compares before it uses a stored secret, and the TLS and proxy it then uses. */
   connection: DeployedConnection;
   shared: SharedServices;
+}
+
+/** The settings of a config node a test depends on, as in flow JSON (`tls` and `proxy` are node ids, '' for none). */
+export interface ConnectionSettings {
+  baseUrl: string;
+  authUrl: string;
+  audience: string;
+  projectId: string;
+  tls: string;
+  proxy: string;
+}
+
+/** What a running config node keeps of its deployment, so that a test may use its stored secrets the way it does. */
+export interface DeployedConnection {
+  settings: ConnectionSettings;
+  tls?: ConnectionOptions;
+  proxy?: ProxySettings;
+  credentials: ClientCredentials;
 }
 
 /**

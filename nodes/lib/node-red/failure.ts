@@ -1,4 +1,4 @@
-import type { Node } from './inputs';
+import type { Node } from './types';
 import { ErrorCode, PlatformError, describeCause } from '../util/errors';
 import { message } from '../util/messages';
 import { translate } from './i18n';

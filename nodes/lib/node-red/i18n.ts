@@ -1,4 +1,4 @@
-import type { Node, NodeAPI } from './inputs';
+import type { Node, NodeAPI } from './types';
 import { PlatformError } from '../util/errors';
 import { Message, MessageLog, englishTemplate, fill, stringParams } from '../util/messages';
 

@@ -1,12 +1,7 @@
-import type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow } from 'node-red';
+import type { Node, NodeAPI, NodeMessage } from './types';
 import { causeOf, invalidInput } from '../util/errors';
 import { Message, message } from '../util/messages';
 import { Element, LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
-
-export type { Node, NodeAPI, NodeDef, NodeMessage, NodeMessageInFlow };
-
-/** Output messages carry whatever the node adds; Node-RED messages are open objects. */
-export type OutputMessage = NodeMessageInFlow & Record<string, unknown>;
 
 /** One TypedInput of a node: the name errors use, its source type and value, and its default `msg` path. */
 export interface TypedInput {

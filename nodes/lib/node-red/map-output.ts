@@ -1,4 +1,4 @@
-import type { NodeMessage } from './inputs';
+import type { NodeMessage } from './types';
 import type { MapPayload } from '../geo/worldmap';
 
 /**

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { runtimeLog, translate } from './i18n';
 import { MessageLog, message } from '../util/messages';
 import { describeCause } from '../util/errors';
-import type { Node, NodeAPI, NodeMessageInFlow } from './inputs';
+import type { Node, NodeAPI, NodeMessageInFlow } from './types';
 import type { Place } from '../geo/locations';
 import type { SvcConfigNode } from './config';
 import { SharedJobStore } from '../shared/shared-jobs';

@@ -1,4 +1,4 @@
-import type { Node, NodeAPI, NodeDef } from './inputs';
+import type { Node, NodeAPI, NodeDef } from './types';
 import { RouterLayer, normalisePath } from './http-node';
 import { Message, message } from '../util/messages';
 

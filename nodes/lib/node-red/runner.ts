@@ -1,4 +1,4 @@
-import type { Node, NodeMessage, NodeMessageInFlow, OutputMessage } from './inputs';
+import type { Node, NodeMessage, NodeMessageInFlow, OutputMessage } from './types';
 import { PlatformError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
 import type { JsonObject } from '../platform/job-store';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { Node, NodeAPI } from './inputs';
+import type { Node, NodeAPI } from './types';
 import { setStatusNote } from './status';
 import { nodeLog, translate } from './i18n';
 import { message } from '../util/messages';

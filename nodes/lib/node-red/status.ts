@@ -1,5 +1,5 @@
-import type { Node } from './inputs';
-import type { Failure } from './failure';
+import type { Node } from './types';
+import type { ErrorCode } from '../util/errors';
 import { Message, message } from '../util/messages';
 import { translate } from './i18n';
 
@@ -49,8 +49,11 @@ export class NodeStatus {
     this.show('yellow', 'dot', text);
   }
 
-  /** The code (with the HTTP status or a figure such as `2/2`) and a short reason: `UNAUTHORIZED (401): credentials refused`. */
-  error(failed: Failure): void {
+  /**
+   * The code (with the HTTP status or a figure such as `2/2`) and a short reason: `UNAUTHORIZED (401): credentials refused`.
+   * `failed` is a reported failure (failure.ts); the status needs no more of it than these.
+   */
+  error(failed: { readonly code?: ErrorCode; readonly statusCode?: number; readonly statusDetail?: string }): void {
     if (failed.code === undefined) {
       this.show('red', 'ring', message('status.failed'));
       return;

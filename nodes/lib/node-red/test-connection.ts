@@ -1,8 +1,9 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Request, Response } from 'express';
-import type { Node, NodeAPI } from './inputs';
-import type { SvcConfigNode } from './config';
-import { ClientCredentials, PlatformClient, ProxySettings } from '../platform/client';
+import type { Node, NodeAPI } from './types';
+import type { ConnectionSettings, DeployedConnection, SvcConfigNode } from './config';
+import { PlatformClient } from '../platform/client';
+import type { ClientCredentials, ProxySettings } from '../platform/types';
 import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
 import { Message, message } from '../util/messages';
 import { translate } from './i18n';
@@ -12,24 +13,6 @@ import { translate } from './i18n';
  * stored secrets a call may use, and what it answers and audits. The checks themselves are
  * `platform/connection-test.ts`.
  */
-
-/** The settings of a config node a test depends on, as in flow JSON (`tls` and `proxy` are node ids, '' for none). */
-export interface ConnectionSettings {
-  baseUrl: string;
-  authUrl: string;
-  audience: string;
-  projectId: string;
-  tls: string;
-  proxy: string;
-}
-
-/** What a running config node keeps of its deployment, so that a test may use its stored secrets the way it does. */
-export interface DeployedConnection {
-  settings: ConnectionSettings;
-  tls?: ConnectionOptions;
-  proxy?: ProxySettings;
-  credentials: ClientCredentials;
-}
 
 /** How a TLS or proxy node id of the request becomes options (running nodes of that type only). */
 export interface ConnectionResolvers {

@@ -4,7 +4,7 @@ import { PlatformError, codeForStatus, redact, scrubAnswer, scrubBytes } from '.
 import { Message, message } from '../util/messages';
 import { BoundedBody, contentCodings, decodedBody, describeSize, readBounded, unreadableCoding } from './body';
 import { isHeaderValue } from '../util/text';
-import type { PlatformResponse, ResponseKind } from './client';
+import type { PlatformResponse, ResponseKind } from './types';
 import { parseRetryAfter } from './retry';
 import type { TokenResponse } from './token-manager';
 

@@ -1,7 +1,6 @@
 import type { Dispatcher, FormData } from 'undici';
-import type { ConnectionOptions } from 'node:tls';
 import { PlatformError, cancelled, invalidInput } from '../util/errors';
-import { Pacer, RequestGate } from './request-gate';
+import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
 import { isHeaderValue, trimTrailing } from '../util/text';
@@ -11,103 +10,7 @@ import { createDispatcher } from './dispatcher';
 import { readAnswer, readTokenResponse } from './answer';
 import { retryDelay, toPlatformError } from './retry';
 import { MAX_SEGMENT_LENGTH, hasDotSegment } from './paths';
-
-/**
- * How a request authenticates, one per endpoint family of the spec:
- * - `project`: `x-svc-project-id` + `x-svc-api-key` (geocoding, bulk, isoline, sequence)
- * - `vpm`: `x-svc-vpm-id` + `x-svc-api-key` (standard routing)
- * - `pubsub`: `apikey` (data topics and subscriptions)
- * - `bearer`: `Authorization: Bearer <token>` (cell-words lookup)
- * - `none`: no credentials (following a download link that carries its own token)
- */
-export type AuthScheme = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
-
-/**
- * `read`: reads and computations; retried on network errors, 5xx and 429.
- * `create`: requests that create or publish something; retried only on 429 and on failures
- * before the request was sent, so nothing is done twice.
- */
-export type RetryPolicy = 'read' | 'create';
-
-/** `json`: an API answer, within `maxResponseBytes`; `buffer`: a file (bulk results), within `maxFileBytes`. */
-export type ResponseKind = 'json' | 'buffer';
-
-export interface PlatformRequest {
-  auth: AuthScheme;
-  method: 'GET' | 'POST' | 'DELETE';
-  /** Path below the base address (`baseUrl`, or `sandboxUrl` for `bearer`), already percent-encoded. */
-  path?: string;
-  /** Absolute address, used instead of `path` (for example a download link given by the service). */
-  url?: string;
-  query?: Record<string, string | number | boolean | undefined>;
-  json?: unknown;
-  form?: FormData;
-  retry: RetryPolicy;
-  /** `json` parses the body (empty body gives `undefined`); `buffer` returns the raw bytes. */
-  response?: ResponseKind;
-  signal?: AbortSignal;
-  /**
-   * Secrets this request carries in its body, query or path (a subscription's `SecretToken` and
-   * `WebhookHeader` value, a download token). With the configured credentials and the token the client
-   * adds, they are masked wherever the answer repeats them: in errors, excerpts and the answer itself.
-   */
-  secrets?: readonly string[];
-  /** Called when the request has to wait for the rate limit or the concurrency cap, and when it retries. */
-  onWait?: (event: WaitEvent) => void;
-}
-
-/** `outage`: an accepted job waits out a platform outage before its status or result is asked for again (see jobs.ts). */
-export type WaitEvent =
-  | { kind: 'queued'; position: number }
-  | { kind: 'retry'; attempt: number; delayMs: number; reason: string }
-  | { kind: 'outage'; delayMs: number; reason: string };
-
-export interface PlatformResponse<T = unknown> {
-  statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: T;
-  contentType: string;
-}
-
-export interface ProxySettings {
-  url: string;
-  noProxy?: string[];
-  username?: string;
-  password?: string;
-}
-
-export interface ClientCredentials {
-  clientId?: string;
-  clientSecret?: string;
-  apiKey?: string;
-  pubsubApiKey?: string;
-}
-
-export interface ClientConfig {
-  /** How a refused credential's error names the config node ("svc-config 'Sandbox platform': API key refused …"). */
-  name?: string;
-  baseUrl: string;
-  authUrl: string;
-  sandboxUrl: string;
-  audience: string;
-  projectId: string;
-  credentials: ClientCredentials;
-  /** Per attempt, from sending the request to the last byte of the answer. */
-  timeoutMs: number;
-  /** Largest JSON answer read; past it the request is aborted and fails with BAD_RESPONSE. */
-  maxResponseBytes: number;
-  /** Largest file (a `buffer` answer: bulk results) read, likewise. */
-  maxFileBytes: number;
-  ratePerMinute: number;
-  maxConcurrency: number;
-  maxQueue: number;
-  /** The rate limit's schedule when it is shared with other instances; the gate's own otherwise. */
-  pacer?: Pacer;
-  maxRetries: number;
-  tokenLifetimeSec: number;
-  tls?: ConnectionOptions;
-  proxy?: ProxySettings;
-}
+import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, ResponseKind } from './types';
 
 /**
  * The one way the pack talks to the platform: one keep-alive dispatcher per config node

@@ -1,6 +1,6 @@
 import { PlatformError } from '../util/errors';
 import { Message, message } from '../util/messages';
-import type { AuthScheme, ClientConfig } from './client';
+import type { AuthScheme, ClientConfig } from './types';
 import { isHeaderValue } from '../util/text';
 
 /** What a request needs from the configuration: an endpoint family's, or the token endpoint's alone. */

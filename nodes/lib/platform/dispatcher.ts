@@ -1,5 +1,5 @@
 import { Agent, Dispatcher, EnvHttpProxyAgent, Pool } from 'undici';
-import type { ClientConfig } from './client';
+import type { ClientConfig } from './types';
 import { describeCause } from '../util/errors';
 
 /** The connection pool of one config node: keep-alive connections, TLS options and the proxy. */

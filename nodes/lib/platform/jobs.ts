@@ -2,7 +2,8 @@ import { ErrorCode, PlatformError } from '../util/errors';
 import { Message, message } from '../util/messages';
 import { sleep } from '../util/async';
 import { isRecord, setMembers } from '../util/values';
-import { PlatformClient, PlatformResponse, WaitEvent } from './client';
+import { PlatformClient } from './client';
+import type { PlatformResponse, WaitEvent } from './types';
 import { GateClock, SYSTEM_CLOCK } from './request-gate';
 import { pathSegment } from './paths';
 

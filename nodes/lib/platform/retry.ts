@@ -1,7 +1,7 @@
 import { PlatformError, describeCause, redact } from '../util/errors';
 import { message } from '../util/messages';
 import { PROXY_TUNNEL_CODE } from './dispatcher';
-import type { RetryPolicy } from './client';
+import type { RetryPolicy } from './types';
 
 /**
  * What a failed attempt was (the PlatformError it becomes) and whether and when the client tries

@@ -1,5 +1,6 @@
 import { PlatformError, codeForStatus, excerpt, invalidInput, redact } from '../util/errors';
-import type { PlatformClient, PlatformRequest, PlatformResponse } from './client';
+import type { PlatformClient } from './client';
+import type { PlatformRequest, PlatformResponse } from './types';
 import { describeValue } from '../util/values';
 import { isHeaderName, isHeaderValue } from '../util/text';
 import { Label, message } from '../util/messages';
