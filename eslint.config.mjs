@@ -3,6 +3,7 @@
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import html from 'eslint-plugin-html';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -36,6 +37,49 @@ function layer(folder, notImported) {
   };
 }
 
+/**
+ * import-x's no-cycle passes over `import type`: a cycle of types alone is allowed there, since it costs
+ * nothing at run time. Ours counts them too, because a cycle of types is still two modules that cannot
+ * be read one without the other. The rule is import-x's own, shown every import as a value import:
+ * those of the file it lints, and (through a parser that marks nothing as type-only) those of every file
+ * it follows.
+ */
+const valueKind = (node) => {
+  if (node.importKind === 'type') node.importKind = 'value';
+  if (node.source && node.exportKind === 'type') node.exportKind = 'value';
+  for (const specifier of node.specifiers ?? []) {
+    if (specifier.importKind === 'type') specifier.importKind = 'value';
+    if (specifier.exportKind === 'type') specifier.exportKind = 'value';
+  }
+  return node;
+};
+const typesAsValues = {
+  meta: { name: 'types-as-values' },
+  parseForESLint(code, options) {
+    const parsed = tseslint.parser.parseForESLint(code, options);
+    parsed.ast.body.forEach(valueKind);
+    return parsed;
+  },
+};
+const noCycle = importX.rules['no-cycle'];
+const noCycleWithTypes = {
+  meta: noCycle.meta,
+  create(context) {
+    const counted = Object.create(context, {
+      languageOptions: { value: { ...context.languageOptions, parser: typesAsValues } },
+      parserPath: { value: undefined },
+    });
+    const visitor = noCycle.create(counted);
+    const asValue = (handler) => handler && ((node) => handler(valueKind({ ...node, specifiers: node.specifiers?.map((s) => ({ ...s })) })));
+    return {
+      ...visitor,
+      ImportDeclaration: asValue(visitor.ImportDeclaration),
+      ExportNamedDeclaration: asValue(visitor.ExportNamedDeclaration),
+      ExportAllDeclaration: asValue(visitor.ExportAllDeclaration),
+    };
+  },
+};
+
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'test/nr5/node_modules/', 'test/artifacts/', 'test/bench/results/'] },
   {
@@ -57,6 +101,13 @@ export default defineConfig(
       // returned, or given a .catch that reports it.
       '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
     },
+  },
+  {
+    // No module of nodes/ imports itself back through others, not even for a type (see noCycleWithTypes).
+    files: ['nodes/**/*.ts'],
+    plugins: { 'import-x': importX, svc: { rules: { 'no-cycle': noCycleWithTypes } } },
+    settings: { 'import-x/extensions': ['.ts'], 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })] },
+    rules: { 'svc/no-cycle': ['error', { ignoreExternal: true }] },
   },
   layer('platform', ['node-red', 'geo', 'shared']),
   layer('shared', ['node-red', 'geo']),
