@@ -120,6 +120,38 @@ describe('svc-bulk-geocode rows', function () {
       should(warnings()).be.empty();
     });
 
+    it('an address sent twice and answered once: both rows get that answer, nothing is flagged', async function () {
+      await load();
+      const file = [
+        { address: '1 main street', lat: 1, lon: 2 },
+        { address: '2 Main Street', lat: 3, lon: 4 },
+      ];
+      ctx.sandbox.setFault('bulk-download', { status: 200, body: JSON.stringify(file), times: 1 });
+      const rows = (await expectOutput('n1', { payload: ['1 Main Street', '2 Main Street', ' 1  Main Street'] })).payload as BulkRow[];
+      should(rows.map((row) => row.location)).eql([
+        { lat: 1, lon: 2 },
+        { lat: 3, lon: 4 },
+        { lat: 1, lon: 2 },
+      ]);
+      should(rows.filter((row) => row.code !== undefined)).be.empty();
+      should(warnings()).be.empty();
+    });
+
+    it('a row that echoes no address sent, in a file of as many rows: flagged, never given to the address in its place', async function () {
+      await load();
+      const file = [
+        { address: '1 Main Street', lat: 1, lon: 2 },
+        { address: 'Somewhere Else', lat: 3, lon: 4 },
+      ];
+      ctx.sandbox.setFault('bulk-download', { status: 200, body: JSON.stringify(file), times: 1 });
+      const msg = await expectOutput('n1', { payload: ['1 Main Street', '2 Main Street'] });
+      const rows = msg.payload as BulkRow[];
+      should(rows[0].location).eql({ lat: 1, lon: 2 });
+      should(rows[1]).have.properties({ location: undefined, result: undefined, code: 'ROW_MISMATCH' });
+      should(rows[1].error).equal('no row of the result file echoes this address; the row in its place echoes "Somewhere Else" (ROW_MISMATCH)');
+      should((msg.jobs as JobReport[])[0]).have.properties({ unmatchedInputs: 1, unmatchedResults: 1 });
+    });
+
     it('a file whose rows echo nothing is paired by position (it gives nothing to check with)', async function () {
       await load();
       Object.assign(bulkControls(ctx.sandbox), { echoAddress: false });

@@ -303,7 +303,10 @@ function pairByEcho(addresses: readonly string[], records: unknown[], echoed: Ar
   });
   const used = new Set<number>();
   const paired = addresses.map((address) => {
-    const at = byAddress.get(sameAddress(address))?.shift();
+    // An address sent twice takes the next row echoing it; a file with fewer copies (a platform that
+    // answers each address once) gives the last one to the rest: the same address, the same result.
+    const echoing = byAddress.get(sameAddress(address));
+    const at = echoing && echoing.length > 1 ? echoing.shift() : echoing?.[0];
     if (at === undefined) return undefined;
     used.add(at);
     return records[at];
