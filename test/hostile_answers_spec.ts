@@ -142,11 +142,15 @@ describe('hostile answers (issue 20)', function () {
     it('svc-topic: a success answer that repeats the secrets gives msg.payload without them', async function () {
       ctx.sandbox.setFault('subscription-create', {
         status: 200,
-        echo: (r) => JSON.stringify({ isSuccess: true, data: { id: 5, ...request(r), echoedKey: r.headers.apikey } }),
+        echo: (r) =>
+          JSON.stringify({ isSuccess: true, data: { id: 5, ...request(r), echoedKey: r.headers.apikey } }).replace(
+            /\}\}$/,
+            `,"escaped":"${unicodeEscaped(HEADER_VALUE)}"}}`,
+          ),
       });
       await loadWithSandbox(ctx.sandbox, { types: ['svc-topic'], nodes: [{ id: 'n1', type: 'svc-topic' }] });
       const msg = await expectOutput('n1', subscription());
-      should(msg.payload).match({ id: 5, SecretToken: '***', WebhookHeader: 'X-Receiver-Key: ***', echoedKey: '***' });
+      should(msg.payload).match({ id: 5, SecretToken: '***', WebhookHeader: 'X-Receiver-Key: ***', echoedKey: '***', escaped: '***' });
       shouldNotShow(userVisible([msg.payload]), SECRETS);
     });
 

@@ -153,6 +153,41 @@ export function redact(text: string, secrets: readonly string[] = []): string {
  * masked whole before a shorter one inside it.
  */
 export function secretForms(secrets: readonly string[]): string[] {
+  return secretSet(secrets).forms;
+}
+
+/**
+ * A list of secrets as the searches need it: their forms, the characters in them, and how a `\uXXXX`
+ * escape of one of those begins (`\u00` for ASCII), in either case of hex digit.
+ */
+interface SecretSet {
+  forms: string[];
+  chars: Set<string>;
+  escapeStarts: string[];
+}
+
+const knownSets = new Map<string, SecretSet>();
+const KNOWN_SETS_MAX_ENTRIES = 100;
+
+function secretSet(secrets: readonly string[]): SecretSet {
+  // Every answer is checked for its request's secrets, mostly the same few: their forms are worked out once.
+  const key = secrets.join('\u0000');
+  let set = knownSets.get(key);
+  if (!set) {
+    const chars = new Set(secrets.join(''));
+    const escapeStarts = new Set<string>();
+    for (const char of chars) {
+      const high = char.charCodeAt(0).toString(16).padStart(4, '0').slice(0, 2);
+      escapeStarts.add(`\\u${high}`).add(`\\u${high.toUpperCase()}`);
+    }
+    set = { forms: formsOf(secrets), chars, escapeStarts: [...escapeStarts] };
+    if (knownSets.size >= KNOWN_SETS_MAX_ENTRIES) knownSets.clear();
+    knownSets.set(key, set);
+  }
+  return set;
+}
+
+function formsOf(secrets: readonly string[]): string[] {
   const forms = new Set<string>();
   for (const secret of secrets) {
     if (secret === '') continue;
@@ -182,9 +217,22 @@ function unescapeUnicode(text: string): string {
  * secret can be in it (when none is, the answer is returned as it is).
  */
 export function scrubAnswer<T>(value: T, text: string, secrets: readonly string[]): T {
-  const forms = secretForms(secrets);
-  if (forms.length === 0 || (!text.includes('\\') && !forms.some((form) => text.includes(form)))) return value;
+  const { forms, chars, escapeStarts } = secretSet(secrets);
+  if (forms.length === 0 || (!forms.some((form) => text.includes(form)) && !escapesAnyOf(text, chars, escapeStarts))) return value;
   return scrubValue(value, forms) as T;
+}
+
+/**
+ * True when the text has a `\uXXXX` escape of a character some secret holds: only then can a secret
+ * hide from the search for its forms. (A server that escapes all non-ASCII text, as some do, makes
+ * every answer full of escapes, of characters that ASCII secrets do not hold.)
+ */
+function escapesAnyOf(text: string, chars: ReadonlySet<string>, escapeStarts: readonly string[]): boolean {
+  if (!escapeStarts.some((start) => text.includes(start))) return false;
+  for (let at = text.indexOf('\\u'); at >= 0; at = text.indexOf('\\u', at + 2)) {
+    if (chars.has(String.fromCharCode(parseInt(text.slice(at + 2, at + 6), 16)))) return true;
+  }
+  return false;
 }
 
 function scrubValue(value: unknown, forms: readonly string[]): unknown {
