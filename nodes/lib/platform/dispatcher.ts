@@ -53,14 +53,6 @@ export function createDispatcher(config: ClientConfig): Dispatcher {
   });
 }
 
-/**
- * The connections to the proxy, whose CONNECT requests open the tunnels. undici 7 passes a tunnel
- * that the proxy closes before answering on as a "socket" error, which its client takes for a
- * dropped connection and answers by connecting again at once, without end (tens of thousands of
- * connections a second, and the request never settles). Here every failed tunnel, and one not
- * answered within the connect timeout, becomes an error of its own code, which fails the requests
- * waiting for it: one NETWORK error per attempt, one connection per attempt.
- */
 type TunnelOptions = Omit<Dispatcher.ConnectOptions, 'origin'>;
 
 /** Codes undici's client takes for a dropped connection worth connecting again for (client.js onError): the loop. */
@@ -71,6 +63,14 @@ function codeOf(err: unknown): string {
   return typeof code === 'string' ? code : '';
 }
 
+/**
+ * The connections to the proxy, whose CONNECT requests open the tunnels. undici 7 passes a tunnel
+ * that the proxy closes before answering on as a "socket" error, which its client takes for a
+ * dropped connection and answers by connecting again at once, without end (tens of thousands of
+ * connections a second, and the request never settles). Here a CONNECT the proxy drops, or does
+ * not answer within the connect timeout, becomes an error of its own code, which fails the requests
+ * waiting for it: one NETWORK error and one or two connections per attempt.
+ */
 class ProxyTunnelPool extends Pool {
   constructor(
     origin: URL,
