@@ -86,7 +86,11 @@ export default defineConfig(
     files: ['**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        // types/ declares the editor page's globals for tsconfig.editor.json, outside the runtime's tsconfig.json.
+        projectService: { allowDefaultProject: ['types/*.d.ts'], defaultProject: 'tsconfig.editor.json' },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       // As tsc's noUnusedParameters: a leading underscore marks a parameter kept for its position
@@ -143,6 +147,15 @@ export default defineConfig(
         SvcEditor: 'readonly',
       },
     },
+  },
+  {
+    // The settings migrations: a global of the editor page (resources/migrations.js), which the runtime loads as a CommonJS module.
+    files: ['resources/editor.js'],
+    languageOptions: { globals: { SvcMigrations: 'readonly' } },
+  },
+  {
+    files: ['resources/migrations.js'],
+    languageOptions: { globals: { module: 'readonly' } },
   },
   {
     files: ['eslint.config.mjs'],

@@ -15,6 +15,7 @@ import { readChoice } from './lib/util/values';
 import { causeOf, invalidInput } from './lib/util/errors';
 import { Message, message } from './lib/util/messages';
 import { translate } from './lib/node-red/i18n';
+import { migrated } from './lib/node-red/migrations';
 
 interface BulkGeocodeDef extends NodeDef {
   server: string;
@@ -23,8 +24,6 @@ interface BulkGeocodeDef extends NodeDef {
   batchSize?: number | string;
   parallel?: number | string;
   pollIntervalSec?: number | string;
-  /** Before 1.1: the first poll in milliseconds (see pollingOf). */
-  pollInterval?: number | string;
   maxWait?: number | string;
   jobIdPath?: string;
   downloadPath?: string;
@@ -86,7 +85,7 @@ async function inputVersion(file: string): Promise<{ size: number; modifiedMs: n
   }
 }
 
-const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 } };
+const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, maxWaitSec: 1800 } };
 
 /**
  * svc-bulk-geocode: addresses (a list, CSV, JSON lines, a stream, or the file `msg.filename`) in
@@ -96,6 +95,7 @@ const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, 
 export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const warn = (text: Message) => this.warn(translate(text));
     const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });

@@ -8,6 +8,7 @@ import { SharedServices } from './lib/node-red/shared';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
 import { useRuntimeCatalog } from './lib/node-red/i18n';
 import { testConnectionHandler } from './lib/node-red/test-connection';
+import { migrated } from './lib/node-red/migrations';
 
 interface SvcConfigDef extends NodeDef {
   baseUrl: string;
@@ -65,6 +66,7 @@ export = function register(RED: NodeAPI): void {
 
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const credentials = this.credentials ?? {};
     this.shared = new SharedServices(RED, this, {
       redisUrl: credentials.redisUrl,

@@ -9,6 +9,7 @@ import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
 import { message } from './lib/util/messages';
 import { geocodeShapes } from './lib/geo/worldmap-places';
+import { migrated } from './lib/node-red/migrations';
 
 interface GeocodeDef extends NodeDef {
   server: string;
@@ -20,6 +21,7 @@ interface GeocodeDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const config = configFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { address: 'payload' });
     const precision = precisionSetting(def.precision);

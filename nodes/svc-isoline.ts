@@ -11,6 +11,7 @@ import { locationVariantSetting, precisionSetting, textSetting } from './lib/nod
 import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from './lib/util/values';
 import { HandlerResult, handleInputs } from './lib/node-red/runner';
 import { isolineShapes } from './lib/geo/worldmap-places';
+import { migrated } from './lib/node-red/migrations';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
 const MODES = ['short', 'fast'] as const;
@@ -36,8 +37,6 @@ interface IsolineDef extends NodeDef {
   lonLatArrays?: boolean;
   avoidMember?: string;
   pollIntervalSec?: number | string;
-  /** Before 1.1: the first poll in seconds (see pollingOf). */
-  pollInterval?: number | string;
   maxWait?: number | string;
 }
 
@@ -49,6 +48,7 @@ type Ring = [number, number][];
 export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const computation = computationNode(RED, this, def, {
       kind: 'isoline',
       jobPath: (_platform, jobSegment) => `/v1/routing/isoline/jobs/${jobSegment}`,

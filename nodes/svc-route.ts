@@ -11,6 +11,7 @@ import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { plainText } from './lib/util/text';
 import { handleInputs } from './lib/node-red/runner';
 import { routeShapes } from './lib/geo/worldmap-routes';
+import { migrated } from './lib/node-red/migrations';
 
 const PREFERENCES = ['fastest', 'shortest'] as const;
 const MIN_WAYPOINTS = 2;
@@ -28,6 +29,7 @@ type Position = [number, number];
 export = function register(RED: NodeAPI): void {
   function SvcRoute(this: Node, def: RouteDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const client = clientFor(RED, this, def.server, 'vpm');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };

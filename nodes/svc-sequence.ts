@@ -14,6 +14,7 @@ import { message } from './lib/util/messages';
 import { sequenceShapes } from './lib/geo/worldmap-routes';
 import type { PlatformClient } from './lib/platform/client';
 import { pathSegment } from './lib/platform/paths';
+import { migrated } from './lib/node-red/migrations';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;
@@ -31,8 +32,6 @@ interface SequenceDef extends NodeDef {
   lonLatArrays?: boolean;
   departureFormat?: string;
   pollIntervalSec?: number | string;
-  /** Before 1.1: the first poll in seconds (see pollingOf). */
-  pollInterval?: number | string;
   maxWait?: number | string;
 }
 
@@ -42,6 +41,7 @@ type SequenceOutput = { waypoints: LocationObject[]; places: Place[] };
 export = function register(RED: NodeAPI): void {
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const computation = computationNode(RED, this, def, {
       kind: 'sequence',
       jobPath: (platform, jobSegment) => `/v1/routing/sequence/async/${projectSegment(platform)}/jobs/${jobSegment}`,

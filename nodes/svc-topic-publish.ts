@@ -6,6 +6,7 @@ import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
 import { message } from './lib/util/messages';
 import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/platform/topics';
+import { migrated } from './lib/node-red/migrations';
 
 interface TopicPublishDef extends NodeDef {
   server: string;
@@ -22,6 +23,7 @@ interface TopicPublishDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function SvcTopicPublish(this: Node, def: TopicPublishDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const client = clientFor(RED, this, def.server, 'pubsub');
     const inputs = nodeInputs(RED, this, def, { topicId: 'topicId', locationId: 'locationId', data: 'payload' });
     const wrapValue = def.wrapValue === true;

@@ -24,6 +24,7 @@ import { describeValue } from './lib/util/values';
 import { countSetting } from './lib/node-red/settings';
 import { Message, message } from './lib/util/messages';
 import { translate } from './lib/node-red/i18n';
+import { migrated } from './lib/node-red/migrations';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -117,6 +118,7 @@ interface OperationCall {
 export = function register(RED: NodeAPI): void {
   function SvcTopic(this: Node<TopicCredentials>, def: TopicDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const client = clientFor(RED, this, def.server, 'pubsub');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const settings: Settings = {

@@ -15,6 +15,7 @@ import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, route
 import { describeRouteOwner, ownRoute } from './lib/node-red/route-owners';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
 import { ReplayFile, ReplayGuard } from './lib/shared/replays';
+import { migrated } from './lib/node-red/migrations';
 
 interface WebhookInDef extends NodeDef {
   /** The path below Node-RED's httpNodeRoot, as in the core `http in` node. */
@@ -79,6 +80,7 @@ const REJECTION_TEXTS: Record<Rejection, Message> = {
 export = function register(RED: NodeAPI): void {
   function SvcWebhookIn(this: Node<WebhookInCredentials>, def: WebhookInDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const status = new NodeStatus(this);
     if (RED.settings.httpNodeRoot === false) {
       this.warn(translate(message('warn.webhook.noHttpNodes')));

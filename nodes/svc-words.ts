@@ -9,6 +9,7 @@ import { handleInputs } from './lib/node-red/runner';
 import { pathSegment } from './lib/platform/paths';
 import { formatThreeWords, parseThreeWords } from './lib/geo/words';
 import { wordsShapes } from './lib/geo/worldmap-places';
+import { migrated } from './lib/node-red/migrations';
 
 interface WordsDef extends NodeDef {
   server: string;
@@ -23,6 +24,7 @@ interface WordsLocation extends LatLon {
 export = function register(RED: NodeAPI): void {
   function SvcWords(this: Node, def: WordsDef): void {
     RED.nodes.createNode(this, def);
+    def = migrated(def);
     const client = clientFor(RED, this, def.server, 'bearer');
     const inputs = nodeInputs(RED, this, def, { words: 'payload' });
 

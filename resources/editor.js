@@ -1,3 +1,4 @@
+// @ts-check
 /*
  * The editor side of every node of the pack, written once. Node-RED serves this file from the module's
  * resources/ folder and each node's .html loads it before its definition
@@ -8,7 +9,7 @@
  * the node's catalog), so that Node-RED fills, validates and saves the inputs as for any node; then
  * `form.prepare(node)` in oneditprepare adds what markup cannot: TypedInputs (default source msg, set
  * to the matching msg member by the node's defaults), spinners, rows shown for one choice only, and the
- * move of a legacy poll setting. The defaults stay inline in each registerType, where the Flow Library
+ * node's settings migrations (resources/migrations.js, loaded before this file). The defaults stay inline in each registerType, where the Flow Library
  * and the scorecard read them statically; their validators are here.
  *
  * A row is an object whose kind names the property it edits (the input is node-input-<property>):
@@ -19,11 +20,13 @@
  *   { select: 'p', options: ['a', 'b'] }              labels from <type>.<p>.<option>
  *   { checkbox: 'p', caption }                         caption right of the box (default label.<p>)
  *   { tip: 'key', icon, warning }  { hidden: 'p' }  { html: '<div class="form-row">…</div>' }
- *   'server', 'name', 'mapOutput', { poll: legacyUnitMs, units }   rows several dialogs share
+ *   'server', 'name', 'mapOutput', { poll: true, units }   rows several dialogs share
  * and may have: icon (Font Awesome, without fa-), label (default label.<p>), placeholder (a key) or
  * example (a literal placeholder), unit (a key, shown after the input), and when: { control: [values] },
  * to show the row only while that select, checkbox or fixed TypedInput choice holds one of the values.
  * Keys are in the node's catalog (`label.origins` is <type>.label.origins) unless they name a namespace.
+ * Every dialog has a hidden `version` input: the node's settings version, which its `version` default sets.
+ * Types: types/editor-globals.d.ts (SvcRow, SvcForm); `npm run lint` checks this file with tsc.
  */
 (function () {
     'use strict';
@@ -38,7 +41,10 @@
     var WHOLE_NUMBER = /^[1-9][0-9]*$/;
     var CHECKBOX_STYLE = 'display: inline-block; width: auto; vertical-align: top;';
 
-    /** Rows that several dialogs have, by name. */
+    /**
+     * Rows that several dialogs have, by name.
+     * @type {Record<string, SvcRow[]>}
+     */
     var NAMED_ROWS = {
         server: [{ config: 'server', icon: 'globe' }],
         name: [{ text: 'name', icon: 'tag', placeholder: 'label.name' }],
@@ -52,21 +58,27 @@
     };
 
     /**
-     * The poll settings of the job nodes, both in seconds. A flow saved before 1.1 holds the first wait
-     * as `pollInterval`, in `legacyUnitMs` per unit; the runtime reads it while it is set, and the dialog
-     * moves it into the seconds field (saving then clears it).
+     * The poll settings of the job nodes, both in seconds. A flow written by 1.0.0 may hold the first
+     * wait as `pollInterval`, in the node's old unit: the node's migration moves it into the seconds
+     * field when the dialog opens, and the hidden input lets saving clear it.
+     * @param {SvcRow} row
+     * @returns {SvcRow[]}
      */
     function pollRows(row) {
         var units = row.units || ['label.seconds', 'label.seconds'];
         return [
             { spinner: 'pollIntervalSec', icon: 'clock-o', label: 'label.pollInterval', unit: units[0], min: 0.05, step: 0.5 },
-            { hidden: 'pollInterval', legacyUnitMs: row.poll },
+            { hidden: 'pollInterval' },
             { spinner: 'maxWait', icon: 'hourglass-end', unit: units[1], min: 1 }
         ];
     }
 
+    /**
+     * @param {Array<SvcRow | string>} rows
+     * @returns {SvcRow[]}
+     */
     function expand(rows) {
-        return rows.reduce(function (all, row) {
+        return rows.reduce(function (/** @type {SvcRow[]} */ all, row) {
             var more = typeof row === 'string' ? NAMED_ROWS[row] : row.poll ? pollRows(row) : [row];
             if (!more) {
                 throw new Error('SvcEditor: no row named ' + row);
@@ -75,24 +87,38 @@
         }, []);
     }
 
+    /** @param {unknown} text */
     function escape(text) {
         return String(text).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
     }
 
-    /** The property a row edits (each kind names it under its own key). */
+    /**
+     * The property a row edits (each kind names it under its own key); '' for a tip or markup.
+     * @param {SvcRow} row
+     * @returns {string}
+     */
     function fieldOf(row) {
-        return row.config || row.text || row.password || row.typed || row.spinner || row.number || row.select || row.checkbox || row.hidden;
+        return row.config || row.text || row.password || row.typed || row.spinner || row.number || row.select || row.checkbox || row.hidden || '';
     }
 
-    /** A positive number, as the runtime's setting parser reads one. */
+    /**
+     * A positive number, as the runtime's setting parser reads one.
+     * @param {unknown} v
+     */
     function positive(v) {
         var n = Number(v);
         return n > 0 && isFinite(n);
     }
 
-    /** Shows or hides the rows that depend on a control (row.when: { control: [values] }). */
+    /**
+     * Shows or hides the rows that depend on a control (row.when: { control: [values] }).
+     * @param {SvcForm} form
+     * @param {EditorQuery} dialog
+     * @param {string} control
+     */
     function showDependentRows(form, dialog, control) {
         var input = $('#' + form.id(control));
+        /** @type {unknown} */
         var value;
         var fromSource = false;
         if (input.is(':checkbox')) {
@@ -115,20 +141,29 @@
      * Writes the dialog template of `type` from its rows and returns the form: `prepare(node)` for
      * oneditprepare, `save()` for oneditsave, and `keys`, every catalog key the dialog uses.
      * `options.config`: the dialog of a config node (inputs named node-config-input-*).
+     * @param {string} type
+     * @param {Array<SvcRow | string>} rows
+     * @param {{ config?: boolean }} [options]
+     * @returns {SvcForm}
      */
     function form(type, rows, options) {
         var prefix = options && options.config ? 'node-config-input' : 'node-input';
+        /** @type {string[]} */
         var keys = [];
-        var self = {
+        // prepare and save are set below, once the template is written.
+        var self = /** @type {SvcForm} */ ({
             type: type,
-            rows: expand(rows),
+            rows: expand(rows.concat([{ hidden: 'version' }])),
             keys: keys,
-            id: function (field) {
+            id: function (/** @type {string} */ field) {
                 return prefix + '-' + field;
             }
-        };
+        });
 
-        /** A catalog key of this node (a key with a namespace stands as it is); kept in `keys`. */
+        /**
+         * A catalog key of this node (a key with a namespace stands as it is); kept in `keys`.
+         * @param {string} k
+         */
         function key(k) {
             var full = k.indexOf(':') >= 0 ? k : type + '.' + k;
             if (keys.indexOf(full) < 0) {
@@ -136,9 +171,19 @@
             }
             return full;
         }
+        /**
+         * @param {string} k
+         * @param {string} [attribute]
+         */
         function i18n(k, attribute) {
             return ' data-i18n="' + (attribute ? '[' + attribute + ']' : '') + escape(key(k)) + '"';
         }
+        /**
+         * @param {SvcRow} row
+         * @param {string} field
+         * @param {string} kind
+         * @param {string} width
+         */
         function input(row, field, kind, width) {
             var extra = row.placeholder ? i18n(row.placeholder, 'placeholder') : row.example ? ' placeholder="' + escape(row.example) + '"' : '';
             if (kind === 'number') {
@@ -146,14 +191,23 @@
             }
             return '<input type="' + kind + '" id="' + self.id(field) + '" style="width: ' + width + ';"' + extra + '>';
         }
+        /** @param {SvcRow} row */
         function unit(row) {
             return row.unit ? ' <span' + i18n(row.unit) + '></span>' : '';
         }
+        /**
+         * @param {SvcRow} row
+         * @param {string} field
+         */
         function label(row, field) {
             return (
                 '<label for="' + self.id(field) + '"><i class="fa fa-' + row.icon + '"></i> <span' + i18n(row.label || 'label.' + field) + '></span></label>'
             );
         }
+        /**
+         * @param {SvcRow} row
+         * @param {string} field
+         */
         function content(row, field) {
             if (row.typed) {
                 return label(row, field) + input(row, field, 'text', '70%') + '<input type="hidden" id="' + self.id(field + 'Type') + '">';
@@ -162,7 +216,7 @@
                 return label(row, field) + input(row, field, row.number ? 'number' : 'text', row.number ? '120px' : '80px') + unit(row);
             }
             if (row.select) {
-                var choices = row.options.map(function (value) {
+                var choices = (row.options || []).map(function (value) {
                     return '<option value="' + escape(value) + '"' + i18n(field + '.' + value) + '></option>';
                 });
                 return label(row, field) + '<select id="' + self.id(field) + '" style="width: 70%;">' + choices.join('') + '</select>';
@@ -174,6 +228,10 @@
             }
             return label(row, field) + input(row, field, row.password ? 'password' : 'text', '70%');
         }
+        /**
+         * @param {SvcRow} row
+         * @param {number} index
+         */
         function markup(row, index) {
             var field = fieldOf(row);
             var classes = row.when ? ' svc-row-' + index : '';
@@ -205,19 +263,21 @@
         $('<script>').attr({ type: 'text/html', 'data-template-name': type }).text(template).appendTo('body');
 
         self.prepare = function (node) {
+            writeMigrated(self, node);
             var dialog = $('#' + self.id('name')).closest('form');
             self.rows.forEach(function (row) {
                 var field = fieldOf(row);
                 if (row.typed) {
                     var fixed = fixedType(row);
-                    var types = (fixed ? [typedChoice(node, fixed)] : []).concat(SOURCES, row.types || []);
+                    /** @type {TypedInputType[]} */
+                    var types = fixed ? [typedChoice(node, fixed)] : [];
+                    types = types.concat(SOURCES, row.types || []);
                     $('#' + self.id(field)).typedInput({ default: 'msg', types: types, typeField: '#' + self.id(field + 'Type') });
                 } else if (row.spinner) {
                     $('#' + self.id(field)).spinner({ min: row.min, max: row.max, step: row.step });
-                } else if (row.legacyUnitMs) {
-                    moveLegacyPoll(self.id(field), self.id('pollIntervalSec'), row.legacyUnitMs);
                 }
             });
+            /** @type {string[]} */
             var controls = [];
             self.rows.forEach(function (row) {
                 Object.keys(row.when || {}).forEach(function (control) {
@@ -247,6 +307,8 @@
     /**
      * The fixed choices of a TypedInput row, shown before the sources: `fixed: [values]` (labelled by
      * the value, `multiple` for several at once) or `fixed: { value, label, options, optionLabels }`.
+     * @param {SvcRow} row
+     * @returns {SvcFixedChoice | undefined}
      */
     function fixedType(row) {
         if (!row.fixed) {
@@ -258,40 +320,68 @@
         return row.fixed;
     }
 
+    /**
+     * @param {EditorNode} node
+     * @param {SvcFixedChoice} fixed
+     * @returns {TypedInputType}
+     */
     function typedChoice(node, fixed) {
+        var optionLabels = fixed.optionLabels;
         var options = fixed.options.map(function (value, index) {
-            return fixed.optionLabels ? { value: value, label: node._(node.type + '.' + fixed.optionLabels[index]) } : value;
+            return optionLabels ? { value: value, label: node._(node.type + '.' + optionLabels[index]) } : value;
         });
         return { value: fixed.value, label: node._(node.type + '.' + fixed.label), icon: 'fa fa-list', options: options, multiple: !!fixed.multiple };
     }
 
-    /** Moves a legacy poll setting (in `unitMs` per unit) into the seconds field and empties it. */
-    function moveLegacyPoll(legacyId, secondsId, unitMs) {
-        var legacy = $('#' + legacyId);
-        var value = Number(legacy.val());
-        if (legacy.val() !== '' && value > 0) {
-            $('#' + secondsId).val(String((value * unitMs) / 1000));
-        }
-        legacy.val('');
+    /**
+     * Writes into the dialog what the node's migrations (resources/migrations.js, the table the runtime
+     * applies too) change, so that saving the dialog stores the node at its current version.
+     * @param {SvcForm} dialog
+     * @param {EditorNode} node
+     */
+    function writeMigrated(dialog, node) {
+        var migrated = SvcMigrations.migrate(node);
+        Object.keys(migrated).forEach(function (property) {
+            var input = $('#' + dialog.id(property));
+            var value = migrated[property];
+            if (value === node[property] || !input.length) {
+                return;
+            }
+            if (input.is(':checkbox')) {
+                input.prop('checked', value === true);
+            } else {
+                input.val(value === undefined || value === null ? '' : String(value));
+            }
+        });
     }
 
     window.SvcEditor = {
         form: form,
-        moveLegacyPoll: moveLegacyPoll,
 
-        /** The label of a node: its name, else `fallback`. */
+        /**
+         * The label of a node: its name, else `fallback`.
+         * @param {string} fallback
+         * @returns {(this: EditorNode) => string}
+         */
         nameOr: function (fallback) {
             return function () {
                 return this.name || fallback;
             };
         },
 
-        /** labelStyle of every node: italic while the user has named it. */
+        /**
+         * labelStyle of every node: italic while the user has named it.
+         * @this {EditorNode}
+         */
         labelStyle: function () {
             return this.name ? 'node_label_italic' : '';
         },
 
-        /** outputLabels of the locating nodes: the node's result, then the Map output. */
+        /**
+         * outputLabels of the locating nodes: the node's result, then the Map output.
+         * @this {EditorNode}
+         * @param {number} index
+         */
         outputLabels: function (index) {
             return index === 0 ? this._(this.type + '.outputs.result') : RED._(MAP_TEXT + 'port');
         },
@@ -299,18 +389,30 @@
         /** Validators of the defaults (`this` is the node). */
         validate: {
             positive: positive,
-            /** Empty (the runtime's default) or positive: settings added after nodes were saved without them. */
+            /**
+             * Empty (the runtime's default) or positive: settings added after nodes were saved without them.
+             * @param {unknown} v
+             */
             positiveOrEmpty: function (v) {
                 return v === undefined || v === '' || positive(v);
             },
+            /** @param {unknown} v */
             wholeNumber: function (v) {
                 return WHOLE_NUMBER.test(String(v));
             },
-            /** A dotted member path such as `data.jobId`, or empty. */
+            /**
+             * A dotted member path such as `data.jobId`, or empty.
+             * @param {unknown} v
+             */
             memberPath: function (v) {
                 return MEMBER_PATH.test(String(v === undefined ? '' : v));
             },
-            /** pollIntervalSec: a node from a flow saved before 1.1 has only the legacy pollInterval until its dialog is saved. */
+            /**
+             * pollIntervalSec: a node from a flow written by 1.0.0 may have only the legacy pollInterval
+             * until its dialog is saved (the runtime migrates it when the node starts).
+             * @this {EditorNode}
+             * @param {unknown} v
+             */
             pollInterval: function (v) {
                 var empty = v === undefined || v === null || v === '';
                 return positive(empty ? this.pollInterval : v);
@@ -318,11 +420,15 @@
             /**
              * A TypedInput's value checked with `test` only while its type (from the dialog, else the
              * node) is one of `types`: a value read at run time is checked there.
+             * @param {string} typeProperty
+             * @param {string[]} types
+             * @param {(value: unknown) => boolean} test
+             * @returns {SvcValidator}
              */
             typedAs: function (typeProperty, types, test) {
                 return function (v) {
                     var type = $('#node-input-' + typeProperty).val() || this[typeProperty];
-                    return types.indexOf(type) < 0 || test(v);
+                    return types.indexOf(String(type)) < 0 || test(v);
                 };
             },
             /**
@@ -330,23 +436,28 @@
              * svc-webhook-in (compared as express routes them: case, a trailing slash and doubled
              * slashes aside). The runtime refuses the later of two at deploy; here the clash is
              * marked before, naming the other node and its tab.
+             * @this {EditorNode}
+             * @param {unknown} value
+             * @param {unknown} [opt]
              */
             webhookPath: function (value, opt) {
                 var text = value === undefined || value === null ? '' : String(value).trim();
                 var catalog = '@svc/node-red-location/svc-webhook-in:svc-webhook-in.validation.';
                 if (!/^\/?[^\s?#]+$/.test(text)) return opt ? RED._(catalog + 'path') : false;
-                var routed = function (path) {
+                var routed = function (/** @type {string} */ path) {
                     return ('/' + path)
                         .replace(/\/{2,}/g, '/')
                         .replace(/(.)\/$/, '$1')
                         .toLowerCase();
                 };
                 var self = this;
-                var clash;
+                /** @type {EditorNode[]} */
+                var clashes = [];
                 RED.nodes.eachNode(function (other) {
-                    if (clash || other.id === self.id || other.type !== 'svc-webhook-in' || other.d) return;
-                    if (routed(String(other.url || '')) === routed(text)) clash = other;
+                    if (clashes.length || other.id === self.id || other.type !== 'svc-webhook-in' || other.d) return;
+                    if (routed(String(other.url || '')) === routed(text)) clashes.push(other);
                 });
+                var clash = clashes[0];
                 if (!clash) return true;
                 if (!opt) return false;
                 var tab = RED.nodes.workspace(clash.z) || RED.nodes.subflow(clash.z);
@@ -359,10 +470,13 @@
              * An address the runtime accepts: http:// or https:// and a host (`api.example.com` alone is
              * refused) and a path, without a query, a fragment or user info; or ${NAME}, which Node-RED
              * replaces from the environment when the flow starts.
+             * @param {boolean} required
+             * @returns {SvcValidator}
              */
             httpUrl: function (required) {
                 return function (value, opt) {
                     var text = value === undefined || value === null ? '' : String(value).trim();
+                    /** @type {string | undefined} */
                     var problem;
                     if (text === '') problem = required ? 'urlRequired' : undefined;
                     else if (!/^(https?:\/\/[^\s/?#]+([/?#]\S*)?|\$\{\w+\})$/i.test(text)) problem = 'httpUrl';

@@ -1,6 +1,7 @@
 import should from 'should';
 import {
   COMPUTATION_POLLING,
+  PollSettings,
   countSetting,
   nonNegativeSetting,
   pollingOf,
@@ -10,9 +11,14 @@ import {
 } from '../nodes/lib/node-red/settings';
 import { expectOutput, helper, loadWithSandbox, useSandbox } from './support/harness';
 import { resetBulk } from './sandbox/endpoints/bulk';
+import { migrated } from '../nodes/lib/node-red/migrations';
 import { runEditorScripts } from './support/editor-script';
 
-const BULK_POLLING = { pollIntervalSec: 2, maxWaitSec: 1800, legacyPollUnitMs: 1 };
+const BULK_POLLING = { pollIntervalSec: 2, maxWaitSec: 1800 };
+/** Settings of a node as a 1.0.0 flow holds them (no version), at their current version. */
+type FlowSettings = PollSettings & { type: string; [property: string]: unknown };
+const bulk = (settings: Record<string, unknown>) => migrated<FlowSettings>({ type: 'svc-bulk-geocode', ...settings });
+const computation = (settings: Record<string, unknown>) => migrated<FlowSettings>({ type: 'svc-isoline', ...settings });
 
 describe('node settings', function () {
   describe('one parser per kind of setting', function () {
@@ -46,14 +52,14 @@ describe('node settings', function () {
 
     it('uses the defaults: 2 s and 30 min on bulk, 1 s and 5 min on isoline and sequence', function () {
       should(pollingOf({}, BULK_POLLING)).eql({ intervalMs: 2000, maxWaitMs: 1_800_000 });
-      should(pollingOf({ pollIntervalSec: '', pollInterval: '' }, COMPUTATION_POLLING)).eql({ intervalMs: 1000, maxWaitMs: 300_000 });
+      should(pollingOf(computation({ pollIntervalSec: '', pollInterval: '' }), COMPUTATION_POLLING)).eql({ intervalMs: 1000, maxWaitMs: 300_000 });
     });
 
-    it('reads a legacy pollInterval in the node’s old unit wherever it is set, even beside pollIntervalSec', function () {
-      should(pollingOf({ pollInterval: 2000 }, BULK_POLLING).intervalMs).equal(2000);
-      should(pollingOf({ pollInterval: '500', pollIntervalSec: 2 }, BULK_POLLING).intervalMs).equal(500);
-      should(pollingOf({ pollInterval: 2 }, COMPUTATION_POLLING).intervalMs).equal(2000);
-      should(pollingOf({ pollInterval: 0.5, pollIntervalSec: 9 }, COMPUTATION_POLLING).intervalMs).equal(500);
+    it('reads a legacy pollInterval in the node’s old unit wherever it is set, even beside pollIntervalSec (moved by the node’s migration)', function () {
+      should(pollingOf(bulk({ pollInterval: 2000 }), BULK_POLLING).intervalMs).equal(2000);
+      should(pollingOf(bulk({ pollInterval: '500', pollIntervalSec: 2 }), BULK_POLLING).intervalMs).equal(500);
+      should(pollingOf(computation({ pollInterval: 2 }), COMPUTATION_POLLING).intervalMs).equal(2000);
+      should(pollingOf(computation({ pollInterval: 0.5, pollIntervalSec: 9 }), COMPUTATION_POLLING).intervalMs).equal(500);
     });
   });
 
@@ -88,24 +94,28 @@ describe('node settings', function () {
   });
 
   describe('in the editor (resources/editor.js)', function () {
-    /** Moves a legacy pollInterval of a dialog's fields as the dialog of a node whose legacy unit is `unitMs` does. */
-    function movePoll(fields: Record<string, string>, unitMs: number): void {
-      runEditorScripts([], fields).SvcEditor.moveLegacyPoll('node-input-pollInterval', 'node-input-pollIntervalSec', unitMs);
+    /**
+     * Opens the dialog of a `type` node holding `settings` (as Node-RED fills the inputs from them) and
+     * returns the dialog's fields after oneditprepare.
+     */
+    function openDialog(type: string, settings: Record<string, string | number>): Record<string, string> {
+      const fields = Object.fromEntries(Object.entries(settings).map(([property, value]) => [property, String(value)]));
+      const form = runEditorScripts([type], fields).forms.get(type);
+      form?.prepare({ type, ...settings, _: (key) => key });
+      return fields;
     }
 
     it('moves a legacy bulk pollInterval (ms) into the seconds field and clears it', function () {
-      const fields = { pollInterval: '500', pollIntervalSec: '2' };
-      movePoll(fields, 1);
-      should(fields).eql({ pollInterval: '', pollIntervalSec: '0.5' });
+      should(openDialog('svc-bulk-geocode', { pollInterval: '500', pollIntervalSec: '2' })).eql({ pollInterval: '', pollIntervalSec: '0.5', version: '1' });
     });
 
     it('moves a legacy isoline or sequence pollInterval (s) as it is, and leaves a current node alone', function () {
-      const legacy = { pollInterval: '3', pollIntervalSec: '' };
-      movePoll(legacy, 1000);
-      should(legacy).eql({ pollInterval: '', pollIntervalSec: '3' });
-      const current = { pollInterval: '', pollIntervalSec: '1.5' };
-      movePoll(current, 1000);
-      should(current).eql({ pollInterval: '', pollIntervalSec: '1.5' });
+      should(openDialog('svc-isoline', { pollInterval: '3', pollIntervalSec: '' })).eql({ pollInterval: '', pollIntervalSec: '3', version: '1' });
+      should(openDialog('svc-sequence', { pollInterval: '', pollIntervalSec: '1.5', version: 1 })).eql({
+        pollInterval: '',
+        pollIntervalSec: '1.5',
+        version: '1',
+      });
     });
 
     it('accepts a node that has only the legacy value until its dialog is saved', function () {

@@ -299,7 +299,7 @@ describe('the editor in a real browser (Chromium)', function () {
           }
         });
 
-        it('a job node saved before 1.1 (legacy pollInterval, in its old unit) shows the wait in seconds; Done stores seconds only', async function () {
+        it('a job node written by 1.0.0 (version 0, legacy pollInterval in its old unit) is migrated when its dialog opens: it shows the wait in seconds; Done stores seconds only, at version 1', async function () {
           const page = editor().page;
           const legacyNodes = [
             { type: 'svc-bulk-geocode', pollInterval: 500, seconds: '0.5' },
@@ -313,6 +313,8 @@ describe('the editor in a real browser (Chromium)', function () {
                 const node = (globalThis as unknown as EditorWindow).RED.nodes.node(nodeId) as unknown as Record<string, unknown>;
                 node.pollInterval = pollInterval;
                 delete node.pollIntervalSec;
+                // 1.0.0 wrote no settings version.
+                delete node.version;
               },
               { nodeId: id, pollInterval: legacy.pollInterval },
             );
@@ -321,9 +323,9 @@ describe('the editor in a real browser (Chromium)', function () {
             await editor().closeNodeDialog('ok');
             const saved = await page.evaluate((nodeId) => {
               const node = (globalThis as unknown as EditorWindow).RED.nodes.node(nodeId) as unknown as Record<string, unknown>;
-              return { pollInterval: node.pollInterval, pollIntervalSec: String(node.pollIntervalSec) };
+              return { pollInterval: node.pollInterval, pollIntervalSec: String(node.pollIntervalSec), version: String(node.version) };
             }, id);
-            should(saved).eql({ pollInterval: '', pollIntervalSec: legacy.seconds }, legacy.type);
+            should(saved).eql({ pollInterval: '', pollIntervalSec: legacy.seconds, version: '1' }, legacy.type);
             await editor().deleteNode(id);
           }
         });

@@ -4,10 +4,11 @@ import vm from 'node:vm';
 import { REPO_ROOT, SOURCE_NODES_DIR } from './paths';
 
 /**
- * The editor scripts of the pack (resources/editor.js and a node's .html) run outside a browser, for
- * unit specs: with a stand-in for jQuery that holds a dialog's input values by property name and keeps
- * the dialog templates the scripts write, and a stand-in for Node-RED's RED that keeps the definitions.
- * The browser suite runs the same scripts in the real editor.
+ * The editor scripts of the pack (resources/migrations.js, resources/editor.js and a node's .html) run
+ * outside a browser, for unit specs: with a stand-in for jQuery that holds a dialog's input values by
+ * property name (widgets and events do nothing) and keeps the dialog templates the scripts write, and a
+ * stand-in for Node-RED's RED that keeps the definitions. The browser suite runs the same scripts in the
+ * real editor.
  */
 
 type Validator = (this: Record<string, unknown>, value: unknown, opt?: unknown) => boolean | string;
@@ -15,7 +16,6 @@ type Validator = (this: Record<string, unknown>, value: unknown, opt?: unknown) 
 /** What resources/editor.js offers (window.SvcEditor), as far as the specs use it. */
 export interface SvcEditor {
   form(type: string, rows: unknown[], options?: { config?: boolean }): EditorForm;
-  moveLegacyPoll(legacyId: string, secondsId: string, unitMs: number): void;
   validate: Record<'positive' | 'positiveOrEmpty' | 'wholeNumber' | 'memberPath' | 'pollInterval', Validator>;
 }
 
@@ -23,6 +23,14 @@ export interface EditorForm {
   type: string;
   /** Every catalog key the dialog asks for, with its type (`svc-isoline.label.origins`) or namespace. */
   keys: string[];
+  /** oneditprepare: `node` is the node as the editor holds it (its settings, its type and its catalog's `_`). */
+  prepare(node: Record<string, unknown> & { type: string; _: (key: string) => string }): void;
+}
+
+/** What resources/migrations.js offers (the global SvcMigrations of the editor page). */
+export interface SvcMigrations {
+  migrate<T extends { type: string }>(settings: T): T;
+  currentVersion(type: string): number;
 }
 
 export interface EditorDefinition {
@@ -31,6 +39,7 @@ export interface EditorDefinition {
 
 export interface EditorScripts {
   SvcEditor: SvcEditor;
+  SvcMigrations: SvcMigrations;
   /** The dialog forms written while the scripts ran, by node type. */
   forms: Map<string, EditorForm>;
   /** The dialog templates written, by node type. */
@@ -61,7 +70,20 @@ export function runEditorScripts(types: string[] = [], fields: Record<string, st
       return element;
     }
     const id = selector.replace(ELEMENT_ID, '');
-    return { val: (value?: string) => (value === undefined ? (fields[id] ?? '') : ((fields[id] = value), undefined)) };
+    const input = {
+      length: 1,
+      val: (value?: string) => (value === undefined ? (fields[id] ?? '') : ((fields[id] = value), input)),
+      // No input here is a checkbox, a TypedInput or a spinner: their widgets and events do nothing.
+      is: () => false,
+      data: () => undefined,
+      closest: () => input,
+      find: () => input,
+      toggle: () => input,
+      on: () => input,
+      spinner: () => input,
+      typedInput: () => input,
+    };
+    return input;
   };
   const accept = () => () => true;
   const RED = {
@@ -76,7 +98,10 @@ export function runEditorScripts(types: string[] = [], fields: Record<string, st
   };
   const window: { SvcEditor?: SvcEditor } = {};
   const context = vm.createContext({ window, $, RED });
-  vm.runInContext(fs.readFileSync(path.join(REPO_ROOT, 'resources', 'editor.js'), 'utf8'), context);
+  // In the order each node's .html loads them.
+  for (const script of ['migrations.js', 'editor.js']) vm.runInContext(fs.readFileSync(path.join(REPO_ROOT, 'resources', script), 'utf8'), context);
+  const SvcMigrations = (context as { SvcMigrations?: SvcMigrations }).SvcMigrations;
+  if (!SvcMigrations) throw new Error('resources/migrations.js defined no SvcMigrations');
   const SvcEditor = window.SvcEditor;
   if (!SvcEditor) throw new Error('resources/editor.js defined no window.SvcEditor');
   const writeForm = SvcEditor.form.bind(SvcEditor);
@@ -90,5 +115,5 @@ export function runEditorScripts(types: string[] = [], fields: Record<string, st
     const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, `${type}.html`), 'utf8');
     for (const [, code] of html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)) vm.runInContext(code, context);
   }
-  return { SvcEditor, forms, templates, definitions };
+  return { SvcEditor, SvcMigrations, forms, templates, definitions };
 }

@@ -43,12 +43,10 @@ export function locationVariantSetting(value: unknown): LocationVariant {
   return value === 'geohash' ? 'geohash' : 'coordinates';
 }
 
-/** Poll settings as flow JSON holds them. */
+/** Poll settings as flow JSON holds them (a 1.0.0 `pollInterval` is moved by the node's migration, node-red/migrations.ts). */
 export interface PollSettings {
   /** The first wait before polling a job, in seconds. */
   pollIntervalSec?: unknown;
-  /** Before 1.1 the first wait was `pollInterval`, in the node's own unit (see `legacyPollUnitMs`). */
-  pollInterval?: unknown;
   /** The longest wait for a job, in seconds. */
   maxWait?: unknown;
 }
@@ -56,22 +54,15 @@ export interface PollSettings {
 export interface PollDefaults {
   pollIntervalSec: number;
   maxWaitSec: number;
-  /** What one unit of the legacy `pollInterval` was: 1 (ms) on bulk geocoding, 1000 (s) on isoline and sequence. */
-  legacyPollUnitMs: number;
 }
 
 /** Isoline and sequence computations: first poll after 1 s, give up after 5 minutes. */
-export const COMPUTATION_POLLING: PollDefaults = { pollIntervalSec: 1, maxWaitSec: 300, legacyPollUnitMs: 1000 };
+export const COMPUTATION_POLLING: PollDefaults = { pollIntervalSec: 1, maxWaitSec: 300 };
 
-/**
- * How a node polls its jobs. Every poll setting is in seconds. A flow saved before 1.1 carries
- * `pollInterval` in the node's old unit instead of `pollIntervalSec`: where it is set it is read in
- * that unit, whatever else the flow holds (the editor moves it to `pollIntervalSec` when the dialog is saved).
- */
+/** How a node polls its jobs. Every poll setting is in seconds. */
 export function pollingOf(def: PollSettings, defaults: PollDefaults): Polling {
-  const legacy = positiveSetting(def.pollInterval);
   return {
-    intervalMs: legacy !== undefined ? legacy * defaults.legacyPollUnitMs : (positiveSetting(def.pollIntervalSec) ?? defaults.pollIntervalSec) * 1000,
+    intervalMs: (positiveSetting(def.pollIntervalSec) ?? defaults.pollIntervalSec) * 1000,
     maxWaitMs: (positiveSetting(def.maxWait) ?? defaults.maxWaitSec) * 1000,
   };
 }

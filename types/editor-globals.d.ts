@@ -1,0 +1,142 @@
+/**
+ * What the pack's editor scripts (resources/*.js, checked by `tsc -p tsconfig.editor.json`) use of the
+ * page Node-RED's editor gives them: RED and the jQuery calls they make, typed as far as they use them
+ * (Node-RED 4.1 and 5; @types/node-red__editor-client describes 1.3 and lacks most of these).
+ */
+
+/** A node in the editor: its settings by property name, and its catalog's `_`. */
+interface EditorNode {
+  id: string;
+  type: string;
+  /** The tab (workspace or subflow) the node is on. */
+  z: string;
+  /** Set while the node is disabled. */
+  d?: boolean;
+  name?: string;
+  version?: unknown;
+  _(key: string, substitutions?: Record<string, unknown>): string;
+  [property: string]: unknown;
+}
+
+interface EditorTab {
+  id: string;
+  label?: string;
+  name?: string;
+}
+
+interface EditorTabStrip {
+  addTab(tab: { id: string; label: string }): void;
+}
+
+interface EditorRED {
+  _(key: string, substitutions?: Record<string, unknown>): string;
+  nodes: {
+    eachNode(visit: (node: EditorNode) => boolean | void): void;
+    eachConfig(visit: (node: EditorNode) => boolean | void): void;
+    workspace(id: string): EditorTab | null | undefined;
+    subflow(id: string): EditorTab | null | undefined;
+  };
+  utils: { getNodeLabel(node: EditorNode, fallback?: string): string };
+  tabs: { create(options: { id: string; onchange(tab: { id: string }): void }): EditorTabStrip };
+}
+
+/** A TypedInput's choice: a type name, or a type with fixed options. */
+type TypedInputType = string | { value: string; label: string; icon?: string; options: Array<string | { value: string; label: string }>; multiple?: boolean };
+
+/** The jQuery calls of the editor scripts (jQuery, jQuery UI's spinner and Node-RED's typedInput widget). */
+interface EditorQuery {
+  length: number;
+  val(): string | number | string[] | undefined;
+  val(value: string | number): EditorQuery;
+  is(selector: string): boolean;
+  prop(name: 'checked', value: boolean): EditorQuery;
+  attr(attributes: Record<string, string>): EditorQuery;
+  text(text: string): EditorQuery;
+  appendTo(target: string): EditorQuery;
+  closest(selector: string): EditorQuery;
+  find(selector: string): EditorQuery;
+  children(): EditorQuery;
+  toggle(show: boolean): EditorQuery;
+  show(): EditorQuery;
+  hide(): EditorQuery;
+  on(event: string, handler: () => void): EditorQuery;
+  data(key: string): unknown;
+  spinner(options: { min?: number; max?: number; step?: number }): EditorQuery;
+  typedInput(options: { default: string; types: TypedInputType[]; typeField: string }): EditorQuery;
+  typedInput(method: 'type' | 'value'): string;
+}
+
+declare const RED: EditorRED;
+declare function $(selector: string): EditorQuery;
+
+/** The fixed choices of a TypedInput row (`fixed` in resources/editor.js), shown before the sources. */
+interface SvcFixedChoice {
+  value: string;
+  /** A key of the node's catalog. */
+  label: string;
+  options: string[];
+  /** Keys of the node's catalog, one per option. */
+  optionLabels?: string[];
+  multiple?: boolean;
+}
+
+/** A row of a dialog's table (its kinds are listed at the top of resources/editor.js). */
+interface SvcRow {
+  typed?: string;
+  types?: string[];
+  fixed?: string[] | SvcFixedChoice;
+  multiple?: boolean;
+  text?: string;
+  password?: string;
+  config?: string;
+  spinner?: string;
+  number?: string;
+  min?: number;
+  max?: number;
+  step?: number;
+  select?: string;
+  options?: string[];
+  checkbox?: string;
+  caption?: string;
+  tip?: string;
+  warning?: boolean;
+  hidden?: string;
+  html?: string;
+  /** The poll rows of the job nodes; `units`: the catalog keys of their units. */
+  poll?: boolean;
+  units?: [string, string];
+  icon?: string;
+  label?: string;
+  placeholder?: string;
+  example?: string;
+  unit?: string;
+  when?: Record<string, unknown[]>;
+}
+
+/** A dialog written by `SvcEditor.form`. */
+interface SvcForm {
+  type: string;
+  rows: SvcRow[];
+  /** Every catalog key the dialog uses. */
+  keys: string[];
+  /** The id of the input that edits `field`. */
+  id(field: string): string;
+  /** For oneditprepare. */
+  prepare(node: EditorNode): void;
+  /** For oneditsave. */
+  save(): void;
+}
+
+/** A validator of a node's defaults: `this` is the node; with `opt`, a text says what is wrong. */
+type SvcValidator = (this: EditorNode, value: unknown, opt?: unknown) => boolean | string;
+
+/** The pack's shared editor code (resources/editor.js) and settings migrations (resources/migrations.js). */
+interface Window {
+  SvcEditor?: unknown;
+}
+
+/** resources/migrations.js: a global of the editor page, a CommonJS module in Node. */
+declare const SvcMigrations: typeof import('../resources/migrations.js');
+
+/** Set in Node (the runtime loads resources/migrations.js with require), undefined in the browser. */
+declare const module: { exports: unknown } | undefined;
