@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import should from 'should';
@@ -22,6 +22,7 @@ import {
 } from './support/harness';
 import { SOURCE_NODES_DIR } from './support/paths';
 import { waitUntil } from './foundation_helpers';
+import { Recorder, startRecorder } from './support/recorder';
 
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 const FLOW_PROPERTIES = ['name', 'baseUrl', 'authUrl', 'sandboxUrl', 'audience', 'projectId', 'timeout', 'rateLimit', 'maxConcurrency', 'tls', 'proxy'];
@@ -37,39 +38,6 @@ const configClient = () => (helper.getNode(CONFIG_ID) as unknown as SvcConfigNod
 function credentialDefinition(type: string): Record<string, { type: string }> {
   const runtime = (helper as unknown as { _redNodes: { getCredentialDefinition(type: string): Record<string, { type: string }> } })._redNodes;
   return runtime.getCredentialDefinition(type);
-}
-
-/** A server standing for an address the user never configured: it records what reaches it and answers nothing useful. */
-interface Recorder {
-  url: string;
-  seen: Array<{ method: string; url: string; body: string }>;
-  close(): Promise<void>;
-}
-
-async function startRecorder(): Promise<Recorder> {
-  const seen: Recorder['seen'] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"recorded"}');
-    });
-  });
-  // As a proxy: a CONNECT is recorded and refused.
-  server.on('connect', (req: http.IncomingMessage, socket: Socket) => {
-    seen.push({ method: 'CONNECT', url: req.url ?? '', body: '' });
-    socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 function loadConfigOnly(def: Json, credentials: Json = {}): Promise<void> {

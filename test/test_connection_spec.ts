@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import should from 'should';
 import { CONFIG_ID, Json, SANDBOX_DEFAULTS, configNode, sandboxCredentials } from './support/harness';
-import { NODE_RED_4, NodeRedProcess, NodeRedRuntime } from './support/node-red-process';
+import { NodeRedProcess, runtimeUnderTest } from './support/node-red-process';
+import { startRecorder } from './support/recorder';
+import { waitUntil } from './foundation_helpers';
 import { deploy, userDirWithPack } from './restart/support';
 import { Sandbox, startSandbox } from './sandbox';
 
@@ -14,41 +14,11 @@ import { Sandbox, startSandbox } from './sandbox';
  * and which config nodes run (a disabled tab, a subflow, a disabled node). `npm test` runs it on
  * Node-RED 4.1, `npm run test:nr5` on Node-RED 5 (NODE_RED_PATH).
  */
-const RUNTIME: NodeRedRuntime = process.env.NODE_RED_PATH
-  ? {
-      title: `Node-RED ${(JSON.parse(fs.readFileSync(path.join(process.env.NODE_RED_PATH, 'package.json'), 'utf8')) as { version: string }).version} on Node ${process.versions.node.split('.')[0]}`,
-      nodeMajor: Number(process.versions.node.split('.')[0]),
-      node: process.execPath,
-      redJs: path.join(path.resolve(process.env.NODE_RED_PATH), 'red.js'),
-      prepare: () => undefined,
-    }
-  : NODE_RED_4;
+const RUNTIME = runtimeUnderTest();
 
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 const UNCHANGED = { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__', apiKey: '__PWRD__', pubsubApiKey: '__PWRD__' };
 const RETYPE_ALL = 'token: type it again · API key: type it again · topics key: type it again';
-
-/** A server at an address nobody configured: it records every request that reaches it. */
-async function startRecorder(): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
-  const seen: string[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      seen.push(`${req.method} ${req.url} ${Buffer.concat(chunks).toString('utf8')}`);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"recorded"}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, function () {
   this.timeout(60_000);
@@ -163,8 +133,7 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
     const before = auditLines().length;
     await testConnection(dialog(sandbox.url, { ...UNCHANGED, apiKey: 'not-the-key' }));
     await post('id=cfg', 'application/x-www-form-urlencoded');
-    const start = Date.now();
-    while (auditLines().length < before + 2 && Date.now() - start < 5000) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil(() => auditLines().length >= before + 2, 'two audit lines', 5000);
     const lines = auditLines().slice(before);
     should(lines).have.length(2);
     should(lines[0]).containDeep({
@@ -250,9 +219,8 @@ describe(`"Test connection" with adminAuth in a real Node-RED process (${RUNTIME
     const res = await testConnection(await login('admin'));
     should(res.status).equal(200);
     should(await res.json()).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
-    const start = Date.now();
     const audits = () => nodeRed.log.filter((line) => line.includes('"event":"svc-config.test"'));
-    while (audits().length < 1 && Date.now() - start < 5000) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil(() => audits().length >= 1, 'the audit line', 5000);
     should(audits()).have.length(1);
     should(JSON.parse(audits()[0].slice(audits()[0].indexOf('{')))).containDeep({
       event: 'svc-config.test',

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import should from 'should';
-import { ADMIN_AUTH, Json, WebhookRig, postSigned, rawRequest, reportingTab, webhookNodes, webhookRuntime } from './support/webhook-process';
+import { ADMIN_AUTH, Json, WebhookRig, postSigned, rawRequest, reportingTab, webhookNodes } from './support/webhook-process';
+import { runtimeUnderTest } from './support/node-red-process';
 import { signatureHeader, webhookDigest } from './bench/webhook-signing';
 import { extendSha256, sha256Padding } from './support/sha256-extension';
 import { waitUntil } from './foundation_helpers';
@@ -17,7 +18,7 @@ const SECRET = 'process-suite-secret';
 const TAB = { id: 'tab-hooks', label: 'Webhooks' };
 const nowSec = () => String(Math.floor(Date.now() / 1000));
 
-describe(`svc-webhook-in in a real ${webhookRuntime().title}`, function () {
+describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
   this.timeout(120_000);
 
   /** A webhook (id `id`, path `url`) and any other nodes, on one reporting tab. */

@@ -57,6 +57,24 @@ export const NODE_RED_4: NodeRedRuntime = {
 };
 
 /**
+ * The Node-RED a suite starts as a child process: 4.1 under `npm test`, and the Node-RED that
+ * NODE_RED_PATH names (5, on the Node running the suite) under `npm run test:nr5`.
+ */
+export function runtimeUnderTest(): NodeRedRuntime {
+  const nodeRedPath = process.env.NODE_RED_PATH;
+  if (!nodeRedPath) return NODE_RED_4;
+  const dir = path.resolve(nodeRedPath);
+  const version = (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+  return {
+    title: `Node-RED ${version} on Node ${process.versions.node.split('.')[0]}`,
+    nodeMajor: Number(process.versions.node.split('.')[0]),
+    node: process.execPath,
+    redJs: path.join(dir, 'red.js'),
+    prepare: () => undefined,
+  };
+}
+
+/**
  * The environment of a user's own shell: this process's, without what `npm run` adds for its scripts
  * (node_modules/.bin on PATH, npm_lifecycle_*, npm_package_*), so that a nested npm, a clone's build
  * or Node-RED's palette installer can neither use this repository's tools nor see its package.

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { NODE_RED_4, NodeRedProcess, NodeRedRuntime } from './node-red-process';
+import { NodeRedProcess, runtimeUnderTest } from './node-red-process';
 import { NODES_DIR } from './paths';
 import { Collector, until } from '../restart/support';
 import { signatureHeader } from '../bench/webhook-signing';
@@ -16,21 +16,6 @@ import { WebSocket } from 'undici';
  */
 
 export type Json = Record<string, unknown>;
-
-/** The Node-RED this suite runs as a child process. */
-export function webhookRuntime(): NodeRedRuntime {
-  const nodeRedPath = process.env.NODE_RED_PATH;
-  if (!nodeRedPath) return NODE_RED_4;
-  const dir = path.resolve(nodeRedPath);
-  const version = (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
-  return {
-    title: `Node-RED ${version} on Node ${process.versions.node.split('.')[0]}`,
-    nodeMajor: Number(process.versions.node.split('.')[0]),
-    node: process.execPath,
-    redJs: path.join(dir, 'red.js'),
-    prepare: () => undefined,
-  };
-}
 
 /** The user `admin`, password `password` (the hash in Node-RED's settings.js template), with every permission. */
 export const ADMIN_AUTH = {
@@ -54,7 +39,7 @@ export class WebhookRig {
 
   constructor(
     private readonly settings: RigSettings,
-    private readonly runtime = webhookRuntime(),
+    private readonly runtime = runtimeUnderTest(),
   ) {
     this.workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-webhook-'));
     this.userDir = path.join(this.workDir, 'node-red');
