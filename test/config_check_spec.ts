@@ -112,6 +112,22 @@ describe('svc-config checked when flows start', function () {
     }
   });
 
+  it('refuses a project id of "." or ".." and keys or a project id with CR, LF or NUL, at deploy, sending nothing', async function () {
+    await deploy({ projectId: '..' });
+    should(refusedAtDeploy()).eql({
+      project: 'CONFIG_INVALID: the project id cannot be a segment of a request path ("." or "..")',
+      vpm: 'CONFIG_INVALID: the project id cannot be a segment of a request path ("." or "..")',
+    });
+    await expectConfigError('project', /: the project id cannot be a segment of a request path/);
+    await helper.unload();
+    await deploy({ projectId: 'project\r\nX-Injected: 1' }, { apiKey: 'key\u0000', pubsubApiKey: 'topics-key\n' });
+    const refused = refusedAtDeploy();
+    should(Object.keys(refused).sort()).eql(['project', 'pubsub', 'vpm']);
+    should(refused.pubsub).equal('CONFIG_INVALID: the topics API key holds a character a header cannot carry (CR, LF, NUL or another control character)');
+    await expectConfigError('vpm', /the project id holds a character a header cannot carry .*; the API key holds a character a header cannot carry/);
+    await expectConfigError('pubsub', /the topics API key holds a character a header cannot carry/);
+  });
+
   it('asks each family only for its own credentials', async function () {
     await deploy({}, { apiKey: '' });
     should(refusedAtDeploy()).eql({ project: 'CONFIG_INVALID: the API key is not set', vpm: 'CONFIG_INVALID: the API key is not set' });

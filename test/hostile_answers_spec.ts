@@ -194,6 +194,14 @@ describe('hostile answers (issue 20)', function () {
       should(statuses).match(/running for key \*\*\*/);
     });
 
+    it('svc-words: a token holding CR or LF is BAD_RESPONSE, and no request is sent with it', async function () {
+      ctx.sandbox.setFault('token', { status: 200, body: JSON.stringify({ access_token: 'abc\r\nX-Injected: 1', expires_in: 3600 }) });
+      await loadWithSandbox(ctx.sandbox, { types: ['svc-words'], nodes: [{ id: 'n1', type: 'svc-words' }], config: { maxRetries: 0 } });
+      const { error } = await expectError('n1', { payload: 'index.home.raft' });
+      should(error.code).equal('BAD_RESPONSE');
+      should(ctx.sandbox.requests('words')).have.length(0);
+    });
+
     it('svc-words: a bearer token the answer repeats is masked in msg.payload', async function () {
       ctx.sandbox.setFault('words', {
         status: 200,
