@@ -241,14 +241,9 @@ export class PlatformClient {
     for (const [name, value] of Object.entries(headers)) {
       if (!isHeaderValue(value)) throw invalidInput(message('error.headerValue', { name }));
     }
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.config.timeoutMs);
-    const onAbort = () => controller.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
+    // The attempt ends at the timeout or at the caller's abort, whichever comes first (an unreferenced timer: nothing to clear).
+    const timeout = AbortSignal.timeout(this.config.timeoutMs);
+    const ended = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
       const res = await settleOnAbort(
         this.dispatcher.request({
@@ -257,21 +252,18 @@ export class PlatformClient {
           method: method,
           headers,
           body,
-          signal: controller.signal,
+          signal: ended,
         }),
-        controller.signal,
+        ended,
       );
       // A server may echo what it was sent: no secret of the request comes back out of its answer.
       return await readAnswer<T>(res, kind, this.limitFor(kind), secrets);
     } catch (err) {
-      if (timedOut) {
+      if (timeout.aborted) {
         throw new PlatformError('TIMEOUT', message('error.timeout', { ms: this.config.timeoutMs }), { cause: err });
       }
       if (signal?.aborted) throw cancelled();
       throw err;
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
     }
   }
 }
