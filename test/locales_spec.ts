@@ -178,7 +178,8 @@ describe('message catalogs and help', function () {
     for (const partial of partials('en-US')) should(uses.filter((use) => use === partial).length).be.above(1, `${partial} is shared`);
     for (const language of LANGUAGES) {
       should(fs.existsSync(path.join(NODES_DIR, 'locales', language, PARTIALS_FOLDER))).be.false();
-      for (const type of nodeTypes) should(fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8')).not.match(/<!-- (include|begin|end|content)\b/);
+      for (const type of nodeTypes)
+        should(fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8')).not.match(/<!-- (include|begin|end|content)\b/);
     }
   });
 
