@@ -87,7 +87,7 @@ export class PlatformClient {
         if (delayMs === undefined) throw this.namingRefusal(error, req.auth);
         req.onWait?.({ kind: 'retry', attempt: attempt + 1, delayMs, reason: error.code });
         // close() must end a retry wait even for a caller that passed no signal.
-        await sleep(delayMs, req.signal ? AbortSignal.any([req.signal, this.lifetime.signal]) : this.lifetime.signal);
+        await sleep(delayMs, req.signal ? AbortSignal.any([req.signal, this.lifetime.signal]) : this.lifetime.signal, this.config.clock);
       }
     }
   }
@@ -120,7 +120,7 @@ export class PlatformClient {
           }
           throw error;
         }
-        await sleep(delayMs, signal);
+        await sleep(delayMs, signal, this.config.clock);
       }
     }
   }

@@ -1,6 +1,7 @@
 import type { FormData } from 'undici';
 import type { ConnectionOptions } from 'node:tls';
 import type { Pacer } from './request-gate';
+import type { Clock } from '../util/async';
 
 /**
  * What the platform client is given and gives back: its configuration, a request, a response and the
@@ -101,6 +102,8 @@ export interface ClientConfig {
   pacer?: Pacer;
   maxRetries: number;
   tokenLifetimeSec: number;
+  /** The time retry waits go by; the system clock unless a test moves one by hand. */
+  clock?: Clock;
   tls?: ConnectionOptions;
   proxy?: ProxySettings;
 }
