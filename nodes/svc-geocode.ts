@@ -4,18 +4,21 @@ import { configFor } from './lib/node-red/config';
 import { invalidInput } from './lib/util/errors';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
 import { encodeGeohash } from './lib/geo/geohash';
-import { precisionSetting } from './lib/node-red/settings';
+import { payloadSetting, precisionSetting } from './lib/node-red/settings';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
 import { message } from './lib/util/messages';
 import { geocodeShapes } from './lib/geo/worldmap-places';
 import { migrated } from './lib/node-red/migrations';
+import { geocodePlace } from './lib/geo/place-payload';
 
 interface GeocodeDef extends NodeDef {
   server: string;
   address: string;
   addressType: string;
   precision?: number | string;
+  /** What msg.payload holds: the whole answer (the default, as before 1.1) or the location. */
+  output?: string;
 }
 
 export = function register(RED: NodeAPI): void {
@@ -25,6 +28,7 @@ export = function register(RED: NodeAPI): void {
     const config = configFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { address: 'payload' });
     const precision = precisionSetting(def.precision);
+    const payloadIs = payloadSetting(def.output);
 
     handleInputs(
       this,
@@ -48,11 +52,12 @@ export = function register(RED: NodeAPI): void {
         if (!cached) await shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
         const feature = bestFeature(response.body);
         const location = featurePoint(feature);
+        const geohash = location ? encodeGeohash(location, precision) : undefined;
         const out = msg as OutputMessage;
-        out.payload = response.body;
+        out.payload = payloadIs === 'location' ? geocodePlace(address, feature, location, geohash) : response.body;
         out.feature = feature;
         out.location = location;
-        out.geohash = location ? encodeGeohash(location, precision) : undefined;
+        out.geohash = geohash;
         out.statusCode = response.statusCode;
         if (cached) out.cached = true;
         const result = message(location ? 'status.found' : 'status.noMatch');

@@ -10,11 +10,15 @@ import { pathSegment } from './lib/platform/paths';
 import { formatThreeWords, parseThreeWords } from './lib/geo/words';
 import { wordsShapes } from './lib/geo/worldmap-places';
 import { migrated } from './lib/node-red/migrations';
+import { wordsPlace } from './lib/geo/place-payload';
+import { payloadSetting } from './lib/node-red/settings';
 
 interface WordsDef extends NodeDef {
   server: string;
   words: string;
   wordsType: string;
+  /** What msg.payload holds: the whole answer (the default, as before 1.1) or the location. */
+  output?: string;
 }
 
 interface WordsLocation extends LatLon {
@@ -27,6 +31,7 @@ export = function register(RED: NodeAPI): void {
     def = migrated(def);
     const client = clientFor(RED, this, def.server, 'bearer');
     const inputs = nodeInputs(RED, this, def, { words: 'payload' });
+    const payloadIs = payloadSetting(def.output);
 
     handleInputs(
       this,
@@ -47,7 +52,7 @@ export = function register(RED: NodeAPI): void {
           });
         const { location, geohash } = readLookup(response.body, words, response.statusCode);
         const out = msg as OutputMessage;
-        out.payload = response.body;
+        out.payload = payloadIs === 'location' ? wordsPlace(words, location, geohash) : response.body;
         out.location = location;
         out.geohash = geohash;
         out.statusCode = response.statusCode;

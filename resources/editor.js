@@ -20,6 +20,8 @@
  *   { select: 'p', options: ['a', 'b'] }              labels from <type>.<p>.<option>
  *   { checkbox: 'p', caption }                         caption right of the box (default label.<p>)
  *   { tip: 'key', icon, warning }  { hidden: 'p' }  { html: '<div class="form-row">…</div>' }
+ *   { tab: 'name' }   the rows after it, up to the next tab, are one tab of the dialog (label tabs.<name>), as in
+ *       Node-RED's MQTT broker dialog; rows before the first tab stay above the tabs
  *   'server', 'name', 'mapOutput', { poll: true, units }   rows several dialogs share
  * and may have: icon (Font Awesome, without fa-), label (default label.<p>), placeholder (a key) or
  * example (a literal placeholder), unit (a key, shown after the input), and when: { control: [values] },
@@ -40,6 +42,8 @@
     var MEMBER_PATH = /^([A-Za-z_$][\w$-]*(\.[\w$-]+)*)?$/;
     var WHOLE_NUMBER = /^[1-9][0-9]*$/;
     var CHECKBOX_STYLE = 'display: inline-block; width: auto; vertical-align: top;';
+    /** Where a tab starts in a dialog's markup while it is written (see `form`). */
+    var TAB_MARK = '<!-- svc-tab -->';
 
     /**
      * Rows that several dialogs have, by name.
@@ -228,12 +232,35 @@
             }
             return label(row, field) + input(row, field, row.password ? 'password' : 'text', '70%');
         }
+        /** The tab rows' markers become Node-RED's tab strip and one panel per tab, as the MQTT broker dialog has them. */
+        function tabbed(rowsMarkup) {
+            var panels = rowsMarkup.split(TAB_MARK);
+            var above = panels.shift();
+            return (
+                above +
+                '<div class="form-row"><ul style="min-width: 400px; margin-bottom: 20px;" id="' +
+                type +
+                '-tabs"></ul></div><div id="' +
+                type +
+                '-tabs-content" style="min-height: 150px;">' +
+                panels
+                    .map(function (panel, index) {
+                        return '<div id="' + type + '-tab-' + self.tabs[index] + '" style="display: none;">' + panel + '</div>';
+                    })
+                    .join('') +
+                '</div>'
+            );
+        }
         /**
          * @param {SvcRow} row
          * @param {number} index
          */
         function markup(row, index) {
             var field = fieldOf(row);
+            if (row.tab) {
+                key('tabs.' + row.tab);
+                return TAB_MARK;
+            }
             var classes = row.when ? ' svc-row-' + index : '';
             if (row.html) {
                 return row.html;
@@ -249,7 +276,17 @@
             return '<div class="form-row' + classes + '">' + content(row, field) + '</div>';
         }
 
+        self.tabs = self.rows
+            .filter(function (row) {
+                return row.tab;
+            })
+            .map(function (row) {
+                return row.tab;
+            });
         var template = self.rows.map(markup).join('\n');
+        if (self.tabs.length) {
+            template = tabbed(template);
+        }
         self.rows.forEach(function (row) {
             var fixed = row.typed && fixedType(row);
             if (fixed) {
@@ -265,6 +302,20 @@
         self.prepare = function (node) {
             writeMigrated(self, node);
             var dialog = $('#' + self.id('name')).closest('form');
+            if (self.tabs.length) {
+                var strip = RED.tabs.create({
+                    id: type + '-tabs',
+                    onchange: function (tab) {
+                        $('#' + type + '-tabs-content')
+                            .children()
+                            .hide();
+                        $('#' + tab.id).show();
+                    }
+                });
+                self.tabs.forEach(function (name) {
+                    strip.addTab({ id: type + '-tab-' + name, label: node._(type + '.tabs.' + name) });
+                });
+            }
             self.rows.forEach(function (row) {
                 var field = fieldOf(row);
                 if (row.typed) {
@@ -375,6 +426,29 @@
          */
         labelStyle: function () {
             return this.name ? 'node_label_italic' : '';
+        },
+
+        /**
+         * onadd of the nodes that need a platform: a node added from the palette (or pasted) without one
+         * takes the svc-config there is when there is exactly one it can use; with none or several the
+         * user chooses, as in Node-RED's own dialogs.
+         * @this {EditorNode}
+         */
+        pickOnlyConfig: function () {
+            if (this.server) {
+                return;
+            }
+            var z = this.z;
+            var usable = [];
+            RED.nodes.eachConfig(function (config) {
+                // A config node inside a subflow serves only that subflow.
+                if (config.type === 'svc-config' && !config.d && (!config.z || config.z === z)) {
+                    usable.push(config.id);
+                }
+            });
+            if (usable.length === 1) {
+                this.server = usable[0];
+            }
         },
 
         /**

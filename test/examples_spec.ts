@@ -8,6 +8,8 @@ import { memberAt } from '../nodes/lib/util/values';
 import { runEditorScripts } from './support/editor-script';
 import { Json, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from './support/harness';
 import { REPO_ROOT } from './support/paths';
+import { buildFlows, devSettings } from './sandbox/start';
+import { pubsubState } from './sandbox/endpoints/pubsub';
 
 /**
  * Every flow in examples/ deploys in Node-RED with the core nodes it uses and runs against the
@@ -301,8 +303,9 @@ const RUNS: Record<string, ExampleRun> = {
   },
   'scenario-sensor-webhook.json': {
     steps: [
-      // The setup inject fires by itself at deploy: topic, then subscription.
-      { expect: [{ at: 'ex-sensor-subscribed', check: (msg) => should(msg.statusCode).equal(200) }] },
+      // Set up, once: topic, then subscription; a second click finds the topic and creates nothing.
+      { trigger: 'ex-sensor-setup', expect: [{ at: 'ex-sensor-subscribed', check: (msg) => should(msg.statusCode).equal(200) }] },
+      { trigger: 'ex-sensor-setup', expect: [{ at: 'ex-sensor-ready', check: (msg) => should(msg.payload).match({ name: 'greenhouse sensors' }) }] },
       {
         trigger: 'ex-sensor-tick',
         expect: [
@@ -459,6 +462,59 @@ describe('examples', function () {
       }
     }
     should(problems).deepEqual([]);
+  });
+
+  it("the shared config node holds every setting of the editor's defaults, so its dialog shows each default as a new one does (issue 21 point 5)", function () {
+    const { definitions } = runEditorScripts(['svc-config']);
+    const defaults = definitions.get('svc-config')?.defaults ?? {};
+    const config = sandboxConfig as Json;
+    const blank = Object.entries(defaults)
+      .filter(([property, defined]) => typeof defined.value === 'number' && (config[property] === undefined || config[property] === ''))
+      .map(([property]) => property);
+    should(blank).deepEqual([]);
+    for (const [property, defined] of Object.entries(defaults)) {
+      if (typeof defined.value === 'number') should(config[property]).equal(defined.value, `${property}: the example keeps the default`);
+    }
+  });
+
+  it('deployed all together as `npm start` deploys them, twice, the examples do nothing on their own: no request, no message, no topic (issue 21 point 3)', async function () {
+    // What npm start deploys, the displays (debug, worldmap) replaced by helpers that count what reaches them, and the
+    // Catch nodes too (the test helper registers the catch type once per Catch node); errors are read from the log.
+    const flow = buildFlows(ctx.sandbox.url).map((node): FlowNode =>
+      DISPLAY_TYPES.has(node.type) || node.type === 'catch' ? { id: node.id, type: 'helper', name: node.name, z: node.z, wires: [] } : node,
+    );
+    const types = new Set(flow.map((node) => node.type).filter((type) => type !== 'helper' && type !== 'tab'));
+    const shown: string[] = [];
+    const watchDisplays = () => {
+      for (const node of flow) if (node.type === 'helper') helper.getNode(node.id)?.on('input', () => shown.push(node.id));
+    };
+    await helper.load([...new Set([...types].map(nodeModuleFor)), captureNodeApi], flow, exampleCredentials(flow));
+    watchDisplays();
+    // Longer than any "inject once" delay the examples ever had (1 s).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await helper.setFlows(flow, 'full', exampleCredentials(flow));
+    watchDisplays();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    should(shown).deepEqual([]);
+    should(ctx.sandbox.log.map((entry) => `${entry.method} ${entry.path}`)).deepEqual([]);
+    should(pubsubState(ctx.sandbox).topics.size).equal(0);
+    const errors = helper
+      .log()
+      .getCalls()
+      .filter((call) => (call.args[0] as { level: number }).level <= LOG_WARN && (call.args[0] as { type?: string }).type?.startsWith('svc-'));
+    should(errors.map(logText)).deepEqual([]);
+    // A repeating inject is off (disabled) and says so in its name; no inject fires at deploy.
+    for (const node of flow.filter((n) => n.type === 'inject')) {
+      should(node.once === true).equal(false, `${node.id} fires at deploy`);
+      if (node.repeat || node.crontab) {
+        should(node.d).equal(true, `${node.id} repeats and is not off`);
+        should(String(node.name)).match(/\boff\b/, `${node.id} does not say it is off`);
+      }
+    }
+  });
+
+  it("`npm start` turns Node-RED's welcome tour off (issue 21 point 3)", function () {
+    should(devSettings(1880).editorTheme).match({ tours: false });
   });
 
   it('gives every example node ids of its own (npm start deploys them all at once)', function () {

@@ -57,10 +57,14 @@ async function eventually(probe: () => Promise<boolean>, timeoutMs = SETTLE_TIME
 
 /** Node-RED takes two clicks on a node within 650 ms for a double click, which opens its edit dialog. */
 const DOUBLE_CLICK_MS = 650;
+/** A tab strip takes two clicks within 400 ms for a double click. */
+const TAB_DOUBLE_CLICK_MS = 400;
 
 export class Editor {
   /** When a node on the canvas was last clicked. */
   private lastNodeClick = 0;
+  /** When a dialog tab was last clicked. */
+  private lastTabClick = 0;
 
   constructor(
     readonly page: Page,
@@ -126,6 +130,29 @@ export class Editor {
     });
     if (!added) throw new Error(`dragging ${type} from the palette added no node`);
     return added;
+  }
+
+  /** Shows the tab of the open dialog that holds `selector` (the svc-config dialog has tabs, as core's MQTT broker dialog), if it is on one. */
+  async showTabOf(selector: string): Promise<void> {
+    const panel = await this.page.evaluate((target) => {
+      const { document } = globalThis as unknown as EditorWindow;
+      return document.querySelector(target)?.closest('[id$="-tabs-content"] > div')?.id ?? '';
+    }, selector);
+    if (panel !== '') await this.showTab(panel);
+  }
+
+  /**
+   * Shows the dialog tab whose panel has id `panel`, clicking its label unless it shows already.
+   * Node-RED takes a second click on the same tab strip within 400 ms as a double click, which does
+   * not switch tabs: clicks are spaced.
+   */
+  async showTab(panel: string): Promise<void> {
+    if (await this.page.locator(`#${panel}`).isVisible()) return;
+    const wait = this.lastTabClick + TAB_DOUBLE_CLICK_MS + 50 - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await this.page.click(`#red-ui-tab-${panel} a.red-ui-tab-label`);
+    this.lastTabClick = Date.now();
+    await this.page.locator(`#${panel}`).waitFor({ state: 'visible' });
   }
 
   /** Double-clicks a node on the canvas; resolves once its edit dialog is open. */
@@ -194,6 +221,31 @@ export class Editor {
     await this.clickNode(id, false);
     await this.page.keyboard.press('Delete');
     if (!(await eventually(async () => !(await this.nodeIds({})).includes(id)))) throw new Error(`node ${id} was not deleted`);
+  }
+
+  /** Removes nodes through the editor's API (as Delete does), for cleaning up nodes a click may not reach. */
+  async removeNodes(ids: string[]): Promise<void> {
+    await this.page.evaluate((nodeIds) => {
+      const { RED } = globalThis as unknown as EditorWindow;
+      for (const id of nodeIds) RED.nodes.remove(id);
+      RED.nodes.dirty(true);
+      RED.view.redraw(true);
+    }, ids);
+  }
+
+  /** Moves a node on the canvas (to a free spot, so that a click reaches it). */
+  async moveNode(id: string, x: number, y: number): Promise<void> {
+    await this.page.evaluate(
+      ({ nodeId, to }) => {
+        const { RED } = globalThis as unknown as EditorWindow;
+        const node = RED.nodes.node(nodeId) as unknown as { x: number; y: number; dirty: boolean };
+        node.x = to.x;
+        node.y = to.y;
+        node.dirty = true;
+        RED.view.redraw(true);
+      },
+      { nodeId: id, to: { x, y } },
+    );
   }
 
   /**

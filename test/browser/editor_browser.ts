@@ -16,6 +16,7 @@ import {
   packMentioned,
   packProblems,
   PALETTE_TYPES,
+  publishReadmeImage,
   TARGETS,
   usePackedModule,
   writeConsoleReport,
@@ -86,6 +87,15 @@ const CREDENTIAL_NODES = new Set(
   }),
 );
 
+/** The tabs of the svc-config dialog, with their labels, and the fields on each (its name stays above them). */
+const CONFIG_TABS = { connection: 'Connection', credentials: 'Credentials', limits: 'Limits', advanced: 'Advanced' };
+const CONFIG_GROUPS: Record<keyof typeof CONFIG_TABS, string[]> = {
+  connection: ['baseUrl', 'authUrl', 'sandboxUrl', 'audience', 'projectId'],
+  credentials: ['clientId', 'clientSecret', 'apiKey', 'pubsubApiKey'],
+  limits: ['rateLimit', 'maxConcurrency', 'maxQueue', 'maxRetries', 'dailyLimit', 'cacheTtl'],
+  advanced: ['timeout', 'tokenLifetime', 'maxResponseSize', 'maxFileSize', 'tls', 'proxy', 'redisUrl'],
+};
+
 /** Fills the sandbox's address and credentials into the open config-node dialog. */
 async function fillSandboxConfig(editor: Editor, sandboxUrl: string): Promise<void> {
   const values: Record<string, string> = {
@@ -99,12 +109,16 @@ async function fillSandboxConfig(editor: Editor, sandboxUrl: string): Promise<vo
     apiKey: SANDBOX_DEFAULTS.apiKey,
     pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
   };
-  for (const [name, value] of Object.entries(values)) await editor.page.fill(`#node-config-input-${name}`, value);
+  for (const [name, value] of Object.entries(values)) {
+    await editor.showTabOf(`#node-config-input-${name}`);
+    await editor.page.fill(`#node-config-input-${name}`, value);
+  }
 }
 
 /** Clicks "Test connection" and returns the line it shows once the request is answered (and, below it, one line per credential that did not pass). */
 async function testConnection(editor: Editor): Promise<string> {
   const result = editor.page.locator('#svc-config-test-result');
+  await editor.showTabOf('#svc-config-test');
   await editor.page.click('#svc-config-test');
   let text = '';
   await eventually(async () => {
@@ -231,7 +245,7 @@ describe('the editor in a real browser (Chromium)', function () {
           for (const { icon } of shown) should(await iconServed(editor(), icon)).be.true(`${icon} is served as SVG`);
           should(await editor().paletteNode(CONFIG_TYPE).count()).equal(0);
           should(await editor().rawIds(['#red-ui-palette-container-location'])).be.empty();
-          await editor().screenshot(`${target.name}-palette`, category);
+          publishReadmeImage(target, await editor().screenshot(`${target.name}-palette`, category), 'palette');
         });
 
         for (const type of PALETTE_TYPES) {
@@ -408,6 +422,37 @@ describe('the editor in a real browser (Chromium)', function () {
           should(await editor().rawIds(['.red-ui-sidebar-help-stack'])).be.empty();
         });
 
+        it(`${CONFIG_TYPE}: its dialog is grouped in tabs as core's MQTT broker dialog is, every field in one of them, a new one showing the defaults (issue 21 point 5)`, async function () {
+          const page = editor().page;
+          const id = await editor().addNode('svc-geocode');
+          await editor().openNodeDialog(id);
+          await editor().openConfigDialog('server', 'add');
+          should((await page.locator('#svc-config-tabs li a').allInnerTexts()).map((text) => text.trim())).eql(Object.values(CONFIG_TABS));
+          const everyField = Object.values(CONFIG_GROUPS).flat();
+          const definition = await page.evaluate(() => {
+            const def = (globalThis as unknown as EditorWindow).RED.nodes.getType('svc-config');
+            return { defaults: def?.defaults ?? {}, credentials: Object.keys(def?.credentials ?? {}) };
+          });
+          should([...everyField, 'name'].sort()).eql([...Object.keys(definition.defaults), ...definition.credentials].sort());
+          for (const [group, fields] of Object.entries(CONFIG_GROUPS)) {
+            await editor().showTab(`svc-config-tab-${group}`);
+            for (const field of everyField) {
+              should(await page.locator(`#node-config-input-${field}`).isVisible()).equal(fields.includes(field), `${field} shown on tab ${group}`);
+            }
+            should(await page.locator('#node-config-input-name').isVisible()).be.true('the name stays above the tabs');
+            if (group === 'limits') await editor().screenshot(`${target.name}-dialog-${CONFIG_TYPE}-limits`, 'dialog');
+          }
+          // A new config node shows every default in its field (Node-RED leaves a default of 0 out of a new config node: its placeholder shows it).
+          for (const [field, property] of Object.entries(definition.defaults)) {
+            if (typeof property.value !== 'number') continue;
+            const input = page.locator(`#node-config-input-${field}`);
+            should((await input.inputValue()) || (await input.getAttribute('placeholder'))).equal(String(property.value), field);
+          }
+          await editor().closeConfigDialog('cancel');
+          await editor().closeNodeDialog('cancel');
+          await editor().deleteNode(id);
+        });
+
         it(`${CONFIG_TYPE}: its dialog has every field (secrets in password inputs) and marks missing values invalid; "Test connection" reports success and a wrong-secret failure`, async function () {
           const id = await editor().addNode('svc-geocode');
           await editor().openNodeDialog(id);
@@ -475,12 +520,95 @@ describe('the editor in a real browser (Chromium)', function () {
             should(await editor().page.inputValue('#node-config-input-clientId')).equal(SANDBOX_DEFAULTS.clientId);
             should(await secretsShown(editor())).be.empty();
             should(await testConnection(editor())).equal(ALL_ACCEPTED);
-            if (reload) await editor().screenshot(`${target.name}-dialog-${CONFIG_TYPE}`, 'dialog');
+            if (reload) publishReadmeImage(target, await editor().screenshot(`${target.name}-dialog-${CONFIG_TYPE}`, 'dialog'), 'config-node');
             await editor().closeConfigDialog('cancel');
             await editor().closeNodeDialog('cancel');
           }
           editor().page.off('response', keepAnswer);
           should(answers.filter((answer) => SECRETS.some((secret) => answer.includes(secret)))).be.empty();
+        });
+
+        it('a new node takes the only svc-config there is; with two, the user chooses (issue 21 point 7)', async function () {
+          const page = editor().page;
+          const configs = () =>
+            page.evaluate(() => {
+              const ids: string[] = [];
+              (globalThis as unknown as EditorWindow).RED.nodes.eachConfig((node) => node.type === 'svc-config' && ids.push(node.id));
+              return ids;
+            });
+          const serverOf = (nodeId: string) =>
+            page.evaluate((n) => ((globalThis as unknown as EditorWindow).RED.nodes.node(n) as unknown as { server: string }).server, nodeId);
+          const only = await configs();
+          should(only).have.length(1, 'the config node made by the earlier test is the only one');
+          const picked = await editor().addNode('svc-words');
+          should(await serverOf(picked)).equal(only[0]);
+          await editor().moveNode(picked, 560, 520);
+          await editor().openNodeDialog(picked);
+          should(await page.inputValue('#node-input-server')).equal(only[0]);
+          await editor().closeNodeDialog('cancel');
+
+          await page.evaluate(() =>
+            (globalThis as unknown as EditorWindow).RED.view.importNodes([
+              { id: 'second-svc-config', type: 'svc-config', name: 'second', baseUrl: 'https://second.example.com' },
+            ]),
+          );
+          should(await configs()).have.length(2);
+          const unpicked = await editor().addNode('svc-words');
+          should(await serverOf(unpicked)).equal('');
+          await editor().removeNodes([picked, unpicked, 'second-svc-config']);
+          should(await configs()).eql(only);
+        });
+
+        it('Output = the location feeds a core debug node: the debug sidebar shows msg.payload as { name, lat, lon, … } (issue 21 point 4)', async function () {
+          if (!configuredNode) throw new Error('needs the node configured by an earlier test');
+          const page = editor().page;
+          const server = await page.evaluate(
+            (n) => ((globalThis as unknown as EditorWindow).RED.nodes.node(n) as unknown as { server: string }).server,
+            configuredNode,
+          );
+          await page.evaluate((config) => {
+            const { RED } = globalThis as unknown as EditorWindow;
+            const z = RED.workspaces.active();
+            RED.view.importNodes([
+              {
+                id: 'oc-inject',
+                type: 'inject',
+                z,
+                x: 140,
+                y: 420,
+                props: [{ p: 'payload' }],
+                payload: '3 Harbour Lane, Sandbox City',
+                payloadType: 'str',
+                wires: [['oc-geocode']],
+              },
+              {
+                id: 'oc-geocode',
+                type: 'svc-geocode',
+                z,
+                x: 360,
+                y: 420,
+                server: config,
+                output: 'location',
+                address: 'payload',
+                addressType: 'msg',
+                precision: 9,
+                wires: [['oc-debug']],
+              },
+              { id: 'oc-debug', type: 'debug', z, x: 580, y: 420, active: true, tosidebar: true, complete: 'payload', targetType: 'msg', wires: [] },
+            ]);
+          }, server);
+          await editor().deploy();
+          await editor().showDebugOfCurrentFlow();
+          await editor().clickInject('oc-inject');
+          should(await eventually(async () => (await editor().debugMessageCount()) > 0)).be.true('the debug sidebar shows the location');
+          const shown = await page.locator('.red-ui-debug-msg').last().innerText();
+          should(shown).match(/msg\.payload : Object/);
+          should(shown).match(/name: "3 Harbour Lane, Sandbox/);
+          should(shown).match(/lat: 5\d\.\d+/);
+          should(shown).match(/lon: \d+\.\d+/);
+          await editor().screenshot(`${target.name}-output-location-debug`, 'page');
+          await editor().removeNodes(['oc-inject', 'oc-geocode', 'oc-debug']);
+          await editor().deploy();
         });
 
         it('Import > Examples lists every example of the pack', async function () {
@@ -520,7 +648,7 @@ describe('the editor in a real browser (Chromium)', function () {
           should(running().sandbox.requests('geocode')).not.be.empty();
           await editor().clearSelection();
           await editor().waitForNotificationsToClose();
-          await editor().screenshot(`${target.name}-example-flow`, 'canvas');
+          publishReadmeImage(target, await editor().screenshot(`${target.name}-example-flow`, 'canvas'), 'example-flow');
         });
       });
 

@@ -28,6 +28,17 @@ export const EXAMPLE_NAMES = fs
   .sort();
 export const ARTIFACTS_DIR = path.join(REPO_ROOT, 'test', 'artifacts', 'browser');
 export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * The README's screenshots (examples/images/) are taken by this suite: with `README_IMAGES=1`
+ * (`README_IMAGES=1 npm run test:browser`), the screenshots of Node-RED 4.1 in English that the
+ * README shows are copied there as they are taken. Off by default, so that a test run leaves the
+ * work tree as it was.
+ */
+export function publishReadmeImage(target: { name: string }, screenshot: string, image: 'palette' | 'config-node' | 'example-flow' | 'map'): void {
+  if (process.env.README_IMAGES !== '1' || target.name !== TARGETS[0].name) return;
+  fs.copyFileSync(screenshot, path.join(REPO_ROOT, 'examples', 'images', `${image}.png`));
+}
 /** Headless Chromium for a machine without internet; the user-data-dir is a new temp dir per launch. */
 const CHROMIUM_ARGS = [
   '--no-sandbox',

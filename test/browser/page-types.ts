@@ -54,13 +54,13 @@ export interface RedApi {
     eachNode(callback: (node: EditorNode) => void): void;
     eachConfig(callback: (node: EditorNode) => void): void;
     getType(type: string): NodeDefinition | null;
-    dirty(): boolean;
+    dirty(value?: boolean): boolean;
     version(): string | null;
     remove(id: string): unknown;
   };
   editor: { validateNode(node: EditorNode): void };
   workspaces: { active(): string };
-  view: { state(): number; redraw(updateActive?: boolean): void };
+  view: { state(): number; redraw(updateActive?: boolean): void; importNodes(nodes: object[], options?: object): void };
   state: Record<string, number>;
   actions: { invoke(name: string): void };
   _(key: string, options?: Record<string, unknown>): string;

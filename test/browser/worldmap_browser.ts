@@ -6,7 +6,7 @@ import { SANDBOX_DEFAULTS } from '../sandbox';
 import { geocode } from '../sandbox/endpoints/geocode';
 import { lookup } from '../sandbox/endpoints/words';
 import { REPO_ROOT } from '../support/paths';
-import { ARTIFACTS_DIR, BrowserSession, EditorServer, TARGETS, packProblems, usePackedModule } from './environment';
+import { ARTIFACTS_DIR, BrowserSession, EditorServer, TARGETS, packProblems, publishReadmeImage, usePackedModule } from './environment';
 import { DrawnShape, countriesDrawn, markFirstDrawing, openMap, replaced, waitForShapes } from './worldmap-page';
 
 /**
@@ -41,9 +41,28 @@ function bulkPartsNodes(nodes: FlowNode[]): FlowNode[] {
   ];
 }
 
+/** The address geocoded with *Output* = the location, its first output wired straight into worldmap. */
+const LOCATION_ADDRESS = '3 Harbour Lane, Sandbox City';
+
+/**
+ * A geocode and a words node with *Output* = the location (msg.payload = { name, lat, lon, … }),
+ * output 1 wired straight into the example's worldmap node: no Map output, no change node.
+ */
+function locationOutputNodes(nodes: FlowNode[]): FlowNode[] {
+  const geocodeInject = injectOf(nodes, 'ex-map-geocode');
+  const wordsInject = injectOf(nodes, 'ex-map-words');
+  const plain = { worldmap: false, outputs: 1, output: 'location', wires: [['ex-map-worldmap']] };
+  return [
+    { ...geocodeInject, id: 'ex-map-inject-geocode-location', payload: LOCATION_ADDRESS, y: 520, wires: [['ex-map-geocode-location']] },
+    { ...(nodes.find((node) => node.id === 'ex-map-geocode') as FlowNode), ...plain, id: 'ex-map-geocode-location', y: 520 },
+    { ...wordsInject, id: 'ex-map-inject-words-location', payload: 'index.home.raft', y: 580, wires: [['ex-map-words-location']] },
+    { ...(nodes.find((node) => node.id === 'ex-map-words') as FlowNode), ...plain, id: 'ex-map-words-location', y: 580 },
+  ];
+}
+
 function readFlow(sandboxUrl: string): FlowNode[] {
   const example = JSON.parse(fs.readFileSync(EXAMPLE, 'utf8')) as FlowNode[];
-  const nodes = [...example, ...bulkPartsNodes(example)];
+  const nodes = [...example, ...bulkPartsNodes(example), ...locationOutputNodes(example)];
   return [
     { id: 'map-tab', type: 'tab', label: 'Map' },
     ...nodes.map((node): FlowNode => {
@@ -235,6 +254,26 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         should(uploads() - before).equal(3);
       });
 
+      it('Output = the location, wired straight into worldmap: a marker named after the query at the match (geocode and words)', async function () {
+        const [lon, lat] = (geocode(LOCATION_ADDRESS)?.geometry as { coordinates: number[] }).coordinates;
+        await fire('ex-map-geocode-location');
+        await fire('ex-map-words-location');
+        // A payload without a layer goes on worldmap's default layer.
+        const shapes = await waitForShapes(running().page, 'unknown', 2);
+        should(shapes.map((shape) => [shape.kind, shape.name]).sort()).eql([
+          ['marker', '///index.home.raft'],
+          ['marker', LOCATION_ADDRESS],
+        ]);
+        near((shapes.find((shape) => shape.name === LOCATION_ADDRESS) as DrawnShape).points[0], [lat, lon], SAME, 'geocode location marker');
+        const { coordinates } = lookup('index.home.raft') as { coordinates: { lat: number; lon: number } };
+        near(
+          (shapes.find((shape) => shape.name === '///index.home.raft') as DrawnShape).points[0],
+          [coordinates.lat, coordinates.lon],
+          SAME,
+          'words location marker',
+        );
+      });
+
       it('the page showed no errors from the pack; the map is in the artifacts (examples/images/map.png is a copy)', async function () {
         const { page } = running();
         await page.evaluate(() => {
@@ -243,7 +282,9 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
           map.setView([52.505, 13.41], 12);
         });
         fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
-        await page.screenshot({ path: path.join(ARTIFACTS_DIR, `${target.name}-worldmap.png`) });
+        const screenshot = path.join(ARTIFACTS_DIR, `${target.name}-worldmap.png`);
+        await page.screenshot({ path: screenshot });
+        publishReadmeImage(target, screenshot, 'map');
         should(packProblems(session?.console ?? [])).eql([]);
       });
     });

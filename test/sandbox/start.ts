@@ -48,7 +48,7 @@ function linkPackage(): void {
  * nodes without a position (config nodes such as the shared `svc-sandbox`) stay global, once.
  * The sandbox config node is pointed at the sandbox actually running.
  */
-function buildFlows(sandboxUrl: string): FlowNode[] {
+export function buildFlows(sandboxUrl: string): FlowNode[] {
   const tabs: FlowNode[] = [];
   const flowNodes: FlowNode[] = [];
   const globalNodes = new Map<string, FlowNode>();
@@ -127,6 +127,29 @@ function writeUserDir(sandboxUrl: string): void {
   fs.writeFileSync(path.join(USER_DIR, 'flows_cred.json'), JSON.stringify(credentials, null, 2));
 }
 
+/**
+ * Node-RED's settings for `npm start`: a local instance for someone trying the pack, who should
+ * see the flows at once, so no welcome tour over the first screen, no telemetry prompt.
+ */
+export function devSettings(editorPort: number): LocalSettings & { telemetry: { enabled: boolean }; editorTheme: { tours: boolean } } {
+  return {
+    uiHost: HOST,
+    uiPort: editorPort,
+    userDir: USER_DIR,
+    flowFile: 'flows.json',
+    flowFilePretty: true,
+    // A local development instance: credentials stay unencrypted in .dev-userdir/flows_cred.json
+    // (gitignored), so this script can write the sandbox's known test credentials there.
+    credentialSecret: false,
+    httpAdminRoot: '/',
+    httpNodeRoot: '/',
+    logging: { console: { level: 'info', metrics: false, audit: false } },
+    // A local development instance: no telemetry consent prompt and no update check.
+    telemetry: { enabled: false },
+    editorTheme: { tours: false },
+  };
+}
+
 /** Prints each answered sandbox request once (and forgets it), so clicks in the editor show here. */
 function printSandboxRequests(sandbox: Sandbox): NodeJS.Timeout {
   return setInterval(() => {
@@ -145,21 +168,7 @@ async function main(): Promise<void> {
   writeUserDir(sandbox.url);
 
   const server = http.createServer();
-  const settings: LocalSettings & { telemetry: { enabled: boolean } } = {
-    uiHost: HOST,
-    uiPort: editorPort,
-    userDir: USER_DIR,
-    flowFile: 'flows.json',
-    flowFilePretty: true,
-    // A local development instance: credentials stay unencrypted in .dev-userdir/flows_cred.json
-    // (gitignored), so this script can write the sandbox's known test credentials there.
-    credentialSecret: false,
-    httpAdminRoot: '/',
-    httpNodeRoot: '/',
-    logging: { console: { level: 'info', metrics: false, audit: false } },
-    // A local development instance: no telemetry consent prompt and no update check.
-    telemetry: { enabled: false },
-  };
+  const settings = devSettings(editorPort);
   RED.init(server, settings);
   // The admin app answers first (editor, admin API); whatever it passes on goes to the HTTP nodes.
   const adminApp = RED.httpAdmin as unknown as ChainedHandler;
@@ -202,7 +211,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+// Run as `npm start`; imported (by the tests), it only lends its flows and settings.
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

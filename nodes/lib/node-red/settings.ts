@@ -66,3 +66,8 @@ export function pollingOf(def: PollSettings, defaults: PollDefaults): Polling {
     maxWaitMs: (positiveSetting(def.maxWait) ?? defaults.maxWaitSec) * 1000,
   };
 }
+
+/** The *Output* choice of the locating nodes: `location` puts the place in msg.payload; anything else (unset in flows saved before it existed) keeps the whole answer there. */
+export function payloadSetting(value: unknown): 'answer' | 'location' {
+  return value === 'location' ? 'location' : 'answer';
+}
