@@ -159,6 +159,7 @@
             type: type,
             rows: expand(rows.concat([{ hidden: 'version' }])),
             keys: keys,
+            tabs: /** @type {string[]} */ ([]),
             id: function (/** @type {string} */ field) {
                 return prefix + '-' + field;
             }
@@ -232,7 +233,10 @@
             }
             return label(row, field) + input(row, field, row.password ? 'password' : 'text', '70%');
         }
-        /** The tab rows' markers become Node-RED's tab strip and one panel per tab, as the MQTT broker dialog has them. */
+        /**
+         * The tab rows' markers become Node-RED's tab strip and one panel per tab, as the MQTT broker dialog has them.
+         * @param {string} rowsMarkup
+         */
         function tabbed(rowsMarkup) {
             var panels = rowsMarkup.split(TAB_MARK);
             var above = panels.shift();
@@ -244,9 +248,15 @@
                 type +
                 '-tabs-content" style="min-height: 150px;">' +
                 panels
-                    .map(function (panel, index) {
-                        return '<div id="' + type + '-tab-' + self.tabs[index] + '" style="display: none;">' + panel + '</div>';
-                    })
+                    .map(
+                        /**
+                         * @param {string} panel
+                         * @param {number} index
+                         */
+                        function (panel, index) {
+                            return '<div id="' + type + '-tab-' + self.tabs[index] + '" style="display: none;">' + panel + '</div>';
+                        }
+                    )
                     .join('') +
                 '</div>'
             );
@@ -276,13 +286,11 @@
             return '<div class="form-row' + classes + '">' + content(row, field) + '</div>';
         }
 
-        self.tabs = self.rows
-            .filter(function (row) {
-                return row.tab;
-            })
-            .map(function (row) {
-                return row.tab;
-            });
+        self.rows.forEach(function (row) {
+            if (row.tab) {
+                self.tabs.push(row.tab);
+            }
+        });
         var template = self.rows.map(markup).join('\n');
         if (self.tabs.length) {
             template = tabbed(template);
@@ -312,9 +320,12 @@
                         $('#' + tab.id).show();
                     }
                 });
-                self.tabs.forEach(function (name) {
-                    strip.addTab({ id: type + '-tab-' + name, label: node._(type + '.tabs.' + name) });
-                });
+                self.tabs.forEach(
+                    /** @param {string} name */
+                    function (name) {
+                        strip.addTab({ id: type + '-tab-' + name, label: node._(type + '.tabs.' + name) });
+                    }
+                );
             }
             self.rows.forEach(function (row) {
                 var field = fieldOf(row);
@@ -439,6 +450,7 @@
                 return;
             }
             var z = this.z;
+            /** @type {string[]} */
             var usable = [];
             RED.nodes.eachConfig(function (config) {
                 // A config node inside a subflow serves only that subflow.

@@ -466,7 +466,8 @@ describe('examples', function () {
 
   it("the shared config node holds every setting of the editor's defaults, so its dialog shows each default as a new one does (issue 21 point 5)", function () {
     const { definitions } = runEditorScripts(['svc-config']);
-    const defaults = definitions.get('svc-config')?.defaults ?? {};
+    // The settings `version` is not a setting the dialog shows: the examples stay as 1.0.0 wrote config nodes there.
+    const defaults = Object.fromEntries(Object.entries(definitions.get('svc-config')?.defaults ?? {}).filter(([property]) => property !== 'version'));
     const config = sandboxConfig as Json;
     const blank = Object.entries(defaults)
       .filter(([property, defined]) => typeof defined.value === 'number' && (config[property] === undefined || config[property] === ''))

@@ -86,8 +86,10 @@ describe('help, catalogs and README in step with each node', function () {
         const input = template.indexOf(`id="node-config-input-${field}"`);
         return panel >= 0 && input > panel && (next < 0 || input < next);
       });
-    const problems: string[] = [];
-    for (const field of [...Object.keys(defaults), ...credentials]) {
+    const shown = new Set(dialogFields('svc-config').map(({ field }) => field));
+    const problems = [...shown].filter((field) => !(field in defaults) && !credentials.includes(field)).map((field) => `${field}: not in the definition`);
+    // Every setting and credential the dialog shows (the settings `version` is not one).
+    for (const field of [...Object.keys(defaults), ...credentials].filter((name) => shown.has(name))) {
       if (field === 'name') continue;
       const row = rows.find((line) => line.includes(`\`${field}\``));
       if (!row) {

@@ -102,6 +102,8 @@ interface SvcRow {
   warning?: boolean;
   hidden?: string;
   html?: string;
+  /** Starts a tab of the dialog: the rows after it, up to the next tab, are on it (label `tabs.<name>`). */
+  tab?: string;
   /** The poll rows of the job nodes; `units`: the catalog keys of their units. */
   poll?: boolean;
   units?: [string, string];
@@ -119,6 +121,8 @@ interface SvcForm {
   rows: SvcRow[];
   /** Every catalog key the dialog uses. */
   keys: string[];
+  /** The names of the dialog's tabs, in order (none: one page of rows). */
+  tabs: string[];
   /** The id of the input that edits `field`. */
   id(field: string): string;
   /** For oneditprepare. */
