@@ -13,7 +13,7 @@ import { BulkRun, FinishedBatch } from './lib/platform/bulk-run';
 import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 import { readChoice } from './lib/util/values';
 import { causeOf, invalidInput } from './lib/util/errors';
-import { Message, message } from './lib/util/messages';
+import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { translate } from './lib/node-red/i18n';
 import { migrated } from './lib/node-red/migrations';
 
@@ -81,7 +81,7 @@ async function inputVersion(file: string): Promise<{ size: number; modifiedMs: n
     const { size, mtimeMs } = await stat(file);
     return { size, modifiedMs: mtimeMs };
   } catch (err) {
-    throw invalidInput(message('error.bulk.read', { cause: causeOf(err) }));
+    throw invalidInput(catalogText('error.bulk.read', { cause: causeOf(err) }));
   }
 }
 
@@ -96,7 +96,7 @@ export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
-    const warn = (text: Message) => this.warn(translate(text));
+    const warn = (text: CatalogText) => this.warn(translate(text));
     const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const batchSize = countSetting(def.batchSize, DEFAULTS.batchSize);
@@ -208,7 +208,7 @@ export = function register(RED: NodeAPI): void {
         if (run) await context.track(storedRun(run));
         return geocode(platform, msg, source, context, run).catch((err: unknown) => {
           // A stream cannot be read again: a run from one that a stop or restart cuts off is lost.
-          if (!run && source.stream && context.signal.aborted) warn(message('warn.bulk.streamNotResumable'));
+          if (!run && source.stream && context.signal.aborted) warn(catalogText('warn.bulk.streamNotResumable'));
           throw err;
         });
       },
@@ -220,7 +220,8 @@ export = function register(RED: NodeAPI): void {
           const run = stored as unknown as StoredRun;
           if (!run.file) return geocode(client(), msg, { rows: run.rows ?? [] }, context, run);
           const { size, modifiedMs } = await inputVersion(run.file.input);
-          if (size !== run.file.size || modifiedMs !== run.file.modifiedMs) throw invalidInput(message('error.bulk.inputChanged', { file: run.file.input }));
+          if (size !== run.file.size || modifiedMs !== run.file.modifiedMs)
+            throw invalidInput(catalogText('error.bulk.inputChanged', { file: run.file.input }));
           return geocode(client(), msg, fileRows(run.file.input), context, run);
         },
       },

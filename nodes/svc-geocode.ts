@@ -7,7 +7,7 @@ import { encodeGeohash } from './lib/geo/geohash';
 import { payloadSetting, precisionSetting } from './lib/node-red/settings';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
-import { message } from './lib/util/messages';
+import { catalogText } from './lib/util/catalog-text';
 import { geocodeShapes } from './lib/geo/worldmap-places';
 import { migrated } from './lib/node-red/migrations';
 import { geocodePlace } from './lib/geo/place-payload';
@@ -60,11 +60,11 @@ export = function register(RED: NodeAPI): void {
         out.geohash = geohash;
         out.statusCode = response.statusCode;
         if (cached) out.cached = true;
-        const result = message(location ? 'status.found' : 'status.noMatch');
+        const result = catalogText(location ? 'status.found' : 'status.noMatch');
         const quota = used === undefined ? '' : ` (${used}/${shared.quota?.limit})`;
         return {
           msg: out,
-          statusText: message(cached ? 'status.resultCached' : 'status.result', { result, quota }),
+          statusText: catalogText(cached ? 'status.resultCached' : 'status.result', { result, quota }),
           map: (layer) => geocodeShapes(address, feature, location, layer),
         };
       },
@@ -79,9 +79,9 @@ export = function register(RED: NodeAPI): void {
 function readAddress(value: unknown): string {
   const candidate = value !== null && typeof value === 'object' && 'address' in value ? value.address : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(message('error.geocode.address', { value: describeValue(candidate) }));
+    throw invalidInput(catalogText('error.geocode.address', { value: describeValue(candidate) }));
   }
   const address = candidate.trim();
-  if (address === '') throw invalidInput(message('error.geocode.addressEmpty'));
+  if (address === '') throw invalidInput(catalogText('error.geocode.addressEmpty'));
   return address;
 }

@@ -1,6 +1,6 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
-import { Message, message } from './lib/util/messages';
+import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { LatLon, toPosition } from './lib/geo/geohash';
 import { Place, readLocation, toLocationObjects } from './lib/geo/locations';
 import type { ComputationResult } from './lib/platform/jobs';
@@ -67,7 +67,7 @@ export = function register(RED: NodeAPI): void {
         const fields = await read(msg);
         const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
         const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
-        if (!rangeType) throw invalidInput(message('error.isoline.rangeType'));
+        if (!rangeType) throw invalidInput(catalogText('error.isoline.rangeType'));
         const rangeValues = readRangeValues(fields.rangeValue);
         const body: Record<string, unknown> = {
           async: readBoolean(fields.async, 'async') ?? false,
@@ -96,12 +96,12 @@ export = function register(RED: NodeAPI): void {
 
 /** One range value, or several (an array or a comma-separated list), each a positive number. */
 function readRangeValues(value: unknown): number[] {
-  if (!isSet(value)) throw invalidInput(message('error.isoline.rangeValueRequired'));
+  if (!isSet(value)) throw invalidInput(catalogText('error.isoline.rangeValueRequired'));
   const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [value];
-  if (items.length === 0) throw invalidInput(message('error.isoline.rangeValueEmpty'));
+  if (items.length === 0) throw invalidInput(catalogText('error.isoline.rangeValueEmpty'));
   return items.map((item, i) => {
     const n = readNumber(item, items.length > 1 ? `range.value ${i + 1}` : 'range.value');
-    if (n === undefined || n <= 0) throw invalidInput(message('error.isoline.rangeValuePositive', { value: JSON.stringify(item) }));
+    if (n === undefined || n <= 0) throw invalidInput(catalogText('error.isoline.rangeValuePositive', { value: JSON.stringify(item) }));
     return n;
   });
 }
@@ -111,7 +111,7 @@ function readAvoid(value: unknown, member: string): Record<string, string[]> | u
   let list = value;
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const arrays = Object.values(value).filter(Array.isArray);
-    if (arrays.length !== 1) throw invalidInput(message('error.isoline.avoid'));
+    if (arrays.length !== 1) throw invalidInput(catalogText('error.isoline.avoid'));
     list = arrays[0];
   }
   const features = readChoices(list, AVOID_FEATURES, 'avoid');
@@ -121,7 +121,7 @@ function readAvoid(value: unknown, member: string): Record<string, string[]> | u
 function readShape(value: unknown): number | undefined {
   const shape = readNumber(value, 'shape');
   if (shape !== undefined && (!Number.isInteger(shape) || shape <= MIN_SHAPE_EXCLUSIVE)) {
-    throw invalidInput(message('error.isoline.shape', { shape, min: MIN_SHAPE_EXCLUSIVE }));
+    throw invalidInput(catalogText('error.isoline.shape', { shape, min: MIN_SHAPE_EXCLUSIVE }));
   }
   return shape;
 }
@@ -135,7 +135,7 @@ function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Ra
   if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
   return {
     msg: out,
-    statusText: message(features.length === 1 ? 'status.polygon' : 'status.polygons', { count: features.length }),
+    statusText: catalogText(features.length === 1 ? 'status.polygon' : 'status.polygons', { count: features.length }),
     map: (layer) => isolineShapes(features, places, ranges.length, layer),
   };
 }
@@ -162,7 +162,7 @@ function explainJapan(err: unknown, places: Place[]): unknown {
   if (!(err instanceof PlatformError) || !['BAD_REQUEST', 'FORBIDDEN', 'JOB_FAILED'].includes(err.code)) return err;
   const index = places.findIndex((place) => place.point && inJapan(place.point));
   if (index < 0) return err;
-  return new PlatformError(err.code, message('error.isoline.japan', { cause: causeOf(err), origin: index + 1 }), {
+  return new PlatformError(err.code, catalogText('error.isoline.japan', { cause: causeOf(err), origin: index + 1 }), {
     statusCode: err.statusCode,
     body: err.bodyExcerpt,
     cause: err,
@@ -183,10 +183,13 @@ interface Polygon {
 function isolineFeatures(isoline: unknown, ranges: Range[]): Record<string, unknown>[] {
   const polygons: Polygon[] = [];
   collectPolygons(isoline, {}, polygons, 0);
-  if (polygons.length === 0) throw new PlatformError('BAD_RESPONSE', message('error.isoline.noPolygon'));
+  if (polygons.length === 0) throw new PlatformError('BAD_RESPONSE', catalogText('error.isoline.noPolygon'));
   return polygons.map((polygon, i) => ({
     type: 'Feature',
-    geometry: { type: 'Polygon', coordinates: polygon.rings.map((ring, r) => closedRing(ring, message('label.polygonRing', { polygon: i + 1, ring: r + 1 }))) },
+    geometry: {
+      type: 'Polygon',
+      coordinates: polygon.rings.map((ring, r) => closedRing(ring, catalogText('label.polygonRing', { polygon: i + 1, ring: r + 1 }))),
+    },
     properties: { ...polygon.properties, range: rangeOf(polygon.properties.range, ranges, i) },
   }));
 }
@@ -227,12 +230,12 @@ function isRing(value: unknown): value is unknown[] {
   );
 }
 
-function closedRing(vertices: unknown[], label: Message): Ring {
+function closedRing(vertices: unknown[], label: CatalogText): Ring {
   let ring: Ring;
   try {
-    ring = vertices.map((v, i) => toPosition(readLocation(v, message('label.vertex', { label, position: i + 1 }), { lonLatArrays: true }).point as LatLon));
+    ring = vertices.map((v, i) => toPosition(readLocation(v, catalogText('label.vertex', { label, position: i + 1 }), { lonLatArrays: true }).point as LatLon));
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', message('error.isoline.unusable', { cause: causeOf(err) }));
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.isoline.unusable', { cause: causeOf(err) }));
   }
   const [first, last] = [ring[0], ring[ring.length - 1]];
   return first[0] === last[0] && first[1] === last[1] ? ring : [...ring, first];

@@ -1,7 +1,7 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
-import { Message, message } from './lib/util/messages';
+import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
 import { Json, isSet, readChoice, setMembers, toNumber } from './lib/util/values';
 import { numbered, readLocation, readRouteModes, toWaypointObject } from './lib/geo/locations';
@@ -40,8 +40,8 @@ export = function register(RED: NodeAPI): void {
         const platform = client();
         const fields = await read(msg);
         const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
-        if (places.length < MIN_WAYPOINTS) throw invalidInput(message('error.route.fewWaypoints', { min: MIN_WAYPOINTS, count: places.length }));
-        if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput(message('error.route.arriveAndDepart'));
+        if (places.length < MIN_WAYPOINTS) throw invalidInput(catalogText('error.route.fewWaypoints', { min: MIN_WAYPOINTS, count: places.length }));
+        if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput(catalogText('error.route.arriveAndDepart'));
         const defaultModes = isSet(fields.transportMode) ? readRouteModes(fields.transportMode, 'transportMode') : undefined;
         const body: Json = {
           waypoints: places.map((place, i) => toWaypointObject(place, defaultModes, numbered('waypoint', i + 1))),
@@ -63,7 +63,7 @@ export = function register(RED: NodeAPI): void {
         out.instructions = segments.map((s) => (typeof s.text === 'string' ? plainText(s.text) : '')).filter((text) => text !== '');
         out.summary = summary;
         out.statusCode = response.statusCode;
-        return { msg: out, statusText: message('status.segments', { count: segments.length }), map: (layer) => routeShapes(geojson, places, layer) };
+        return { msg: out, statusText: catalogText('status.segments', { count: segments.length }), map: (layer) => routeShapes(geojson, places, layer) };
       },
       def,
     );
@@ -130,10 +130,10 @@ function routePositions(linestring: unknown): Position[] | undefined {
 
 function coarseLine(route: Json, segments: Json[]): Position[] {
   const line = [...segments.map((segment) => segment.point), route.end].filter(isGeohash).map((geohash) => toPosition(decodeGeohash(geohash)));
-  if (line.length < 2) throw badRoute(message('error.route.nothingToDraw'));
+  if (line.length < 2) throw badRoute(catalogText('error.route.nothingToDraw'));
   return line;
 }
 
-function badRoute(detail: string | Message): PlatformError {
-  return new PlatformError('BAD_RESPONSE', message('error.route.unusable', { detail }));
+function badRoute(detail: string | CatalogText): PlatformError {
+  return new PlatformError('BAD_RESPONSE', catalogText('error.route.unusable', { detail }));
 }

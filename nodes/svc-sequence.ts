@@ -10,7 +10,7 @@ import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { locationVariantSetting, precisionSetting } from './lib/node-red/settings';
 import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from './lib/util/values';
 import { HandlerResult, handleInputs } from './lib/node-red/runner';
-import { message } from './lib/util/messages';
+import { catalogText } from './lib/util/catalog-text';
 import { sequenceShapes } from './lib/geo/worldmap-routes';
 import type { PlatformClient } from './lib/platform/client';
 import { pathSegment } from './lib/platform/paths';
@@ -85,7 +85,7 @@ export = function register(RED: NodeAPI): void {
 /** The output: the answer as payload, the input index of each stop, the tour as GeoJSON, and the job when there was one. */
 /** The project id as the segment of the sequence paths (the config check has refused one that cannot be). */
 function projectSegment(platform: PlatformClient): string {
-  return pathSegment(platform.projectId, message('setting.projectId'), 'input');
+  return pathSegment(platform.projectId, catalogText('setting.projectId'), 'input');
 }
 
 function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints: LocationObject[], places: Place[]): HandlerResult {
@@ -101,7 +101,7 @@ function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints
   const unmatched = order.filter((i) => i === null).length;
   return {
     msg: out,
-    statusText: unmatched ? message('status.stopsUnmatched', { count: visited.length, unmatched }) : message('status.stops', { count: visited.length }),
+    statusText: unmatched ? catalogText('status.stopsUnmatched', { count: visited.length, unmatched }) : catalogText('status.stops', { count: visited.length }),
     map: (layer) => sequenceShapes(geojson, places, layer),
   };
 }

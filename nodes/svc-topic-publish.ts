@@ -4,7 +4,7 @@ import { clientFor } from './lib/node-red/config';
 import { describeCause, invalidInput } from './lib/util/errors';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
-import { message } from './lib/util/messages';
+import { catalogText } from './lib/util/catalog-text';
 import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/platform/topics';
 import { migrated } from './lib/node-red/migrations';
 
@@ -32,7 +32,7 @@ export = function register(RED: NodeAPI): void {
       const platform = client();
       const values = await inputs.read(msg);
       const topicId = readTopicId(values.topicId);
-      const locationId = readRequiredText(values.locationId, message('label.locationId'));
+      const locationId = readRequiredText(values.locationId, catalogText('label.locationId'));
       const data = readData(values.data, wrapValue);
       // A publish triggers webhooks: retried only when it certainly did not reach the service, or on 429.
       const response = await pubsubRequest(platform, {
@@ -46,7 +46,7 @@ export = function register(RED: NodeAPI): void {
       const out = msg as OutputMessage;
       out.payload = response.body;
       out.statusCode = response.statusCode;
-      return { msg: out, statusText: message('status.published') };
+      return { msg: out, statusText: catalogText('status.published') };
     });
   }
 
@@ -55,16 +55,16 @@ export = function register(RED: NodeAPI): void {
 
 /** `Data` must be a JSON object; with `wrapValue` any other JSON value becomes `{ value }`. */
 function readData(value: unknown, wrapValue: boolean): Record<string, unknown> {
-  if (value === undefined) throw invalidInput(message('error.publish.noData'));
+  if (value === undefined) throw invalidInput(catalogText('error.publish.noData'));
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
   if (!isObject && !wrapValue) {
-    throw invalidInput(message('error.publish.notObject', { value: describeValue(value) }));
+    throw invalidInput(catalogText('error.publish.notObject', { value: describeValue(value) }));
   }
   const data = isObject ? (value as Record<string, unknown>) : { value };
   try {
     JSON.stringify(data);
   } catch (err) {
-    throw invalidInput(message('error.publish.notJson', { cause: describeCause(err) }));
+    throw invalidInput(catalogText('error.publish.notJson', { cause: describeCause(err) }));
   }
   return data;
 }

@@ -22,7 +22,7 @@ import {
 } from './lib/platform/topics';
 import { describeValue } from './lib/util/values';
 import { countSetting } from './lib/node-red/settings';
-import { Message, message } from './lib/util/messages';
+import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { translate } from './lib/node-red/i18n';
 import { migrated } from './lib/node-red/migrations';
 
@@ -103,7 +103,7 @@ interface Settings {
   allPages: boolean;
   maxPages: number;
   credentials: TopicCredentials;
-  warn: (text: Message) => void;
+  warn: (text: CatalogText) => void;
 }
 
 /** What an operation works with: the client, the message (becoming the output) and its inputs. */
@@ -165,7 +165,7 @@ async function createTopic(call: OperationCall): Promise<HandlerResult> {
   out.payload = topic;
   const id = topicIdOf(topic);
   if (id !== undefined) out.topicId = id;
-  return { msg: out, statusText: id === undefined ? message('status.created') : message('status.createdTopic', { id }) };
+  return { msg: out, statusText: id === undefined ? catalogText('status.created') : catalogText('status.createdTopic', { id }) };
 }
 
 async function listTopics(call: OperationCall): Promise<HandlerResult> {
@@ -176,21 +176,24 @@ async function listTopics(call: OperationCall): Promise<HandlerResult> {
   const first = await fetchPage(firstOffset);
   if (!settings.allPages) {
     out.payload = first;
-    return { msg: out, statusText: isPage(first) ? message('status.page', { count: first.items.length, total: first.totalCount }) : message('status.listed') };
+    return {
+      msg: out,
+      statusText: isPage(first) ? catalogText('status.page', { count: first.items.length, total: first.totalCount }) : catalogText('status.listed'),
+    };
   }
   // "All pages": follow offset and totalCount until every item is in, within the safety cap.
   let page = readPage(first);
   const items = [...page.items];
   for (let pages = 1; page.items.length > 0 && page.offset + page.items.length < page.totalCount; pages++) {
     if (pages >= settings.maxPages) {
-      settings.warn(message('warn.listingCapped', { pages, count: items.length, total: page.totalCount }));
+      settings.warn(catalogText('warn.listingCapped', { pages, count: items.length, total: page.totalCount }));
       break;
     }
     const nextOffset = page.offset + page.items.length;
-    context.status.progress(message('status.listingPage', { page: pages + 1, count: items.length, total: page.totalCount }));
+    context.status.progress(catalogText('status.listingPage', { page: pages + 1, count: items.length, total: page.totalCount }));
     page = readPage(await fetchPage(nextOffset));
     if (page.items.length > 0 && page.offset + page.items.length <= nextOffset) {
-      throw new PlatformError('BAD_RESPONSE', message('error.topic.noProgress', { offset: nextOffset }));
+      throw new PlatformError('BAD_RESPONSE', catalogText('error.topic.noProgress', { offset: nextOffset }));
     }
     items.push(...page.items);
   }
@@ -198,7 +201,7 @@ async function listTopics(call: OperationCall): Promise<HandlerResult> {
   const capped = items.length < page.totalCount;
   return {
     msg: out,
-    statusText: capped ? message('status.capped', { count: items.length, total: page.totalCount }) : message('status.topics', { count: items.length }),
+    statusText: capped ? catalogText('status.capped', { count: items.length, total: page.totalCount }) : catalogText('status.topics', { count: items.length }),
   };
 }
 
@@ -206,7 +209,7 @@ async function getTopic(call: OperationCall): Promise<HandlerResult> {
   const { out, values } = call;
   const topicId = readTopicId(values.topicId);
   out.payload = await send(call, { method: 'GET', path: topicPath(topicId), retry: 'read' });
-  return { msg: out, statusText: message('status.topic', { id: topicId }) };
+  return { msg: out, statusText: catalogText('status.topic', { id: topicId }) };
 }
 
 async function deleteTopic(call: OperationCall): Promise<HandlerResult> {
@@ -214,7 +217,7 @@ async function deleteTopic(call: OperationCall): Promise<HandlerResult> {
   const topicId = readTopicId(values.topicId);
   // DELETE is idempotent, so it is retried like a read (see the help for a retried delete's 404).
   out.payload = await send(call, { method: 'DELETE', path: topicPath(topicId), retry: 'read' });
-  return { msg: out, statusText: message('status.deleted', { id: topicId }) };
+  return { msg: out, statusText: catalogText('status.deleted', { id: topicId }) };
 }
 
 async function createSubscription(call: OperationCall): Promise<HandlerResult> {
@@ -231,7 +234,7 @@ async function createSubscription(call: OperationCall): Promise<HandlerResult> {
   // The token and the header's value are secrets of this request: masked wherever the answer repeats them.
   const secrets = [request.SecretToken, request.WebhookHeader && webhookHeaderValue(request.WebhookHeader)].filter((s): s is string => !!s);
   out.payload = await send(call, { method: 'POST', path: SUBSCRIPTIONS_PATH, json: request, retry: 'create', secrets });
-  return { msg: out, statusText: message('status.subscribed') };
+  return { msg: out, statusText: catalogText('status.subscribed') };
 }
 
 /**
@@ -247,7 +250,7 @@ async function send({ platform, out, context }: OperationCall, request: Omit<Pla
 function readOperation(value: unknown): Operation {
   if (typeof value === 'string' && (OPERATIONS as readonly string[]).includes(value)) return value as Operation;
   throw invalidInput(
-    message('error.topic.operation', { allowed: OPERATIONS.join(', '), value: typeof value === 'string' ? `"${value}"` : describeValue(value) }),
+    catalogText('error.topic.operation', { allowed: OPERATIONS.join(', '), value: typeof value === 'string' ? `"${value}"` : describeValue(value) }),
   );
 }
 
@@ -264,7 +267,7 @@ function isPage(value: unknown): value is TopicPage {
 
 function readPage(value: unknown): TopicPage {
   if (!isPage(value)) {
-    throw new PlatformError('BAD_RESPONSE', message('error.topic.notPage'));
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.topic.notPage'));
   }
   return value;
 }

@@ -7,7 +7,7 @@ import { failure, reportFailure } from './lib/node-red/failure';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { causeOf, invalidInput } from './lib/util/errors';
-import { Message, message } from './lib/util/messages';
+import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { translate } from './lib/node-red/i18n';
 import { JsonTextProblem, isHeaderName, readJsonText } from './lib/util/text';
 import { ThrottledReport } from './lib/util/async';
@@ -63,18 +63,18 @@ type Rejection = SignatureRejection | JsonTextProblem | 'not JSON' | 'body too l
  * What the status says for each refusal, in the runtime's language. The HTTP answer keeps the reason
  * code itself (`{"error": "stale timestamp"}`): the sender is a program, and its logs should read the same everywhere.
  */
-const REJECTION_TEXTS: Record<Rejection, Message> = {
-  'missing signature': message('status.webhook.rejection.missingSignature'),
-  'malformed signature': message('status.webhook.rejection.malformedSignature'),
-  'stale timestamp': message('status.webhook.rejection.staleTimestamp'),
-  'future timestamp': message('status.webhook.rejection.futureTimestamp'),
-  'signature mismatch': message('status.webhook.rejection.signatureMismatch'),
-  replay: message('status.webhook.rejection.replay'),
-  'not JSON': message('status.webhook.rejection.notJson'),
-  'invalid JSON': message('status.webhook.rejection.invalidJson'),
-  'too deep': message('status.webhook.rejection.tooDeep'),
-  'body too large': message('status.webhook.rejection.bodyTooLarge'),
-  'header mismatch': message('status.webhook.rejection.headerMismatch'),
+const REJECTION_TEXTS: Record<Rejection, CatalogText> = {
+  'missing signature': catalogText('status.webhook.rejection.missingSignature'),
+  'malformed signature': catalogText('status.webhook.rejection.malformedSignature'),
+  'stale timestamp': catalogText('status.webhook.rejection.staleTimestamp'),
+  'future timestamp': catalogText('status.webhook.rejection.futureTimestamp'),
+  'signature mismatch': catalogText('status.webhook.rejection.signatureMismatch'),
+  replay: catalogText('status.webhook.rejection.replay'),
+  'not JSON': catalogText('status.webhook.rejection.notJson'),
+  'invalid JSON': catalogText('status.webhook.rejection.invalidJson'),
+  'too deep': catalogText('status.webhook.rejection.tooDeep'),
+  'body too large': catalogText('status.webhook.rejection.bodyTooLarge'),
+  'header mismatch': catalogText('status.webhook.rejection.headerMismatch'),
 };
 
 export = function register(RED: NodeAPI): void {
@@ -83,15 +83,15 @@ export = function register(RED: NodeAPI): void {
     def = migrated(def);
     const status = new NodeStatus(this);
     if (RED.settings.httpNodeRoot === false) {
-      this.warn(translate(message('warn.webhook.noHttpNodes')));
-      status.show('grey', 'ring', message('status.webhook.httpDisabled'));
+      this.warn(translate(catalogText('warn.webhook.noHttpNodes')));
+      status.show('grey', 'ring', catalogText('status.webhook.httpDisabled'));
       return;
     }
     let config: ReceiverConfig;
     try {
       config = readConfig(def, this.credentials ?? {});
     } catch (err) {
-      reportFailure(this, status, invalidInput(message('error.webhook.notListening', { cause: causeOf(err) })));
+      reportFailure(this, status, invalidInput(catalogText('error.webhook.notListening', { cause: causeOf(err) })));
       return;
     }
     const app = RED.httpNode;
@@ -99,8 +99,8 @@ export = function register(RED: NodeAPI): void {
     const fullPath = nodeRoot.replace(/\/$/, '') + config.path;
     const adminRoot = (RED.settings as { httpAdminRoot?: string | false }).httpAdminRoot;
     if (editorPathOf(fullPath, adminRoot, RED.httpAdmin) !== undefined) {
-      this.error(translate(message('error.webhook.editorPath', { path: fullPath, root: String(adminRoot ?? '/') })));
-      status.show('red', 'ring', message('status.webhook.editorPath', { path: fullPath }));
+      this.error(translate(catalogText('error.webhook.editorPath', { path: fullPath, root: String(adminRoot ?? '/') })));
+      status.show('red', 'ring', catalogText('status.webhook.editorPath', { path: fullPath }));
       return;
     }
     // A route already there that takes this path answers its requests first: say whose it is.
@@ -111,11 +111,11 @@ export = function register(RED: NodeAPI): void {
       this.error(
         translate(
           owner
-            ? message('error.webhook.pathInUseBy', { path: config.path, owner: owner.text })
-            : message('error.webhook.pathInUseByRoute', { path: config.path, route }),
+            ? catalogText('error.webhook.pathInUseBy', { path: config.path, owner: owner.text })
+            : catalogText('error.webhook.pathInUseByRoute', { path: config.path, route }),
         ),
       );
-      status.show('red', 'ring', message('status.webhook.pathInUseBy', { owner: owner ? owner.label : route }));
+      status.show('red', 'ring', catalogText('status.webhook.pathInUseBy', { owner: owner ? owner.label : route }));
       return;
     }
 
@@ -123,7 +123,7 @@ export = function register(RED: NodeAPI): void {
     sharedConfig?.shared.register(this);
     const userDir = (RED.settings as { userDir?: string }).userDir;
     const replayFile = ReplayFile.at(userDir ? path.join(userDir, REPLAY_FILE) : undefined, (err) =>
-      this.warn(translate(message('warn.webhook.replaysNotSaved', { cause: err.message }))),
+      this.warn(translate(catalogText('warn.webhook.replaysNotSaved', { cause: err.message }))),
     );
     // Per path, with and without Redis (README: Security): see ReplayGuard.
     const replays = new ReplayGuard(replayFile, normalisePath(config.path), sharedConfig?.shared.state);
@@ -135,21 +135,21 @@ export = function register(RED: NodeAPI): void {
       const params = {
         accepted: counts.accepted,
         rejected: counts.rejected,
-        reason: rejection ? message('status.webhook.because', { reason: REJECTION_TEXTS[rejection] }) : '',
+        reason: rejection ? catalogText('status.webhook.because', { reason: REJECTION_TEXTS[rejection] }) : '',
       };
-      const text = message(unsigned ? 'status.webhook.countsUnsigned' : 'status.webhook.counts', params);
+      const text = catalogText(unsigned ? 'status.webhook.countsUnsigned' : 'status.webhook.counts', params);
       if (rejection || unsigned) status.warning(text);
       else status.done(text);
     };
     if (unsigned) {
-      this.warn(translate(message('warn.webhook.unsigned', { path: config.path })));
-      status.warning(message('status.webhook.unsigned'));
+      this.warn(translate(catalogText('warn.webhook.unsigned', { path: config.path })));
+      status.warning(catalogText('status.webhook.unsigned'));
     } else {
-      status.show('green', 'ring', message('status.webhook.listening'));
+      status.show('green', 'ring', catalogText('status.webhook.listening'));
     }
 
-    const failures = new ThrottledReport<string | Message>(
-      (count, cause) => this.warn(translate(message('warn.webhook.failedRequests', { count, cause }))),
+    const failures = new ThrottledReport<string | CatalogText>(
+      (count, cause) => this.warn(translate(catalogText('warn.webhook.failedRequests', { count, cause }))),
       FAILURE_LOG_INTERVAL_MS,
     );
     const refuse = (res: Response, statusCode: number, reason: Rejection) => {
@@ -171,7 +171,7 @@ export = function register(RED: NodeAPI): void {
       if (body === 'consumed') {
         if (!warnedConsumedBody) {
           warnedConsumedBody = true;
-          this.error(failure(translate(message('error.webhook.bodyConsumed', { path: config.path }))));
+          this.error(failure(translate(catalogText('error.webhook.bodyConsumed', { path: config.path }))));
         }
         res.status(500).json({ error: 'body unavailable' });
         return;
@@ -240,22 +240,22 @@ export = function register(RED: NodeAPI): void {
 
 function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {
   const url = textSetting(def.url);
-  if (url === '') throw invalidInput(message('error.webhook.noPath'));
+  if (url === '') throw invalidInput(catalogText('error.webhook.noPath'));
   const path = url.startsWith('/') ? url : `/${url}`;
   const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
   let verifier: SignatureVerifier | undefined;
   if (def.verify !== 'none') {
     const secrets = [credentials.secret ?? '', credentials.previousSecret ?? ''];
     if (!secrets.some((secret) => secret !== '')) {
-      throw invalidInput(message('error.webhook.noSecret'));
+      throw invalidInput(catalogText('error.webhook.noSecret'));
     }
     verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
   }
   const headerName = textSetting(def.headerName);
   if (headerName === '') return { path, verifier, maxBodyBytes };
-  if (!isHeaderName(headerName)) throw invalidInput(message('error.webhook.headerName'));
+  if (!isHeaderName(headerName)) throw invalidInput(catalogText('error.webhook.headerName'));
   const headerValue = (credentials.headerValue ?? '').trim();
-  if (headerValue === '') throw invalidInput(message('error.webhook.headerValue', { name: headerName }));
+  if (headerValue === '') throw invalidInput(catalogText('error.webhook.headerValue', { name: headerName }));
   return { path, verifier, maxBodyBytes, header: { name: headerName.toLowerCase(), value: headerValue } };
 }
 

@@ -2,7 +2,7 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
 import { PlatformError, causeOf, codeForStatus } from './lib/util/errors';
-import { message } from './lib/util/messages';
+import { catalogText } from './lib/util/catalog-text';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './lib/geo/geohash';
 import { isRecord, toNumber } from './lib/util/values';
 import { handleInputs } from './lib/node-red/runner';
@@ -42,7 +42,7 @@ export = function register(RED: NodeAPI): void {
           .request({
             auth: 'bearer',
             method: 'GET',
-            path: `/v1/location/words/${pathSegment(words.join('.'), message('label.threeWords'), 'input')}`,
+            path: `/v1/location/words/${pathSegment(words.join('.'), catalogText('label.threeWords'), 'input')}`,
             retry: 'read',
             signal,
             onWait,
@@ -56,7 +56,11 @@ export = function register(RED: NodeAPI): void {
         out.location = location;
         out.geohash = geohash;
         out.statusCode = response.statusCode;
-        return { msg: out, statusText: message('status.found'), map: (layer) => wordsShapes(formatThreeWords(words), location, geohash, response.body, layer) };
+        return {
+          msg: out,
+          statusText: catalogText('status.found'),
+          map: (layer) => wordsShapes(formatThreeWords(words), location, geohash, response.body, layer),
+        };
       },
       def,
     );
@@ -73,7 +77,7 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
   if (!isRecord(body) || Object.keys(body).length === 0) throw noSuchAddress(words, statusCode);
   if (typeof body.httpStatusCode === 'number' && body.httpStatusCode >= 400) {
     if (body.httpStatusCode === 404) throw noSuchAddress(words, body.httpStatusCode);
-    throw new PlatformError(codeForStatus(body.httpStatusCode), message('error.words.httpStatus', { statusCode: body.httpStatusCode }), {
+    throw new PlatformError(codeForStatus(body.httpStatusCode), catalogText('error.words.httpStatus', { statusCode: body.httpStatusCode }), {
       statusCode: body.httpStatusCode,
       body: JSON.stringify(body),
     });
@@ -88,7 +92,7 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
       geohash: geohash ?? encodeGeohash(point),
     };
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', message('error.words.noLocation', { cause: causeOf(err) }), {
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.words.noLocation', { cause: causeOf(err) }), {
       statusCode,
       body: JSON.stringify(body),
       cause: err,
@@ -97,5 +101,5 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
 }
 
 function noSuchAddress(words: string[], statusCode: number): PlatformError {
-  return new PlatformError('NOT_FOUND', message('error.words.noSuchAddress', { words: formatThreeWords(words) }), { statusCode });
+  return new PlatformError('NOT_FOUND', catalogText('error.words.noSuchAddress', { words: formatThreeWords(words) }), { statusCode });
 }

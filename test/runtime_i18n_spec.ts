@@ -9,7 +9,7 @@ import type { NodeAPI } from 'node-red';
 import { localize, nodeLog, translate, useRuntimeCatalog } from '../nodes/lib/node-red/i18n';
 import { SharedState } from '../nodes/lib/shared/shared-state';
 import { PlatformError } from '../nodes/lib/util/errors';
-import { message } from '../nodes/lib/util/messages';
+import { catalogText } from '../nodes/lib/util/catalog-text';
 import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, SANDBOX_DEFAULTS, sandboxCredentials, useSandbox } from './support/harness';
 import { freePort } from './support/node-red-process';
 import { waitUntil } from './foundation_helpers';
@@ -53,8 +53,11 @@ describe('runtime texts in the runtime language', function () {
 
   it('translates statuses and errors through RED._ with their parameters, nested messages included', function () {
     useRuntimeCatalog(svcConfigRED);
-    should(translate(message('status.queued', { position: 3 }))).equal('待機中 (3)');
-    const error = new PlatformError('INVALID_INPUT', message('error.input.unreadable', { name: 'address', source: message('source.jsonata'), cause: 'boom' }));
+    should(translate(catalogText('status.queued', { position: 3 }))).equal('待機中 (3)');
+    const error = new PlatformError(
+      'INVALID_INPUT',
+      catalogText('error.input.unreadable', { name: 'address', source: catalogText('source.jsonata'), cause: 'boom' }),
+    );
     should(error.message).equal('address: cannot read the JSONata expression: boom');
     should(localize(error).message).equal('address: JSONata式 を読み取れません: boom');
     should(error.code).equal('INVALID_INPUT');
@@ -62,7 +65,7 @@ describe('runtime texts in the runtime language', function () {
 
   it('falls back to en-US where RED._ knows no catalog (a test helper, a runtime without the pack’s locales)', function () {
     useRuntimeCatalog({ _: (key: string) => key } as unknown as NodeAPI);
-    should(translate(message('status.retrying', { attempt: 2, reason: 'SERVER' }))).equal('retry 2 after SERVER');
+    should(translate(catalogText('status.retrying', { attempt: 2, reason: 'SERVER' }))).equal('retry 2 after SERVER');
   });
 
   it('a node reports its error and status in Japanese on a Japanese runtime', async function () {

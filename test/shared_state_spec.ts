@@ -9,13 +9,13 @@ import { CoalescedWriter, readJson } from '../nodes/lib/shared/json-file';
 import { CounterFile, DailyQuota } from '../nodes/lib/shared/quota';
 import { SharedMode, SharedState, describeRedisUrl } from '../nodes/lib/shared/shared-state';
 import { MemoryStore } from '../nodes/lib/shared/store';
-import { Message, english } from '../nodes/lib/util/messages';
+import { CatalogText, english } from '../nodes/lib/util/catalog-text';
 import { ManualClock, rejectionOf, waitUntil } from './foundation_helpers';
 
 /** A log that keeps what it is told, in English. */
 function recordingLog() {
   const lines: Array<{ level: 'warn' | 'info'; text: string }> = [];
-  const record = (level: 'warn' | 'info') => (text: Message) => lines.push({ level, text: english(text) });
+  const record = (level: 'warn' | 'info') => (text: CatalogText) => lines.push({ level, text: english(text) });
   return { lines, log: { warn: record('warn'), info: record('info') } };
 }
 

@@ -1,9 +1,9 @@
 import { StringDecoder } from 'node:string_decoder';
-import { Message, english, message } from '../util/messages';
+import { CatalogText, english, catalogText } from '../util/catalog-text';
 
 /** A CSV text that cannot be read (an unterminated quoted field); `text` says why, for the glue to translate. */
 export class CsvError extends Error {
-  constructor(readonly text: Message) {
+  constructor(readonly text: CatalogText) {
     super(english(text));
     this.name = 'CsvError';
   }
@@ -104,7 +104,7 @@ export class CsvParser {
   /** The last record, if the text did not end with a line break. */
   end(): string[][] {
     const records = this.write(this.decoder.end());
-    if (this.inQuotes && !this.quotePending) throw new CsvError(message('error.csv.unterminated'));
+    if (this.inQuotes && !this.quotePending) throw new CsvError(catalogText('error.csv.unterminated'));
     this.inQuotes = false;
     this.quotePending = false;
     if (this.field !== '' || this.fieldQuoted || this.record.length > 0) this.endRecord(records);
@@ -199,5 +199,5 @@ export function recordToObject(header: readonly string[], record: readonly strin
 function toChunk(chunk: unknown): string | Buffer {
   if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) return chunk;
   if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  throw new CsvError(message('error.csv.chunkType', { type: chunk === null ? 'null' : typeof chunk }));
+  throw new CsvError(catalogText('error.csv.chunkType', { type: chunk === null ? 'null' : typeof chunk }));
 }

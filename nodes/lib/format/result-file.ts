@@ -1,7 +1,7 @@
 import { parseCsv, recordToObject } from './csv';
 import { isRecord } from '../util/values';
 import { PlatformError } from '../util/errors';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 
 /** Members that may hold the list of results in a JSON result file, tried first. */
 const RESULT_LIST_MEMBERS = ['results', 'items', 'rows', 'records', 'data', 'features', 'payload'];
@@ -27,7 +27,7 @@ export function resultRecords(contentType: string, body: Buffer): unknown[] {
   }
   if (/json/.test(type) || (!/csv|text\//.test(type) && /^\s*[[{]/.test(text))) {
     const list = resultList(JSON.parse(text), 0);
-    if (!list) throw new PlatformError('BAD_RESPONSE', message('error.bulk.noResultList'));
+    if (!list) throw new PlatformError('BAD_RESPONSE', catalogText('error.bulk.noResultList'));
     return list;
   }
   const [header = [], ...records] = parseCsv(text);

@@ -1,5 +1,5 @@
 import { Json } from '../util/values';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 import { LatLon, fromPosition } from './geohash';
 
 /** GeoJSON as the platform answers it: finding the matched feature and its point. */
@@ -48,7 +48,7 @@ export function featurePoint(feature: GeoJsonFeature | undefined): LatLon | unde
   const geometry = feature?.geometry;
   if (!geometry || geometry.type !== 'Point') return undefined;
   try {
-    return fromPosition(geometry.coordinates, message('value.result'));
+    return fromPosition(geometry.coordinates, catalogText('value.result'));
   } catch {
     return undefined;
   }

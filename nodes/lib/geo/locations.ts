@@ -1,5 +1,5 @@
 import { invalidInput } from '../util/errors';
-import { Label, Message, message } from '../util/messages';
+import { Label, CatalogText, catalogText } from '../util/catalog-text';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
 import { Json, describeValue, readChoices, setMembers, toNumber } from '../util/values';
 
@@ -50,23 +50,23 @@ export interface LocationOptions {
 }
 
 const GEOJSON_NON_POINTS = new Set(['LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon', 'GeometryCollection', 'FeatureCollection']);
-const ACCEPTED_FORMS = message('error.location.acceptedForms');
+const ACCEPTED_FORMS = catalogText('error.location.acceptedForms');
 
 /** Reads one location; `label` names it in errors ("waypoint 3"). */
 export function readLocation(value: unknown, label: Label, options: LocationOptions): Place {
   if (typeof value === 'string') {
     const geohash = value.trim().toLowerCase();
-    if (!isGeohash(geohash)) throw invalidInput(message('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
+    if (!isGeohash(geohash)) throw invalidInput(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
     return { geohash, point: decodeGeohash(geohash, label) };
   }
   if (Array.isArray(value)) {
     if (!options.lonLatArrays) {
-      throw invalidInput(message('error.location.ambiguousArray', { label, forms: ACCEPTED_FORMS }));
+      throw invalidInput(catalogText('error.location.ambiguousArray', { label, forms: ACCEPTED_FORMS }));
     }
     return { point: fromPosition(value, label) };
   }
   if (value === null || typeof value !== 'object')
-    throw invalidInput(message('error.location.notLocationValue', { label, value: shown(value), forms: ACCEPTED_FORMS }));
+    throw invalidInput(catalogText('error.location.notLocationValue', { label, value: shown(value), forms: ACCEPTED_FORMS }));
   const record = value as Json;
   switch (record.type) {
     case 'Feature':
@@ -83,7 +83,7 @@ export function readLocation(value: unknown, label: Label, options: LocationOpti
       return readIndoorWaypoint(record, label);
   }
   if (typeof record.type === 'string' && GEOJSON_NON_POINTS.has(record.type)) {
-    throw invalidInput(message('error.location.geojsonNotPoint', { label, type: String(record.type) }));
+    throw invalidInput(catalogText('error.location.geojsonNotPoint', { label, type: String(record.type) }));
   }
   return readPlainObject(record, label);
 }
@@ -92,8 +92,8 @@ export function readLocation(value: unknown, label: Label, options: LocationOpti
 export type Element = 'origin' | 'waypoint' | 'resultWaypoint' | 'avoidBox';
 
 /** The label of the element at `position` (from 1). */
-export function numbered(element: Element, position: number): Message {
-  return message(`label.${element}`, { position });
+export function numbered(element: Element, position: number): CatalogText {
+  return catalogText(`label.${element}`, { position });
 }
 
 /** Reads one location or a list of them; `element` names them in errors ("origin 2: ..."). */
@@ -119,7 +119,7 @@ export function toLocationObject(place: Place, variant: LocationVariant, precisi
   if (place.specObject && (place.specObject.type === 'geohash' || place.specObject.type === 'coordinates')) {
     return place.specObject as LocationObject;
   }
-  if (!place.point) throw invalidInput(message('error.location.indoorNoPoint', { label }));
+  if (!place.point) throw invalidInput(catalogText('error.location.indoorNoPoint', { label }));
   if (variant === 'geohash') return { type: 'geohash', geohash: place.geohash ?? encodeGeohash(place.point, precision) };
   return { type: 'coordinates', latitude: place.point.lat, longitude: place.point.lon };
 }
@@ -135,7 +135,8 @@ export function toLocationObjects(places: Place[], element: Element, variant: Lo
  * or, failing that, `defaultModes`.
  */
 export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[] | undefined, label: Label): WaypointObject {
-  const own = place.transportMode === undefined ? undefined : readRouteModes(place.transportMode, message('label.member', { label, member: 'transportMode' }));
+  const own =
+    place.transportMode === undefined ? undefined : readRouteModes(place.transportMode, catalogText('label.member', { label, member: 'transportMode' }));
   const transportMode = own ?? defaultModes;
   const withModes = (waypoint: WaypointObject): WaypointObject => (transportMode ? { ...waypoint, transportMode } : waypoint);
   const given = place.specObject;
@@ -145,21 +146,21 @@ export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[
     return withModes(setMembers({ type: 'indoor', venueId: place.venueId, unitId: place.unitId }));
   }
   if (place.geohash) return withModes({ type: 'geohash', geohash: place.geohash });
-  if (!place.point) throw invalidInput(message('error.location.noPosition', { label }));
+  if (!place.point) throw invalidInput(catalogText('error.location.noPosition', { label }));
   return withModes({ type: 'point', coordinates: `${decimal(place.point.lon)},${decimal(place.point.lat)}` });
 }
 
 /** Route transport modes from an array or a comma-separated list, each checked against the spec's enum. */
 export function readRouteModes(value: unknown, label: Label): RouteTransportMode[] {
   const modes = readChoices(value, ROUTE_TRANSPORT_MODES, label);
-  if (!modes) throw invalidInput(message('error.location.modesNotList', { label }));
+  if (!modes) throw invalidInput(catalogText('error.location.modesNotList', { label }));
   return modes;
 }
 
 function readFeature(record: Json, label: Label): Place {
   const geometry = record.geometry as Json | null | undefined;
   if (!geometry || typeof geometry !== 'object' || geometry.type !== 'Point') {
-    throw invalidInput(message('error.location.featureNotPoint', { label }));
+    throw invalidInput(catalogText('error.location.featureNotPoint', { label }));
   }
   const properties = (record.properties ?? {}) as Json;
   const name = typeof properties.name === 'string' ? properties.name : undefined;
@@ -178,14 +179,14 @@ function readGeohashObject(record: Json, label: Label): Place {
 
 function readCoordinatesObject(record: Json, label: Label): Place {
   for (const member of ['latitude', 'longitude']) {
-    if (typeof record[member] !== 'number') throw invalidInput(message('error.location.memberNotNumber', { label, member }));
+    if (typeof record[member] !== 'number') throw invalidInput(catalogText('error.location.memberNotNumber', { label, member }));
   }
   return { point: checkLatLon(record.latitude, record.longitude, label), specObject: record as LocationObject };
 }
 
 function readPointWaypoint(record: Json, label: Label): Place {
   if (record.coordinates === undefined && record.geohash === undefined) {
-    throw invalidInput(message('error.location.pointNeedsCoordinates', { label }));
+    throw invalidInput(catalogText('error.location.pointNeedsCoordinates', { label }));
   }
   return readWaypointObject(record, label);
 }
@@ -193,10 +194,10 @@ function readPointWaypoint(record: Json, label: Label): Place {
 function readIndoorWaypoint(record: Json, label: Label): Place {
   for (const member of ['venueId', 'unitId']) {
     if (record[member] !== undefined && (typeof record[member] !== 'string' || record[member] === '')) {
-      throw invalidInput(message('error.location.memberNotText', { label, member }));
+      throw invalidInput(catalogText('error.location.memberNotText', { label, member }));
     }
   }
-  if (record.venueId === undefined && record.unitId === undefined) throw invalidInput(message('error.location.indoorNeedsId', { label }));
+  if (record.venueId === undefined && record.unitId === undefined) throw invalidInput(catalogText('error.location.indoorNeedsId', { label }));
   return readWaypointObject(record, label);
 }
 
@@ -204,7 +205,7 @@ function readIndoorWaypoint(record: Json, label: Label): Place {
 function readWaypointObject(record: Json, label: Label): Place {
   const geohash = record.geohash === undefined ? undefined : requireGeohash(record.geohash, label);
   const point = record.coordinates !== undefined ? readCoordinatesString(record.coordinates, label) : geohash ? decodeGeohash(geohash, label) : undefined;
-  if (record.transportMode !== undefined) readRouteModes(record.transportMode, message('label.member', { label, member: 'transportMode' }));
+  if (record.transportMode !== undefined) readRouteModes(record.transportMode, catalogText('label.member', { label, member: 'transportMode' }));
   const specObject = (geohash ? { ...record, geohash } : record) as unknown as WaypointObject;
   return setMembers({ point, geohash, specObject, transportMode: record.transportMode });
 }
@@ -218,10 +219,10 @@ function readPlainObject(record: Json, label: Label): Place {
   const unitId = optionalString(record.unitId, 'unitId', label);
   if (lat === undefined && lon === undefined) {
     if (venueId !== undefined || unitId !== undefined) return setMembers({ venueId, unitId, name, transportMode: record.transportMode });
-    throw invalidInput(message('error.location.notLocation', { label, forms: ACCEPTED_FORMS }));
+    throw invalidInput(catalogText('error.location.notLocation', { label, forms: ACCEPTED_FORMS }));
   }
-  if (lat === undefined) throw invalidInput(message('error.location.noLatitude', { label }));
-  if (lon === undefined) throw invalidInput(message('error.location.noLongitude', { label }));
+  if (lat === undefined) throw invalidInput(catalogText('error.location.noLatitude', { label }));
+  if (lon === undefined) throw invalidInput(catalogText('error.location.noLongitude', { label }));
   return setMembers({ point: checkLatLon(lat, lon, label), venueId, unitId, name, transportMode: record.transportMode });
 }
 
@@ -229,19 +230,19 @@ function readPlainObject(record: Json, label: Label): Place {
 function readCoordinatesString(value: unknown, label: Label): LatLon {
   const parts = typeof value === 'string' ? value.split(',') : [];
   if (parts.length !== 2 || parts.some((p) => toNumber(p) === undefined)) {
-    throw invalidInput(message('error.location.coordinatesText', { label, value: JSON.stringify(value) ?? 'undefined' }));
+    throw invalidInput(catalogText('error.location.coordinatesText', { label, value: JSON.stringify(value) ?? 'undefined' }));
   }
   return checkLatLon(parts[1], parts[0], label);
 }
 
 function requireGeohash(value: unknown, label: Label): string {
-  if (!isGeohash(value)) throw invalidInput(message('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
+  if (!isGeohash(value)) throw invalidInput(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
   return value.toLowerCase();
 }
 
 function optionalString(value: unknown, member: string, label: Label): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw invalidInput(message('error.location.memberNotText', { label, member }));
+  if (typeof value !== 'string' || value === '') throw invalidInput(catalogText('error.location.memberNotText', { label, member }));
   return value;
 }
 
@@ -255,10 +256,10 @@ export function decimal(n: number): string {
   return text === '-0' ? '0' : text;
 }
 
-function shown(value: unknown): string | Message {
+function shown(value: unknown): string | CatalogText {
   if (value === null) return 'null';
-  if (value === undefined) return message('value.nothing');
+  if (value === undefined) return catalogText('value.nothing');
   if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean') return message('value.typed', { type: typeof value, value: String(value) });
+  if (typeof value === 'number' || typeof value === 'boolean') return catalogText('value.typed', { type: typeof value, value: String(value) });
   return describeValue(value);
 }

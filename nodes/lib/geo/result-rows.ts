@@ -1,6 +1,6 @@
 import type { InputRow } from '../format/address-rows';
 import { isRecord, toNumber } from '../util/values';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { LatLon, checkLatLon } from './geohash';
 import { bestFeature, featurePoint } from './geojson';
 
@@ -27,7 +27,7 @@ const ECHO_QUOTED_CHARS = 100;
 
 /** A row as read, before the Node-RED glue translates its error: the service's own text, or ours as a catalog message. */
 export interface RowOutcome extends Omit<BulkRow, 'error'> {
-  error: string | Message | undefined;
+  error: string | CatalogText | undefined;
 }
 
 const ERROR_MEMBER = /^(?:error|errors|error_?message|error_?description|failure_?reason)$/i;
@@ -37,14 +37,14 @@ const LON_MEMBER = /^(?:lon|lng|long|longitude)$/i;
 /** A row's output from its result record: the location in it, or why there is none. */
 export function bulkRow(row: InputRow, record: unknown): RowOutcome {
   const base = { index: row.index, input: row.input };
-  if (record === undefined) return { ...base, result: undefined, location: undefined, error: message('error.bulk.noResultRow') };
+  if (record === undefined) return { ...base, result: undefined, location: undefined, error: catalogText('error.bulk.noResultRow') };
   const location = featurePoint(bestFeature(record)) ?? latLonIn(record, 0);
-  const error = errorIn(record) ?? (location ? undefined : message('error.bulk.noLocationInRow'));
+  const error = errorIn(record) ?? (location ? undefined : catalogText('error.bulk.noLocationInRow'));
   return { ...base, result: record, location, error };
 }
 
 /** The output of a row that was not sent, with the reason. */
-export function unsentRow(row: InputRow, reason: Message): RowOutcome {
+export function unsentRow(row: InputRow, reason: CatalogText): RowOutcome {
   return { index: row.index, input: row.input, result: undefined, location: undefined, error: reason };
 }
 
@@ -52,8 +52,8 @@ export function unsentRow(row: InputRow, reason: Message): RowOutcome {
 export function unmatchedRow(row: InputRow, echoInPlace: string | undefined): RowOutcome {
   const error =
     echoInPlace === undefined
-      ? message('error.bulk.rowUnmatched')
-      : message('error.bulk.rowUnmatchedInPlace', { echo: echoInPlace.slice(0, ECHO_QUOTED_CHARS) });
+      ? catalogText('error.bulk.rowUnmatched')
+      : catalogText('error.bulk.rowUnmatchedInPlace', { echo: echoInPlace.slice(0, ECHO_QUOTED_CHARS) });
   return { index: row.index, input: row.input, result: undefined, location: undefined, error, code: ROW_MISMATCH };
 }
 
@@ -65,7 +65,7 @@ function latLonIn(value: unknown, depth: number): LatLon | undefined {
   const lonKey = keys.find((key) => LON_MEMBER.test(key));
   if (latKey && lonKey && toNumber(value[latKey]) !== undefined && toNumber(value[lonKey]) !== undefined) {
     try {
-      return checkLatLon(value[latKey], value[lonKey], message('value.result'));
+      return checkLatLon(value[latKey], value[lonKey], catalogText('value.result'));
     } catch {
       return undefined;
     }

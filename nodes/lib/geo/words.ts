@@ -1,6 +1,6 @@
 import { invalidInput } from '../util/errors';
 import { describeValue } from '../util/values';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 
 /** The full stop, and the ideographic, halfwidth and fullwidth ones that Japanese and Chinese text uses. */
 const SEPARATOR = /[.\u3002\uFF61\uFF0E]/;
@@ -18,16 +18,16 @@ const MAX_LENGTH = 200;
 export function parseThreeWords(value: unknown): string[] {
   const candidate = value !== null && typeof value === 'object' && !Array.isArray(value) && 'words' in value ? value.words : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(message('error.words.notString', { value: describeValue(candidate) }));
+    throw invalidInput(catalogText('error.words.notString', { value: describeValue(candidate) }));
   }
   if (candidate.length > MAX_LENGTH) {
-    throw invalidInput(message('error.words.tooLong', { max: MAX_LENGTH, length: candidate.length }));
+    throw invalidInput(catalogText('error.words.tooLong', { max: MAX_LENGTH, length: candidate.length }));
   }
   let text = candidate.trim().normalize('NFC');
   if (text.startsWith(LEADING_SLASHES)) text = text.slice(LEADING_SLASHES.length);
   const words = text.split(SEPARATOR);
   if (words.length !== 3 || !words.every((word) => WORD.test(word))) {
-    throw invalidInput(message('error.words.notWords', { value: candidate }));
+    throw invalidInput(catalogText('error.words.notWords', { value: candidate }));
   }
   return words.map((word) => word.toLowerCase());
 }

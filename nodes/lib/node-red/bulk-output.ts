@@ -6,7 +6,7 @@ import { bulkShapes } from '../geo/worldmap-places';
 import type { FinishedBatch, RunSummary } from '../platform/bulk-run';
 import { PlatformError, causeOf } from '../util/errors';
 import { isRecord } from '../util/values';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { translate } from './i18n';
 
 /**
@@ -66,7 +66,7 @@ export class BulkOutput {
     private readonly msg: OutputMessage,
     private readonly options: BulkOutputOptions,
     private readonly context: InputContext,
-    private readonly warn: (text: Message) => void,
+    private readonly warn: (text: CatalogText) => void,
   ) {}
 
   /**
@@ -77,7 +77,7 @@ export class BulkOutput {
     msg: OutputMessage,
     options: BulkOutputOptions,
     context: InputContext,
-    warn: (text: Message) => void,
+    warn: (text: CatalogText) => void,
     resumeFrom?: BulkOutputState,
   ): Promise<BulkOutput> {
     const output = new BulkOutput(msg, options, context, warn);
@@ -116,7 +116,7 @@ export class BulkOutput {
     const out = this.msg;
     out.jobs = summary.jobs;
     const { rows: count, failed } = this.counts;
-    const statusText = failed > 0 ? message('status.rowsFailed', { count, failed }) : message('status.rows', { count });
+    const statusText = failed > 0 ? catalogText('status.rowsFailed', { count, failed }) : catalogText('status.rows', { count });
     if (this.options.mode === 'message') {
       out.payload = this.rows;
       if (this.options.rawFiles) out.files = this.files;
@@ -126,7 +126,7 @@ export class BulkOutput {
     out.payload = payload;
     if (this.counts.failedJobs === 0) return { msg: out, statusText };
     this.context.sendPart(out);
-    throw new PlatformError('JOB_FAILED', message('error.bulkJobsFailed', { failed: this.counts.failedJobs, jobs: this.counts.jobs }));
+    throw new PlatformError('JOB_FAILED', catalogText('error.bulkJobsFailed', { failed: this.counts.failedJobs, jobs: this.counts.jobs }));
   }
 
   /** Stops writing the file of a run that failed. */
@@ -151,7 +151,7 @@ export class BulkOutput {
     const { job, pairing } = batch;
     if (!job || !pairing || (pairing.unmatched.length === 0 && pairing.strayRecords === 0)) return;
     this.warn(
-      message('warn.bulk.rowMismatch', {
+      catalogText('warn.bulk.rowMismatch', {
         jobId: job.jobId,
         unmatched: pairing.unmatched.length,
         addresses: job.rows,
@@ -176,8 +176,8 @@ export class BulkOutput {
 function outputRows(batch: FinishedBatch): BulkRow[] {
   return batch.rows
     .map((row, i): RowOutcome => {
-      if (row.address === '') return unsentRow(row, message('error.bulk.rowNotSent'));
-      if (batch.error) return unsentRow(row, message('error.bulk.rowJobFailed', { cause: causeOf(batch.error) }));
+      if (row.address === '') return unsentRow(row, catalogText('error.bulk.rowNotSent'));
+      if (batch.error) return unsentRow(row, catalogText('error.bulk.rowJobFailed', { cause: causeOf(batch.error) }));
       const unmatched = batch.unmatched[i];
       if (unmatched) return unmatchedRow(row, unmatched.echoInPlace);
       return bulkRow(row, batch.records[i]);

@@ -4,7 +4,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { AuthScheme, ClientCredentials, ProxySettings } from '../platform/types';
 import { ConfigError, describeProblem } from '../platform/config-check';
 import { PlatformError } from '../util/errors';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 import { NodeStatus } from './status';
 import type { SharedServices } from './shared';
 
@@ -53,11 +53,11 @@ export function configFor(RED: NodeAPI, node: Node, serverId: unknown, family: A
   const problems = config?.client.problemsFor(family) ?? [];
   config?.shared.register(node);
   const status = new NodeStatus(node);
-  if (!config) status.show('red', 'ring', message('status.noConfig'));
-  else if (problems.length > 0) status.show('red', 'ring', message('status.configInvalid', { problem: describeProblem(problems[0]) }));
+  if (!config) status.show('red', 'ring', catalogText('status.noConfig'));
+  else if (problems.length > 0) status.show('red', 'ring', catalogText('status.configInvalid', { problem: describeProblem(problems[0]) }));
   return () => {
     if (!config) {
-      throw new PlatformError('INVALID_INPUT', message('error.noConfig'), {
+      throw new PlatformError('INVALID_INPUT', catalogText('error.noConfig'), {
         notSent: true,
       });
     }

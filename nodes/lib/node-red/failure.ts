@@ -1,6 +1,6 @@
 import type { Node } from './types';
 import { ErrorCode, PlatformError, describeCause } from '../util/errors';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 import { translate } from './i18n';
 import type { NodeStatus } from './status';
 
@@ -46,7 +46,7 @@ export function failure(err: unknown): Failure {
   const reason = oneLine(err.text ? translate(err.text) : err.message);
   // What to do is said after the reason, unless the reason says it; a cancelled message needs nothing done.
   if (err.code === 'CANCELLED' || err.saysWhatToDo) return new Failure(reason, err);
-  return new Failure(translate(message('error.report', { reason, hint: message(`error.hint.${err.code}`) })), err);
+  return new Failure(translate(catalogText('error.report', { reason, hint: catalogText(`error.hint.${err.code}`) })), err);
 }
 
 /**

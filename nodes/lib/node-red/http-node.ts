@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { IncomingMessage, Server } from 'node:http';
 import { PlatformError } from '../util/errors';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 
 /** The parts of an express router layer that this pack reads; the same in express 4 and 5. */
 export interface RouterLayer {
@@ -226,7 +226,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too la
     req.on('end', () => resolve(tooLarge ? 'too large' : Buffer.concat(chunks)));
     req.on('error', reject);
     req.on('close', () => {
-      if (!req.complete) reject(new PlatformError('NETWORK', message('error.webhook.clientClosed')));
+      if (!req.complete) reject(new PlatformError('NETWORK', catalogText('error.webhook.clientClosed')));
     });
   });
 }

@@ -1,6 +1,6 @@
 import type { Node, NodeAPI } from './types';
 import { PlatformError } from '../util/errors';
-import { Message, MessageLog, englishTemplate, fill, stringParams } from '../util/messages';
+import { CatalogText, TextLog, englishTemplate, fill, stringParams } from '../util/catalog-text';
 
 /**
  * The one place where runtime texts (statuses, warnings, errors) are put into the language of the
@@ -28,7 +28,7 @@ export function useRuntimeCatalog(RED: NodeAPI): void {
 }
 
 /** A message in the runtime's language; en-US where the runtime has no catalog for it (a test helper, say). */
-export function translate(text: Message | string): string {
+export function translate(text: CatalogText | string): string {
   if (typeof text === 'string') return text;
   const cacheKey = cacheKeyOf(text);
   const known = translated.get(cacheKey);
@@ -42,7 +42,7 @@ export function translate(text: Message | string): string {
 }
 
 /** The key and parameters as one string; flat parameters without JSON.stringify, which showed in the profile too. */
-function cacheKeyOf(text: Message): string {
+function cacheKeyOf(text: CatalogText): string {
   let key = text.key;
   for (const name in text.params) {
     const value = text.params[name];
@@ -51,7 +51,7 @@ function cacheKeyOf(text: Message): string {
   return key;
 }
 
-function translateNow(text: Message): string {
+function translateNow(text: CatalogText): string {
   const params = stringParams(text.params, translate);
   const key = `runtime.${text.key}`;
   const inCatalog = runtimeCatalog?.(key, params);
@@ -67,12 +67,12 @@ export function localize<T>(err: T): T {
 }
 
 /** A node's log for the layers below the glue: their messages go to node.warn and node.log, translated. */
-export function nodeLog(node: Pick<Node, 'warn' | 'log'>): MessageLog {
+export function nodeLog(node: Pick<Node, 'warn' | 'log'>): TextLog {
   return { warn: (text) => node.warn(translate(text)), info: (text) => node.log(translate(text)) };
 }
 
 /** The runtime's log, translated, for what belongs to no node (a config node's stored jobs file). */
-export function runtimeLog(RED: Pick<NodeAPI, 'log'>): MessageLog {
-  const line = (text: Message) => `[svc-location] ${translate(text)}`;
+export function runtimeLog(RED: Pick<NodeAPI, 'log'>): TextLog {
+  const line = (text: CatalogText) => `[svc-location] ${translate(text)}`;
   return { warn: (text) => RED.log.warn(line(text)), info: (text) => RED.log.info(line(text)) };
 }

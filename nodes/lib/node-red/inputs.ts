@@ -1,6 +1,6 @@
 import type { Node, NodeAPI, NodeMessage } from './types';
 import { causeOf, invalidInput } from '../util/errors';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { Element, LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
 
 /** One TypedInput of a node: the name errors use, its source type and value, and its default `msg` path. */
@@ -91,7 +91,7 @@ export async function readInput(RED: NodeAPI, node: Node, msg: NodeMessage, inpu
       });
     });
   } catch (err) {
-    throw invalidInput(message('error.input.unreadable', { name: input.name, source: sourceOf(input), cause: causeOf(err) }));
+    throw invalidInput(catalogText('error.input.unreadable', { name: input.name, source: sourceOf(input), cause: causeOf(err) }));
   }
 }
 
@@ -110,24 +110,24 @@ function environmentValue(RED: NodeAPI, node: Node, value: string): unknown {
   const name = /^\$\{([^}]+)\}$/.exec(value)?.[1] ?? (/\$\{\S+\}/.test(value) ? undefined : value);
   const util = RED.util as NodeAPI['util'] & { getSetting?: (node: Node, name: string) => unknown };
   if (name !== undefined && util.getSetting && util.getSetting(node, name) === undefined) {
-    throw invalidInput(message('error.input.envNotSet', { name }));
+    throw invalidInput(catalogText('error.input.envNotSet', { name }));
   }
   return RED.util.evaluateNodeProperty(value, 'env', node, {});
 }
 
-function sourceOf(input: TypedInput): Message {
+function sourceOf(input: TypedInput): CatalogText {
   switch (input.type) {
     case 'msg':
-      return message('source.msg', { path: input.value });
+      return catalogText('source.msg', { path: input.value });
     case 'flow':
     case 'global':
-      return message('source.context', { scope: input.type, key: input.value });
+      return catalogText('source.context', { scope: input.type, key: input.value });
     case 'jsonata':
-      return message('source.jsonata');
+      return catalogText('source.jsonata');
     case 'env':
-      return message('source.env');
+      return catalogText('source.env');
     default:
-      return message('source.other', { type: input.type });
+      return catalogText('source.other', { type: input.type });
   }
 }
 
@@ -138,9 +138,9 @@ function sourceOf(input: TypedInput): Message {
 export function locationsOf(value: unknown, input: TypedInput, msg: NodeMessage, element: Element, options: LocationOptions): Place[] {
   const raw = value ?? (readsDefault(input) ? payloadAsLocations(msg.payload) : undefined);
   if (raw === undefined) {
-    throw invalidInput(message('error.input.noLocations', { name: input.name, path: input.defaultPath }));
+    throw invalidInput(catalogText('error.input.noLocations', { name: input.name, path: input.defaultPath }));
   }
   const places = readLocations(raw, element, options);
-  if (places.length === 0) throw invalidInput(message('error.input.emptyList', { name: input.name }));
+  if (places.length === 0) throw invalidInput(catalogText('error.input.emptyList', { name: input.name }));
   return places;
 }

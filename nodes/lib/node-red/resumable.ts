@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { runtimeLog, translate } from './i18n';
-import { MessageLog, message } from '../util/messages';
+import { TextLog, catalogText } from '../util/catalog-text';
 import { describeCause } from '../util/errors';
 import type { Node, NodeAPI, NodeMessageInFlow } from './types';
 import type { Place } from '../geo/locations';
@@ -36,7 +36,7 @@ const MAX_JSON_DEPTH = 32;
 
 const stores = new Map<string, FileJobStore>();
 /** For a store without a file (embedded runtimes, tests), which has nothing to warn about. */
-const QUIET: MessageLog = { warn: () => undefined, info: () => undefined };
+const QUIET: TextLog = { warn: () => undefined, info: () => undefined };
 
 /**
  * The job store of a svc-config node. Its own: a JSON file under Node-RED's user directory (which
@@ -53,7 +53,7 @@ export function jobStoreFor(RED: NodeAPI, serverId: unknown): JobStore {
 }
 
 /** The process's own job store of a config node: its file under `userDir`, or memory without one. */
-export function localJobStore(userDir: string | undefined, serverId: unknown, log: MessageLog = QUIET): FileJobStore {
+export function localJobStore(userDir: string | undefined, serverId: unknown, log: TextLog = QUIET): FileJobStore {
   const name = `jobs-${String(serverId).replace(/[^\w.-]/g, '_')}.json`;
   const file = userDir ? path.join(userDir, STORE_FOLDER, name) : undefined;
   const id = file ?? `memory:${name}`;
@@ -103,7 +103,7 @@ export class ResumableJobs {
 
   /** The one way a failed store operation done in the background is reported: a warning on the node (the job itself goes on). */
   private readonly failed = (err: unknown): void => {
-    this.node.warn(translate(message('warn.storedJobsFailed', { cause: describeCause(err) })));
+    this.node.warn(translate(catalogText('warn.storedJobsFailed', { cause: describeCause(err) })));
   };
 
   /** The job of a new message, or of a resumed one (`key` given: stored, and claimed by `resume`). `stop` ends its run. */
@@ -150,7 +150,7 @@ export class ResumableJobs {
     try {
       jobs = await this.options.store.list(this.node.id);
     } catch (err) {
-      this.node.warn(translate(message('warn.storedJobsUnreadable', { cause: describeCause(err) })));
+      this.node.warn(translate(catalogText('warn.storedJobsUnreadable', { cause: describeCause(err) })));
       return;
     }
     for (const job of jobs) {
@@ -161,7 +161,7 @@ export class ResumableJobs {
         continue;
       }
       if (!(await this.options.store.claim(job, this.owner, LEASE_MS)) || this.running.has(job.key) || this.removed) continue;
-      this.node.log(translate(message('log.resumingJob', { kind: job.kind, key: job.key, startedAt: job.startedAt })));
+      this.node.log(translate(catalogText('log.resumingJob', { kind: job.kind, key: job.key, startedAt: job.startedAt })));
       // Marked as running until the runner registers how to stop it, so that the next look does not start it twice.
       this.running.set(job.key, () => undefined);
       this.start(job, { ...job.msg, resumed: true } as unknown as NodeMessageInFlow);

@@ -1,6 +1,6 @@
 import type { Node, NodeAPI, NodeDef } from './types';
 import { RouterLayer, normalisePath } from './http-node';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 
 /** The node whose route a handler serves, kept for naming it when another node asks for the same path. */
 const owners = new WeakMap<object, Node>();
@@ -22,7 +22,7 @@ interface FlowNodeDef extends NodeDef {
  * `ownRoute`) or a core `http in` node with that path and method, with its tab (or subflow). Other
  * routes (added by other modules) are not found: the caller names the route itself.
  */
-export function describeRouteOwner(RED: NodeAPI, layer: RouterLayer): { text: Message; label: string } | undefined {
+export function describeRouteOwner(RED: NodeAPI, layer: RouterLayer): { text: CatalogText; label: string } | undefined {
   const own = layer.route?.stack.map((entry) => owners.get(entry.handle as object)).find((node) => node !== undefined);
   const deployed: FlowNodeDef[] = [];
   RED.nodes.eachNode((def) => deployed.push(def));
@@ -43,7 +43,7 @@ export function describeRouteOwner(RED: NodeAPI, layer: RouterLayer): { text: Me
   return {
     label,
     text: tabLabel
-      ? message('error.webhook.ownerOnTab', { name: label, type: found.type, tab: tabLabel })
-      : message('error.webhook.owner', { name: label, type: found.type }),
+      ? catalogText('error.webhook.ownerOnTab', { name: label, type: found.type, tab: tabLabel })
+      : catalogText('error.webhook.owner', { name: label, type: found.type }),
   };
 }

@@ -4,7 +4,7 @@ import type { JobContext } from '../platform/jobs';
 import type { JsonObject } from '../platform/job-store';
 import { NodeStatus } from './status';
 import { failure } from './failure';
-import type { Message } from '../util/messages';
+import type { CatalogText } from '../util/catalog-text';
 import { ResumableJobs, StoredJobsOptions } from './resumable';
 import { MapBuilder, MapOutputDef, mapLayerOf, mapMessage } from './map-output';
 
@@ -29,7 +29,7 @@ export interface InputContext extends JobContext {
 export interface HandlerResult {
   msg: OutputMessage;
   /** Short status text shown after success; defaults to the HTTP status. */
-  statusText?: Message;
+  statusText?: CatalogText;
   /** What the result draws on the Map output; called only when the node has one. */
   map?: MapBuilder;
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Node, NodeAPI } from './types';
 import { setStatusNote } from './status';
 import { nodeLog, translate } from './i18n';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 import { causeOf } from '../util/errors';
 import { LocalPacer, Pacer } from '../platform/request-gate';
 import { AnswerCache } from '../shared/answer-cache';
@@ -45,7 +45,7 @@ export class SharedServices {
       state = new SharedState({ url: redisUrlOf(owner, settings.redisUrl), log });
     } catch (err) {
       // A Redis URL that is not one: the nodes still work, on this instance's own state.
-      owner.error(translate(message('error.shared.off', { cause: causeOf(err) })));
+      owner.error(translate(catalogText('error.shared.off', { cause: causeOf(err) })));
       state = new SharedState({ log });
     }
     this.state = state;
@@ -57,7 +57,7 @@ export class SharedServices {
     if (settings.dailyLimit > 0) {
       const userDir = (RED.settings as { userDir?: string }).userDir;
       this.counters = CounterFile.at(userDir ? path.join(userDir, QUOTA_FILE) : undefined, (err) =>
-        owner.warn(translate(message('warn.shared.countsNotSaved', { cause: err.message }))),
+        owner.warn(translate(catalogText('warn.shared.countsNotSaved', { cause: err.message }))),
       );
       this.quota = new DailyQuota(this.state, this.counters, scope, settings.dailyLimit);
     }
@@ -93,7 +93,7 @@ function redisUrlOf(owner: Node, given: string | undefined): string | undefined 
   if (reference) {
     url = (process.env[reference[1]] ?? '').trim();
     if (!url) {
-      owner.warn(translate(message('warn.shared.redisEnvNotSet', { name: reference[1] })));
+      owner.warn(translate(catalogText('warn.shared.redisEnvNotSet', { name: reference[1] })));
       return undefined;
     }
   }
@@ -102,5 +102,5 @@ function redisUrlOf(owner: Node, given: string | undefined): string | undefined 
 
 /** The note every status carries while the config node's Redis is away, in the runtime's language. */
 function unavailableNote(): string {
-  return translate(message('status.sharedUnavailable'));
+  return translate(catalogText('status.sharedUnavailable'));
 }

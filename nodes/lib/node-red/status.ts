@@ -1,6 +1,6 @@
 import type { Node } from './types';
 import type { ErrorCode } from '../util/errors';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { translate } from './i18n';
 
 /**
@@ -13,7 +13,7 @@ export class NodeStatus {
   constructor(private readonly node: Node) {}
 
   /** A state of its own, such as a node that cannot work as configured. */
-  show(fill: 'blue' | 'yellow' | 'green' | 'red' | 'grey', shape: 'dot' | 'ring', message: Message | string): void {
+  show(fill: 'blue' | 'yellow' | 'green' | 'red' | 'grey', shape: 'dot' | 'ring', message: CatalogText | string): void {
     const text = translate(message);
     const note = notes.get(this.node);
     // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
@@ -21,31 +21,31 @@ export class NodeStatus {
   }
 
   requesting(inFlight: number): void {
-    this.show('blue', 'dot', inFlight > 1 ? message('status.requestingMany', { count: inFlight }) : message('status.requesting'));
+    this.show('blue', 'dot', inFlight > 1 ? catalogText('status.requestingMany', { count: inFlight }) : catalogText('status.requesting'));
   }
 
   queued(position: number): void {
-    this.show('yellow', 'ring', message('status.queued', { position }));
+    this.show('yellow', 'ring', catalogText('status.queued', { position }));
   }
 
   retrying(attempt: number, reason: string): void {
-    this.show('yellow', 'ring', message('status.retrying', { attempt, reason }));
+    this.show('yellow', 'ring', catalogText('status.retrying', { attempt, reason }));
   }
 
   /** An accepted job waiting out a platform outage: asked about again in `delayMs`. */
   outage(reason: string, delayMs: number): void {
-    this.show('yellow', 'ring', message('status.jobOutage', { reason, seconds: Math.ceil(delayMs / 1000) }));
+    this.show('yellow', 'ring', catalogText('status.jobOutage', { reason, seconds: Math.ceil(delayMs / 1000) }));
   }
 
-  progress(text: Message): void {
+  progress(text: CatalogText): void {
     this.show('blue', 'ring', text);
   }
 
-  done(text: Message | string): void {
+  done(text: CatalogText | string): void {
     this.show('green', 'dot', text);
   }
 
-  warning(text: Message): void {
+  warning(text: CatalogText): void {
     this.show('yellow', 'dot', text);
   }
 
@@ -55,12 +55,12 @@ export class NodeStatus {
    */
   error(failed: { readonly code?: ErrorCode; readonly statusCode?: number; readonly statusDetail?: string }): void {
     if (failed.code === undefined) {
-      this.show('red', 'ring', message('status.failed'));
+      this.show('red', 'ring', catalogText('status.failed'));
       return;
     }
     let code = failed.statusCode ? `${failed.code} (${failed.statusCode})` : failed.code;
     if (failed.statusDetail) code += ` ${failed.statusDetail}`;
-    this.show('red', 'ring', message('status.error', { code, reason: message(`status.reason.${failed.code}`) }));
+    this.show('red', 'ring', catalogText('status.error', { code, reason: catalogText(`status.reason.${failed.code}`) }));
   }
 
   clear(): void {
@@ -81,6 +81,6 @@ export function setStatusNote(node: Node, note: string | undefined): void {
     node.status({ fill: 'yellow', shape: 'ring', text: note });
   } else {
     notes.delete(node);
-    node.status({ fill: 'green', shape: 'ring', text: translate(message('status.sharedAvailable')) });
+    node.status({ fill: 'green', shape: 'ring', text: translate(catalogText('status.sharedAvailable')) });
   }
 }

@@ -5,7 +5,7 @@ import type { ConnectionSettings, DeployedConnection, SvcConfigNode } from './co
 import { PlatformClient } from '../platform/client';
 import type { ClientCredentials, ProxySettings } from '../platform/types';
 import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { translate } from './i18n';
 
 /**
@@ -63,7 +63,7 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
     // A form-encoded or text body is what a cross-site page can send without asking: only JSON runs.
     if (!req.is('application/json')) {
       audit({ id: idOf(req.body), result: 'unsupported-media-type' }, req);
-      res.status(415).json({ ok: false, code: 'UNSUPPORTED_MEDIA_TYPE', statusCode: 415, message: translate(message('test.jsonOnly')) });
+      res.status(415).json({ ok: false, code: 'UNSUPPORTED_MEDIA_TYPE', statusCode: 415, message: translate(catalogText('test.jsonOnly')) });
       return;
     }
     let test: PreparedTest;
@@ -72,7 +72,7 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
     } catch (err) {
       // Nothing was sent (a proxy or TLS node that cannot be used, say): answered and audited all the same.
       audit({ id: idOf(req.body), result: 'error' }, req);
-      res.status(500).json({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: translate(message('test.failed.setup')) });
+      res.status(500).json({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: translate(catalogText('test.failed.setup')) });
       RED.log.warn(String(err));
       return;
     }
@@ -186,7 +186,7 @@ function planChecks(request: TestRequest, deployed: DeployedConnection | undefin
       const changed = [...destination, ...ROUTE].filter((setting) => request.settings[setting] !== deployed.settings[setting]);
       const stored = deployed.credentials[field];
       if (changed.length > 0) {
-        plan[credential] = { check: false, retype: { kind: 'changed', settings: changed.map((setting) => message(SETTING_NAMES[setting])) } };
+        plan[credential] = { check: false, retype: { kind: 'changed', settings: changed.map((setting) => catalogText(SETTING_NAMES[setting])) } };
       } else if (!stored) {
         plan[credential] = { check: false, notSet: true };
       } else {
@@ -220,9 +220,9 @@ function replyFor(results: CheckResult[]): Reply {
 }
 
 /** "API key ✗ 401": the credential's part of the one-line summary. */
-function lineOf(result: CheckResult): Message {
-  return message(`test.line.${result.outcome}`, {
-    credential: message(`test.name.${result.credential}`),
+function lineOf(result: CheckResult): CatalogText {
+  return catalogText(`test.line.${result.outcome}`, {
+    credential: catalogText(`test.name.${result.credential}`),
     status: result.statusCode === null ? (result.code ?? '') : String(result.statusCode),
   });
 }

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { PlatformError, codeForStatus, redact, scrubAnswer, scrubBytes } from '../util/errors';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { BoundedBody, contentCodings, decodedBody, describeSize, readBounded, unreadableCoding } from './body';
 import { isHeaderValue } from '../util/text';
 import type { PlatformResponse, ResponseKind } from './types';
@@ -40,7 +40,7 @@ export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: Response
   }
   if (unreadable) {
     discard(res.body);
-    throw new PlatformError('BAD_RESPONSE', message('error.unknownEncoding', { encoding: unreadable }), { statusCode: res.statusCode });
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.unknownEncoding', { encoding: unreadable }), { statusCode: res.statusCode });
   }
   const { bytes, complete, declaredBytes } = await readDecoded(res, codings, limit, declaredLength);
   if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
@@ -63,7 +63,7 @@ async function readDecoded(res: Dispatcher.ResponseData, codings: readonly strin
     if (!failure) throw err;
     // An empty body declared as encoded (a 204, an empty 200) has nothing to decode: it is empty.
     if (decoded.received() === 0) return { bytes: Buffer.alloc(0), complete: true };
-    throw new PlatformError('BAD_RESPONSE', message('error.badEncoding', { encoding: failure.coding, cause: failure.error.message }), {
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.badEncoding', { encoding: failure.coding, cause: failure.error.message }), {
       statusCode: res.statusCode,
       cause: failure.error,
     });
@@ -93,7 +93,7 @@ function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]):
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new PlatformError('BAD_RESPONSE', message('error.notJson', { statusCode }), {
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.notJson', { statusCode }), {
       statusCode,
       body: text,
       secrets,
@@ -106,11 +106,11 @@ function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]):
 
 /** The error for an answer past its limit, naming the limit and the setting that changes it. */
 function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declaredBytes: number | undefined): PlatformError {
-  const setting = message(kind === 'buffer' ? 'setting.maxFileSize' : 'setting.maxAnswerSize');
+  const setting = catalogText(kind === 'buffer' ? 'setting.maxFileSize' : 'setting.maxAnswerSize');
   const text =
     declaredBytes === undefined
-      ? message('error.tooLarge', { limit: describeSize(limit), setting })
-      : message('error.declaredTooLarge', { size: describeSize(declaredBytes), limit: describeSize(limit), setting });
+      ? catalogText('error.tooLarge', { limit: describeSize(limit), setting })
+      : catalogText('error.declaredTooLarge', { size: describeSize(declaredBytes), limit: describeSize(limit), setting });
   return new PlatformError('BAD_RESPONSE', text, { statusCode });
 }
 
@@ -123,14 +123,14 @@ function parseErrorBody(text: string, secrets: readonly string[]): unknown {
   }
 }
 
-function statusMessage(status: number, body: unknown, secrets: readonly string[]): Message {
+function statusMessage(status: number, body: unknown, secrets: readonly string[]): CatalogText {
   let detail = '';
   if (body && typeof body === 'object') {
     const record = body as Record<string, unknown>;
     const text = record.message ?? record.error_description ?? record.error ?? record.detail;
     if (typeof text === 'string') detail = `: ${text}`;
   }
-  return message('error.status', { statusCode: status, detail: redact(detail, secrets).slice(0, 200) });
+  return catalogText('error.status', { statusCode: status, detail: redact(detail, secrets).slice(0, 200) });
 }
 
 /** Reads the token from the token endpoint's answer; the member's name is not given by the spec. */
@@ -145,5 +145,5 @@ export function readTokenResponse(body: unknown): TokenResponse {
       return { token, expiresIn: Number.isFinite(expiresIn) ? expiresIn : undefined };
     }
   }
-  throw new PlatformError('BAD_RESPONSE', message('error.noToken'), { statusCode: 200 });
+  throw new PlatformError('BAD_RESPONSE', catalogText('error.noToken'), { statusCode: 200 });
 }

@@ -1,6 +1,6 @@
 import { Readable, Transform, pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 
 /** What was read of an answer's body: at most the limit, and whether that was all of it. */
 export interface BoundedBody {
@@ -63,10 +63,10 @@ export function readBounded(body: Readable, limitBytes: number, declaredLength: 
 }
 
 /** A size for people: "5 MB", "512 KB", "300 bytes" (the word translated). */
-export function describeSize(bytes: number): string | Message {
+export function describeSize(bytes: number): string | CatalogText {
   if (bytes >= BYTES_PER_MB) return `${formatAmount(bytes / BYTES_PER_MB)} MB`;
   if (bytes >= 1024) return `${formatAmount(bytes / 1024)} KB`;
-  return message('value.bytes', { count: bytes });
+  return catalogText('value.bytes', { count: bytes });
 }
 
 function formatAmount(value: number): string {

@@ -1,5 +1,5 @@
 import type { AddressSource, InputRow } from '../format/address-rows';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 import { ErrorCode, PlatformError, cancelled, invalidInput } from '../util/errors';
 import type { PlatformClient } from './client';
 import { BulkJobState, BulkProtocol, Pairing, UnmatchedAddress, bulkResult, uploadBatch } from './bulk';
@@ -136,7 +136,7 @@ export class BulkRun {
     }
     if (signal.aborted) throw cancelled('message');
     if (this.failure) throw this.failure.error;
-    if (this.addressesRead === 0) throw invalidInput(message('error.bulk.noAddresses'));
+    if (this.addressesRead === 0) throw invalidInput(catalogText('error.bulk.noAddresses'));
     return { rows: this.rowsRead, jobs: this.jobs };
   }
 
@@ -241,7 +241,7 @@ export class BulkRun {
   private report(): void {
     const more = this.sourceDone && !this.lookahead ? '' : '+';
     this.options.context.onProgress(
-      message('status.bulkProgress', {
+      catalogText('status.bulkProgress', {
         rowsDone: this.rowsDone,
         rowsRead: `${this.rowsRead}${more}`,
         jobsDone: this.jobsDone,

@@ -2,7 +2,7 @@ import { FormData } from 'undici';
 import { writeCsv } from '../format/csv';
 import { resultRecords } from '../format/result-file';
 import { PlatformError, causeOf } from '../util/errors';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient } from './client';
 import type { PlatformResponse } from './types';
@@ -116,7 +116,7 @@ export async function uploadBatch(
   return {
     kind: 'bulk-geocode',
     jobId,
-    statusPath: `${UPLOAD_PATH}/${pathSegment(jobId, message('label.jobId'), 'answer')}`,
+    statusPath: `${UPLOAD_PATH}/${pathSegment(jobId, catalogText('label.jobId'), 'answer')}`,
     createdAt: Date.now(),
     polls: 0,
     batch: batch.batch,
@@ -161,7 +161,7 @@ export async function bulkResult(
 export function bulkReader(protocol: BulkProtocol): JobReader<Download> {
   const statusOf = (answer: unknown) => firstMember(answer, protocol.statusPath ? [protocol.statusPath] : STATUS_PATHS);
   return {
-    awaiting: message('value.downloadLink'),
+    awaiting: catalogText('value.downloadLink'),
     status: (answer) => {
       const status = statusOf(answer);
       return status === undefined || typeof status === 'string' ? status : JSON.stringify(status);
@@ -196,7 +196,7 @@ function readJobId(response: PlatformResponse, overridePath: string): string {
     const lastSegment = path.split('/').filter(Boolean).pop();
     if (lastSegment) return decodeSegment(lastSegment, response.statusCode);
   }
-  throw new PlatformError('BAD_RESPONSE', message('error.bulk.noJobId', { paths: paths.join(', ') }), {
+  throw new PlatformError('BAD_RESPONSE', catalogText('error.bulk.noJobId', { paths: paths.join(', ') }), {
     statusCode: response.statusCode,
     body: JSON.stringify(body) ?? '',
   });
@@ -207,7 +207,7 @@ function decodeSegment(segment: string, statusCode: number): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new PlatformError('BAD_RESPONSE', message('error.bulk.noJobId', { paths: 'Location' }), { statusCode });
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.bulk.noJobId', { paths: 'Location' }), { statusCode });
   }
 }
 
@@ -269,7 +269,7 @@ function readResultFile(file: PlatformResponse<Buffer>, jobId: string): unknown[
   } catch (err) {
     throw new PlatformError(
       'BAD_RESPONSE',
-      message('error.bulk.resultFile', { jobId, contentType: file.contentType || message('value.noContentType'), cause: causeOf(err) }),
+      catalogText('error.bulk.resultFile', { jobId, contentType: file.contentType || catalogText('value.noContentType'), cause: causeOf(err) }),
       {
         statusCode: file.statusCode,
         body: file.body.toString('utf8', 0, 1000),
@@ -289,7 +289,7 @@ function pairRecords(addresses: readonly string[], records: unknown[], jobId: st
   const echoed = records.map(echoedAddress);
   if (echoed.some((address) => address !== undefined)) return pairByEcho(addresses, records, echoed);
   if (records.length === addresses.length) return { records, pairing: { by: 'position', unmatched: [], strayRecords: 0, strayEchoes: [] } };
-  throw new PlatformError('BAD_RESPONSE', message('error.bulk.rowCount', { jobId, rows: records.length, addresses: addresses.length }));
+  throw new PlatformError('BAD_RESPONSE', catalogText('error.bulk.rowCount', { jobId, rows: records.length, addresses: addresses.length }));
 }
 
 function pairByEcho(addresses: readonly string[], records: unknown[], echoed: Array<string | undefined>): { records: unknown[]; pairing: Pairing } {

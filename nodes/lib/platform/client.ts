@@ -4,7 +4,7 @@ import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
 import { isHeaderValue, trimTrailing } from '../util/text';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
 import { createDispatcher } from './dispatcher';
 import { readAnswer, readTokenResponse } from './answer';
@@ -112,7 +112,7 @@ export class PlatformClient {
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, 'read', attempt) : undefined;
         if (delayMs === undefined) {
           if (error.code === 'UNAUTHORIZED' || error.code === 'FORBIDDEN') {
-            throw new PlatformError(error.code, message('error.tokenRefused', { config: this.configName(), statusCode: String(error.statusCode) }), {
+            throw new PlatformError(error.code, catalogText('error.tokenRefused', { config: this.configName(), statusCode: String(error.statusCode) }), {
               statusCode: error.statusCode,
               saysWhatToDo: true,
               body: error.bodyExcerpt,
@@ -139,7 +139,7 @@ export class PlatformClient {
   private namingRefusal(error: PlatformError, auth: AuthScheme): PlatformError {
     const credential = REFUSED_CREDENTIAL[auth];
     if (error.code !== 'UNAUTHORIZED' || !credential) return error;
-    return new PlatformError(error.code, message(`error.refused.${credential}`, { config: this.configName(), statusCode: String(error.statusCode) }), {
+    return new PlatformError(error.code, catalogText(`error.refused.${credential}`, { config: this.configName(), statusCode: String(error.statusCode) }), {
       statusCode: error.statusCode,
       saysWhatToDo: true,
       body: error.bodyExcerpt,
@@ -148,8 +148,8 @@ export class PlatformClient {
   }
 
   /** "svc-config 'Sandbox platform'", or "svc-config" for a client made without a name. */
-  private configName(): Message {
-    return this.config.name ? message('error.configName', { name: this.config.name }) : message('error.configUnnamed');
+  private configName(): CatalogText {
+    return this.config.name ? catalogText('error.configName', { name: this.config.name }) : catalogText('error.configUnnamed');
   }
 
   private refuseUnless(requirement: Requirement): void {
@@ -216,7 +216,7 @@ export class PlatformClient {
     // The last check: a path whose values were not made segments by `pathSegment` (a stored job's) climbs nowhere.
     if (req.path && hasDotSegment(req.path)) {
       throw invalidInput(
-        message('error.pathSegment', { what: message('value.requestPath'), value: JSON.stringify(req.path.slice(0, 80)), max: MAX_SEGMENT_LENGTH }),
+        catalogText('error.pathSegment', { what: catalogText('value.requestPath'), value: JSON.stringify(req.path.slice(0, 80)), max: MAX_SEGMENT_LENGTH }),
       );
     }
     const url = req.url ? new URL(req.url) : joinUrl(base, req.path ?? '/');
@@ -239,7 +239,7 @@ export class PlatformClient {
     if (signal?.aborted) throw cancelled();
     // A header value with CR, LF or NUL would split or end the request's head: refused before anything is sent.
     for (const [name, value] of Object.entries(headers)) {
-      if (!isHeaderValue(value)) throw invalidInput(message('error.headerValue', { name }));
+      if (!isHeaderValue(value)) throw invalidInput(catalogText('error.headerValue', { name }));
     }
     // The attempt ends at the timeout or at the caller's abort, whichever comes first (an unreferenced timer: nothing to clear).
     const timeout = AbortSignal.timeout(this.config.timeoutMs);
@@ -260,7 +260,7 @@ export class PlatformClient {
       return await readAnswer<T>(res, kind, this.limitFor(kind), secrets);
     } catch (err) {
       if (timeout.aborted) {
-        throw new PlatformError('TIMEOUT', message('error.timeout', { ms: this.config.timeoutMs }), { cause: err });
+        throw new PlatformError('TIMEOUT', catalogText('error.timeout', { ms: this.config.timeoutMs }), { cause: err });
       }
       if (signal?.aborted) throw cancelled();
       throw err;

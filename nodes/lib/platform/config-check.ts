@@ -1,5 +1,5 @@
 import { PlatformError } from '../util/errors';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import type { AuthScheme, ClientConfig } from './types';
 import { isHeaderValue } from '../util/text';
 
@@ -104,13 +104,13 @@ const PROBLEM_TEXTS: Record<ConfigProblem['problem'], string> = {
 };
 
 /** One problem: "the base URL is not an http(s) URL", "the API key is not set". */
-export function describeProblem({ setting, problem }: ConfigProblem): Message {
-  return message(PROBLEM_TEXTS[problem], { setting: message(`setting.${setting}`) });
+export function describeProblem({ setting, problem }: ConfigProblem): CatalogText {
+  return catalogText(PROBLEM_TEXTS[problem], { setting: catalogText(`setting.${setting}`) });
 }
 
 /** The error for a message that a configuration cannot serve: nothing was sent, and nothing is retried. */
 export class ConfigError extends PlatformError {
   constructor(readonly problems: ConfigProblem[]) {
-    super('CONFIG_INVALID', message('error.configInvalid', { problems: problems.map(describeProblem) }), { notSent: true });
+    super('CONFIG_INVALID', catalogText('error.configInvalid', { problems: problems.map(describeProblem) }), { notSent: true });
   }
 }

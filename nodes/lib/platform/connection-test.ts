@@ -1,5 +1,5 @@
 import { PlatformError } from '../util/errors';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import type { PlatformClient } from './client';
 
 /**
@@ -28,11 +28,11 @@ export interface CheckResult {
   /** An error code (`UNAUTHORIZED`, `NETWORK` …), or null when accepted or not set. */
   code: string | null;
   statusCode: number | null;
-  message: Message;
+  message: CatalogText;
 }
 
 /** Why a stored secret is not used: no running node with that id, or a setting it goes with has changed. */
-export type RetypeReason = { kind: 'notRunning' } | { kind: 'changed'; settings: Message[] };
+export type RetypeReason = { kind: 'notRunning' } | { kind: 'changed'; settings: CatalogText[] };
 
 /** What to do with each credential: check it (with the client's credentials), or report it at once. */
 export type Plan = Record<Credential, { check: true } | { check: false; notSet: true } | { check: false; retype: RetypeReason }>;
@@ -52,10 +52,10 @@ export const API_KEY_PROBE = { path: '/v1/geocode', query: { address: 'Test conn
 /** The topics key: listing topics reads, and creates nothing. */
 export const TOPICS_KEY_PROBE = { path: '/v1/pubsub/topics' } as const;
 
-const SETTINGS_TO_CHECK: Record<Credential, Message> = {
-  token: message('test.fix.token'),
-  apiKey: message('test.fix.apiKey'),
-  topicsKey: message('test.fix.topicsKey'),
+const SETTINGS_TO_CHECK: Record<Credential, CatalogText> = {
+  token: catalogText('test.fix.token'),
+  apiKey: catalogText('test.fix.apiKey'),
+  topicsKey: catalogText('test.fix.topicsKey'),
 };
 
 /** Runs the checks the plan asks for, side by side; never rejects. */
@@ -65,16 +65,16 @@ export async function checkCredentials(client: PlatformClient, plan: Plan): Prom
 
 async function checkOne(client: PlatformClient, credential: Credential, step: Plan[Credential]): Promise<CheckResult> {
   if (!step.check) {
-    if ('notSet' in step) return { credential, outcome: 'notSet', code: null, statusCode: null, message: message('test.notSet') };
+    if ('notSet' in step) return { credential, outcome: 'notSet', code: null, statusCode: null, message: catalogText('test.notSet') };
     const text =
       step.retype.kind === 'notRunning'
-        ? message('test.retype.notRunning', { secret: message(`test.secret.${credential}`) })
-        : message('test.retype.changed', { secret: message(`test.secret.${credential}`), settings: step.retype.settings });
+        ? catalogText('test.retype.notRunning', { secret: catalogText(`test.secret.${credential}`) })
+        : catalogText('test.retype.changed', { secret: catalogText(`test.secret.${credential}`), settings: step.retype.settings });
     return { credential, outcome: 'retype', code: 'INVALID_INPUT', statusCode: null, message: text };
   }
   try {
     await probe(client, credential);
-    return { credential, outcome: 'accepted', code: null, statusCode: null, message: message(`test.accepted.${credential}`) };
+    return { credential, outcome: 'accepted', code: null, statusCode: null, message: catalogText(`test.accepted.${credential}`) };
   } catch (err) {
     return failure(credential, err);
   }
@@ -93,12 +93,12 @@ function probe(client: PlatformClient, credential: Credential): Promise<unknown>
 
 function failure(credential: Credential, err: unknown): CheckResult {
   if (!(err instanceof PlatformError)) {
-    return { credential, outcome: 'failed', code: 'NETWORK', statusCode: null, message: message('test.failed.other') };
+    return { credential, outcome: 'failed', code: 'NETWORK', statusCode: null, message: catalogText('test.failed.other') };
   }
   const statusCode = err.statusCode ?? null;
   // A 2xx whose body is too large or not JSON still says the credential was accepted.
   if (statusCode !== null && statusCode >= 200 && statusCode < 300 && credential !== 'token') {
-    return { credential, outcome: 'accepted', code: null, statusCode: null, message: message(`test.accepted.${credential}`) };
+    return { credential, outcome: 'accepted', code: null, statusCode: null, message: catalogText(`test.accepted.${credential}`) };
   }
   if (isRefusal(credential, err)) {
     return {
@@ -106,7 +106,7 @@ function failure(credential: Credential, err: unknown): CheckResult {
       outcome: 'refused',
       code: err.code,
       statusCode,
-      message: message('test.refused', { statusCode: String(statusCode), fix: SETTINGS_TO_CHECK[credential] }),
+      message: catalogText('test.refused', { statusCode: String(statusCode), fix: SETTINGS_TO_CHECK[credential] }),
     };
   }
   return { credential, outcome: 'failed', code: err.code, statusCode, message: failureText(err) };
@@ -121,18 +121,18 @@ function isRefusal(credential: Credential, err: PlatformError): boolean {
  * The pack's own text for a failure: the status, the error code of a failed connection (ECONNREFUSED,
  * CERT_HAS_EXPIRED …) or the settings that are missing; never what the answer said.
  */
-function failureText(err: PlatformError): Message {
+function failureText(err: PlatformError): CatalogText {
   if (err.code === 'CONFIG_INVALID' && err.text) return err.text;
-  if (err.code === 'TIMEOUT') return message('test.failed.timeout', { seconds: TEST_LIMITS.timeoutMs / 1000 });
+  if (err.code === 'TIMEOUT') return catalogText('test.failed.timeout', { seconds: TEST_LIMITS.timeoutMs / 1000 });
   if (err.statusCode !== undefined) {
     return err.code === 'BAD_RESPONSE'
-      ? message('test.failed.unreadable', { statusCode: err.statusCode })
-      : message('test.failed.status', { statusCode: err.statusCode });
+      ? catalogText('test.failed.unreadable', { statusCode: err.statusCode })
+      : catalogText('test.failed.status', { statusCode: err.statusCode });
   }
   const cause = causeCode(err.cause);
-  if (err.code === 'TLS') return message('test.failed.tls', { cause });
-  if (err.code === 'NETWORK') return message('test.failed.network', { cause });
-  return message('test.failed.other');
+  if (err.code === 'TLS') return catalogText('test.failed.tls', { cause });
+  if (err.code === 'NETWORK') return catalogText('test.failed.network', { cause });
+  return catalogText('test.failed.other');
 }
 
 /** The system or library code of a failed connection, a fixed word such as ECONNREFUSED; `?` if there is none. */

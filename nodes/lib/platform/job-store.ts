@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { writeAtomically } from '../util/files';
 import { describeCause } from '../util/errors';
-import { MessageLog, message } from '../util/messages';
+import { TextLog, catalogText } from '../util/catalog-text';
 
 /** A JSON value, as a job and the message that started it are stored. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [member: string]: JsonValue };
@@ -75,7 +75,7 @@ export class FileJobStore implements JobStore {
 
   constructor(
     readonly file: string | undefined,
-    private readonly log: MessageLog,
+    private readonly log: TextLog,
   ) {}
 
   async list(nodeId?: string): Promise<StoredJob[]> {
@@ -138,7 +138,7 @@ export class FileJobStore implements JobStore {
     try {
       text = await fs.promises.readFile(this.file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn(message('warn.jobStore.notRead', { file: this.file, cause: describeCause(err) }));
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn(catalogText('warn.jobStore.notRead', { file: this.file, cause: describeCause(err) }));
       return jobs;
     }
     try {
@@ -147,7 +147,7 @@ export class FileJobStore implements JobStore {
         if (isStoredJob(job)) jobs.set(job.key, job);
       }
     } catch (err) {
-      this.log.warn(message('warn.jobStore.notJson', { file: this.file, cause: describeCause(err) }));
+      this.log.warn(catalogText('warn.jobStore.notJson', { file: this.file, cause: describeCause(err) }));
     }
     return jobs;
   }
@@ -163,7 +163,7 @@ export class FileJobStore implements JobStore {
           this.nextWrite = undefined;
           return writeAtomically(file, JSON.stringify({ version: 1, jobs: [...(this.jobs?.values() ?? [])] }));
         })
-        .catch((err: unknown) => this.log.warn(message('warn.jobStore.notWritten', { file, cause: describeCause(err) })));
+        .catch((err: unknown) => this.log.warn(catalogText('warn.jobStore.notWritten', { file, cause: describeCause(err) })));
       this.nextWrite = next;
       this.writing = next;
     }

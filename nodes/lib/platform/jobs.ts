@@ -1,5 +1,5 @@
 import { ErrorCode, PlatformError } from '../util/errors';
-import { Message, message } from '../util/messages';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { sleep } from '../util/async';
 import { isRecord, setMembers } from '../util/values';
 import { PlatformClient } from './client';
@@ -19,7 +19,7 @@ export interface Polling {
 export interface JobContext {
   signal: AbortSignal;
   onWait: (event: WaitEvent) => void;
-  onProgress: (text: Message) => void;
+  onProgress: (text: CatalogText) => void;
 }
 
 /** The kinds of platform job; each has its own reader of status answers. */
@@ -45,7 +45,7 @@ export interface JobState {
 /** How one kind of job's status answers read. */
 export interface JobReader<R> {
   /** What a finished job yields, for the timeout message ("a result", "a download link or token"). */
-  awaiting: Message;
+  awaiting: CatalogText;
   /** The status an answer reports, if any. */
   status(answer: unknown): string | undefined;
   /** The finished job's result, or undefined while it runs. Throws (JOB_FAILED) when the answer says it failed. */
@@ -129,7 +129,7 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
  * waiting out the outage, until it succeeds, fails for good, or the job's wait limit runs out
  * (TIMEOUT, naming the last failure).
  */
-export async function askAboutJob<T>(job: JobState, awaiting: Message, polling: Polling, context: PollContext, request: () => Promise<T>): Promise<T> {
+export async function askAboutJob<T>(job: JobState, awaiting: CatalogText, polling: Polling, context: PollContext, request: () => Promise<T>): Promise<T> {
   const clock = context.clock ?? SYSTEM_CLOCK;
   const deadline = job.createdAt + polling.maxWaitMs;
   for (let failures = 1; ; failures++) {
@@ -147,15 +147,19 @@ export async function askAboutJob<T>(job: JobState, awaiting: Message, polling: 
   }
 }
 
-function jobTimedOut(job: JobState, awaiting: Message, polling: Polling, lastFailure?: PlatformError): PlatformError {
+function jobTimedOut(job: JobState, awaiting: CatalogText, polling: Polling, lastFailure?: PlatformError): PlatformError {
   const seen = lastFailure
-    ? message('value.lastFailure', { failure: lastFailure.text ?? lastFailure.message })
+    ? catalogText('value.lastFailure', { failure: lastFailure.text ?? lastFailure.message })
     : job.status === undefined
-      ? message('value.noStatusSeen')
-      : message('value.lastStatus', { status: job.status });
-  return new PlatformError('TIMEOUT', message('error.jobTimedOut', { kind: job.kind, jobId: job.jobId, awaiting, seconds: polling.maxWaitMs / 1000, seen }), {
-    cause: lastFailure,
-  });
+      ? catalogText('value.noStatusSeen')
+      : catalogText('value.lastStatus', { status: job.status });
+  return new PlatformError(
+    'TIMEOUT',
+    catalogText('error.jobTimedOut', { kind: job.kind, jobId: job.jobId, awaiting, seconds: polling.maxWaitMs / 1000, seen }),
+    {
+      cause: lastFailure,
+    },
+  );
 }
 
 const FAILED_STATUS = /fail|error|cancel|abort|reject|expire/i;
@@ -180,7 +184,7 @@ export function statusReadsAsFailed(status: unknown): boolean {
 /** The error for a job the service reports as failed, carrying its status and message. */
 export function jobFailed(status: unknown, reason: unknown): PlatformError {
   const detail = typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
-  return new PlatformError('JOB_FAILED', message('error.jobFailed', { status: String(status), detail }));
+  return new PlatformError('JOB_FAILED', catalogText('error.jobFailed', { status: String(status), detail }));
 }
 
 /** What polling a computation's job needs. */
@@ -232,11 +236,11 @@ export async function compute(computation: Computation): Promise<ComputationResu
   if (computation.isResult(first.body)) return { body: first.body, statusCode: first.statusCode, polls: 0 };
   const jobId = handleJobId(first.body);
   const status = computationReader(computation.isResult).status(first.body);
-  context.onProgress(status === undefined ? message('status.jobAccepted') : message('status.job', { status }));
+  context.onProgress(status === undefined ? catalogText('status.jobAccepted') : catalogText('status.job', { status }));
   const job: JobState = {
     kind: computation.kind,
     jobId,
-    statusPath: computation.jobPath(pathSegment(jobId, message('label.jobId'), 'answer')),
+    statusPath: computation.jobPath(pathSegment(jobId, catalogText('label.jobId'), 'answer')),
     createdAt: Date.now(),
     polls: 0,
     ...setMembers({ status }),
@@ -257,8 +261,8 @@ export async function awaitComputation(computation: ComputationJob, job: JobStat
     onPoll: async (state) => {
       context.onProgress(
         state.status === undefined
-          ? message('status.jobRunningPoll', { poll: state.polls })
-          : message('status.jobPoll', { status: state.status, poll: state.polls }),
+          ? catalogText('status.jobRunningPoll', { poll: state.polls })
+          : catalogText('status.jobPoll', { status: state.status, poll: state.polls }),
       );
       await computation.onJob?.(state);
     },
@@ -270,7 +274,7 @@ export async function awaitComputation(computation: ComputationJob, job: JobStat
 export function computationReader(isResult: (body: unknown) => boolean): JobReader<unknown> {
   const member = (answer: unknown, key: string) => (isRecord(answer) && typeof answer[key] === 'string' ? answer[key] : undefined);
   return {
-    awaiting: message('value.result'),
+    awaiting: catalogText('value.result'),
     status: (answer) => member(answer, 'status'),
     result: (answer) => {
       if (isResult(answer)) return answer;
@@ -286,7 +290,7 @@ function handleJobId(body: unknown): string {
   const record = isRecord(body) ? body : {};
   if (statusReadsAsFailed(record.status)) throw jobFailed(record.status, record.message);
   if (typeof record.jobId === 'string' || typeof record.jobId === 'number') return String(record.jobId);
-  throw new PlatformError('BAD_RESPONSE', message('error.noJobHandle'), {
+  throw new PlatformError('BAD_RESPONSE', catalogText('error.noJobHandle'), {
     body: JSON.stringify(body) ?? '',
   });
 }

@@ -1,5 +1,5 @@
 import { PlatformError, invalidInput } from '../util/errors';
-import { Label, message } from '../util/messages';
+import { Label, catalogText } from '../util/catalog-text';
 
 /**
  * Values that go into request paths (job ids, topic ids, the project id, three-word addresses): each
@@ -32,8 +32,8 @@ export function pathSegment(value: string | number, what: Label, from: SegmentSo
     }
   }
   if (encoded !== undefined) return encoded;
-  const shown = text === '' ? message('value.emptyString') : JSON.stringify(text.length > SHOWN_LENGTH ? `${text.slice(0, SHOWN_LENGTH)}…` : text);
-  const refusal = message('error.pathSegment', { what, value: shown, max: MAX_SEGMENT_LENGTH });
+  const shown = text === '' ? catalogText('value.emptyString') : JSON.stringify(text.length > SHOWN_LENGTH ? `${text.slice(0, SHOWN_LENGTH)}…` : text);
+  const refusal = catalogText('error.pathSegment', { what, value: shown, max: MAX_SEGMENT_LENGTH });
   throw from === 'answer' ? new PlatformError('BAD_RESPONSE', refusal) : invalidInput(refusal);
 }
 

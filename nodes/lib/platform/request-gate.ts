@@ -1,6 +1,6 @@
 import { Clock, SYSTEM_CLOCK } from '../util/async';
 import { PlatformError, cancelled } from '../util/errors';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 
 export interface GateOptions {
   /** Requests per minute; 0 turns the rate limit off. */
@@ -97,7 +97,7 @@ export class RequestGate {
       if (this.queue.length > this.options.maxQueue) {
         this.queue.pop();
         reject(
-          new PlatformError('QUEUE_FULL', message('error.queueFull', { max: this.options.maxQueue }), {
+          new PlatformError('QUEUE_FULL', catalogText('error.queueFull', { max: this.options.maxQueue }), {
             notSent: true,
           }),
         );

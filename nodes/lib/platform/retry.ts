@@ -1,5 +1,5 @@
 import { PlatformError, describeCause, redact } from '../util/errors';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 import { PROXY_TUNNEL_CODE } from './dispatcher';
 import type { RetryPolicy } from './types';
 
@@ -46,9 +46,9 @@ export function toPlatformError(err: unknown, secrets: string[]): PlatformError 
   const notSent = typeof code === 'string' && NOT_SENT_CODES.has(code);
   if (typeof code === 'string' && TLS_CODE.test(code)) {
     // A certificate problem does not go away by trying again: report it at once.
-    return new PlatformError('TLS', message('error.tls', { text, code }), { cause: err, notSent: true });
+    return new PlatformError('TLS', catalogText('error.tls', { text, code }), { cause: err, notSent: true });
   }
-  return new PlatformError('NETWORK', message('error.network', { text, code: typeof code === 'string' ? ` (${code})` : '' }), {
+  return new PlatformError('NETWORK', catalogText('error.network', { text, code: typeof code === 'string' ? ` (${code})` : '' }), {
     cause: err,
     notSent,
   });

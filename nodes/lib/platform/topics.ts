@@ -3,7 +3,7 @@ import type { PlatformClient } from './client';
 import type { PlatformRequest, PlatformResponse } from './types';
 import { describeValue } from '../util/values';
 import { isHeaderName, isHeaderValue } from '../util/text';
-import { Label, message } from '../util/messages';
+import { Label, catalogText } from '../util/catalog-text';
 import { pathSegment } from './paths';
 
 /** Data topic and subscription endpoints (spec: "Data topics"), all under `/v1/pubsub`. */
@@ -11,7 +11,7 @@ export const TOPICS_PATH = '/v1/pubsub/topics';
 export const SUBSCRIPTIONS_PATH = '/v1/pubsub/subscriptions';
 
 export function topicPath(topicId: number): string {
-  return `${TOPICS_PATH}/${pathSegment(topicId, message('label.topicId'), 'input')}`;
+  return `${TOPICS_PATH}/${pathSegment(topicId, catalogText('label.topicId'), 'input')}`;
 }
 
 /** The Topic response envelope: `{ isSuccess, data }`. */
@@ -55,7 +55,7 @@ function envelopeError(envelope: TopicEnvelope, statusCode: number): PlatformErr
   const detail = reason === undefined ? '' : `: ${redact(typeof reason === 'string' ? reason : JSON.stringify(reason)).slice(0, 200)}`;
   const code = statusCode >= 200 && statusCode < 300 ? 'BAD_REQUEST' : codeForStatus(statusCode);
   const body = excerpt(JSON.stringify(envelope));
-  return new PlatformError(code, message('error.envelope', { statusCode, detail }), { statusCode, body, cause: body });
+  return new PlatformError(code, catalogText('error.envelope', { statusCode, detail }), { statusCode, body, cause: body });
 }
 
 /** A failed status whose body (secrets masked by the client) is an envelope becomes the envelope error; others pass. */
@@ -73,37 +73,37 @@ export function webhookHeaderValue(header: string): string {
 export function readInteger(value: unknown, field: Label, min: number): number {
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) {
-    throw invalidInput(message('error.topic.notInteger', { field, min, value: describeValue(value) }));
+    throw invalidInput(catalogText('error.topic.notInteger', { field, min, value: describeValue(value) }));
   }
   return n;
 }
 
 /** A topic id: an integer (the service assigns them), as a number or a string of digits. */
-export function readTopicId(value: unknown, field: Label = message('label.topicId')): number {
+export function readTopicId(value: unknown, field: Label = catalogText('label.topicId')): number {
   return readInteger(value, field, 0);
 }
 
 /** A required text field: a string that is not blank once trimmed. */
 export function readRequiredText(value: unknown, field: Label): string {
-  if (typeof value !== 'string') throw invalidInput(message('error.topic.notString', { field, value: describeValue(value) }));
+  if (typeof value !== 'string') throw invalidInput(catalogText('error.topic.notString', { field, value: describeValue(value) }));
   const text = value.trim();
-  if (text === '') throw invalidInput(message('error.topic.empty', { field }));
+  if (text === '') throw invalidInput(catalogText('error.topic.empty', { field }));
   return text;
 }
 
 /** An optional text field: undefined stays undefined, anything else must be a string. */
 export function readOptionalText(value: unknown, field: Label): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw invalidInput(message('error.topic.notString', { field, value: describeValue(value) }));
+  if (typeof value !== 'string') throw invalidInput(catalogText('error.topic.notString', { field, value: describeValue(value) }));
   return value;
 }
 
 /** `LocationIds`: a non-empty array of non-empty strings, or one string of comma-separated ids. */
 export function readLocationIds(value: unknown): string[] {
   const list = typeof value === 'string' ? value.split(',') : value;
-  if (!Array.isArray(list)) throw invalidInput(message('error.topic.locationIdsNotList', { value: describeValue(value) }));
+  if (!Array.isArray(list)) throw invalidInput(catalogText('error.topic.locationIdsNotList', { value: describeValue(value) }));
   const ids = list.map((item, index) => readRequiredText(item, `LocationIds[${index}]`));
-  if (ids.length === 0) throw invalidInput(message('error.topic.locationIdsEmpty'));
+  if (ids.length === 0) throw invalidInput(catalogText('error.topic.locationIdsEmpty'));
   return ids;
 }
 
@@ -114,10 +114,10 @@ export function readWebhookAddress(value: unknown): string {
   try {
     url = new URL(text);
   } catch {
-    throw invalidInput(message('error.topic.webhookAddressInvalid'));
+    throw invalidInput(catalogText('error.topic.webhookAddressInvalid'));
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalidInput(message('error.topic.webhookAddressNotHttp', { protocol: url.protocol }));
+    throw invalidInput(catalogText('error.topic.webhookAddressNotHttp', { protocol: url.protocol }));
   }
   return text;
 }
@@ -128,13 +128,13 @@ export function readWebhookAddress(value: unknown): string {
  */
 export function readWebhookHeader(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw invalidInput(message('error.topic.notString', { field: 'WebhookHeader', value: describeValue(value) }));
+  if (typeof value !== 'string') throw invalidInput(catalogText('error.topic.notString', { field: 'WebhookHeader', value: describeValue(value) }));
   const separator = value.indexOf(':');
-  if (separator < 0) throw invalidInput(message('error.topic.headerNoColon'));
+  if (separator < 0) throw invalidInput(catalogText('error.topic.headerNoColon'));
   const name = value.slice(0, separator).trim();
-  if (!isHeaderName(name)) throw invalidInput(message('error.topic.headerName'));
-  if (value.slice(separator + 1).trim() === '') throw invalidInput(message('error.topic.headerValueEmpty'));
+  if (!isHeaderName(name)) throw invalidInput(catalogText('error.topic.headerName'));
+  if (value.slice(separator + 1).trim() === '') throw invalidInput(catalogText('error.topic.headerValueEmpty'));
   // The service sets it as a header of every webhook request: CR or LF there (even at an end) would add headers of the sender's choosing.
-  if (!isHeaderValue(value)) throw invalidInput(message('error.topic.headerValueControl'));
+  if (!isHeaderValue(value)) throw invalidInput(catalogText('error.topic.headerValueControl'));
   return value.trim();
 }

@@ -1,5 +1,5 @@
 import { PlatformError } from '../util/errors';
-import { message } from '../util/messages';
+import { catalogText } from '../util/catalog-text';
 import { CoalescedWriter, readJson } from './json-file';
 import type { SharedState } from './shared-state';
 import { MemoryStore } from './store';
@@ -77,7 +77,7 @@ export class DailyQuota {
       () => this.local.take(key, this.limit),
     );
     if (!result.taken) {
-      throw new PlatformError('QUOTA_EXCEEDED', message('error.quotaExceeded', { limit: this.limit, used: result.used }), {
+      throw new PlatformError('QUOTA_EXCEEDED', catalogText('error.quotaExceeded', { limit: this.limit, used: result.used }), {
         notSent: true,
         statusDetail: `${result.used}/${this.limit}`,
       });

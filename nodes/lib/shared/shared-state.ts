@@ -3,7 +3,7 @@ import type { KeyValueStore } from './store';
 import { RedisStore } from './redis-store';
 import { CircuitBreaker } from './breaker';
 import { PlatformError, redact } from '../util/errors';
-import { MessageLog, message } from '../util/messages';
+import { TextLog, catalogText } from '../util/catalog-text';
 
 /**
  * `local`: no Redis configured, everything is this process's own (the embedded default).
@@ -15,7 +15,7 @@ export type SharedMode = 'local' | 'connecting' | 'shared' | 'unavailable';
 export interface SharedStateOptions {
   /** `redis://…` or `rediss://…`; none keeps every piece of state in this process. */
   url?: string;
-  log: MessageLog;
+  log: TextLog;
   /** A command not answered within this is taken as an outage (every caller falls back to local state). */
   commandTimeoutMs?: number;
   /** How long the probe that looks for Redis answering again waits for its PING. */
@@ -37,10 +37,10 @@ export function describeRedisUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new PlatformError('CONFIG_INVALID', message('error.shared.notUrl'));
+    throw new PlatformError('CONFIG_INVALID', catalogText('error.shared.notUrl'));
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new PlatformError('CONFIG_INVALID', message('error.shared.notRedisUrl', { protocol: parsed.protocol }));
+    throw new PlatformError('CONFIG_INVALID', catalogText('error.shared.notRedisUrl', { protocol: parsed.protocol }));
   }
   return `${parsed.protocol}//${parsed.host}`;
 }
@@ -237,7 +237,7 @@ export class SharedState {
     const wasDown = this.currentMode === 'unavailable';
     this.lastError = undefined;
     this.setMode('shared');
-    if (wasDown) this.options.log.info(message('log.sharedAvailableAgain', { address: this.address }));
+    if (wasDown) this.options.log.info(catalogText('log.sharedAvailableAgain', { address: this.address }));
   }
 
   private outage(): void {
@@ -245,7 +245,7 @@ export class SharedState {
     if (this.closed || this.currentMode === 'unavailable') return;
     this.setMode('unavailable');
     const reason = this.lastError ? `: ${this.lastError}` : '';
-    this.options.log.warn(message('warn.shared.unavailable', { address: this.address, reason }));
+    this.options.log.warn(catalogText('warn.shared.unavailable', { address: this.address, reason }));
   }
 
   private setMode(mode: SharedMode): void {

@@ -1,4 +1,4 @@
-import { Message, english, isMessage, message } from './messages';
+import { CatalogText, english, isCatalogText, catalogText } from './catalog-text';
 
 /** Short machine-readable error codes; nodes and users can switch on them in a Catch flow. */
 export type ErrorCode =
@@ -52,14 +52,14 @@ export class PlatformError extends Error {
   readonly notSent: boolean;
   readonly retryAfterMs?: number;
   /** What `message` says, as a catalog key and parameters: the Node-RED glue translates it. */
-  readonly text?: Message;
+  readonly text?: CatalogText;
   readonly statusDetail?: string;
   readonly saysWhatToDo: boolean;
   /** See PlatformErrorOptions.answer. */
   readonly answer?: unknown;
 
   /** `text` is a catalog message (see util/messages), or plain English for texts that are not translated. */
-  constructor(code: ErrorCode, text: string | Message, options: PlatformErrorOptions = {}) {
+  constructor(code: ErrorCode, text: string | CatalogText, options: PlatformErrorOptions = {}) {
     super(english(text), options.cause === undefined ? undefined : { cause: options.cause });
     if (typeof text !== 'string') this.text = text;
     this.name = 'PlatformError';
@@ -79,7 +79,7 @@ export class PlatformError extends Error {
   }
 }
 
-export function invalidInput(text: string | Message): PlatformError {
+export function invalidInput(text: string | CatalogText): PlatformError {
   return new PlatformError('INVALID_INPUT', text, { notSent: true });
 }
 
@@ -109,13 +109,13 @@ export function describeCause(err: unknown): string {
  * What went wrong, to put in another message: the catalog message of an error that carries one as
  * `text` (a PlatformError, a CsvError), else its text.
  */
-export function causeOf(err: unknown): string | Message {
+export function causeOf(err: unknown): string | CatalogText {
   const text = err instanceof Error ? (err as { text?: unknown }).text : undefined;
-  return isMessage(text) ? text : describeCause(err);
+  return isCatalogText(text) ? text : describeCause(err);
 }
 
 export function cancelled(what: 'request' | 'message' = 'request'): PlatformError {
-  return new PlatformError('CANCELLED', message(what === 'request' ? 'error.cancelledRequest' : 'error.cancelledMessage'), { notSent: true });
+  return new PlatformError('CANCELLED', catalogText(what === 'request' ? 'error.cancelledRequest' : 'error.cancelledMessage'), { notSent: true });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { invalidInput } from './errors';
-import { Label, Message, message } from './messages';
+import { Label, CatalogText, catalogText } from './catalog-text';
 
 /** Readers for request values as users give them: enums exactly as the spec spells them, booleans, numbers. */
 
@@ -23,13 +23,13 @@ export function readChoices<T extends string>(value: unknown, allowed: readonly 
           .filter(Boolean)
       : value;
   if (!isSet(items)) return undefined;
-  if (!Array.isArray(items)) throw invalidInput(message('error.value.notList', { field, allowed: allowed.join(', ') }));
+  if (!Array.isArray(items)) throw invalidInput(catalogText('error.value.notList', { field, allowed: allowed.join(', ') }));
   return items.map((item) => oneOf(item, allowed, field));
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: Label): T {
   if (!(allowed as readonly unknown[]).includes(value)) {
-    throw invalidInput(message('error.value.notOneOf', { field, value: JSON.stringify(value), allowed: allowed.join(', ') }));
+    throw invalidInput(catalogText('error.value.notOneOf', { field, value: JSON.stringify(value), allowed: allowed.join(', ') }));
   }
   return value as T;
 }
@@ -38,22 +38,22 @@ export function readBoolean(value: unknown, field: string): boolean | undefined 
   if (!isSet(value)) return undefined;
   if (typeof value === 'boolean') return value;
   if (value === 'true' || value === 'false') return value === 'true';
-  throw invalidInput(message('error.value.notBoolean', { field, value: JSON.stringify(value) }));
+  throw invalidInput(catalogText('error.value.notBoolean', { field, value: JSON.stringify(value) }));
 }
 
 export function readNumber(value: unknown, field: string): number | undefined {
   if (!isSet(value)) return undefined;
   const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
-  if (!Number.isFinite(n)) throw invalidInput(message('error.value.notNumber', { field, value: JSON.stringify(value) }));
+  if (!Number.isFinite(n)) throw invalidInput(catalogText('error.value.notNumber', { field, value: JSON.stringify(value) }));
   return n;
 }
 
 /** How an unexpected value reads in an error message: "null", "an array", "an empty string", "number" … */
-export function describeValue(value: unknown): Message {
-  if (value === null) return message('value.null');
-  if (Array.isArray(value)) return message('value.array');
-  if (typeof value === 'string') return message(value.trim() === '' ? 'value.emptyString' : 'value.string');
-  return message('value.type', { type: typeof value });
+export function describeValue(value: unknown): CatalogText {
+  if (value === null) return catalogText('value.null');
+  if (Array.isArray(value)) return catalogText('value.array');
+  if (typeof value === 'string') return catalogText(value.trim() === '' ? 'value.emptyString' : 'value.string');
+  return catalogText('value.type', { type: typeof value });
 }
 
 /** A JSON object as this pack handles it. */

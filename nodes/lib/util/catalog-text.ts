@@ -7,32 +7,32 @@ import path from 'node:path';
  * translates them into the runtime's language (node-red/i18n.ts), and `english` gives the en-US text,
  * which is also every error's `message` until then.
  */
-export interface Message {
+export interface CatalogText {
   key: string;
-  params?: MessageParams;
+  params?: TextParams;
 }
 
 /** Parameters are filled in as they are, except messages, which are translated first (a list of them joined by "; "). */
-export type MessageParams = Record<string, string | number | Message | Message[]>;
+export type TextParams = Record<string, string | number | CatalogText | CatalogText[]>;
 
 /** What a text names an element by: a member or setting name as written (`transportMode`), or a catalog message ("waypoint 3"). */
-export type Label = string | Message;
+export type Label = string | CatalogText;
 
 /**
  * Where the layers below the Node-RED glue report what people should know outside of an error (Redis
  * lost, stored jobs unreadable): they give messages, and the glue passes a log that translates them.
  */
-export interface MessageLog {
-  warn(text: Message): void;
-  info(text: Message): void;
+export interface TextLog {
+  warn(text: CatalogText): void;
+  info(text: CatalogText): void;
 }
 
-export function message(key: string, params?: MessageParams): Message {
+export function catalogText(key: string, params?: TextParams): CatalogText {
   return params === undefined ? { key } : { key, params };
 }
 
-export function isMessage(value: unknown): value is Message {
-  return value !== null && typeof value === 'object' && typeof (value as Message).key === 'string';
+export function isCatalogText(value: unknown): value is CatalogText {
+  return value !== null && typeof value === 'object' && typeof (value as CatalogText).key === 'string';
 }
 
 type Catalog = { [key: string]: string | Catalog };
@@ -54,15 +54,15 @@ export function englishTemplate(key: string): string | undefined {
 }
 
 /** A message in English. */
-export function english(text: Message | string): string {
+export function english(text: CatalogText | string): string {
   if (typeof text === 'string') return text;
   return fill(englishTemplate(text.key) ?? text.key, stringParams(text.params, english));
 }
 
 /** The parameters as text, nested messages rendered by `render`. */
-export function stringParams(params: MessageParams | undefined, render: (text: Message) => string): Record<string, string> {
-  const text = (value: string | number | Message | Message[]): string =>
-    Array.isArray(value) ? value.map(render).join('; ') : isMessage(value) ? render(value) : String(value);
+export function stringParams(params: TextParams | undefined, render: (text: CatalogText) => string): Record<string, string> {
+  const text = (value: string | number | CatalogText | CatalogText[]): string =>
+    Array.isArray(value) ? value.map(render).join('; ') : isCatalogText(value) ? render(value) : String(value);
   return Object.fromEntries(Object.entries(params ?? {}).map(([name, value]) => [name, text(value)]));
 }
 
