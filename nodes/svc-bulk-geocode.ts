@@ -14,7 +14,7 @@ import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 import { readChoice } from './lib/util/values';
 import { causeOf, invalidInput } from './lib/util/errors';
 import { CatalogText, catalogText } from './lib/util/catalog-text';
-import { translate } from './lib/node-red/i18n';
+import { translate, translateWith } from './lib/node-red/i18n';
 import { migrated } from './lib/node-red/migrations';
 
 interface BulkGeocodeDef extends NodeDef {
@@ -93,6 +93,8 @@ const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, 
  * the rows in input order as one message, a message per job, or a file (see BulkOutput).
  */
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);

@@ -6,7 +6,7 @@ import type { ClientConfig, ClientCredentials, ProxySettings } from './lib/platf
 import { BYTES_PER_MB } from './lib/platform/body';
 import { SharedServices } from './lib/node-red/shared';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
-import { useRuntimeCatalog } from './lib/node-red/i18n';
+import { translateWith } from './lib/node-red/i18n';
 import { testConnectionHandler } from './lib/node-red/test-connection';
 import { migrated } from './lib/node-red/migrations';
 
@@ -61,8 +61,7 @@ const DEFAULTS = {
 };
 
 export = function register(RED: NodeAPI): void {
-  // svc-config holds the pack's runtime catalog: every node's statuses, warnings and errors are translated through it.
-  useRuntimeCatalog(RED);
+  translateWith(RED);
 
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);

@@ -11,6 +11,7 @@ import { catalogText } from './lib/util/catalog-text';
 import { geocodeShapes } from './lib/geo/worldmap-places';
 import { migrated } from './lib/node-red/migrations';
 import { geocodePlace } from './lib/geo/place-payload';
+import { translateWith } from './lib/node-red/i18n';
 
 interface GeocodeDef extends NodeDef {
   server: string;
@@ -22,6 +23,8 @@ interface GeocodeDef extends NodeDef {
 }
 
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);

@@ -12,6 +12,7 @@ import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } f
 import { HandlerResult, handleInputs } from './lib/node-red/runner';
 import { isolineShapes } from './lib/geo/worldmap-places';
 import { migrated } from './lib/node-red/migrations';
+import { translateWith } from './lib/node-red/i18n';
 
 const RANGE_TYPES = ['distance', 'time'] as const;
 const MODES = ['short', 'fast'] as const;
@@ -46,6 +47,8 @@ type IsolineOutput = { ranges: Range[]; places: Place[] };
 type Ring = [number, number][];
 
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);

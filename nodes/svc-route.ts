@@ -12,6 +12,7 @@ import { plainText } from './lib/util/text';
 import { handleInputs } from './lib/node-red/runner';
 import { routeShapes } from './lib/geo/worldmap-routes';
 import { migrated } from './lib/node-red/migrations';
+import { translateWith } from './lib/node-red/i18n';
 
 const PREFERENCES = ['fastest', 'shortest'] as const;
 const MIN_WAYPOINTS = 2;
@@ -27,6 +28,8 @@ interface RouteDef extends NodeDef {
 type Position = [number, number];
 
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcRoute(this: Node, def: RouteDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);

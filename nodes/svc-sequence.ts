@@ -15,6 +15,7 @@ import { sequenceShapes } from './lib/geo/worldmap-routes';
 import type { PlatformClient } from './lib/platform/client';
 import { pathSegment } from './lib/platform/paths';
 import { migrated } from './lib/node-red/migrations';
+import { translateWith } from './lib/node-red/i18n';
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
 const ROUTE_MODES = ['fastest', 'shortest'] as const;
@@ -39,6 +40,8 @@ interface SequenceDef extends NodeDef {
 type SequenceOutput = { waypoints: LocationObject[]; places: Place[] };
 
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);

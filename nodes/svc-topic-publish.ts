@@ -7,6 +7,7 @@ import { describeValue } from './lib/util/values';
 import { catalogText } from './lib/util/catalog-text';
 import { pubsubRequest, readRequiredText, readTopicId, topicPath } from './lib/platform/topics';
 import { migrated } from './lib/node-red/migrations';
+import { translateWith } from './lib/node-red/i18n';
 
 interface TopicPublishDef extends NodeDef {
   server: string;
@@ -21,6 +22,8 @@ interface TopicPublishDef extends NodeDef {
 }
 
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcTopicPublish(this: Node, def: TopicPublishDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);

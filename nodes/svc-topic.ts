@@ -23,7 +23,7 @@ import {
 import { describeValue } from './lib/util/values';
 import { countSetting } from './lib/node-red/settings';
 import { CatalogText, catalogText } from './lib/util/catalog-text';
-import { translate } from './lib/node-red/i18n';
+import { translate, translateWith } from './lib/node-red/i18n';
 import { migrated } from './lib/node-red/migrations';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
@@ -116,6 +116,8 @@ interface OperationCall {
 }
 
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcTopic(this: Node<TopicCredentials>, def: TopicDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);

@@ -8,7 +8,7 @@ import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { causeOf, invalidInput } from './lib/util/errors';
 import { CatalogText, catalogText } from './lib/util/catalog-text';
-import { translate } from './lib/node-red/i18n';
+import { translate, translateWith } from './lib/node-red/i18n';
 import { JsonTextProblem, isHeaderName, readJsonText } from './lib/util/text';
 import { ThrottledReport } from './lib/util/async';
 import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, routeFor } from './lib/node-red/http-node';
@@ -78,6 +78,8 @@ const REJECTION_TEXTS: Record<Rejection, CatalogText> = {
 };
 
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcWebhookIn(this: Node<WebhookInCredentials>, def: WebhookInDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);

@@ -12,6 +12,7 @@ import { wordsShapes } from './lib/geo/worldmap-places';
 import { migrated } from './lib/node-red/migrations';
 import { wordsPlace } from './lib/geo/place-payload';
 import { payloadSetting } from './lib/node-red/settings';
+import { translateWith } from './lib/node-red/i18n';
 
 interface WordsDef extends NodeDef {
   server: string;
@@ -26,6 +27,8 @@ interface WordsLocation extends LatLon {
 }
 
 export = function register(RED: NodeAPI): void {
+  translateWith(RED);
+
   function SvcWords(this: Node, def: WordsDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
