@@ -66,41 +66,93 @@ function editorKeys(type: string): EditorKeys {
   }
   for (const key of sharedEditorKeys(type)) (key.endsWith('.') ? prefixes : keys).add(key);
   for (const key of EDITOR_FORMS.get(type)?.keys ?? []) if (!key.includes(':')) keys.add(key);
-  if (type === RUNTIME_CATALOG) {
-    const runtime = runtimeKeys();
-    for (const key of runtime.keys) keys.add(key);
-    for (const prefix of runtime.prefixes) prefixes.add(prefix);
-  }
+  const runtime = RUNTIME_TEXTS.get(type);
+  for (const key of runtime?.keys ?? []) keys.add(key);
+  for (const prefix of runtime?.prefixes ?? []) prefixes.add(prefix);
   return { keys: [...keys].sort(), prefixes: [...prefixes].sort() };
 }
 
-/** The catalog that holds the runtime texts of every node (statuses, warnings, errors), under `runtime.`. */
-const RUNTIME_CATALOG = 'svc-config';
 /**
- * Runtime message keys as the code writes them: the first argument of every message(…) call, whatever
- * its section (so a mistyped key is caught), and keys of the catalog's sections written elsewhere.
+ * Where runtime texts (statuses, warnings, errors) live: a text only one node uses (its node file, or
+ * modules of lib/ that only that node imports) in that node's catalog, section `runtime`; any other in
+ * svc-config's catalog, section `common` (node-red/i18n.ts finds each key in the catalog that holds it).
  */
-const RUNTIME_KEYS = [/\bmessage\(\s*['`]([\w.]+)(\$\{)?/g, /['`]((?:error|status|warn|log|label|value|config|setting|source)\.[\w.]*)(\$\{)?/g];
+const COMMON_CATALOG = 'svc-config';
+const RUNTIME_SECTIONS = ['runtime', 'common'];
+/**
+ * Runtime keys as the code writes them: the first argument of every catalogText(…) call, whatever
+ * its section (so a mistyped key is caught), and keys of the catalogs' sections written elsewhere.
+ */
+const RUNTIME_KEYS = [/\bcatalogText\(\s*['`]([\w.]+)(\$\{)?/g, /['`]((?:error|status|warn|log|label|value|config|setting|source)\.[\w.]*)(\$\{)?/g];
+/** An import that loads a module of ours (a type-only import loads nothing). */
+const IMPORT = /^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'(\.[^']+)'/gm;
 
-/** The TypeScript sources of the nodes and their lib. */
+/** The TypeScript sources of the nodes and their lib, by path below nodes/ (`lib/geo/locations.ts`). */
 function nodeSources(): Array<{ file: string; text: string }> {
   return (fs.readdirSync(SOURCE_NODES_DIR, { recursive: true }) as string[])
     .filter((file) => file.endsWith('.ts'))
     .map((file) => ({ file, text: fs.readFileSync(path.join(SOURCE_NODES_DIR, file), 'utf8') }));
 }
 
-/** The runtime catalog keys the TypeScript sources name: literal keys, and prefixes of keys completed at run time (`setting.${name}`). */
-function runtimeKeys(): EditorKeys {
-  const keys = new Set<string>();
-  const prefixes = new Set<string>();
-  for (const { text } of nodeSources()) {
-    for (const [, key, interpolated] of RUNTIME_KEYS.flatMap((pattern) => [...text.matchAll(pattern)])) {
-      if (interpolated) prefixes.add(`runtime.${key}`);
-      else if (!key.endsWith('.')) keys.add(`runtime.${key}`);
+/** For each source file, the node types whose node file loads it, itself or through other modules. */
+function nodesLoading(sources: Array<{ file: string; text: string }>): Map<string, Set<string>> {
+  const imports = new Map(sources.map(({ file, text }) => [file, [...text.matchAll(IMPORT)].map((match) => path.join(path.dirname(file), `${match[1]}.ts`))]));
+  const loading = new Map<string, Set<string>>();
+  for (const type of nodeTypes) {
+    const pending = [`${type}.ts`];
+    const seen = new Set<string>();
+    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+      if (seen.has(file)) continue;
+      seen.add(file);
+      loading.set(file, (loading.get(file) ?? new Set()).add(type));
+      pending.push(...(imports.get(file) ?? []));
     }
   }
-  return { keys: [...keys], prefixes: [...prefixes] };
+  return loading;
 }
+
+/** The runtime keys (leaf paths below `runtime.`/`common.`) the en-US catalogs hold, all catalogs together. */
+function catalogRuntimeKeys(): string[] {
+  return nodeTypes.flatMap((type) => {
+    const catalog = JSON.parse(fs.readFileSync(path.join(SOURCE_NODES_DIR, 'locales', 'en-US', `${type}.json`), 'utf8')) as Catalog;
+    return RUNTIME_SECTIONS.flatMap((section) => (typeof catalog[section] === 'object' ? flatKeys(catalog[section]) : []));
+  });
+}
+
+/** The runtime keys each catalog must hold, with their section (`runtime.error.geocode.address`), and prefixes of keys completed at run time. */
+function runtimeTexts(): Map<string, EditorKeys> {
+  const sources = nodeSources();
+  const loading = nodesLoading(sources);
+  const available = catalogRuntimeKeys();
+  const usedBy = new Map<string, Set<string>>();
+  const prefixUsedBy = new Map<string, Set<string>>();
+  const use = (uses: Map<string, Set<string>>, key: string, file: string) => uses.set(key, (uses.get(key) ?? new Set()).add(file));
+  for (const { file, text } of sources) {
+    for (const [, key, interpolated] of RUNTIME_KEYS.flatMap((pattern) => [...text.matchAll(pattern)])) {
+      if (interpolated) use(prefixUsedBy, key, file);
+      else if (!key.endsWith('.')) use(usedBy, key, file);
+    }
+  }
+  // A key built at run time (`setting.${name}`) is used wherever its prefix is.
+  for (const [prefix, files] of prefixUsedBy)
+    for (const key of available.filter((candidate) => candidate.startsWith(prefix))) for (const file of files) use(usedBy, key, file);
+  const home = (files: Set<string>): [string, string] => {
+    const nodes = new Set([...files].flatMap((file) => [...(loading.get(file) ?? [])]));
+    return nodes.size === 1 ? [[...nodes][0], 'runtime'] : [COMMON_CATALOG, 'common'];
+  };
+  const texts = new Map<string, EditorKeys>(nodeTypes.map((type) => [type, { keys: [], prefixes: [] }]));
+  for (const [key, files] of usedBy) {
+    const [catalog, section] = home(files);
+    texts.get(catalog)?.keys.push(`${section}.${key}`);
+  }
+  for (const [prefix, files] of prefixUsedBy) {
+    const [catalog, section] = home(files);
+    texts.get(catalog)?.prefixes.push(`${section}.${prefix}`);
+  }
+  return texts;
+}
+
+const RUNTIME_TEXTS = runtimeTexts();
 
 /**
  * Calls that give people a text written in the code instead of a catalog message: an error, a status,
@@ -195,7 +247,7 @@ describe('message catalogs and help', function () {
       });
 
       for (const language of LANGUAGES) {
-        it(`has every key the editor uses in ${language}, and no unused key`, function () {
+        it(`has every key the editor and the runtime use in ${language}, each runtime text in its catalog, and no unused key`, function () {
           const available = catalogKeys(type, language);
           const { keys, prefixes } = editorKeys(type);
           should(keys.filter((key) => !available.includes(key))).deepEqual([], `missing from ${language}/${type}.json`);

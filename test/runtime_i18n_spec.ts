@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fs from 'node:fs';
 import path from 'node:path';
 import express, { Express } from 'express';
 import should from 'should';
 import { i18n } from '@node-red/util';
 import type { NodeAPI } from 'node-red';
-import { localize, nodeLog, translate, useRuntimeCatalog } from '../nodes/lib/node-red/i18n';
+import { localize, nodeLog, translate, translateWith } from '../nodes/lib/node-red/i18n';
 import { SharedState } from '../nodes/lib/shared/shared-state';
 import { PlatformError } from '../nodes/lib/util/errors';
 import { catalogText } from '../nodes/lib/util/catalog-text';
 import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, SANDBOX_DEFAULTS, sandboxCredentials, useSandbox } from './support/harness';
 import { freePort } from './support/node-red-process';
 import { waitUntil } from './foundation_helpers';
-import { NODES_DIR } from './support/paths';
+import { NODES_DIR, REPO_ROOT } from './support/paths';
 
 /** Node-RED's own i18n (i18next with its catalog loader), as the runtime has it, with the pack's catalogs registered. */
 interface NodeRedI18n {
@@ -23,10 +24,27 @@ interface NodeRedI18n {
   i: { language: string; changeLanguage(lang: string): Promise<unknown> };
 }
 const runtimeI18n = i18n as unknown as NodeRedI18n;
-const NAMESPACE = '@svc/node-red-location/svc-config';
+const PACKAGE_JSON = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  'node-red': { nodes: Record<string, string> };
+};
+const NODE_TYPES = Object.keys(PACKAGE_JSON['node-red'].nodes);
 
-/** What svc-config's RED._ is in a Node-RED whose catalogs include the pack: keys without a namespace read svc-config's. */
-const svcConfigRED = { _: (key: string, params?: object) => runtimeI18n._(`${NAMESPACE}:${key}`, params) } as unknown as NodeAPI;
+/**
+ * RED._ of the node set `type` in a Node-RED that has loaded the pack: Node-RED registers each node
+ * set's catalog as `<module>/<type>`, and a node set's RED._ reads a key without a namespace in its
+ * own catalog, a key with one in that namespace (@node-red/registry's createNodeApi).
+ */
+function runtimeRED(type: string): NodeAPI {
+  const namespace = `${PACKAGE_JSON.name}/${type}`;
+  return { _: (key: string, params?: object) => runtimeI18n._(key.includes(':') ? key : `${namespace}:${key}`, params) } as unknown as NodeAPI;
+}
+
+/** The node set `type` as Node-RED loads it: registered with its own RED._ (the test helper's returns keys). */
+function loadedAsByNodeRed(type: string): (RED: NodeAPI) => void {
+  const register = nodeModule(type) as (RED: NodeAPI) => void;
+  return (RED) => register(Object.assign(Object.create(RED) as NodeAPI, { _: runtimeRED(type)._ }));
+}
 
 type StatusCall = { args: Array<{ text?: string }>; thisValue: { id?: string } };
 
@@ -43,16 +61,16 @@ describe('runtime texts in the runtime language', function () {
   before(async function () {
     await runtimeI18n.init({ lang: 'ja' });
     previousLanguage = runtimeI18n.i.language;
-    await runtimeI18n.registerMessageCatalog(NAMESPACE, path.join(NODES_DIR, 'locales'), 'svc-config.json');
+    for (const type of NODE_TYPES) await runtimeI18n.registerMessageCatalog(`${PACKAGE_JSON.name}/${type}`, path.join(NODES_DIR, 'locales'), `${type}.json`);
     await runtimeI18n.i.changeLanguage('ja');
   });
   after(async function () {
-    useRuntimeCatalog({ _: (key: string) => key } as unknown as NodeAPI);
+    translateWith({ _: (key: string) => key });
     await runtimeI18n.i.changeLanguage(previousLanguage);
   });
 
-  it('translates statuses and errors through RED._ with their parameters, nested messages included', function () {
-    useRuntimeCatalog(svcConfigRED);
+  it('translates statuses and errors through RED._ with their parameters, nested catalog texts included', function () {
+    translateWith(runtimeRED('svc-config'));
     should(translate(catalogText('status.queued', { position: 3 }))).equal('待機中 (3)');
     const error = new PlatformError(
       'INVALID_INPUT',
@@ -64,14 +82,46 @@ describe('runtime texts in the runtime language', function () {
   });
 
   it('falls back to en-US where RED._ knows no catalog (a test helper, a runtime without the pack’s locales)', function () {
-    useRuntimeCatalog({ _: (key: string) => key } as unknown as NodeAPI);
+    translateWith({ _: (key: string) => key });
     should(translate(catalogText('status.retrying', { attempt: 2, reason: 'SERVER' }))).equal('retry 2 after SERVER');
+  });
+
+  it('reads every catalog through any node set’s RED._: a node’s own texts, the common ones and svc-config’s, whichever registered', function () {
+    for (const type of ['svc-words', 'svc-geocode', 'svc-config']) {
+      translateWith(runtimeRED(type));
+      should(translate(catalogText('error.geocode.addressEmpty'))).equal('address が空です', `svc-geocode's catalog through ${type}`);
+      should(translate(catalogText('status.queued', { position: 3 }))).equal('待機中 (3)', `the common catalog through ${type}`);
+      should(translate(catalogText('test.notSet'))).equal('未設定', `svc-config's catalog through ${type}`);
+    }
+  });
+
+  it('a node registered before svc-config, or in a flow without one, reports in Japanese', async function () {
+    // Node-RED loads the node sets of the flow in any order; here svc-config's is never registered.
+    await helper.load(
+      [loadedAsByNodeRed('svc-geocode')],
+      [
+        { id: 'n1', type: 'svc-geocode', server: '', wires: [['out']] },
+        { id: 'out', type: 'helper' },
+      ],
+    );
+    should(statusTexts('n1')).eql(['svc-config未選択']);
+    const { error } = await expectError('n1', { payload: '12 Main Street' });
+    should(error.code).equal('INVALID_INPUT');
+    should(error.message).startWith('svc-configノードが選択されていません: ノードを開いてプラットフォームを選択してください');
+    await helper.unload();
+    // Registered in the other order, with svc-config after the node.
+    await helper.load(
+      [loadedAsByNodeRed('svc-geocode'), loadedAsByNodeRed('svc-config')],
+      [configNode(ctx.sandbox), { id: 'n1', type: 'svc-geocode', server: CONFIG_ID, wires: [['out']] }, { id: 'out', type: 'helper' }],
+      sandboxCredentials(),
+    );
+    should((await expectError('n1', { payload: '   ' })).error.message).equal('address が空です。メッセージかノードの設定を直してください');
   });
 
   it('a node reports its error and status in Japanese on a Japanese runtime', async function () {
     await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }] });
-    // The helper's RED._ returns keys; svc-config's registration is replaced by the runtime's own.
-    useRuntimeCatalog(svcConfigRED);
+    // The helper's RED._ returns keys; the node's registration is replaced by one with the runtime's own.
+    translateWith(runtimeRED('svc-geocode'));
     const { error } = await expectError('n1', { payload: '   ' });
     should(error.code).equal('INVALID_INPUT');
     should(error.message).equal('address が空です。メッセージかノードの設定を直してください');
@@ -80,7 +130,7 @@ describe('runtime texts in the runtime language', function () {
 
   it('names an element of a list in Japanese: the waypoint of a route', async function () {
     await loadWithSandbox(ctx.sandbox, { types: ['svc-route'], nodes: [{ id: 'n1', type: 'svc-route' }] });
-    useRuntimeCatalog(svcConfigRED);
+    translateWith(runtimeRED('svc-route'));
     const waypoints = [
       { lat: 52.52, lon: 13.405 },
       { lat: 52.5, lon: 13.38 },
@@ -93,7 +143,7 @@ describe('runtime texts in the runtime language', function () {
 
   it('reports a CSV that cannot be read in Japanese', async function () {
     await loadWithSandbox(ctx.sandbox, { types: ['svc-bulk-geocode'], nodes: [{ id: 'n1', type: 'svc-bulk-geocode' }] });
-    useRuntimeCatalog(svcConfigRED);
+    translateWith(runtimeRED('svc-bulk-geocode'));
     const { error } = await expectError('n1', { payload: 'address\n"unterminated\n' });
     should(error.code).equal('INVALID_INPUT');
     should(error.message).equal('CSV入力を読み取れません: CSVの末尾で、引用符で囲んだフィールドが閉じていません。メッセージかノードの設定を直してください');
@@ -102,7 +152,7 @@ describe('runtime texts in the runtime language', function () {
   it('names the size limit an answer went past in Japanese, down to its unit', async function () {
     // 0.0005 MB is 524 bytes: the limit is told in bytes.
     await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], config: { maxResponseSize: 0.0005 } });
-    useRuntimeCatalog(svcConfigRED);
+    translateWith(runtimeRED('svc-geocode'));
     ctx.sandbox.setFault('geocode', { hugeBodyBytes: 64 * 1024 });
     const { error } = await expectError('n1', { payload: '1 Main Street' });
     should(error.code).equal('BAD_RESPONSE');
@@ -112,7 +162,7 @@ describe('runtime texts in the runtime language', function () {
   });
 
   it('warns in Japanese when the shared state on Redis is unavailable', async function () {
-    useRuntimeCatalog(svcConfigRED);
+    translateWith(runtimeRED('svc-config'));
     const warnings: string[] = [];
     const port = await freePort();
     const state = new SharedState({ url: `redis://127.0.0.1:${port}`, log: nodeLog({ warn: (text: string) => warnings.push(text), log: () => undefined }) });
@@ -127,7 +177,7 @@ describe('runtime texts in the runtime language', function () {
 
   it('names the config node and the field to fix of a refused API key in Japanese', async function () {
     await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], credentials: { apiKey: 'not-the-key' } });
-    useRuntimeCatalog(svcConfigRED);
+    translateWith(runtimeRED('svc-geocode'));
     const { error } = await expectError('n1', { payload: '1 Main Street' });
     should(error.code).equal('UNAUTHORIZED');
     should(error.message).equal("svc-config 'sandbox': APIキーが拒否されました (401): 「APIキー」「プロジェクトID」欄を確認してください");
@@ -137,7 +187,7 @@ describe('runtime texts in the runtime language', function () {
     await helper.startServer();
     try {
       await helper.load([nodeModule('svc-config')], [configNode(ctx.sandbox)], sandboxCredentials());
-      useRuntimeCatalog(svcConfigRED);
+      translateWith(runtimeRED('svc-config'));
       const res = await helper
         .request()
         .post('/svc-config/test')
@@ -180,7 +230,7 @@ describe('runtime texts in the runtime language', function () {
       };
       const flow = [configNode(ctx.sandbox), { id: 'w1', type: 'svc-webhook-in', url: '/hook', server: CONFIG_ID, wires: [[]] }];
       await helper.load([nodeModule('svc-config'), nodeModule('svc-webhook-in'), captureHttpNode], flow, { ...sandboxCredentials(), w1: { secret: SECRET } });
-      useRuntimeCatalog(svcConfigRED);
+      translateWith(runtimeRED('svc-webhook-in'));
       const app = express();
       app.use((req, res, next) => (httpNode ? httpNode(req, res, next) : next()));
       server = http.createServer(app);

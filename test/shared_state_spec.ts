@@ -9,7 +9,8 @@ import { CoalescedWriter, readJson } from '../nodes/lib/shared/json-file';
 import { CounterFile, DailyQuota } from '../nodes/lib/shared/quota';
 import { SharedMode, SharedState, describeRedisUrl } from '../nodes/lib/shared/shared-state';
 import { MemoryStore } from '../nodes/lib/shared/store';
-import { CatalogText, english } from '../nodes/lib/util/catalog-text';
+import type { CatalogText } from '../nodes/lib/util/catalog-text';
+import { english } from './support/english';
 import { ManualClock, rejectionOf, waitUntil } from './foundation_helpers';
 
 /** A log that keeps what it is told, in English. */

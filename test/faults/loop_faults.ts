@@ -3,7 +3,7 @@ import should from 'should';
 import { CONFIG_ID, Json, configNode, expectError, helper, nodeModule, sandboxCredentials, useSandbox } from '../support/harness';
 import { sleep } from './support';
 import { SharedState } from '../../nodes/lib/shared/shared-state';
-import { english } from '../../nodes/lib/util/catalog-text';
+import { english } from '../support/english';
 
 /**
  * Issue 20, point 5: no failure loop runs away. Every retry path has a delay and a cap: the client's

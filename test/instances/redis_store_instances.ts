@@ -3,7 +3,7 @@ import should from 'should';
 import { RedisStore } from '../../nodes/lib/shared/redis-store';
 import { DEFAULT_KEY_PREFIX, SharedState } from '../../nodes/lib/shared/shared-state';
 import { MemoryStore } from '../../nodes/lib/shared/store';
-import { english } from '../../nodes/lib/util/catalog-text';
+import { english } from '../support/english';
 import { RedisServer } from '../support/redis-server';
 
 /**

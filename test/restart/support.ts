@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { NodeRedProcess, newUserDir } from '../support/node-red-process';
+import { NodeRedProcess, flowsStarted, newUserDir } from '../support/node-red-process';
 import { REPO_ROOT } from '../support/paths';
 import { CONFIG_ID, Json, configNode, sandboxCredentials } from '../support/harness';
 import { Sandbox, startSandbox } from '../sandbox';
@@ -117,7 +117,7 @@ export async function deploy(nodeRed: NodeRedProcess, flows: Json[]): Promise<vo
 }
 
 function startedCount(nodeRed: NodeRedProcess): number {
-  return nodeRed.log.filter((line) => line.includes('Started flows')).length;
+  return nodeRed.log.filter(flowsStarted).length;
 }
 
 /** Polls a condition every 50 ms until it holds; rejects after `timeoutMs`. */

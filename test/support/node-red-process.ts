@@ -47,6 +47,11 @@ export function parsePackJson(stdout: string): PackResult {
   return packed as PackResult;
 }
 
+/** Node-RED's log line once the flows have started, in English or in Japanese (a runtime whose `lang` is ja). */
+export function flowsStarted(line: string): boolean {
+  return line.includes('Started flows') || line.includes('フローを開始しました');
+}
+
 /** Node-RED 4 (the dev dependency) on the Node running this process (Node 20 in CI). */
 export const NODE_RED_4: NodeRedRuntime = {
   title: `Node-RED 4.1 on Node ${process.versions.node.split('.')[0]}`,
@@ -203,7 +208,7 @@ export class NodeRedProcess {
   /** Resolves once the flows have started; rejects if Node-RED exits or takes longer than `timeoutMs`. */
   private async started(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.log.some((line) => line.includes('Started flows'))) {
+    while (!this.log.some(flowsStarted)) {
       if (this.hasExited()) throw new Error(`Node-RED exited early:\n${this.log.join('\n')}`);
       if (Date.now() > deadline) throw new Error(`Node-RED did not start within ${timeoutMs} ms:\n${this.log.join('\n')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));

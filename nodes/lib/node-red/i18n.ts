@@ -1,15 +1,67 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Node, NodeAPI } from './types';
 import { PlatformError } from '../util/errors';
-import { CatalogText, TextLog, englishTemplate, fill, stringParams } from '../util/catalog-text';
+import { CatalogText, TextLog, fill, stringParams, useEnglishCatalog } from '../util/catalog-text';
 
 /**
  * The one place where runtime texts (statuses, warnings, errors) are put into the language of the
- * Node-RED runtime (its `lang` setting, else the system locale), through RED._() and the pack's
- * runtime catalog: `runtime.*` in svc-config's message files, which every flow of the pack has.
+ * Node-RED runtime (its `lang` setting, else the system locale), through RED._().
+ *
+ * Node-RED registers the message catalog of each node set, `locales/<lang>/<type>.json`, as the
+ * namespace `<module>/<type>`. A node's own runtime texts are in its catalog's `runtime` section; the
+ * texts several nodes or the lower layers use are in the `common` section of svc-config's catalog,
+ * which every install of the pack has. The code names a text by its key alone
+ * (`error.geocode.address`): each key is in one catalog (test/locales_spec), and the en-US catalogs,
+ * read here, say which. RED._ of any node set reads any namespace named in the key, so texts do not
+ * depend on which node registered first.
  */
 
+type Catalog = { [key: string]: string | Catalog };
+
+/** Where a key's text is: its catalog's namespace and its path there (`<section>.<key>`); and its en-US template. */
+interface CatalogEntry {
+  namespace: string;
+  path: string;
+  english: string;
+}
+
+/** The catalogs beside the compiled code (dist/nodes/locales), the package.json two folders above. */
+const LOCALES_DIR = path.join(__dirname, '..', '..', 'locales');
+const PACKAGE_JSON = path.join(__dirname, '..', '..', '..', '..', 'package.json');
+const SECTIONS = ['runtime', 'common'];
+
+let entries: Map<string, CatalogEntry> | undefined;
+
+function catalogEntries(): Map<string, CatalogEntry> {
+  if (entries) return entries;
+  const moduleName = (JSON.parse(fs.readFileSync(PACKAGE_JSON, 'utf8')) as { name: string }).name;
+  const englishDir = path.join(LOCALES_DIR, 'en-US');
+  const found = new Map<string, CatalogEntry>();
+  for (const file of fs.readdirSync(englishDir).filter((name) => name.endsWith('.json'))) {
+    const catalog = JSON.parse(fs.readFileSync(path.join(englishDir, file), 'utf8')) as Catalog;
+    const namespace = `${moduleName}/${path.basename(file, '.json')}`;
+    for (const section of SECTIONS) {
+      const texts = catalog[section];
+      if (typeof texts !== 'object') continue;
+      for (const [key, english] of leaves(texts)) found.set(key, { namespace, path: `${section}.${key}`, english });
+    }
+  }
+  entries = found;
+  return found;
+}
+
+function leaves(catalog: Catalog, prefix = ''): Array<[string, string]> {
+  return Object.entries(catalog).flatMap(([key, value]): Array<[string, string]> =>
+    typeof value === 'string' ? [[`${prefix}${key}`, value]] : leaves(value, `${prefix}${key}.`),
+  );
+}
+
+// The lower layers write English (an error's first `message`) from the templates the glue hands down.
+useEnglishCatalog((key) => catalogEntries().get(key)?.english);
+
 type Translate = (key: string, params: Record<string, string>) => string;
-let runtimeCatalog: Translate | undefined;
+let runtimeTranslate: Translate | undefined;
 
 /**
  * Texts already translated, by key and parameters. A node shows the same few status texts for
@@ -21,13 +73,13 @@ const translated = new Map<string, string>();
 const TRANSLATED_MAX_ENTRIES = 500;
 const TRANSLATED_MAX_KEY_LENGTH = 200;
 
-/** Called by svc-config's registration: its RED._ reads its own catalog, whatever the module's name. */
-export function useRuntimeCatalog(RED: NodeAPI): void {
-  runtimeCatalog = (key, params) => RED._(key, params);
+/** Called by each node's registration with its RED: any node set's RED._ reads every catalog of the pack. */
+export function translateWith(RED: Pick<NodeAPI, '_'>): void {
+  runtimeTranslate = (key, params) => RED._(key, params);
   translated.clear();
 }
 
-/** A message in the runtime's language; en-US where the runtime has no catalog for it (a test helper, say). */
+/** A catalog text in the runtime's language; en-US where the runtime has no catalog for it (a test helper, say). */
 export function translate(text: CatalogText | string): string {
   if (typeof text === 'string') return text;
   const cacheKey = cacheKeyOf(text);
@@ -53,10 +105,11 @@ function cacheKeyOf(text: CatalogText): string {
 
 function translateNow(text: CatalogText): string {
   const params = stringParams(text.params, translate);
-  const key = `runtime.${text.key}`;
-  const inCatalog = runtimeCatalog?.(key, params);
-  // i18next answers a missing key with the key itself.
-  if (inCatalog === undefined || inCatalog === '' || inCatalog.endsWith(key)) return fill(englishTemplate(text.key) ?? text.key, params);
+  const entry = catalogEntries().get(text.key);
+  if (!entry) return fill(text.key, params);
+  const inCatalog = runtimeTranslate?.(`${entry.namespace}:${entry.path}`, params);
+  // i18next answers a key it lacks (or one of a namespace it does not know) with the key itself.
+  if (inCatalog === undefined || inCatalog === '' || inCatalog.endsWith(entry.path)) return fill(entry.english, params);
   return inCatalog;
 }
 
@@ -66,7 +119,7 @@ export function localize<T>(err: T): T {
   return err;
 }
 
-/** A node's log for the layers below the glue: their messages go to node.warn and node.log, translated. */
+/** A node's log for the layers below the glue: their texts go to node.warn and node.log, translated. */
 export function nodeLog(node: Pick<Node, 'warn' | 'log'>): TextLog {
   return { warn: (text) => node.warn(translate(text)), info: (text) => node.log(translate(text)) };
 }

@@ -1,26 +1,23 @@
-import fs from 'node:fs';
-import path from 'node:path';
-
 /**
- * Texts for people, as keys of the pack's runtime catalog (`runtime.*` in `locales/<lang>/svc-config.json`)
- * with their parameters. The platform layer builds them without knowing Node-RED; the Node-RED glue
- * translates them into the runtime's language (node-red/i18n.ts), and `english` gives the en-US text,
- * which is also every error's `message` until then.
+ * Texts for people, as keys of the pack's runtime catalogs with their parameters. The lower layers
+ * build them without knowing Node-RED or its files; the Node-RED glue translates them into the
+ * runtime's language (node-red/i18n.ts) and hands down the en-US templates (`useEnglishCatalog`),
+ * from which `english` writes every error's `message` until the glue translates it.
  */
 export interface CatalogText {
   key: string;
   params?: TextParams;
 }
 
-/** Parameters are filled in as they are, except messages, which are translated first (a list of them joined by "; "). */
+/** Parameters are filled in as they are, except catalog texts, which are translated first (a list of them joined by "; "). */
 export type TextParams = Record<string, string | number | CatalogText | CatalogText[]>;
 
-/** What a text names an element by: a member or setting name as written (`transportMode`), or a catalog message ("waypoint 3"). */
+/** What a text names an element by: a member or setting name as written (`transportMode`), or a catalog text ("waypoint 3"). */
 export type Label = string | CatalogText;
 
 /**
  * Where the layers below the Node-RED glue report what people should know outside of an error (Redis
- * lost, stored jobs unreadable): they give messages, and the glue passes a log that translates them.
+ * lost, stored jobs unreadable): they give catalog texts, and the glue passes a log that translates them.
  */
 export interface TextLog {
   warn(text: CatalogText): void;
@@ -35,31 +32,23 @@ export function isCatalogText(value: unknown): value is CatalogText {
   return value !== null && typeof value === 'object' && typeof (value as CatalogText).key === 'string';
 }
 
-type Catalog = { [key: string]: string | Catalog };
+/** The en-US template of a key, or undefined for a key the catalogs lack. */
+export type EnglishCatalog = (key: string) => string | undefined;
 
-/** The en-US catalog beside the compiled code (dist/nodes/locales, copied from nodes/locales). */
-const ENGLISH_CATALOG = path.join(__dirname, '..', '..', 'locales', 'en-US', 'svc-config.json');
-let english_: Catalog | undefined;
+let englishCatalog: EnglishCatalog = () => undefined;
 
-function englishCatalog(): Catalog {
-  english_ ??= (JSON.parse(fs.readFileSync(ENGLISH_CATALOG, 'utf8')) as { runtime: Catalog }).runtime;
-  return english_;
+/** Called by the Node-RED glue, which reads the en-US catalogs: until then a text is written as its key. */
+export function useEnglishCatalog(catalog: EnglishCatalog): void {
+  englishCatalog = catalog;
 }
 
-/** The en-US template of a key, or undefined when the catalog has none. */
-export function englishTemplate(key: string): string | undefined {
-  let node: string | Catalog | undefined = englishCatalog();
-  for (const part of key.split('.')) node = typeof node === 'object' ? node[part] : undefined;
-  return typeof node === 'string' ? node : undefined;
-}
-
-/** A message in English. */
+/** A catalog text in English (its key where the en-US catalogs have no such key). */
 export function english(text: CatalogText | string): string {
   if (typeof text === 'string') return text;
-  return fill(englishTemplate(text.key) ?? text.key, stringParams(text.params, english));
+  return fill(englishCatalog(text.key) ?? text.key, stringParams(text.params, english));
 }
 
-/** The parameters as text, nested messages rendered by `render`. */
+/** The parameters as text, nested catalog texts rendered by `render`. */
 export function stringParams(params: TextParams | undefined, render: (text: CatalogText) => string): Record<string, string> {
   const text = (value: string | number | CatalogText | CatalogText[]): string =>
     Array.isArray(value) ? value.map(render).join('; ') : isCatalogText(value) ? render(value) : String(value);
