@@ -12,7 +12,7 @@ import type { PlatformClient } from './lib/platform/client';
 import { BulkRun, FinishedBatch } from './lib/platform/bulk-run';
 import { countSetting, pollingOf, textSetting } from './lib/node-red/settings';
 import { readChoice } from './lib/util/values';
-import { causeOf, invalidInput } from './lib/util/errors';
+import { InputError, causeOf } from './lib/util/errors';
 import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { translate, translateWith } from './lib/node-red/i18n';
 import { migrated } from './lib/node-red/migrations';
@@ -81,7 +81,7 @@ async function inputVersion(file: string): Promise<{ size: number; modifiedMs: n
     const { size, mtimeMs } = await stat(file);
     return { size, modifiedMs: mtimeMs };
   } catch (err) {
-    throw invalidInput(catalogText('error.bulk.read', { cause: causeOf(err) }));
+    throw new InputError(catalogText('error.bulk.read', { cause: causeOf(err) }));
   }
 }
 
@@ -223,7 +223,7 @@ export = function register(RED: NodeAPI): void {
           if (!run.file) return geocode(client(), msg, { rows: run.rows ?? [] }, context, run);
           const { size, modifiedMs } = await inputVersion(run.file.input);
           if (size !== run.file.size || modifiedMs !== run.file.modifiedMs)
-            throw invalidInput(catalogText('error.bulk.inputChanged', { file: run.file.input }));
+            throw new InputError(catalogText('error.bulk.inputChanged', { file: run.file.input }));
           return geocode(client(), msg, fileRows(run.file.input), context, run);
         },
       },

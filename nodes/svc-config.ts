@@ -4,7 +4,7 @@ import type { SvcConfigNode, SvcCredentials } from './lib/node-red/config';
 import { PlatformClient } from './lib/platform/client';
 import type { ClientConfig, ClientCredentials, ProxySettings } from './lib/platform/types';
 import { BYTES_PER_MB } from './lib/platform/body';
-import { SharedServices } from './lib/node-red/shared';
+import { SharedServices } from './lib/node-red/shared-services';
 import { nonNegativeSetting, positiveSetting } from './lib/node-red/settings';
 import { translateWith } from './lib/node-red/i18n';
 import { testConnectionHandler } from './lib/node-red/test-connection';

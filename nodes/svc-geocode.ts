@@ -1,7 +1,7 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { nodeInputs } from './lib/node-red/inputs';
 import { configFor } from './lib/node-red/config';
-import { invalidInput } from './lib/util/errors';
+import { InputError } from './lib/util/errors';
 import { bestFeature, featurePoint } from './lib/geo/geojson';
 import { encodeGeohash } from './lib/geo/geohash';
 import { payloadSetting, precisionSetting } from './lib/node-red/settings';
@@ -82,9 +82,9 @@ export = function register(RED: NodeAPI): void {
 function readAddress(value: unknown): string {
   const candidate = value !== null && typeof value === 'object' && 'address' in value ? value.address : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(catalogText('error.geocode.address', { value: describeValue(candidate) }));
+    throw new InputError(catalogText('error.geocode.address', { value: describeValue(candidate) }));
   }
   const address = candidate.trim();
-  if (address === '') throw invalidInput(catalogText('error.geocode.addressEmpty'));
+  if (address === '') throw new InputError(catalogText('error.geocode.addressEmpty'));
   return address;
 }

@@ -1,5 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
-import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
+import { InputError, PlatformError, SvcError, causeOf } from './lib/util/errors';
 import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { LatLon, toPosition } from './lib/geo/geohash';
 import { Place, readLocation, toLocationObjects } from './lib/geo/locations';
@@ -70,7 +70,7 @@ export = function register(RED: NodeAPI): void {
         const fields = await read(msg);
         const places = locationsOf(fields.origins, inputs.origins, msg, 'origin', locationOptions);
         const rangeType = readChoice(fields.rangeType, RANGE_TYPES, 'range.type');
-        if (!rangeType) throw invalidInput(catalogText('error.isoline.rangeType'));
+        if (!rangeType) throw new InputError(catalogText('error.isoline.rangeType'));
         const rangeValues = readRangeValues(fields.rangeValue);
         const body: Record<string, unknown> = {
           async: readBoolean(fields.async, 'async') ?? false,
@@ -99,12 +99,12 @@ export = function register(RED: NodeAPI): void {
 
 /** One range value, or several (an array or a comma-separated list), each a positive number. */
 function readRangeValues(value: unknown): number[] {
-  if (!isSet(value)) throw invalidInput(catalogText('error.isoline.rangeValueRequired'));
+  if (!isSet(value)) throw new InputError(catalogText('error.isoline.rangeValueRequired'));
   const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [value];
-  if (items.length === 0) throw invalidInput(catalogText('error.isoline.rangeValueEmpty'));
+  if (items.length === 0) throw new InputError(catalogText('error.isoline.rangeValueEmpty'));
   return items.map((item, i) => {
     const n = readNumber(item, items.length > 1 ? `range.value ${i + 1}` : 'range.value');
-    if (n === undefined || n <= 0) throw invalidInput(catalogText('error.isoline.rangeValuePositive', { value: JSON.stringify(item) }));
+    if (n === undefined || n <= 0) throw new InputError(catalogText('error.isoline.rangeValuePositive', { value: JSON.stringify(item) }));
     return n;
   });
 }
@@ -114,7 +114,7 @@ function readAvoid(value: unknown, member: string): Record<string, string[]> | u
   let list = value;
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const arrays = Object.values(value).filter(Array.isArray);
-    if (arrays.length !== 1) throw invalidInput(catalogText('error.isoline.avoid'));
+    if (arrays.length !== 1) throw new InputError(catalogText('error.isoline.avoid'));
     list = arrays[0];
   }
   const features = readChoices(list, AVOID_FEATURES, 'avoid');
@@ -124,7 +124,7 @@ function readAvoid(value: unknown, member: string): Record<string, string[]> | u
 function readShape(value: unknown): number | undefined {
   const shape = readNumber(value, 'shape');
   if (shape !== undefined && (!Number.isInteger(shape) || shape <= MIN_SHAPE_EXCLUSIVE)) {
-    throw invalidInput(catalogText('error.isoline.shape', { shape, min: MIN_SHAPE_EXCLUSIVE }));
+    throw new InputError(catalogText('error.isoline.shape', { shape, min: MIN_SHAPE_EXCLUSIVE }));
   }
   return shape;
 }
@@ -162,7 +162,7 @@ function withJapanHint(result: Promise<ComputationResult>, places: Place[]): Pro
 }
 
 function explainJapan(err: unknown, places: Place[]): unknown {
-  if (!(err instanceof PlatformError) || !['BAD_REQUEST', 'FORBIDDEN', 'JOB_FAILED'].includes(err.code)) return err;
+  if (!(err instanceof SvcError) || !['BAD_REQUEST', 'FORBIDDEN', 'JOB_FAILED'].includes(err.code)) return err;
   const index = places.findIndex((place) => place.point && inJapan(place.point));
   if (index < 0) return err;
   return new PlatformError(err.code, catalogText('error.isoline.japan', { cause: causeOf(err), origin: index + 1 }), {

@@ -1,6 +1,6 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { clientFor } from './lib/node-red/config';
-import { PlatformError, causeOf, invalidInput } from './lib/util/errors';
+import { InputError, PlatformError, SvcError, causeOf } from './lib/util/errors';
 import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { LatLon, decodeGeohash, isGeohash, toPosition } from './lib/geo/geohash';
 import { Json, isSet, readChoice, setMembers, toNumber } from './lib/util/values';
@@ -43,8 +43,8 @@ export = function register(RED: NodeAPI): void {
         const platform = client();
         const fields = await read(msg);
         const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
-        if (places.length < MIN_WAYPOINTS) throw invalidInput(catalogText('error.route.fewWaypoints', { min: MIN_WAYPOINTS, count: places.length }));
-        if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw invalidInput(catalogText('error.route.arriveAndDepart'));
+        if (places.length < MIN_WAYPOINTS) throw new InputError(catalogText('error.route.fewWaypoints', { min: MIN_WAYPOINTS, count: places.length }));
+        if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw new InputError(catalogText('error.route.arriveAndDepart'));
         const defaultModes = isSet(fields.transportMode) ? readRouteModes(fields.transportMode, 'transportMode') : undefined;
         const body: Json = {
           waypoints: places.map((place, i) => toWaypointObject(place, defaultModes, numbered('waypoint', i + 1))),
@@ -137,6 +137,6 @@ function coarseLine(route: Json, segments: Json[]): Position[] {
   return line;
 }
 
-function badRoute(detail: string | CatalogText): PlatformError {
+function badRoute(detail: string | CatalogText): SvcError {
   return new PlatformError('BAD_RESPONSE', catalogText('error.route.unusable', { detail }));
 }

@@ -1,7 +1,7 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { describeCause, invalidInput } from './lib/util/errors';
+import { InputError, describeCause } from './lib/util/errors';
 import { handleInputs } from './lib/node-red/runner';
 import { describeValue } from './lib/util/values';
 import { catalogText } from './lib/util/catalog-text';
@@ -58,16 +58,16 @@ export = function register(RED: NodeAPI): void {
 
 /** `Data` must be a JSON object; with `wrapValue` any other JSON value becomes `{ value }`. */
 function readData(value: unknown, wrapValue: boolean): Record<string, unknown> {
-  if (value === undefined) throw invalidInput(catalogText('error.publish.noData'));
+  if (value === undefined) throw new InputError(catalogText('error.publish.noData'));
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
   if (!isObject && !wrapValue) {
-    throw invalidInput(catalogText('error.publish.notObject', { value: describeValue(value) }));
+    throw new InputError(catalogText('error.publish.notObject', { value: describeValue(value) }));
   }
   const data = isObject ? (value as Record<string, unknown>) : { value };
   try {
     JSON.stringify(data);
   } catch (err) {
-    throw invalidInput(catalogText('error.publish.notJson', { cause: describeCause(err) }));
+    throw new InputError(catalogText('error.publish.notJson', { cause: describeCause(err) }));
   }
   return data;
 }

@@ -1,7 +1,7 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { messageInput, nodeInputs, readInput, readsDefault } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { PlatformError, invalidInput } from './lib/util/errors';
+import { InputError, PlatformError } from './lib/util/errors';
 import type { PlatformClient } from './lib/platform/client';
 import type { PlatformRequest } from './lib/platform/types';
 import { HandlerResult, InputContext, handleInputs } from './lib/node-red/runner';
@@ -251,7 +251,7 @@ async function send({ platform, out, context }: OperationCall, request: Omit<Pla
 
 function readOperation(value: unknown): Operation {
   if (typeof value === 'string' && (OPERATIONS as readonly string[]).includes(value)) return value as Operation;
-  throw invalidInput(
+  throw new InputError(
     catalogText('error.topic.operation', { allowed: OPERATIONS.join(', '), value: typeof value === 'string' ? `"${value}"` : describeValue(value) }),
   );
 }

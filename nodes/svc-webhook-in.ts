@@ -6,7 +6,7 @@ import { NodeStatus } from './lib/node-red/status';
 import { failure, reportFailure } from './lib/node-red/failure';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
-import { causeOf, invalidInput } from './lib/util/errors';
+import { InputError, causeOf } from './lib/util/errors';
 import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { translate, translateWith } from './lib/node-red/i18n';
 import { JsonTextProblem, isHeaderName, readJsonText } from './lib/util/text';
@@ -93,7 +93,7 @@ export = function register(RED: NodeAPI): void {
     try {
       config = readConfig(def, this.credentials ?? {});
     } catch (err) {
-      reportFailure(this, status, invalidInput(catalogText('error.webhook.notListening', { cause: causeOf(err) })));
+      reportFailure(this, status, new InputError(catalogText('error.webhook.notListening', { cause: causeOf(err) })));
       return;
     }
     const app = RED.httpNode;
@@ -242,22 +242,22 @@ export = function register(RED: NodeAPI): void {
 
 function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {
   const url = textSetting(def.url);
-  if (url === '') throw invalidInput(catalogText('error.webhook.noPath'));
+  if (url === '') throw new InputError(catalogText('error.webhook.noPath'));
   const path = url.startsWith('/') ? url : `/${url}`;
   const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
   let verifier: SignatureVerifier | undefined;
   if (def.verify !== 'none') {
     const secrets = [credentials.secret ?? '', credentials.previousSecret ?? ''];
     if (!secrets.some((secret) => secret !== '')) {
-      throw invalidInput(catalogText('error.webhook.noSecret'));
+      throw new InputError(catalogText('error.webhook.noSecret'));
     }
     verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
   }
   const headerName = textSetting(def.headerName);
   if (headerName === '') return { path, verifier, maxBodyBytes };
-  if (!isHeaderName(headerName)) throw invalidInput(catalogText('error.webhook.headerName'));
+  if (!isHeaderName(headerName)) throw new InputError(catalogText('error.webhook.headerName'));
   const headerValue = (credentials.headerValue ?? '').trim();
-  if (headerValue === '') throw invalidInput(catalogText('error.webhook.headerValue', { name: headerName }));
+  if (headerValue === '') throw new InputError(catalogText('error.webhook.headerValue', { name: headerName }));
   return { path, verifier, maxBodyBytes, header: { name: headerName.toLowerCase(), value: headerValue } };
 }
 

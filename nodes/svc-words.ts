@@ -1,7 +1,7 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from './lib/node-red/types';
 import { nodeInputs } from './lib/node-red/inputs';
 import { clientFor } from './lib/node-red/config';
-import { PlatformError, causeOf, codeForStatus } from './lib/util/errors';
+import { PlatformError, SvcError, causeOf, codeForStatus } from './lib/util/errors';
 import { catalogText } from './lib/util/catalog-text';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, isGeohash } from './lib/geo/geohash';
 import { isRecord, toNumber } from './lib/util/values';
@@ -51,7 +51,7 @@ export = function register(RED: NodeAPI): void {
             onWait,
           })
           .catch((err: unknown) => {
-            throw err instanceof PlatformError && err.code === 'NOT_FOUND' ? noSuchAddress(words, 404) : err;
+            throw err instanceof SvcError && err.code === 'NOT_FOUND' ? noSuchAddress(words, 404) : err;
           });
         const { location, geohash } = readLookup(response.body, words, response.statusCode);
         const out = msg as OutputMessage;
@@ -103,6 +103,6 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
   }
 }
 
-function noSuchAddress(words: string[], statusCode: number): PlatformError {
+function noSuchAddress(words: string[], statusCode: number): SvcError {
   return new PlatformError('NOT_FOUND', catalogText('error.words.noSuchAddress', { words: formatThreeWords(words) }), { statusCode });
 }

@@ -1,8 +1,8 @@
 import should from 'should';
 import { PlatformClient } from '../nodes/lib/platform/client';
 import type { ClientConfig, PlatformRequest } from '../nodes/lib/platform/types';
-import type { GateClock } from '../nodes/lib/platform/request-gate';
-import { PlatformError } from '../nodes/lib/util/errors';
+import type { Clock } from '../nodes/lib/util/async';
+import { SvcError } from '../nodes/lib/util/errors';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './sandbox';
 
 /**
@@ -105,13 +105,13 @@ export async function waitUntil(predicate: () => boolean, what: string, timeoutM
   }
 }
 
-/** The promise's rejection as a PlatformError; fails the test if it resolves or rejects otherwise. */
-export async function rejectionOf(promise: Promise<unknown>): Promise<PlatformError> {
+/** The promise's rejection as one of the pack's errors (SvcError); fails the test if it resolves or rejects otherwise. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<SvcError> {
   try {
     await promise;
   } catch (err) {
-    should(err).be.instanceOf(PlatformError);
-    return err as PlatformError;
+    should(err).be.instanceOf(SvcError);
+    return err as SvcError;
   }
   throw new Error('expected a rejection, got a result');
 }
@@ -148,7 +148,7 @@ export async function expectHandlesBackTo(baseline: Record<string, number>, time
 }
 
 /** A clock that moves only when told to, firing the timers that fall due on the way. */
-export class ManualClock implements GateClock {
+export class ManualClock implements Clock {
   private time = 1_000_000;
   private readonly timers = new Map<number, { at: number; callback: () => void }>();
   private nextId = 1;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { QUOTA_FILE } from '../nodes/lib/node-red/shared';
+import { QUOTA_FILE } from '../nodes/lib/node-red/shared-services';
 import { CONFIG_ID, expectError, expectOutput, helper, loadWithSandbox, testUserDir, useSandbox, Json } from './support/harness';
 import { freePort } from './support/node-red-process';
 import { waitUntil } from './foundation_helpers';

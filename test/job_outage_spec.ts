@@ -2,7 +2,7 @@ import should from 'should';
 import type { WaitEvent } from '../nodes/lib/platform/types';
 import { JobState, PollContext, Polling, computationReader, outageDelay, pollJob } from '../nodes/lib/platform/jobs';
 import { bulkResult, uploadBatch } from '../nodes/lib/platform/bulk';
-import { PlatformError } from '../nodes/lib/util/errors';
+import { PlatformError, SvcError } from '../nodes/lib/util/errors';
 import type { Fault } from './sandbox';
 import { ManualClock, clientSuite, rejectionOf } from './foundation_helpers';
 
@@ -139,7 +139,7 @@ describe('an accepted job through a platform outage', function () {
   });
 
   it('outageDelay: the failures that pass, a 429 waits at least its Retry-After, the rest end the job', function () {
-    const error = (code: PlatformError['code'], retryAfterMs?: number) => new PlatformError(code, 'x', { retryAfterMs });
+    const error = (code: SvcError['code'], retryAfterMs?: number) => new PlatformError(code, 'x', { retryAfterMs });
     should([1, 2, 3, 4, 5, 9].map((failures) => outageDelay(error('SERVER'), failures, polling))).eql([1000, 2000, 4000, 8000, 10_000, 10_000]);
     should(outageDelay(error('NETWORK'), 1, { ...polling, maxIntervalMs: 30_000 })).equal(1000);
     should(outageDelay(error('TIMEOUT'), 6, { ...polling, maxIntervalMs: 30_000 })).equal(30_000);

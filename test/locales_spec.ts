@@ -156,9 +156,10 @@ const RUNTIME_TEXTS = runtimeTexts();
 
 /**
  * Calls that give people a text written in the code instead of a catalog message: an error, a status,
- * a warning or a log line with a string literal (`invalidInput('…')`, `node.warn(\`…\`)`).
+ * a warning or a log line with a string literal (`new InputError('…')`, `node.warn(\`…\`)`).
  */
-const LITERAL_TEXT = /(?:\binvalidInput\(|\bnew PlatformError\(\s*'[A-Z_]+',|\bnew CsvError\(|\.(?:warn|log|error|info|done|warning)\()\s*['`]/g;
+const LITERAL_TEXT =
+  /(?:\bnew (?:InputError|ConfigError)\(|\bnew (?:SvcError|PlatformError)\(\s*'[A-Z_]+',|\bnew CsvError\(|\.(?:warn|log|error|info|done|warning)\()\s*['`]/g;
 
 const RESOURCES_DIR = path.join(REPO_ROOT, 'resources');
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;

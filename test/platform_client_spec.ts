@@ -8,7 +8,7 @@ import should from 'should';
 import type { PlatformClient } from '../nodes/lib/platform/client';
 import type { PlatformRequest, WaitEvent } from '../nodes/lib/platform/types';
 import type { SvcConfigNode } from '../nodes/lib/node-red/config';
-import { PlatformError } from '../nodes/lib/util/errors';
+import { SvcError } from '../nodes/lib/util/errors';
 import { startSandbox, Sandbox, SANDBOX_DEFAULTS, sendJson } from './sandbox';
 import { CONFIG_ID, configNode, helper, Json, nodeModule, sandboxCredentials } from './support/harness';
 import { ManualClock, clientSuite, expectHandlesBackTo, geocode, handleBaseline, rejectionOf, sandboxClientConfig, waitUntil } from './foundation_helpers';
@@ -283,7 +283,7 @@ describe('platform client', function () {
       try {
         return (await client.request(req)).statusCode;
       } catch (err) {
-        return (err as PlatformError).code;
+        return (err as SvcError).code;
       }
     };
 
@@ -427,7 +427,7 @@ describe('platform client', function () {
       cases.push([() => client.request(geocode({ method: 'GET', path: '/v1/test/server-error' })), 'SERVER', 500, /500: database on fire/]);
       for (const [run, code, statusCode, message] of cases) {
         const error = await rejectionOf(run());
-        should(error).be.instanceOf(PlatformError);
+        should(error).be.instanceOf(SvcError);
         should(error.code).equal(code);
         should(error.statusCode).equal(statusCode);
         should(error.message).match(message);
@@ -438,7 +438,7 @@ describe('platform client', function () {
 
     it('never lets a secret or token into a message or body excerpt, even when the server echoes them', async function () {
       const client = clients.create(sandbox, { maxRetries: 0 });
-      const errors: PlatformError[] = [];
+      const errors: SvcError[] = [];
       for (const auth of ['project', 'pubsub', 'bearer'] as const) {
         errors.push(await rejectionOf(client.request({ auth, method: 'GET', path: '/v1/test/echo/json', retry: 'read' })));
       }
@@ -492,8 +492,8 @@ describe('platform client', function () {
       should(fulfilled).have.length(3);
       should(refused).have.length(2);
       for (const { reason } of refused) {
-        should((reason as PlatformError).code).equal('QUEUE_FULL');
-        should((reason as PlatformError).notSent).be.true();
+        should((reason as SvcError).code).equal('QUEUE_FULL');
+        should((reason as SvcError).notSent).be.true();
       }
       should(sandbox.requests('slow').map((r) => r.query.n)).eql(['0', '1', '2']);
     });

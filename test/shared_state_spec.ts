@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
-import { AnswerCache } from '../nodes/lib/shared/answer-cache';
+import { ResponseCache } from '../nodes/lib/shared/response-cache';
 import { CoalescedWriter, readJson } from '../nodes/lib/shared/json-file';
 import { CounterFile, DailyQuota } from '../nodes/lib/shared/quota';
 import { SharedMode, SharedState, describeRedisUrl } from '../nodes/lib/shared/shared-state';
@@ -136,7 +136,7 @@ describe('shared state without Redis (one instance)', function () {
 
   it('the answer cache answers an identical query within its TTL, from memory without Redis', async function () {
     const clock = new ManualClock();
-    const cache = new AnswerCache(new SharedState({ log: recordingLog().log }), 'scope', 50, clock);
+    const cache = new ResponseCache(new SharedState({ log: recordingLog().log }), 'scope', 50, clock);
     should(await cache.get('1 Main Street')).be.undefined();
     await cache.set('1 Main Street', { statusCode: 200, body: { items: [1] } });
     should(await cache.get('1 Main Street')).eql({ statusCode: 200, body: { items: [1] } });

@@ -1,6 +1,6 @@
 import should from 'should';
 import { plainText, trimTrailing } from '../../nodes/lib/util/text';
-import { PlatformError, redact, scrubAnswer, scrubBytes } from '../../nodes/lib/util/errors';
+import { PlatformError, redact, scrubBody, scrubBytes } from '../../nodes/lib/util/errors';
 import { parseSignatureHeader } from '../../nodes/lib/platform/signature';
 import { parseCsv } from '../../nodes/lib/format/csv';
 import { resultRecords } from '../../nodes/lib/format/result-file';
@@ -66,8 +66,8 @@ const CASES: Case[] = [
   { name: 'redact: \\u escapes, some broken', run: (text) => redact(text, ['abcabd']), input: repeat('\\u0061\\u00') },
   { name: 'scrubBytes: a secret almost repeated', run: (text) => scrubBytes(Buffer.from(text), ['abcabd', 'a/b"c']), input: repeat('abc') },
   {
-    name: 'scrubAnswer: strings that almost hold a secret',
-    run: (text) => scrubAnswer([text, text], text, ['abcabd']),
+    name: 'scrubBody: strings that almost hold a secret',
+    run: (text) => scrubBody([text, text], text, ['abcabd']),
     input: surrounded('\\', 'abc', ''),
   },
   {

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { CsvError, csvRecords, parseCsv, recordToObject } from './csv';
-import { PlatformError, causeOf, describeCause, invalidInput } from '../util/errors';
+import { InputError, SvcError, causeOf, describeCause } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { describeValue, isRecord } from '../util/values';
 
@@ -27,11 +27,11 @@ export interface AddressSource {
 export function addressRows(value: unknown): AddressSource {
   if (value instanceof Readable) return { rows: streamRows(value), stream: value };
   if (Array.isArray(value)) {
-    if (value.length === 0) throw invalidInput(catalogText('error.bulk.emptyList'));
+    if (value.length === 0) throw new InputError(catalogText('error.bulk.emptyList'));
     return { rows: value.map(itemRow) };
   }
   if (typeof value === 'string' || Buffer.isBuffer(value)) {
-    if (value.toString().trim() === '') throw invalidInput(catalogText('error.bulk.emptyCsv'));
+    if (value.toString().trim() === '') throw new InputError(catalogText('error.bulk.emptyCsv'));
     const reader = new CsvRows();
     try {
       const rows = parseCsv(value)
@@ -42,7 +42,7 @@ export function addressRows(value: unknown): AddressSource {
       throw inputError(err);
     }
   }
-  throw invalidInput(catalogText('error.bulk.input', { value: describeValue(value) }));
+  throw new InputError(catalogText('error.bulk.input', { value: describeValue(value) }));
 }
 
 /**
@@ -50,7 +50,7 @@ export function addressRows(value: unknown): AddressSource {
  * else as a byte stream is read.
  */
 export function fileRows(path: string): AddressSource {
-  if (path.trim() === '') throw invalidInput(catalogText('error.bulk.emptyFilename'));
+  if (path.trim() === '') throw new InputError(catalogText('error.bulk.emptyFilename'));
   const stream = createReadStream(path);
   // An open error (no such file) comes before the rows are read: the reading reports it, not an unhandled event.
   stream.on('error', () => undefined);
@@ -115,7 +115,7 @@ async function* jsonLineRows(chunks: AsyncIterable<unknown>): AsyncGenerator<Inp
     try {
       item = JSON.parse(text.replace(/^\uFEFF/, ''));
     } catch (err) {
-      throw invalidInput(catalogText('error.bulk.jsonLine', { line, cause: describeCause(err) }));
+      throw new InputError(catalogText('error.bulk.jsonLine', { line, cause: describeCause(err) }));
     }
     return itemRow(item, index++);
   };
@@ -135,7 +135,7 @@ async function* jsonLineRows(chunks: AsyncIterable<unknown>): AsyncGenerator<Inp
 function itemRow(item: unknown, index: number): InputRow {
   if (typeof item === 'string') return { index, input: item, address: item.trim() };
   if (isRecord(item) && typeof item.address === 'string') return { index, input: item, address: item.address.trim() };
-  throw invalidInput(catalogText('error.bulk.row', { index, value: describeValue(item) }));
+  throw new InputError(catalogText('error.bulk.row', { index, value: describeValue(item) }));
 }
 
 /** Turns CSV records into rows: the first record names the columns, one of them `address`. */
@@ -149,15 +149,15 @@ class CsvRows {
     if (!this.header) {
       this.header = record.map((name) => name.trim());
       this.addressColumn = this.header.findIndex((name) => name.toLowerCase() === 'address');
-      if (this.addressColumn < 0) throw invalidInput(catalogText('error.bulk.noAddressColumn', { columns: this.header.join(', ') }));
+      if (this.addressColumn < 0) throw new InputError(catalogText('error.bulk.noAddressColumn', { columns: this.header.join(', ') }));
       return undefined;
     }
     return { index: this.index++, input: recordToObject(this.header, record), address: (record[this.addressColumn] ?? '').trim() };
   }
 }
 
-function inputError(err: unknown): PlatformError {
-  if (err instanceof PlatformError) return err;
-  if (err instanceof CsvError) return invalidInput(catalogText('error.bulk.csv', { cause: err.text }));
-  return invalidInput(catalogText('error.bulk.read', { cause: causeOf(err) }));
+function inputError(err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  if (err instanceof CsvError) return new InputError(catalogText('error.bulk.csv', { cause: err.text }));
+  return new InputError(catalogText('error.bulk.read', { cause: causeOf(err) }));
 }

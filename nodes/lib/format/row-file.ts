@@ -1,7 +1,7 @@
 import { createWriteStream, fdatasync, promises as fsPromises, WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { csvLine, spreadsheetText } from './csv';
-import { describeCause, invalidInput } from '../util/errors';
+import { InputError, describeCause } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 
 /** How far a file was written and made durable: where a resumed run truncates it to and goes on from. */
@@ -42,12 +42,12 @@ export class RowFile {
    * written then, dropping rows written after it, and appended to.
    */
   static async open(path: string, resumeFrom?: RowFileState, cells: CsvCells = 'text'): Promise<RowFile> {
-    if (path.trim() === '') throw invalidInput(catalogText('error.outputFile.emptyPath'));
+    if (path.trim() === '') throw new InputError(catalogText('error.outputFile.emptyPath'));
     if (resumeFrom) {
       const { size } = await fsPromises.stat(path).catch((err: unknown) => {
-        throw invalidInput(catalogText('error.outputFile.notResumable', { path, cause: describeCause(err) }));
+        throw new InputError(catalogText('error.outputFile.notResumable', { path, cause: describeCause(err) }));
       });
-      if (size < resumeFrom.bytes) throw invalidInput(catalogText('error.outputFile.shorter', { path, size, bytes: resumeFrom.bytes }));
+      if (size < resumeFrom.bytes) throw new InputError(catalogText('error.outputFile.shorter', { path, size, bytes: resumeFrom.bytes }));
       await fsPromises.truncate(path, resumeFrom.bytes);
     }
     const stream = createWriteStream(path, { flags: resumeFrom ? 'a' : 'w' });
@@ -55,7 +55,7 @@ export class RowFile {
     try {
       [fd] = (await once(stream, 'open')) as [number];
     } catch (err) {
-      throw invalidInput(catalogText('error.outputFile.notWritable', { path, cause: describeCause(err) }));
+      throw new InputError(catalogText('error.outputFile.notWritable', { path, cause: describeCause(err) }));
     }
     const file = new RowFile(path, stream, fd, /\.csv$/i.test(path) ? 'csv' : 'jsonl', cells);
     file.bytes = resumeFrom?.bytes ?? 0;
@@ -106,7 +106,7 @@ export class RowFile {
   }
 
   private check(): void {
-    if (this.failure) throw invalidInput(catalogText('error.outputFile.writeFailed', { path: this.path, cause: this.failure.message }));
+    if (this.failure) throw new InputError(catalogText('error.outputFile.writeFailed', { path: this.path, cause: this.failure.message }));
   }
 }
 

@@ -1,4 +1,4 @@
-import { invalidInput } from '../util/errors';
+import { InputError } from '../util/errors';
 import { Label, catalogText } from '../util/catalog-text';
 import { Json } from '../util/values';
 import { checkLatLon } from './geohash';
@@ -21,18 +21,18 @@ export function readBox(value: unknown, label: Label): Box {
   let raw: [unknown, unknown, unknown, unknown];
   if (typeof value === 'string') {
     const parts = value.split(',').map((s) => s.trim());
-    if (parts.length !== 4) throw invalidInput(catalogText('error.location.boxText', { label, value: JSON.stringify(value) }));
+    if (parts.length !== 4) throw new InputError(catalogText('error.location.boxText', { label, value: JSON.stringify(value) }));
     raw = [parts[0], parts[1], parts[2], parts[3]];
   } else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const record = value as Json;
     raw = [record.minLat, record.minLng ?? record.minLon, record.maxLat, record.maxLng ?? record.maxLon];
   } else {
-    throw invalidInput(catalogText('error.location.box', { label }));
+    throw new InputError(catalogText('error.location.box', { label }));
   }
   const min = checkLatLon(raw[0], raw[1], catalogText('label.minimumCorner', { label }));
   const max = checkLatLon(raw[2], raw[3], catalogText('label.maximumCorner', { label }));
-  if (min.lat >= max.lat) throw invalidInput(catalogText('error.location.boxLat', { label, min: min.lat, max: max.lat }));
-  if (min.lon >= max.lon) throw invalidInput(catalogText('error.location.boxLon', { label, min: min.lon, max: max.lon }));
+  if (min.lat >= max.lat) throw new InputError(catalogText('error.location.boxLat', { label, min: min.lat, max: max.lat }));
+  if (min.lon >= max.lon) throw new InputError(catalogText('error.location.boxLon', { label, min: min.lon, max: max.lon }));
   return { minLat: min.lat, minLon: min.lon, maxLat: max.lat, maxLon: max.lon };
 }
 

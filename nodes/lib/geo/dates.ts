@@ -1,4 +1,4 @@
-import { invalidInput } from '../util/errors';
+import { InputError } from '../util/errors';
 import { Label, catalogText } from '../util/catalog-text';
 
 /** Dates and times for the routing endpoints (the sequence's `departure`, the route's `arriveBy` and `departAt`), checked against the calendar. */
@@ -56,7 +56,7 @@ export function formatRfc3339(value: unknown, label: Label): string {
       checkCalendar('2000-01-01', `${hoursMinutes}${seconds}`, label);
       return `${hoursMinutes}${seconds}`;
     }
-    throw invalidInput(catalogText('error.location.notRfc3339', { label, value: JSON.stringify(value) ?? 'undefined' }));
+    throw new InputError(catalogText('error.location.notRfc3339', { label, value: JSON.stringify(value) ?? 'undefined' }));
   }
   return `${readInstant(value, label).toISOString().slice(0, 19)}Z`;
 }
@@ -68,7 +68,7 @@ export function readInstant(value: unknown, label: Label): Date {
   else if (typeof value === 'number') instant = new Date(Math.abs(value) < EPOCH_SECONDS_BELOW ? value * 1000 : value);
   else if (typeof value === 'string' && ISO_DATE_TIME.test(value.trim())) instant = new Date(value.trim());
   if (!instant || Number.isNaN(instant.getTime())) {
-    throw invalidInput(catalogText('error.location.notDate', { label, value: JSON.stringify(value) ?? 'undefined' }));
+    throw new InputError(catalogText('error.location.notDate', { label, value: JSON.stringify(value) ?? 'undefined' }));
   }
   return instant;
 }
@@ -81,7 +81,7 @@ function checkCalendar(date: string, time: string, label: Label): void {
   const dateOk = probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day;
   // RFC 3339 allows a leap second (60).
   const timeOk = hours <= 23 && minutes <= 59 && seconds < 61;
-  if (!dateOk || !timeOk) throw invalidInput(catalogText('error.location.invalidDate', { label, value: `${date}T${time}` }));
+  if (!dateOk || !timeOk) throw new InputError(catalogText('error.location.invalidDate', { label, value: `${date}T${time}` }));
 }
 
 function pad(n: number, width = 2): string {

@@ -1,5 +1,5 @@
 import ngeohash from 'ngeohash';
-import { invalidInput } from '../util/errors';
+import { InputError } from '../util/errors';
 import { Label, catalogText } from '../util/catalog-text';
 import { toNumber } from '../util/values';
 
@@ -21,10 +21,10 @@ export function isGeohash(value: unknown): value is string {
 export function checkLatLon(lat: unknown, lon: unknown, label: Label): LatLon {
   const latitude = toNumber(lat);
   const longitude = toNumber(lon);
-  if (latitude === undefined) throw invalidInput(catalogText('error.geo.latNotNumber', { label, value: JSON.stringify(lat) ?? 'undefined' }));
-  if (longitude === undefined) throw invalidInput(catalogText('error.geo.lonNotNumber', { label, value: JSON.stringify(lon) ?? 'undefined' }));
-  if (latitude < -90 || latitude > 90) throw invalidInput(catalogText('error.geo.latRange', { label, value: latitude }));
-  if (longitude < -180 || longitude > 180) throw invalidInput(catalogText('error.geo.lonRange', { label, value: longitude }));
+  if (latitude === undefined) throw new InputError(catalogText('error.geo.latNotNumber', { label, value: JSON.stringify(lat) ?? 'undefined' }));
+  if (longitude === undefined) throw new InputError(catalogText('error.geo.lonNotNumber', { label, value: JSON.stringify(lon) ?? 'undefined' }));
+  if (latitude < -90 || latitude > 90) throw new InputError(catalogText('error.geo.latRange', { label, value: latitude }));
+  if (longitude < -180 || longitude > 180) throw new InputError(catalogText('error.geo.lonRange', { label, value: longitude }));
   return { lat: latitude, lon: longitude };
 }
 
@@ -33,14 +33,14 @@ export function encodeGeohash(point: LatLon, precision = DEFAULT_GEOHASH_PRECISI
 }
 
 export function decodeGeohash(geohash: string, label: Label = 'geohash'): LatLon {
-  if (!isGeohash(geohash)) throw invalidInput(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(geohash) ?? 'undefined' }));
+  if (!isGeohash(geohash)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(geohash) ?? 'undefined' }));
   const { latitude, longitude } = ngeohash.decode(geohash.toLowerCase());
   return { lat: latitude, lon: longitude };
 }
 
 /** A GeoJSON position is [longitude, latitude]: the order is easy to get wrong, so it lives here only. */
 export function fromPosition(position: unknown, label: Label): LatLon {
-  if (!Array.isArray(position) || position.length < 2) throw invalidInput(catalogText('error.geo.notPosition', { label }));
+  if (!Array.isArray(position) || position.length < 2) throw new InputError(catalogText('error.geo.notPosition', { label }));
   return checkLatLon(position[1], position[0], label);
 }
 

@@ -1,4 +1,4 @@
-import { invalidInput } from '../util/errors';
+import { InputError } from '../util/errors';
 import { Label, CatalogText, catalogText } from '../util/catalog-text';
 import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
 import { Json, describeValue, readChoices, setMembers, toNumber } from '../util/values';
@@ -56,17 +56,17 @@ const ACCEPTED_FORMS = catalogText('error.location.acceptedForms');
 export function readLocation(value: unknown, label: Label, options: LocationOptions): Place {
   if (typeof value === 'string') {
     const geohash = value.trim().toLowerCase();
-    if (!isGeohash(geohash)) throw invalidInput(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
+    if (!isGeohash(geohash)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
     return { geohash, point: decodeGeohash(geohash, label) };
   }
   if (Array.isArray(value)) {
     if (!options.lonLatArrays) {
-      throw invalidInput(catalogText('error.location.ambiguousArray', { label, forms: ACCEPTED_FORMS }));
+      throw new InputError(catalogText('error.location.ambiguousArray', { label, forms: ACCEPTED_FORMS }));
     }
     return { point: fromPosition(value, label) };
   }
   if (value === null || typeof value !== 'object')
-    throw invalidInput(catalogText('error.location.notLocationValue', { label, value: shown(value), forms: ACCEPTED_FORMS }));
+    throw new InputError(catalogText('error.location.notLocationValue', { label, value: shown(value), forms: ACCEPTED_FORMS }));
   const record = value as Json;
   switch (record.type) {
     case 'Feature':
@@ -83,7 +83,7 @@ export function readLocation(value: unknown, label: Label, options: LocationOpti
       return readIndoorWaypoint(record, label);
   }
   if (typeof record.type === 'string' && GEOJSON_NON_POINTS.has(record.type)) {
-    throw invalidInput(catalogText('error.location.geojsonNotPoint', { label, type: String(record.type) }));
+    throw new InputError(catalogText('error.location.geojsonNotPoint', { label, type: String(record.type) }));
   }
   return readPlainObject(record, label);
 }
@@ -119,7 +119,7 @@ export function toLocationObject(place: Place, variant: LocationVariant, precisi
   if (place.specObject && (place.specObject.type === 'geohash' || place.specObject.type === 'coordinates')) {
     return place.specObject as LocationObject;
   }
-  if (!place.point) throw invalidInput(catalogText('error.location.indoorNoPoint', { label }));
+  if (!place.point) throw new InputError(catalogText('error.location.indoorNoPoint', { label }));
   if (variant === 'geohash') return { type: 'geohash', geohash: place.geohash ?? encodeGeohash(place.point, precision) };
   return { type: 'coordinates', latitude: place.point.lat, longitude: place.point.lon };
 }
@@ -146,21 +146,21 @@ export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[
     return withModes(setMembers({ type: 'indoor', venueId: place.venueId, unitId: place.unitId }));
   }
   if (place.geohash) return withModes({ type: 'geohash', geohash: place.geohash });
-  if (!place.point) throw invalidInput(catalogText('error.location.noPosition', { label }));
+  if (!place.point) throw new InputError(catalogText('error.location.noPosition', { label }));
   return withModes({ type: 'point', coordinates: `${decimal(place.point.lon)},${decimal(place.point.lat)}` });
 }
 
 /** Route transport modes from an array or a comma-separated list, each checked against the spec's enum. */
 export function readRouteModes(value: unknown, label: Label): RouteTransportMode[] {
   const modes = readChoices(value, ROUTE_TRANSPORT_MODES, label);
-  if (!modes) throw invalidInput(catalogText('error.location.modesNotList', { label }));
+  if (!modes) throw new InputError(catalogText('error.location.modesNotList', { label }));
   return modes;
 }
 
 function readFeature(record: Json, label: Label): Place {
   const geometry = record.geometry as Json | null | undefined;
   if (!geometry || typeof geometry !== 'object' || geometry.type !== 'Point') {
-    throw invalidInput(catalogText('error.location.featureNotPoint', { label }));
+    throw new InputError(catalogText('error.location.featureNotPoint', { label }));
   }
   const properties = (record.properties ?? {}) as Json;
   const name = typeof properties.name === 'string' ? properties.name : undefined;
@@ -179,14 +179,14 @@ function readGeohashObject(record: Json, label: Label): Place {
 
 function readCoordinatesObject(record: Json, label: Label): Place {
   for (const member of ['latitude', 'longitude']) {
-    if (typeof record[member] !== 'number') throw invalidInput(catalogText('error.location.memberNotNumber', { label, member }));
+    if (typeof record[member] !== 'number') throw new InputError(catalogText('error.location.memberNotNumber', { label, member }));
   }
   return { point: checkLatLon(record.latitude, record.longitude, label), specObject: record as LocationObject };
 }
 
 function readPointWaypoint(record: Json, label: Label): Place {
   if (record.coordinates === undefined && record.geohash === undefined) {
-    throw invalidInput(catalogText('error.location.pointNeedsCoordinates', { label }));
+    throw new InputError(catalogText('error.location.pointNeedsCoordinates', { label }));
   }
   return readWaypointObject(record, label);
 }
@@ -194,10 +194,10 @@ function readPointWaypoint(record: Json, label: Label): Place {
 function readIndoorWaypoint(record: Json, label: Label): Place {
   for (const member of ['venueId', 'unitId']) {
     if (record[member] !== undefined && (typeof record[member] !== 'string' || record[member] === '')) {
-      throw invalidInput(catalogText('error.location.memberNotText', { label, member }));
+      throw new InputError(catalogText('error.location.memberNotText', { label, member }));
     }
   }
-  if (record.venueId === undefined && record.unitId === undefined) throw invalidInput(catalogText('error.location.indoorNeedsId', { label }));
+  if (record.venueId === undefined && record.unitId === undefined) throw new InputError(catalogText('error.location.indoorNeedsId', { label }));
   return readWaypointObject(record, label);
 }
 
@@ -219,10 +219,10 @@ function readPlainObject(record: Json, label: Label): Place {
   const unitId = optionalString(record.unitId, 'unitId', label);
   if (lat === undefined && lon === undefined) {
     if (venueId !== undefined || unitId !== undefined) return setMembers({ venueId, unitId, name, transportMode: record.transportMode });
-    throw invalidInput(catalogText('error.location.notLocation', { label, forms: ACCEPTED_FORMS }));
+    throw new InputError(catalogText('error.location.notLocation', { label, forms: ACCEPTED_FORMS }));
   }
-  if (lat === undefined) throw invalidInput(catalogText('error.location.noLatitude', { label }));
-  if (lon === undefined) throw invalidInput(catalogText('error.location.noLongitude', { label }));
+  if (lat === undefined) throw new InputError(catalogText('error.location.noLatitude', { label }));
+  if (lon === undefined) throw new InputError(catalogText('error.location.noLongitude', { label }));
   return setMembers({ point: checkLatLon(lat, lon, label), venueId, unitId, name, transportMode: record.transportMode });
 }
 
@@ -230,19 +230,19 @@ function readPlainObject(record: Json, label: Label): Place {
 function readCoordinatesString(value: unknown, label: Label): LatLon {
   const parts = typeof value === 'string' ? value.split(',') : [];
   if (parts.length !== 2 || parts.some((p) => toNumber(p) === undefined)) {
-    throw invalidInput(catalogText('error.location.coordinatesText', { label, value: JSON.stringify(value) ?? 'undefined' }));
+    throw new InputError(catalogText('error.location.coordinatesText', { label, value: JSON.stringify(value) ?? 'undefined' }));
   }
   return checkLatLon(parts[1], parts[0], label);
 }
 
 function requireGeohash(value: unknown, label: Label): string {
-  if (!isGeohash(value)) throw invalidInput(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
+  if (!isGeohash(value)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
   return value.toLowerCase();
 }
 
 function optionalString(value: unknown, member: string, label: Label): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw invalidInput(catalogText('error.location.memberNotText', { label, member }));
+  if (typeof value !== 'string' || value === '') throw new InputError(catalogText('error.location.memberNotText', { label, member }));
   return value;
 }
 

@@ -1,4 +1,4 @@
-import { invalidInput } from '../util/errors';
+import { InputError } from '../util/errors';
 import { describeValue } from '../util/values';
 import { catalogText } from '../util/catalog-text';
 
@@ -18,16 +18,16 @@ const MAX_LENGTH = 200;
 export function parseThreeWords(value: unknown): string[] {
   const candidate = value !== null && typeof value === 'object' && !Array.isArray(value) && 'words' in value ? value.words : value;
   if (typeof candidate !== 'string') {
-    throw invalidInput(catalogText('error.words.notString', { value: describeValue(candidate) }));
+    throw new InputError(catalogText('error.words.notString', { value: describeValue(candidate) }));
   }
   if (candidate.length > MAX_LENGTH) {
-    throw invalidInput(catalogText('error.words.tooLong', { max: MAX_LENGTH, length: candidate.length }));
+    throw new InputError(catalogText('error.words.tooLong', { max: MAX_LENGTH, length: candidate.length }));
   }
   let text = candidate.trim().normalize('NFC');
   if (text.startsWith(LEADING_SLASHES)) text = text.slice(LEADING_SLASHES.length);
   const words = text.split(SEPARATOR);
   if (words.length !== 3 || !words.every((word) => WORD.test(word))) {
-    throw invalidInput(catalogText('error.words.notWords', { value: candidate }));
+    throw new InputError(catalogText('error.words.notWords', { value: candidate }));
   }
   return words.map((word) => word.toLowerCase());
 }

@@ -2,11 +2,11 @@ import type { Node, NodeAPI } from './types';
 import type { PlatformClient } from '../platform/client';
 import type { ConnectionOptions } from 'node:tls';
 import type { AuthScheme, ClientCredentials, ProxySettings } from '../platform/types';
-import { ConfigError, describeProblem } from '../platform/config-check';
-import { PlatformError } from '../util/errors';
+import { configInvalid, describeProblem } from '../platform/config-check';
+import { InputError } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { NodeStatus } from './status';
-import type { SharedServices } from './shared';
+import type { SharedServices } from './shared-services';
 
 /** The config node's credentials: the platform client's, and the Redis URL of the shared state. */
 export interface SvcCredentials extends ClientCredentials {
@@ -57,11 +57,9 @@ export function configFor(RED: NodeAPI, node: Node, serverId: unknown, family: A
   else if (problems.length > 0) status.show('red', 'ring', catalogText('status.configInvalid', { problem: describeProblem(problems[0]) }));
   return () => {
     if (!config) {
-      throw new PlatformError('INVALID_INPUT', catalogText('error.noConfig'), {
-        notSent: true,
-      });
+      throw new InputError(catalogText('error.noConfig'));
     }
-    if (problems.length > 0) throw new ConfigError(problems);
+    if (problems.length > 0) throw configInvalid(problems);
     return config;
   };
 }

@@ -1,5 +1,5 @@
 import type { Node } from './types';
-import { ErrorCode, PlatformError, describeCause } from '../util/errors';
+import { ErrorCode, SvcError, describeCause } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { translate } from './i18n';
 import type { NodeStatus } from './status';
@@ -25,7 +25,7 @@ export class Failure extends String {
   /** Data the service answered with (an envelope), never an Error: that one's own stack would follow it into msg.error. */
   declare readonly cause?: unknown;
 
-  constructor(text: string, err?: PlatformError) {
+  constructor(text: string, err?: SvcError) {
     super(text);
     this.message = text;
     if (err) {
@@ -42,7 +42,7 @@ Object.defineProperty(Failure.prototype, 'constructor', { value: String });
 /** The failure `err` (any thrown value) as reported: see Failure. */
 export function failure(err: unknown): Failure {
   if (err instanceof Failure) return err;
-  if (!(err instanceof PlatformError)) return new Failure(oneLine(describeCause(err)));
+  if (!(err instanceof SvcError)) return new Failure(oneLine(describeCause(err)));
   const reason = oneLine(err.text ? translate(err.text) : err.message);
   // What to do is said after the reason, unless the reason says it; a cancelled message needs nothing done.
   if (err.code === 'CANCELLED' || err.saysWhatToDo) return new Failure(reason, err);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Node, NodeAPI } from './types';
-import { PlatformError } from '../util/errors';
+import { SvcError } from '../util/errors';
 import { CatalogText, TextLog, fill, stringParams, useEnglishCatalog } from '../util/catalog-text';
 
 /**
@@ -115,7 +115,7 @@ function translateNow(text: CatalogText): string {
 
 /** The error with its message in the runtime's language, ready for done(err), a Catch node and the log. */
 export function localize<T>(err: T): T {
-  if (err instanceof PlatformError && err.text) err.message = translate(err.text);
+  if (err instanceof SvcError && err.text) err.message = translate(err.text);
   return err;
 }
 

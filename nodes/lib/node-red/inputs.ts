@@ -1,5 +1,5 @@
 import type { Node, NodeAPI, NodeMessage } from './types';
-import { causeOf, invalidInput } from '../util/errors';
+import { InputError, causeOf } from '../util/errors';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { Element, LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
 
@@ -91,7 +91,7 @@ export async function readInput(RED: NodeAPI, node: Node, msg: NodeMessage, inpu
       });
     });
   } catch (err) {
-    throw invalidInput(catalogText('error.input.unreadable', { name: input.name, source: sourceOf(input), cause: causeOf(err) }));
+    throw new InputError(catalogText('error.input.unreadable', { name: input.name, source: sourceOf(input), cause: causeOf(err) }));
   }
 }
 
@@ -110,7 +110,7 @@ function environmentValue(RED: NodeAPI, node: Node, value: string): unknown {
   const name = /^\$\{([^}]+)\}$/.exec(value)?.[1] ?? (/\$\{\S+\}/.test(value) ? undefined : value);
   const util = RED.util as NodeAPI['util'] & { getSetting?: (node: Node, name: string) => unknown };
   if (name !== undefined && util.getSetting && util.getSetting(node, name) === undefined) {
-    throw invalidInput(catalogText('error.input.envNotSet', { name }));
+    throw new InputError(catalogText('error.input.envNotSet', { name }));
   }
   return RED.util.evaluateNodeProperty(value, 'env', node, {});
 }
@@ -138,9 +138,9 @@ function sourceOf(input: TypedInput): CatalogText {
 export function locationsOf(value: unknown, input: TypedInput, msg: NodeMessage, element: Element, options: LocationOptions): Place[] {
   const raw = value ?? (readsDefault(input) ? payloadAsLocations(msg.payload) : undefined);
   if (raw === undefined) {
-    throw invalidInput(catalogText('error.input.noLocations', { name: input.name, path: input.defaultPath }));
+    throw new InputError(catalogText('error.input.noLocations', { name: input.name, path: input.defaultPath }));
   }
   const places = readLocations(raw, element, options);
-  if (places.length === 0) throw invalidInput(catalogText('error.input.emptyList', { name: input.name }));
+  if (places.length === 0) throw new InputError(catalogText('error.input.emptyList', { name: input.name }));
   return places;
 }

@@ -1,5 +1,5 @@
 import type { Node, NodeMessage, NodeMessageInFlow, OutputMessage } from './types';
-import { PlatformError, cancelled, describeCause } from '../util/errors';
+import { SvcError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
 import type { JsonObject } from '../platform/job-store';
 import { NodeStatus } from './status';
@@ -92,7 +92,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
           done();
         },
         (err: unknown) => {
-          throw controller.signal.aborted && !(err instanceof PlatformError && err.code === 'INVALID_INPUT') ? cancelled('message') : err;
+          throw controller.signal.aborted && !(err instanceof SvcError && err.code === 'INVALID_INPUT') ? cancelled('message') : err;
         },
       )
       .catch(async (err: unknown) => {
@@ -104,7 +104,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         }
         // The status of this failure, or none: never one an earlier node left on the message.
         const failed = msg as OutputMessage;
-        if (err instanceof PlatformError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
+        if (err instanceof SvcError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
         else delete failed.statusCode;
         const reported = failure(err);
         if (!controller.signal.aborted) status.error(reported);

@@ -1,6 +1,6 @@
 import type { AddressSource, InputRow } from '../format/address-rows';
 import { catalogText } from '../util/catalog-text';
-import { ErrorCode, PlatformError, cancelled, invalidInput } from '../util/errors';
+import { ErrorCode, InputError, SvcError, cancelled } from '../util/errors';
 import type { PlatformClient } from './client';
 import { BulkJobState, BulkProtocol, Pairing, UnmatchedAddress, bulkResult, uploadBatch } from './bulk';
 import type { JobContext } from './jobs';
@@ -43,7 +43,7 @@ export interface FinishedBatch {
   /** The result file as downloaded, when `keepFiles` asks for it. */
   file?: Buffer;
   /** The job's error, when failed jobs do not stop the run. */
-  error?: PlatformError;
+  error?: SvcError;
   /** True for the input's last batch. */
   last: boolean;
 }
@@ -136,7 +136,7 @@ export class BulkRun {
     }
     if (signal.aborted) throw cancelled('message');
     if (this.failure) throw this.failure.error;
-    if (this.addressesRead === 0) throw invalidInput(catalogText('error.bulk.noAddresses'));
+    if (this.addressesRead === 0) throw new InputError(catalogText('error.bulk.noAddresses'));
     return { rows: this.rowsRead, jobs: this.jobs };
   }
 
@@ -215,7 +215,7 @@ export class BulkRun {
       batch.pairing = result.pairing;
       if (this.options.keepFiles) batch.file = result.file;
     } catch (err) {
-      if (this.options.jobFailures === 'stop' || !(err instanceof PlatformError) || RUN_ERRORS.has(err.code)) throw err;
+      if (this.options.jobFailures === 'stop' || !(err instanceof SvcError) || RUN_ERRORS.has(err.code)) throw err;
       batch.error = err;
     }
     const finished = Date.now();

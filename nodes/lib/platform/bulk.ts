@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import { writeCsv } from '../format/csv';
 import { resultRecords } from '../format/result-file';
-import { PlatformError, causeOf } from '../util/errors';
+import { PlatformError, SvcError, causeOf } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { isRecord, memberAt } from '../util/values';
 import type { PlatformClient } from './client';
@@ -116,7 +116,7 @@ export async function uploadBatch(
   return {
     kind: 'bulk-geocode',
     jobId,
-    statusPath: `${UPLOAD_PATH}/${pathSegment(jobId, catalogText('label.jobId'), 'answer')}`,
+    statusPath: `${UPLOAD_PATH}/${pathSegment(jobId, catalogText('label.jobId'), 'response')}`,
     createdAt: Date.now(),
     polls: 0,
     batch: batch.batch,
@@ -146,7 +146,7 @@ export async function bulkResult(
   try {
     file = await ask(() => fetchFile(client, download, context));
   } catch (err) {
-    if (!(err instanceof PlatformError && err.statusCode !== undefined && STALE_DOWNLOAD_STATUS.has(err.statusCode))) throw err;
+    if (!(err instanceof SvcError && err.statusCode !== undefined && STALE_DOWNLOAD_STATUS.has(err.statusCode))) throw err;
     // Perhaps an expired token: the job is asked once more for a fresh link.
     const status = await ask(() => fetchJobStatus(client, job, context));
     const fresh = reader.result(status.body);

@@ -1,21 +1,21 @@
 import type { Dispatcher, FormData } from 'undici';
-import { PlatformError, cancelled, invalidInput } from '../util/errors';
+import { InputError, PlatformError, SvcError, cancelled } from '../util/errors';
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
 import { isHeaderValue, trimTrailing } from '../util/text';
 import { CatalogText, catalogText } from '../util/catalog-text';
-import { ConfigError, ConfigProblem, Requirement, configProblems } from './config-check';
+import { configInvalid, ConfigProblem, Requirement, configProblems } from './config-check';
 import { createDispatcher } from './dispatcher';
-import { readAnswer, readTokenResponse } from './answer';
-import { retryDelay, toPlatformError } from './retry';
+import { readResponse, readTokenResponse } from './response';
+import { retryDelay, toSvcError } from './retry';
 import { MAX_SEGMENT_LENGTH, hasDotSegment } from './paths';
 import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, ResponseKind } from './types';
 
 /**
  * The one way the pack talks to the platform: one keep-alive dispatcher per config node
  * (`dispatcher.ts`), the spec's headers per endpoint family, timeouts, retries (`retry.ts`), rate
- * limiting and typed errors; answers are read by `answer.ts`.
+ * limiting and typed errors; responses are read by `response.ts`.
  */
 export class PlatformClient {
   readonly tokens: TokenManager;
@@ -75,7 +75,7 @@ export class PlatformClient {
       try {
         return await this.attempt<T>(req, headers, secrets);
       } catch (err) {
-        const error = toPlatformError(err, secrets);
+        const error = toSvcError(err, secrets);
         const staleToken = req.auth === 'bearer' ? headers.authorization?.slice('Bearer '.length) : undefined;
         if (error.code === 'UNAUTHORIZED' && staleToken && !refreshedAfter401) {
           // The token may have been revoked or expired early: drop it, fetch one more, try once more.
@@ -108,7 +108,7 @@ export class PlatformClient {
         const res = await this.send<unknown>(url, 'POST', { 'content-type': 'application/json' }, JSON.stringify(body), 'json', signal, this.secrets);
         return readTokenResponse(res.body);
       } catch (err) {
-        const error = toPlatformError(err, this.secrets);
+        const error = toSvcError(err, this.secrets);
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, 'read', attempt) : undefined;
         if (delayMs === undefined) {
           if (error.code === 'UNAUTHORIZED' || error.code === 'FORBIDDEN') {
@@ -136,7 +136,7 @@ export class PlatformClient {
    * A credential of this configuration refused (401, as the spec says the platform answers): the
    * error names the config node and the field to fix; its code and status stay.
    */
-  private namingRefusal(error: PlatformError, auth: AuthScheme): PlatformError {
+  private namingRefusal(error: SvcError, auth: AuthScheme): SvcError {
     const credential = REFUSED_CREDENTIAL[auth];
     if (error.code !== 'UNAUTHORIZED' || !credential) return error;
     return new PlatformError(error.code, catalogText(`error.refused.${credential}`, { config: this.configName(), statusCode: String(error.statusCode) }), {
@@ -154,7 +154,7 @@ export class PlatformClient {
 
   private refuseUnless(requirement: Requirement): void {
     const problems = this.problemsFor(requirement);
-    if (problems.length > 0) throw new ConfigError(problems);
+    if (problems.length > 0) throw configInvalid(problems);
   }
 
   /** Every secret one request carries: the configured credentials, its own (`req.secrets`) and its bearer token. */
@@ -215,7 +215,7 @@ export class PlatformClient {
     const base = req.auth === 'bearer' ? this.config.sandboxUrl : this.config.baseUrl;
     // The last check: a path whose values were not made segments by `pathSegment` (a stored job's) climbs nowhere.
     if (req.path && hasDotSegment(req.path)) {
-      throw invalidInput(
+      throw new InputError(
         catalogText('error.pathSegment', { what: catalogText('value.requestPath'), value: JSON.stringify(req.path.slice(0, 80)), max: MAX_SEGMENT_LENGTH }),
       );
     }
@@ -239,7 +239,7 @@ export class PlatformClient {
     if (signal?.aborted) throw cancelled();
     // A header value with CR, LF or NUL would split or end the request's head: refused before anything is sent.
     for (const [name, value] of Object.entries(headers)) {
-      if (!isHeaderValue(value)) throw invalidInput(catalogText('error.headerValue', { name }));
+      if (!isHeaderValue(value)) throw new InputError(catalogText('error.headerValue', { name }));
     }
     // The attempt ends at the timeout or at the caller's abort, whichever comes first (an unreferenced timer: nothing to clear).
     const timeout = AbortSignal.timeout(this.config.timeoutMs);
@@ -256,8 +256,8 @@ export class PlatformClient {
         }),
         ended,
       );
-      // A server may echo what it was sent: no secret of the request comes back out of its answer.
-      return await readAnswer<T>(res, kind, this.limitFor(kind), secrets);
+      // A server may echo what it was sent: no secret of the request comes back out of its response.
+      return await readResponse<T>(res, kind, this.limitFor(kind), secrets);
     } catch (err) {
       if (timeout.aborted) {
         throw new PlatformError('TIMEOUT', catalogText('error.timeout', { ms: this.config.timeoutMs }), { cause: err });
@@ -284,7 +284,7 @@ function joinUrl(base: string, path: string): URL {
 /**
  * undici applies an abort to a request only once it is written to a connection: one still waiting
  * for its connection (a proxy that never opens the tunnel, a host that never answers) would outlive
- * its timeout. This settles at the abort whatever undici does; an answer that still comes is dropped.
+ * its timeout. This settles at the abort whatever undici does; a response that still comes is dropped.
  */
 function settleOnAbort(pending: Promise<Dispatcher.ResponseData>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
   const aborted = () => (signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));

@@ -1,4 +1,4 @@
-import { PlatformError } from '../util/errors';
+import { ConfigError } from '../util/errors';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import type { AuthScheme, ClientConfig } from './types';
 import { isHeaderValue } from '../util/text';
@@ -109,8 +109,6 @@ export function describeProblem({ setting, problem }: ConfigProblem): CatalogTex
 }
 
 /** The error for a message that a configuration cannot serve: nothing was sent, and nothing is retried. */
-export class ConfigError extends PlatformError {
-  constructor(readonly problems: ConfigProblem[]) {
-    super('CONFIG_INVALID', catalogText('error.configInvalid', { problems: problems.map(describeProblem) }), { notSent: true });
-  }
+export function configInvalid(problems: ConfigProblem[]): ConfigError {
+  return new ConfigError(catalogText('error.configInvalid', { problems: problems.map(describeProblem) }));
 }

@@ -1,4 +1,4 @@
-import { PlatformError } from '../util/errors';
+import { SvcError } from '../util/errors';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import type { PlatformClient } from './client';
 
@@ -92,7 +92,7 @@ function probe(client: PlatformClient, credential: Credential): Promise<unknown>
 }
 
 function failure(credential: Credential, err: unknown): CheckResult {
-  if (!(err instanceof PlatformError)) {
+  if (!(err instanceof SvcError)) {
     return { credential, outcome: 'failed', code: 'NETWORK', statusCode: null, message: catalogText('test.failed.other') };
   }
   const statusCode = err.statusCode ?? null;
@@ -113,7 +113,7 @@ function failure(credential: Credential, err: unknown): CheckResult {
 }
 
 /** The platform refuses a key with 401 (spec); the token endpoint also with 403 (a wrong audience). */
-function isRefusal(credential: Credential, err: PlatformError): boolean {
+function isRefusal(credential: Credential, err: SvcError): boolean {
   return err.code === 'UNAUTHORIZED' || (credential === 'token' && err.code === 'FORBIDDEN');
 }
 
@@ -121,7 +121,7 @@ function isRefusal(credential: Credential, err: PlatformError): boolean {
  * The pack's own text for a failure: the status, the error code of a failed connection (ECONNREFUSED,
  * CERT_HAS_EXPIRED …) or the settings that are missing; never what the answer said.
  */
-function failureText(err: PlatformError): CatalogText {
+function failureText(err: SvcError): CatalogText {
   if (err.code === 'CONFIG_INVALID' && err.text) return err.text;
   if (err.code === 'TIMEOUT') return catalogText('test.failed.timeout', { seconds: TEST_LIMITS.timeoutMs / 1000 });
   if (err.statusCode !== undefined) {

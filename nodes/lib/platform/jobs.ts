@@ -1,10 +1,9 @@
-import { ErrorCode, PlatformError } from '../util/errors';
+import { ErrorCode, PlatformError, SvcError } from '../util/errors';
 import { CatalogText, catalogText } from '../util/catalog-text';
-import { sleep } from '../util/async';
+import { Clock, SYSTEM_CLOCK, sleep } from '../util/async';
 import { isRecord, setMembers } from '../util/values';
 import { PlatformClient } from './client';
 import type { PlatformResponse, WaitEvent } from './types';
-import { GateClock, SYSTEM_CLOCK } from './request-gate';
 import { pathSegment } from './paths';
 
 /** How a job is polled: the first wait, growing by half each time up to `maxIntervalMs`, and the overall limit. */
@@ -58,7 +57,7 @@ export interface PollContext {
   /** Called after each status answer, with the job state updated; the next poll waits for it. */
   onPoll?: (job: JobState) => void | Promise<void>;
   /** The time polls and waits go by; the system clock unless a test moves one by hand. */
-  clock?: GateClock;
+  clock?: Clock;
 }
 
 export interface Polled<R> {
@@ -95,7 +94,7 @@ export function pollDelay(polling: Polling, polls: number): number {
  * 429 asks for it; undefined when `error` ends the job.
  */
 export function outageDelay(error: unknown, failures: number, polling: Polling): number | undefined {
-  if (!(error instanceof PlatformError) || !PASSING_FAILURES.has(error.code)) return undefined;
+  if (!(error instanceof SvcError) || !PASSING_FAILURES.has(error.code)) return undefined;
   const backoff = Math.min(longestWait(polling), OUTAGE_FIRST_WAIT_MS * 2 ** (failures - 1));
   return Math.max(backoff, error.retryAfterMs ?? 0);
 }
@@ -139,15 +138,15 @@ export async function askAboutJob<T>(job: JobState, awaiting: CatalogText, polli
       const delayMs = outageDelay(err, failures, polling);
       if (delayMs === undefined || context.signal.aborted) throw err;
       const remaining = deadline - clock.now();
-      if (remaining <= 0) throw jobTimedOut(job, awaiting, polling, err as PlatformError);
+      if (remaining <= 0) throw jobTimedOut(job, awaiting, polling, err as SvcError);
       const wait = Math.min(delayMs, remaining);
-      context.onWait({ kind: 'outage', reason: (err as PlatformError).code, delayMs: wait });
+      context.onWait({ kind: 'outage', reason: (err as SvcError).code, delayMs: wait });
       await sleep(wait, context.signal, clock);
     }
   }
 }
 
-function jobTimedOut(job: JobState, awaiting: CatalogText, polling: Polling, lastFailure?: PlatformError): PlatformError {
+function jobTimedOut(job: JobState, awaiting: CatalogText, polling: Polling, lastFailure?: SvcError): SvcError {
   const seen = lastFailure
     ? catalogText('value.lastFailure', { failure: lastFailure.text ?? lastFailure.message })
     : job.status === undefined
@@ -182,7 +181,7 @@ export function statusReadsAsFailed(status: unknown): boolean {
 }
 
 /** The error for a job the service reports as failed, carrying its status and message. */
-export function jobFailed(status: unknown, reason: unknown): PlatformError {
+export function jobFailed(status: unknown, reason: unknown): SvcError {
   const detail = typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
   return new PlatformError('JOB_FAILED', catalogText('error.jobFailed', { status: String(status), detail }));
 }
@@ -240,7 +239,7 @@ export async function compute(computation: Computation): Promise<ComputationResu
   const job: JobState = {
     kind: computation.kind,
     jobId,
-    statusPath: computation.jobPath(pathSegment(jobId, catalogText('label.jobId'), 'answer')),
+    statusPath: computation.jobPath(pathSegment(jobId, catalogText('label.jobId'), 'response')),
     createdAt: Date.now(),
     polls: 0,
     ...setMembers({ status }),

@@ -1,4 +1,4 @@
-import { PlatformError, invalidInput } from '../util/errors';
+import { InputError, PlatformError } from '../util/errors';
 import { Label, catalogText } from '../util/catalog-text';
 
 /**
@@ -7,8 +7,8 @@ import { Label, catalogText } from '../util/catalog-text';
  * segments to it, whoever gave it.
  */
 
-/** Where a value came from: the platform's answer (a bad one is BAD_RESPONSE) or the node's input or settings (INVALID_INPUT). */
-export type SegmentSource = 'answer' | 'input';
+/** Where a value came from: the platform's response (a bad one is BAD_RESPONSE) or the node's input or settings (INVALID_INPUT). */
+export type SegmentSource = 'response' | 'input';
 
 /** Far longer than any id the platform hands out; longer values are refused rather than sent. */
 export const MAX_SEGMENT_LENGTH = 1024;
@@ -34,7 +34,7 @@ export function pathSegment(value: string | number, what: Label, from: SegmentSo
   if (encoded !== undefined) return encoded;
   const shown = text === '' ? catalogText('value.emptyString') : JSON.stringify(text.length > SHOWN_LENGTH ? `${text.slice(0, SHOWN_LENGTH)}…` : text);
   const refusal = catalogText('error.pathSegment', { what, value: shown, max: MAX_SEGMENT_LENGTH });
-  throw from === 'answer' ? new PlatformError('BAD_RESPONSE', refusal) : invalidInput(refusal);
+  throw from === 'response' ? new PlatformError('BAD_RESPONSE', refusal) : new InputError(refusal);
 }
 
 /** True when a path (already encoded) has a segment that a URL parser would resolve away: the last check before a request is sent. */

@@ -1,5 +1,5 @@
 import { Clock, SYSTEM_CLOCK } from '../util/async';
-import { PlatformError, cancelled } from '../util/errors';
+import { SvcError, cancelled } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 
 export interface GateOptions {
@@ -12,12 +12,8 @@ export interface GateOptions {
   /** The schedule the rate limit takes its slots from; this gate's own unless shared with other instances. */
   pacer?: Pacer;
   /** The time the gate goes by; the system clock unless a test moves one by hand. */
-  clock?: GateClock;
+  clock?: Clock;
 }
-
-/** Time as the gate reads it, and its one kind of timer. */
-export type GateClock = Clock;
-export { SYSTEM_CLOCK };
 
 /**
  * Hands out the slots of an even schedule, one per `intervalMs`: each call reserves the next free
@@ -31,7 +27,7 @@ export interface Pacer {
 export class LocalPacer implements Pacer {
   private nextSlotAt = 0;
 
-  constructor(private readonly clock: GateClock = SYSTEM_CLOCK) {}
+  constructor(private readonly clock: Clock = SYSTEM_CLOCK) {}
 
   reserve(intervalMs: number): number {
     const now = this.clock.now();
@@ -66,7 +62,7 @@ export class RequestGate {
   private admitting = false;
   private timer: unknown;
   private closed = false;
-  private readonly clock: GateClock;
+  private readonly clock: Clock;
 
   constructor(private readonly options: GateOptions) {
     this.intervalMs = options.ratePerMinute > 0 ? 60_000 / options.ratePerMinute : 0;
@@ -97,7 +93,7 @@ export class RequestGate {
       if (this.queue.length > this.options.maxQueue) {
         this.queue.pop();
         reject(
-          new PlatformError('QUEUE_FULL', catalogText('error.queueFull', { max: this.options.maxQueue }), {
+          new SvcError('QUEUE_FULL', catalogText('error.queueFull', { max: this.options.maxQueue }), {
             notSent: true,
           }),
         );

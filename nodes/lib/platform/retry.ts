@@ -1,4 +1,4 @@
-import { PlatformError, describeCause, redact } from '../util/errors';
+import { PlatformError, SvcError, describeCause, redact } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { PROXY_TUNNEL_CODE } from './dispatcher';
 import type { RetryPolicy } from './types';
@@ -28,7 +28,7 @@ export function parseRetryAfter(value: string): number | undefined {
 }
 
 /** How long to wait before the next attempt, or undefined when this failure must not be retried. */
-export function retryDelay(error: PlatformError, policy: RetryPolicy, attempt: number): number | undefined {
+export function retryDelay(error: SvcError, policy: RetryPolicy, attempt: number): number | undefined {
   const retryable =
     error.code === 'RATE_LIMITED' ||
     (error.notSent && error.code === 'NETWORK') ||
@@ -39,8 +39,8 @@ export function retryDelay(error: PlatformError, policy: RetryPolicy, attempt: n
   return Math.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
 }
 
-export function toPlatformError(err: unknown, secrets: string[]): PlatformError {
-  if (err instanceof PlatformError) return err;
+export function toSvcError(err: unknown, secrets: string[]): SvcError {
+  if (err instanceof SvcError) return err;
   const code = (err as { code?: unknown })?.code;
   const text = redact(describeCause(err), secrets);
   const notSent = typeof code === 'string' && NOT_SENT_CODES.has(code);

@@ -1,4 +1,4 @@
-import { PlatformError, codeForStatus, excerpt, invalidInput, redact } from '../util/errors';
+import { InputError, PlatformError, SvcError, codeForStatus, excerpt, redact } from '../util/errors';
 import type { PlatformClient } from './client';
 import type { PlatformRequest, PlatformResponse } from './types';
 import { describeValue } from '../util/values';
@@ -50,7 +50,7 @@ export function unwrapEnvelope(body: unknown): unknown {
 }
 
 /** The error of a failed envelope; the client has already masked the request's secrets in it. */
-function envelopeError(envelope: TopicEnvelope, statusCode: number): PlatformError {
+function envelopeError(envelope: TopicEnvelope, statusCode: number): SvcError {
   const reason = envelope.message ?? envelope.error ?? envelope.errors;
   const detail = reason === undefined ? '' : `: ${redact(typeof reason === 'string' ? reason : JSON.stringify(reason)).slice(0, 200)}`;
   const code = statusCode >= 200 && statusCode < 300 ? 'BAD_REQUEST' : codeForStatus(statusCode);
@@ -60,8 +60,8 @@ function envelopeError(envelope: TopicEnvelope, statusCode: number): PlatformErr
 
 /** A failed status whose body (secrets masked by the client) is an envelope becomes the envelope error; others pass. */
 function withFailedEnvelope(err: unknown): unknown {
-  if (!(err instanceof PlatformError) || err.statusCode === undefined) return err;
-  return isEnvelope(err.answer) && !err.answer.isSuccess ? envelopeError(err.answer, err.statusCode) : err;
+  if (!(err instanceof SvcError) || err.statusCode === undefined) return err;
+  return isEnvelope(err.parsedBody) && !err.parsedBody.isSuccess ? envelopeError(err.parsedBody, err.statusCode) : err;
 }
 
 /** The value part of a `WebhookHeader` read by `readWebhookHeader`: the secret in it. */
@@ -73,7 +73,7 @@ export function webhookHeaderValue(header: string): string {
 export function readInteger(value: unknown, field: Label, min: number): number {
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) {
-    throw invalidInput(catalogText('error.topic.notInteger', { field, min, value: describeValue(value) }));
+    throw new InputError(catalogText('error.topic.notInteger', { field, min, value: describeValue(value) }));
   }
   return n;
 }
@@ -85,25 +85,25 @@ export function readTopicId(value: unknown, field: Label = catalogText('label.to
 
 /** A required text field: a string that is not blank once trimmed. */
 export function readRequiredText(value: unknown, field: Label): string {
-  if (typeof value !== 'string') throw invalidInput(catalogText('error.topic.notString', { field, value: describeValue(value) }));
+  if (typeof value !== 'string') throw new InputError(catalogText('error.topic.notString', { field, value: describeValue(value) }));
   const text = value.trim();
-  if (text === '') throw invalidInput(catalogText('error.topic.empty', { field }));
+  if (text === '') throw new InputError(catalogText('error.topic.empty', { field }));
   return text;
 }
 
 /** An optional text field: undefined stays undefined, anything else must be a string. */
 export function readOptionalText(value: unknown, field: Label): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw invalidInput(catalogText('error.topic.notString', { field, value: describeValue(value) }));
+  if (typeof value !== 'string') throw new InputError(catalogText('error.topic.notString', { field, value: describeValue(value) }));
   return value;
 }
 
 /** `LocationIds`: a non-empty array of non-empty strings, or one string of comma-separated ids. */
 export function readLocationIds(value: unknown): string[] {
   const list = typeof value === 'string' ? value.split(',') : value;
-  if (!Array.isArray(list)) throw invalidInput(catalogText('error.topic.locationIdsNotList', { value: describeValue(value) }));
+  if (!Array.isArray(list)) throw new InputError(catalogText('error.topic.locationIdsNotList', { value: describeValue(value) }));
   const ids = list.map((item, index) => readRequiredText(item, `LocationIds[${index}]`));
-  if (ids.length === 0) throw invalidInput(catalogText('error.topic.locationIdsEmpty'));
+  if (ids.length === 0) throw new InputError(catalogText('error.topic.locationIdsEmpty'));
   return ids;
 }
 
@@ -114,10 +114,10 @@ export function readWebhookAddress(value: unknown): string {
   try {
     url = new URL(text);
   } catch {
-    throw invalidInput(catalogText('error.topic.webhookAddressInvalid'));
+    throw new InputError(catalogText('error.topic.webhookAddressInvalid'));
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalidInput(catalogText('error.topic.webhookAddressNotHttp', { protocol: url.protocol }));
+    throw new InputError(catalogText('error.topic.webhookAddressNotHttp', { protocol: url.protocol }));
   }
   return text;
 }
@@ -128,13 +128,13 @@ export function readWebhookAddress(value: unknown): string {
  */
 export function readWebhookHeader(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw invalidInput(catalogText('error.topic.notString', { field: 'WebhookHeader', value: describeValue(value) }));
+  if (typeof value !== 'string') throw new InputError(catalogText('error.topic.notString', { field: 'WebhookHeader', value: describeValue(value) }));
   const separator = value.indexOf(':');
-  if (separator < 0) throw invalidInput(catalogText('error.topic.headerNoColon'));
+  if (separator < 0) throw new InputError(catalogText('error.topic.headerNoColon'));
   const name = value.slice(0, separator).trim();
-  if (!isHeaderName(name)) throw invalidInput(catalogText('error.topic.headerName'));
-  if (value.slice(separator + 1).trim() === '') throw invalidInput(catalogText('error.topic.headerValueEmpty'));
+  if (!isHeaderName(name)) throw new InputError(catalogText('error.topic.headerName'));
+  if (value.slice(separator + 1).trim() === '') throw new InputError(catalogText('error.topic.headerValueEmpty'));
   // The service sets it as a header of every webhook request: CR or LF there (even at an end) would add headers of the sender's choosing.
-  if (!isHeaderValue(value)) throw invalidInput(catalogText('error.topic.headerValueControl'));
+  if (!isHeaderValue(value)) throw new InputError(catalogText('error.topic.headerValueControl'));
   return value.trim();
 }

@@ -1,4 +1,4 @@
-import { GateClock, SYSTEM_CLOCK } from '../platform/request-gate';
+import { Clock, SYSTEM_CLOCK } from '../util/async';
 
 export interface BreakerOptions {
   /** Asks the backend once whether it answers again; must settle quickly (its own short timeout) and not reject. */
@@ -9,7 +9,7 @@ export interface BreakerOptions {
   probeDelayMs: number;
   maxProbeDelayMs: number;
   /** The system clock unless a test moves one by hand. */
-  clock?: GateClock;
+  clock?: Clock;
 }
 
 /**
@@ -24,7 +24,7 @@ export class CircuitBreaker {
   private stopped = false;
   private probes = 0;
   private timer: unknown;
-  private readonly clock: GateClock;
+  private readonly clock: Clock;
   /** Callers waiting for the backend, each told when the breaker trips. */
   private readonly waiting = new Set<() => void>();
 

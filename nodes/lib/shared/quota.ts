@@ -1,4 +1,4 @@
-import { PlatformError } from '../util/errors';
+import { SvcError } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { CoalescedWriter, readJson } from './json-file';
 import type { SharedState } from './shared-state';
@@ -77,7 +77,7 @@ export class DailyQuota {
       () => this.local.take(key, this.limit),
     );
     if (!result.taken) {
-      throw new PlatformError('QUOTA_EXCEEDED', catalogText('error.quotaExceeded', { limit: this.limit, used: result.used }), {
+      throw new SvcError('QUOTA_EXCEEDED', catalogText('error.quotaExceeded', { limit: this.limit, used: result.used }), {
         notSent: true,
         statusDetail: `${result.used}/${this.limit}`,
       });

@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import type { KeyValueStore } from './store';
 import { RedisStore } from './redis-store';
 import { CircuitBreaker } from './breaker';
-import { PlatformError, redact } from '../util/errors';
+import { ConfigError, redact } from '../util/errors';
 import { TextLog, catalogText } from '../util/catalog-text';
 
 /**
@@ -37,10 +37,10 @@ export function describeRedisUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new PlatformError('CONFIG_INVALID', catalogText('error.shared.notUrl'));
+    throw new ConfigError(catalogText('error.shared.notUrl'));
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new PlatformError('CONFIG_INVALID', catalogText('error.shared.notRedisUrl', { protocol: parsed.protocol }));
+    throw new ConfigError(catalogText('error.shared.notRedisUrl', { protocol: parsed.protocol }));
   }
   return `${parsed.protocol}//${parsed.host}`;
 }

@@ -26,7 +26,7 @@ const EXCERPT_LENGTH = 300;
  */
 const EXCERPT_SOURCE_LENGTH = 16 * 1024;
 
-export interface PlatformErrorOptions {
+export interface SvcErrorOptions {
   statusCode?: number;
   /** The body as received: only a short excerpt is kept, with credentials and `secrets` masked. */
   body?: string;
@@ -39,12 +39,17 @@ export interface PlatformErrorOptions {
   statusDetail?: string;
   /** The text already says what to do (which field of which node): the code's general advice is not added when it is reported. */
   saysWhatToDo?: boolean;
-  /** An error answer's JSON body, parsed, with the request's secrets masked: for the layer that knows the service's error format. */
-  answer?: unknown;
+  /** An error response's JSON body, parsed, with the request's secrets masked: for the layer that knows the service's error format. */
+  parsedBody?: unknown;
 }
 
-/** Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`. */
-export class PlatformError extends Error {
+/**
+ * Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`: a
+ * `PlatformError` for what the platform answered (or a request that got no usable response), an
+ * `InputError` for a message that cannot be sent as it is, a `ConfigError` for a configuration that
+ * cannot serve it, and this class itself for the pack's own limits (CANCELLED, QUEUE_FULL, QUOTA_EXCEEDED).
+ */
+export class SvcError extends Error {
   readonly code: ErrorCode;
   readonly statusCode?: number;
   /** Redacted, shortened copy of the response body, for diagnosis. */
@@ -55,14 +60,14 @@ export class PlatformError extends Error {
   readonly text?: CatalogText;
   readonly statusDetail?: string;
   readonly saysWhatToDo: boolean;
-  /** See PlatformErrorOptions.answer. */
-  readonly answer?: unknown;
+  /** See SvcErrorOptions.parsedBody. */
+  readonly parsedBody?: unknown;
 
   /** `text` is a catalog message (see util/messages), or plain English for texts that are not translated. */
-  constructor(code: ErrorCode, text: string | CatalogText, options: PlatformErrorOptions = {}) {
+  constructor(code: ErrorCode, text: string | CatalogText, options: SvcErrorOptions = {}) {
     super(english(text), options.cause === undefined ? undefined : { cause: options.cause });
     if (typeof text !== 'string') this.text = text;
-    this.name = 'PlatformError';
+    this.name = new.target.name;
     this.code = code;
     this.statusCode = options.statusCode;
     this.bodyExcerpt = options.body === undefined ? undefined : excerpt(options.body, options.secrets);
@@ -70,7 +75,7 @@ export class PlatformError extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.statusDetail = options.statusDetail;
     this.saysWhatToDo = options.saysWhatToDo ?? false;
-    this.answer = options.answer;
+    this.parsedBody = options.parsedBody;
   }
 
   /** The text alone: Node-RED puts an error's toString() in msg.error.message, where a class name helps no one. */
@@ -79,8 +84,24 @@ export class PlatformError extends Error {
   }
 }
 
-export function invalidInput(text: string | CatalogText): PlatformError {
-  return new PlatformError('INVALID_INPUT', text, { notSent: true });
+/**
+ * What the platform answered (an error status, a body that is not usable, a failed job), or a request
+ * that got no response (NETWORK, TLS, TIMEOUT).
+ */
+export class PlatformError extends SvcError {}
+
+/** A message that cannot be sent as it is (INVALID_INPUT): nothing was sent. */
+export class InputError extends SvcError {
+  constructor(text: string | CatalogText) {
+    super('INVALID_INPUT', text, { notSent: true });
+  }
+}
+
+/** A configuration that cannot serve the message (CONFIG_INVALID): nothing was sent, and nothing is retried. */
+export class ConfigError extends SvcError {
+  constructor(text: string | CatalogText) {
+    super('CONFIG_INVALID', text, { notSent: true });
+  }
 }
 
 /**
@@ -107,15 +128,15 @@ export function describeCause(err: unknown): string {
 
 /**
  * What went wrong, to put in another message: the catalog message of an error that carries one as
- * `text` (a PlatformError, a CsvError), else its text.
+ * `text` (an SvcError, a CsvError), else its text.
  */
 export function causeOf(err: unknown): string | CatalogText {
   const text = err instanceof Error ? (err as { text?: unknown }).text : undefined;
   return isCatalogText(text) ? text : describeCause(err);
 }
 
-export function cancelled(what: 'request' | 'message' = 'request'): PlatformError {
-  return new PlatformError('CANCELLED', catalogText(what === 'request' ? 'error.cancelledRequest' : 'error.cancelledMessage'), { notSent: true });
+export function cancelled(what: 'request' | 'message' = 'request'): SvcError {
+  return new SvcError('CANCELLED', catalogText(what === 'request' ? 'error.cancelledRequest' : 'error.cancelledMessage'), { notSent: true });
 }
 
 /**
@@ -216,7 +237,7 @@ function unescapeUnicode(text: string): string {
  * echo what a request carried; `text` is the answer as received, which says cheaply whether any
  * secret can be in it (when none is, the answer is returned as it is).
  */
-export function scrubAnswer<T>(value: T, text: string, secrets: readonly string[]): T {
+export function scrubBody<T>(value: T, text: string, secrets: readonly string[]): T {
   const { forms, chars, escapeStarts } = secretSet(secrets);
   if (forms.length === 0 || (!forms.some((form) => text.includes(form)) && !escapesAnyOf(text, chars, escapeStarts))) return value;
   return scrubValue(value, forms) as T;

@@ -1,4 +1,4 @@
-import { invalidInput } from './errors';
+import { InputError } from './errors';
 import { Label, CatalogText, catalogText } from './catalog-text';
 
 /** Readers for request values as users give them: enums exactly as the spec spells them, booleans, numbers. */
@@ -23,13 +23,13 @@ export function readChoices<T extends string>(value: unknown, allowed: readonly 
           .filter(Boolean)
       : value;
   if (!isSet(items)) return undefined;
-  if (!Array.isArray(items)) throw invalidInput(catalogText('error.value.notList', { field, allowed: allowed.join(', ') }));
+  if (!Array.isArray(items)) throw new InputError(catalogText('error.value.notList', { field, allowed: allowed.join(', ') }));
   return items.map((item) => oneOf(item, allowed, field));
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: Label): T {
   if (!(allowed as readonly unknown[]).includes(value)) {
-    throw invalidInput(catalogText('error.value.notOneOf', { field, value: JSON.stringify(value), allowed: allowed.join(', ') }));
+    throw new InputError(catalogText('error.value.notOneOf', { field, value: JSON.stringify(value), allowed: allowed.join(', ') }));
   }
   return value as T;
 }
@@ -38,13 +38,13 @@ export function readBoolean(value: unknown, field: string): boolean | undefined 
   if (!isSet(value)) return undefined;
   if (typeof value === 'boolean') return value;
   if (value === 'true' || value === 'false') return value === 'true';
-  throw invalidInput(catalogText('error.value.notBoolean', { field, value: JSON.stringify(value) }));
+  throw new InputError(catalogText('error.value.notBoolean', { field, value: JSON.stringify(value) }));
 }
 
 export function readNumber(value: unknown, field: string): number | undefined {
   if (!isSet(value)) return undefined;
   const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
-  if (!Number.isFinite(n)) throw invalidInput(catalogText('error.value.notNumber', { field, value: JSON.stringify(value) }));
+  if (!Number.isFinite(n)) throw new InputError(catalogText('error.value.notNumber', { field, value: JSON.stringify(value) }));
   return n;
 }
 

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { PlatformError, codeForStatus, redact, scrubAnswer, scrubBytes } from '../util/errors';
+import { PlatformError, SvcError, codeForStatus, redact, scrubBody, scrubBytes } from '../util/errors';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { BoundedBody, contentCodings, decodedBody, describeSize, readBounded, unreadableCoding } from './body';
 import { isHeaderValue } from '../util/text';
@@ -8,17 +8,22 @@ import type { PlatformResponse, ResponseKind } from './types';
 import { parseRetryAfter } from './retry';
 import type { TokenResponse } from './token-manager';
 
-/** Reading what the platform answers: the body within its limit, JSON, error statuses, the token endpoint's answer. */
+/** Reading the platform's responses: the body within its limit, JSON, error statuses, the token endpoint's response. */
 
-/** An error answer is read only this far: enough for its message and an excerpt, whatever its size. */
+/** An error response is read only this far: enough for its message and an excerpt, whatever its size. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
 /**
- * Reads an answer within `limit`: a 2xx as its parsed body (the bytes for `buffer`), any other
+ * Reads a response within `limit`: a 2xx as its parsed body (the bytes for `buffer`), any other
  * status as a PlatformError with the start of its body. `secrets` (everything secret the request
- * carried) never come back: masked in errors, and in the answer itself wherever it repeats one.
+ * carried) never come back: masked in errors, and in the response itself wherever it repeats one.
  */
-export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: ResponseKind, limit: number, secrets: readonly string[]): Promise<PlatformResponse<T>> {
+export async function readResponse<T>(
+  res: Dispatcher.ResponseData,
+  kind: ResponseKind,
+  limit: number,
+  secrets: readonly string[],
+): Promise<PlatformResponse<T>> {
   const contentType = headerValue(res.headers['content-type']);
   const declaredLength = headerValue(res.headers['content-length']) || undefined;
   const codings = contentCodings(headerValue(res.headers['content-encoding']));
@@ -29,12 +34,12 @@ export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: Response
     if (unreadable) discard(res.body);
     else ({ bytes } = await readDecoded(res, codings, Math.min(ERROR_BODY_BYTES, limit), undefined).catch(withoutBrokenEncoding));
     const text = bytes.toString('utf8');
-    const answer = parseErrorBody(text, secrets);
-    throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, answer, secrets), {
+    const parsedBody = parseErrorBody(text, secrets);
+    throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, parsedBody, secrets), {
       statusCode: res.statusCode,
       body: text,
       secrets,
-      answer,
+      parsedBody,
       retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
     });
   }
@@ -50,7 +55,7 @@ export async function readAnswer<T>(res: Dispatcher.ResponseData, kind: Response
 
 /**
  * Reads the body decoded (see `decodedBody`), within `limit` decoded bytes and `limit` bytes received.
- * A broken encoding is BAD_RESPONSE, not a network error: the same request would get the same answer.
+ * A broken encoding is BAD_RESPONSE, not a network error: the same request would get the same response.
  */
 async function readDecoded(res: Dispatcher.ResponseData, codings: readonly string[], limit: number, declaredLength: string | undefined): Promise<BoundedBody> {
   const decoded = decodedBody(res.body, codings, limit);
@@ -78,7 +83,7 @@ function discard(body: Readable): void {
 
 /** An error body whose encoding is broken is read as empty: its status still says what went wrong. */
 function withoutBrokenEncoding(err: unknown): BoundedBody {
-  if (err instanceof PlatformError && err.code === 'BAD_RESPONSE') return { bytes: Buffer.alloc(0), complete: true };
+  if (err instanceof SvcError && err.code === 'BAD_RESPONSE') return { bytes: Buffer.alloc(0), complete: true };
   throw err;
 }
 
@@ -101,11 +106,11 @@ function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]):
       cause: new SyntaxError(redact(err instanceof Error ? err.message : String(err), secrets)),
     });
   }
-  return scrubAnswer(parsed, text, secrets);
+  return scrubBody(parsed, text, secrets);
 }
 
-/** The error for an answer past its limit, naming the limit and the setting that changes it. */
-function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declaredBytes: number | undefined): PlatformError {
+/** The error for a response past its limit, naming the limit and the setting that changes it. */
+function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declaredBytes: number | undefined): SvcError {
   const setting = catalogText(kind === 'buffer' ? 'setting.maxFileSize' : 'setting.maxAnswerSize');
   const text =
     declaredBytes === undefined
@@ -114,10 +119,10 @@ function tooLarge(kind: ResponseKind, limit: number, statusCode: number, declare
   return new PlatformError('BAD_RESPONSE', text, { statusCode });
 }
 
-/** An error answer's body as JSON, the request's secrets masked; undefined when it is not JSON (the excerpt keeps the text). */
+/** An error response's body as JSON, the request's secrets masked; undefined when it is not JSON (the excerpt keeps the text). */
 function parseErrorBody(text: string, secrets: readonly string[]): unknown {
   try {
-    return scrubAnswer(JSON.parse(text) as unknown, text, secrets);
+    return scrubBody(JSON.parse(text) as unknown, text, secrets);
   } catch {
     return undefined;
   }
@@ -133,7 +138,7 @@ function statusMessage(status: number, body: unknown, secrets: readonly string[]
   return catalogText('error.status', { statusCode: status, detail: redact(detail, secrets).slice(0, 200) });
 }
 
-/** Reads the token from the token endpoint's answer; the member's name is not given by the spec. */
+/** Reads the token from the token endpoint's response; the member's name is not given by the spec. */
 export function readTokenResponse(body: unknown): TokenResponse {
   if (typeof body === 'string' && body.length > 0 && isHeaderValue(body)) return { token: body };
   if (body && typeof body === 'object') {

@@ -6,7 +6,7 @@ import { nodeLog, translate } from './i18n';
 import { catalogText } from '../util/catalog-text';
 import { causeOf } from '../util/errors';
 import { LocalPacer, Pacer } from '../platform/request-gate';
-import { AnswerCache } from '../shared/answer-cache';
+import { ResponseCache } from '../shared/response-cache';
 import { sharedPacer } from '../shared/pacer';
 import { CounterFile, DailyQuota } from '../shared/quota';
 import { SharedState } from '../shared/shared-state';
@@ -34,7 +34,7 @@ export class SharedServices {
   /** The schedule of the rate limit: shared in Redis when configured, the gate's own otherwise. */
   readonly pacer: Pacer | undefined;
   readonly quota: DailyQuota | undefined;
-  readonly cache: AnswerCache | undefined;
+  readonly cache: ResponseCache | undefined;
   private readonly nodes = new Set<Node>();
   private readonly counters: CounterFile | undefined;
 
@@ -61,7 +61,7 @@ export class SharedServices {
       );
       this.quota = new DailyQuota(this.state, this.counters, scope, settings.dailyLimit);
     }
-    if (settings.cacheTtlSec > 0) this.cache = new AnswerCache(this.state, scope, settings.cacheTtlSec * 1000);
+    if (settings.cacheTtlSec > 0) this.cache = new ResponseCache(this.state, scope, settings.cacheTtlSec * 1000);
     this.state.onModeChange((mode) => {
       for (const node of this.nodes) setStatusNote(node, mode === 'unavailable' ? unavailableNote() : undefined);
     });

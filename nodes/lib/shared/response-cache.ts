@@ -3,7 +3,7 @@ import type { SharedState } from './shared-state';
 import { MemoryStore } from './store';
 import { Clock, SYSTEM_CLOCK } from '../util/async';
 
-export interface CachedAnswer {
+export interface CachedResponse {
   statusCode: number;
   body: unknown;
 }
@@ -13,35 +13,35 @@ const MEMORY_ENTRIES = 1000;
 const MEMORY_CHARS = 32 * 1024 * 1024;
 
 /**
- * Answers to identical queries for `ttlMs`: in Redis while it answers (shared by every instance),
+ * Responses to identical queries for `ttlMs`: in Redis while it answers (shared by every instance),
  * in a bounded least-recently-used map of this process otherwise. Keys are hashes of the query.
  */
-export class AnswerCache {
+export class ResponseCache {
   private readonly memory: MemoryStore;
 
   constructor(
     private readonly state: SharedState,
-    /** Which platform and credentials the answers belong to (a hash, never a secret). */
+    /** Which platform and credentials the responses belong to (a hash, never a secret). */
     private readonly scope: string,
     private readonly ttlMs: number,
-    /** The time answers in memory expire by; the system clock unless a test moves one by hand. */
+    /** The time responses in memory expire by; the system clock unless a test moves one by hand. */
     clock: Pick<Clock, 'now'> = SYSTEM_CLOCK,
   ) {
     this.memory = new MemoryStore({ maxEntries: MEMORY_ENTRIES, maxChars: MEMORY_CHARS, clock });
   }
 
-  async get(query: string): Promise<CachedAnswer | undefined> {
+  async get(query: string): Promise<CachedResponse | undefined> {
     const key = this.keyOf(query);
     const text = await this.state.withShared(
       (redis) => redis.get(key),
       () => this.memory.get(key),
     );
-    return text === undefined ? undefined : (JSON.parse(text) as CachedAnswer);
+    return text === undefined ? undefined : (JSON.parse(text) as CachedResponse);
   }
 
-  async set(query: string, answer: CachedAnswer): Promise<void> {
+  async set(query: string, response: CachedResponse): Promise<void> {
     const key = this.keyOf(query);
-    const text = JSON.stringify(answer);
+    const text = JSON.stringify(response);
     await this.state.withShared(
       (redis) => redis.set(key, text, this.ttlMs),
       () => this.memory.set(key, text, this.ttlMs),
