@@ -1,7 +1,7 @@
 import net from 'node:net';
 import should from 'should';
 import { CONFIG_ID, Json, configNode, expectError, helper, nodeModule, sandboxCredentials, useSandbox } from '../support/harness';
-import { sleep } from './support';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SharedState } from '../../nodes/lib/shared/shared-state';
 import { english } from '../support/english';
 

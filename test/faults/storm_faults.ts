@@ -17,12 +17,12 @@ import {
   sandboxSecrets,
   seededRandom,
   settle,
-  sleep,
   stormFaults,
   suiteSeed,
   tokenEndpointFaults,
   userVisibleTexts,
-} from './support';
+} from '../support/faults';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { NODES_DIR } from '../support/paths';
 
 /**

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { helper, nodeModule, Json } from '../support/harness';
 import { nowSeconds, signatureHeader, webhookDigest } from '../bench/webhook-signing';
-import { ConsoleCapture, OutcomeLedger, ProcessFailures, Random, integer, leaks, pick, seededRandom, suiteSeed, userVisibleTexts } from './support';
+import { ConsoleCapture, OutcomeLedger, ProcessFailures, Random, integer, leaks, pick, seededRandom, suiteSeed, userVisibleTexts } from '../support/faults';
 import { NODES_DIR } from '../support/paths';
 
 /**

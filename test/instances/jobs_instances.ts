@@ -3,7 +3,8 @@ import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { RedisServer } from '../support/redis-server';
 import { Cluster, CONFIG_ID, showLogsOnFailure } from './cluster';
-import { Collector, FLOW_SECRETS, reportingFlow, startMessage, until } from '../restart/support';
+import { Collector, FLOW_SECRETS, reportingFlow, startMessage } from '../support/process-flows';
+import { waitUntil } from '../support/wait';
 
 /**
  * Job ownership across instances: two Node-RED processes with the same flows and one Redis. A job
@@ -63,7 +64,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
     await withJobs(8, async (client) => {
       const polls = sandbox.requests('isoline-job').length;
       await startMessage(b, 'after-reset', request);
-      await until(() => sandbox.requests('isoline-job').length >= polls + 2, 'two polls of the job', 30_000);
+      await waitUntil(() => sandbox.requests('isoline-job').length >= polls + 2, 'two polls of the job', 30_000);
       should(await client.hlen(jobsKey)).equal(1);
       // The job in Redis keeps only what a resumed flow needs of its message (issue 20 point 8).
       const [stored] = await client.hvals(jobsKey);
@@ -91,11 +92,11 @@ describe('several Node-RED instances: a job outlives the instance that started i
       const warned = warnings();
       const resumedBefore = resumes(a);
       await startMessage(b, 'through-outage', request);
-      await until(() => sandbox.requests('isoline-job').length >= before + 1, 'a first poll of the job', 30_000);
+      await waitUntil(() => sandbox.requests('isoline-job').length >= before + 1, 'a first poll of the job', 30_000);
       redis.pause();
       try {
         // The job's last poll (its result) and the outage noticed: the result waits for Redis.
-        await until(() => sandbox.requests('isoline-job').length >= before + 6 && warnings() > warned, 'the result while Redis is paused', 30_000);
+        await waitUntil(() => sandbox.requests('isoline-job').length >= before + 6 && warnings() > warned, 'the result while Redis is paused', 30_000);
         should(collector.reports).eql([]);
         // A registered job is taken over only through Redis: the other instance cannot while it is paused.
         should(resumes(a)).equal(resumedBefore);
@@ -128,7 +129,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
       await startMessageAt(a, 'start-bulk', 'bulk', addresses);
       const accepted = (endpoint: string, status: number) => sandbox.requests(endpoint).filter((r) => r.status === status).length;
       // Every job accepted (4 isoline jobs, 2 bulk jobs) and polled once: the outage meets running jobs.
-      await until(
+      await waitUntil(
         () => accepted('isoline', 200) === 4 && accepted('bulk-upload', 201) === 2 && accepted('isoline-job', 200) >= 4 && accepted('bulk-status', 200) >= 2,
         'every job accepted and polled',
         30_000,
@@ -166,7 +167,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
       const resumedBefore = resumes(b);
       await startMessage(a, 'shared-1', request);
       // Polled by the instance that holds the lease: the other leaves it alone.
-      await until(() => sandbox.requests('isoline-job').length >= polls + 3, 'three polls of the job', 30_000);
+      await waitUntil(() => sandbox.requests('isoline-job').length >= polls + 3, 'three polls of the job', 30_000);
       should(resumes(b)).equal(resumedBefore);
       should(await client.hlen(jobsKey)).equal(1);
       await a.kill();

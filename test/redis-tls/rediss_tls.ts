@@ -7,7 +7,7 @@ import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { RedisServer, RedisTls } from '../support/redis-server';
 import { Cluster, geocodeThrough, sharedFlows, showLogsOnFailure } from '../instances/cluster';
-import { until } from '../restart/support';
+import { waitUntil } from '../support/wait';
 
 /**
  * Shared state over TLS (`rediss://`): Debian's redis-server listening with TLS only, on a
@@ -61,7 +61,7 @@ describe('shared state on a TLS Redis (rediss://)', function () {
 
     // The instance without the CA: its own count, no crash, one warning naming the certificate problem.
     should((await geocodeThrough(untrusting, '1 Untrusted Road')).status).equal(200);
-    await until(() => untrusting.log.some((line) => line.includes('shared state unavailable')), 'the TLS warning', 20_000);
+    await waitUntil(() => untrusting.log.some((line) => line.includes('shared state unavailable')), 'the TLS warning', 20_000);
     const warnings = untrusting.log.filter((line) => line.includes('shared state unavailable'));
     should(warnings).have.length(1);
     console.log(`      the instance without the CA: ${warnings[0].replace(/^.*?\[warn\] /, '')}`);

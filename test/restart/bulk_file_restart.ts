@@ -3,7 +3,8 @@ import path from 'node:path';
 import should from 'should';
 import { bulkJobs } from '../sandbox/endpoints/bulk';
 import type { Json } from '../support/harness';
-import { deploy, reportingFlow, startMessage, storedJobs, until, useRestartRig } from './support';
+import { deploy, reportingFlow, startMessage, storedJobs, useRestartRig } from '../support/process-flows';
+import { waitUntil } from '../support/wait';
 
 /**
  * A bulk run from a file (msg.filename) into an output file outlives its Node-RED: killed with
@@ -45,7 +46,7 @@ describe('restart: svc-bulk-geocode file → file run survives SIGKILL', functio
     await startMessage(nodeRed, 'file-1', { filename: input });
 
     // Killed once a few batches are in the file, while later ones run or are still to be uploaded.
-    await until(() => outputRows(output).length >= 3 * BATCH, 'three batches written', 30_000);
+    await waitUntil(() => outputRows(output).length >= 3 * BATCH, 'three batches written', 30_000);
     await nodeRed.kill();
     should(collector.reports).eql([]);
     const jobsBeforeKill = [...bulkJobs(sandbox).values()].map((job) => job.addresses);
@@ -72,7 +73,7 @@ describe('restart: svc-bulk-geocode file → file run survives SIGKILL', functio
     const written = new Set(addresses.slice(0, run.file.delivered * BATCH));
     const uploadedAfter = [...bulkJobs(sandbox).values()].slice(jobsBeforeKill.length).flatMap((job) => job.addresses);
     should(uploadedAfter.filter((address) => written.has(address))).eql([]);
-    await until(() => storedJobs(dir.userDir).length === 0, 'the finished run to leave the store', 10_000);
+    await waitUntil(() => storedJobs(dir.userDir).length === 0, 'the finished run to leave the store', 10_000);
 
     await nodeRed.stop(10_000);
     await rig.start();

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
 import type { Json } from '../support/harness';
-import { deploy, reportingFlow, startMessage, storedJobs, until, useRestartRig } from './support';
+import { deploy, reportingFlow, startMessage, storedJobs, useRestartRig } from '../support/process-flows';
+import { waitUntil } from '../support/wait';
 
 /**
  * A bulk run from a file (msg.filename) into a message per job (parts) outlives its Node-RED: killed
@@ -42,7 +43,7 @@ describe('restart: svc-bulk-geocode file → parts run survives SIGKILL', functi
     await deploy(nodeRed, flows);
     await startMessage(nodeRed, 'parts-1', { filename: input });
 
-    await until(() => collector.reports.length >= 3, 'three parts received', 30_000);
+    await waitUntil(() => collector.reports.length >= 3, 'three parts received', 30_000);
     await nodeRed.kill();
     const before = collector.reports.splice(0) as unknown as PartReport[];
     should(before.every((report) => report.parts !== undefined && !report.resumed)).be.true();
@@ -65,7 +66,7 @@ describe('restart: svc-bulk-geocode file → parts run survives SIGKILL', functi
     // Every row once, in order: the parts counted before the kill, then those sent after.
     const rows = [...before.slice(0, run.file.delivered), ...resumedParts].flatMap((report) => report.indices ?? []);
     should(rows).eql(Array.from({ length: ROWS }, (_v, i) => i));
-    await until(() => storedJobs(dir.userDir).length === 0, 'the finished run to leave the store', 10_000);
+    await waitUntil(() => storedJobs(dir.userDir).length === 0, 'the finished run to leave the store', 10_000);
     await nodeRed.stop(10_000);
   });
 });

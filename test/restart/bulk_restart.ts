@@ -1,6 +1,7 @@
 import should from 'should';
 import { bulkJobs } from '../sandbox/endpoints/bulk';
-import { storedJobs, until, useRestartRig } from './support';
+import { storedJobs, useRestartRig } from '../support/process-flows';
+import { waitUntil } from '../support/wait';
 
 /**
  * A bulk geocoding run outlives its Node-RED: killed with SIGKILL after some batches are done and
@@ -23,7 +24,7 @@ describe('restart: svc-bulk-geocode run survives SIGKILL', function () {
     await rig.deployAndSend(bulk, summary, 'bulk-1', addresses);
 
     // Killed once some batches are downloaded, while later ones are still to be uploaded.
-    await until(() => sandbox.requests('bulk-download').length >= 2, 'two batches downloaded', 30_000);
+    await waitUntil(() => sandbox.requests('bulk-download').length >= 2, 'two batches downloaded', 30_000);
     await nodeRed.kill();
     const uploadedBeforeKill = sandbox.requests('bulk-upload').length;
     should(uploadedBeforeKill).be.below(ROWS / BATCH);
@@ -43,7 +44,7 @@ describe('restart: svc-bulk-geocode run survives SIGKILL', function () {
     should(sandbox.requests('bulk-upload').length - uploadedBeforeKill).equal(ROWS / BATCH - storedUploads);
     const uploaded = [...bulkJobs(sandbox).values()].map((job) => job.addresses);
     should(new Set(uploaded.flat())).have.size(ROWS);
-    await until(() => storedJobs(dir.userDir).length === 0, 'the delivered run to leave the store', 10_000);
+    await waitUntil(() => storedJobs(dir.userDir).length === 0, 'the delivered run to leave the store', 10_000);
 
     await nodeRed.stop(10_000);
     await rig.start();

@@ -1,6 +1,7 @@
 import should from 'should';
 import { SANDBOX_DEFAULTS } from '../sandbox';
-import { FLOW_SECRETS, storeText, storedJobs, until, useRestartRig } from './support';
+import { FLOW_SECRETS, storeText, storedJobs, useRestartRig } from '../support/process-flows';
+import { waitUntil } from '../support/wait';
 
 /**
  * An asynchronous isoline job outlives its Node-RED: killed with SIGKILL while polling, Node-RED is
@@ -18,7 +19,7 @@ describe('restart: svc-isoline job survives SIGKILL', function () {
     const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
     await rig.deployAndSend(isoline, summary, 'job-1', request);
 
-    await until(() => sandbox.requests('isoline-job').length >= 2, 'two polls of the job', 20_000);
+    await waitUntil(() => sandbox.requests('isoline-job').length >= 2, 'two polls of the job', 20_000);
     await nodeRed.kill();
     should(collector.reports).eql([]);
     const [stored] = storedJobs(dir.userDir);
@@ -34,7 +35,7 @@ describe('restart: svc-isoline job survives SIGKILL', function () {
     should(report).have.properties({ resumed: true, tag: 'job-1', polygons: 1, hasReq: false, hasRes: false });
     should(report.error).be.undefined();
     should((report.jobs as Array<{ jobId: string }>)[0].jobId).equal((stored.job as { state: { jobId: string } }).state.jobId);
-    await until(() => storedJobs(dir.userDir).length === 0, 'the delivered job to leave the store', 10_000);
+    await waitUntil(() => storedJobs(dir.userDir).length === 0, 'the delivered job to leave the store', 10_000);
 
     // Started once more: nothing is left to resume, so nothing is delivered twice.
     await nodeRed.stop(10_000);

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { NodeRedProcess, runtimeUnderTest } from './node-red-process';
 import { NODES_DIR } from './paths';
-import { Collector, until } from '../restart/support';
+import { Collector } from './process-flows';
+import { waitUntil } from './wait';
 import { signatureHeader } from '../bench/webhook-signing';
 import { WebSocket } from 'undici';
 
@@ -109,7 +110,7 @@ export class WebhookRig {
       body: JSON.stringify(flows),
     });
     await res.arrayBuffer();
-    if (res.status < 300) await until(() => this.startedCount() > started, 'the deployed flows to start', 30_000);
+    if (res.status < 300) await waitUntil(() => this.startedCount() > started, 'the deployed flows to start', 30_000);
     return res.status;
   }
 
@@ -124,7 +125,7 @@ export class WebhookRig {
 
   /** Reports (outputs and statuses) that satisfy `match`, once at least `count` have arrived. */
   async reports(match: (report: Json) => boolean, count = 1, timeoutMs = 10_000): Promise<Json[]> {
-    await until(() => this.collector.reports.filter(match).length >= count, `${count} matching report(s)`, timeoutMs);
+    await waitUntil(() => this.collector.reports.filter(match).length >= count, `${count} matching report(s)`, timeoutMs);
     return this.collector.reports.filter(match);
   }
 

@@ -12,7 +12,7 @@ import { CatalogText, TextLog, fill, stringParams, useEnglishCatalog } from '../
  * namespace `<module>/<type>`. A node's own runtime texts are in its catalog's `runtime` section; the
  * texts several nodes or the lower layers use are in the `common` section of svc-config's catalog,
  * which every install of the pack has. The code names a text by its key alone
- * (`error.geocode.address`): each key is in one catalog (test/locales_spec), and the en-US catalogs,
+ * (`error.geocode.address`): each key is in one catalog (test/nodes/locales_spec), and the en-US catalogs,
  * read here, say which. RED._ of any node set reads any namespace named in the key, so texts do not
  * depend on which node registered first.
  */

@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import should from 'should';
+import { runEditorScripts } from '../support/editor-script';
+import { NODES_DIR, REPO_ROOT } from '../support/paths';
+
+/**
+ * Issue 21 point 6: help checked against behaviour. Each node's help names every field its dialog
+ * shows, in en-US and ja; the README's svc-config table lists every setting of the editor's
+ * `defaults` with its default and the dialog tab it is on; no help page speaks of "the spec"; and
+ * what a help page says of a behaviour agrees with what the node does.
+ */
+
+type Catalog = { [key: string]: string | Catalog };
+
+const MANIFEST = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+const TYPES = Object.keys(MANIFEST['node-red'].nodes);
+const LANGUAGES = ['en-US', 'ja'] as const;
+/** Rows every dialog has, named in Node-RED's own words. */
+const COMMON_FIELDS = new Set(['name', 'server']);
+/** The dialog's labels: `<label for="node-input-<field>">…<span data-i18n="<key>">`. */
+const LABEL = /<label for="node-(?:config-)?input-(\w+)"><i class="fa fa-[\w-]+"><\/i> <span data-i18n="([^"]+)"><\/span><\/label>/g;
+
+const scripts = runEditorScripts(TYPES);
+
+function catalog(language: string, type: string): Catalog {
+  return JSON.parse(fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.json`), 'utf8')) as Catalog;
+}
+
+/** The help page as Node-RED serves it (the build writes the shared sections in). */
+function help(language: string, type: string): string {
+  return fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
+}
+
+/** A catalog text by its key, `<namespace>:<key>` for another node's catalog. */
+function text(language: string, type: string, key: string): string | undefined {
+  const [namespace, name] = key.includes(':') ? [key.slice(0, key.indexOf(':')).split('/').pop() as string, key.slice(key.indexOf(':') + 1)] : [type, key];
+  let node: string | Catalog | undefined = catalog(language, namespace);
+  for (const part of name.split('.')) node = typeof node === 'object' ? node[part] : undefined;
+  return typeof node === 'string' ? node : undefined;
+}
+
+/** The fields a dialog shows, with their label keys. */
+function dialogFields(type: string): Array<{ field: string; key: string }> {
+  return [...(scripts.templates.get(type) ?? '').matchAll(LABEL)].map(([, field, key]) => ({ field, key }));
+}
+
+describe('help, catalogs and README in step with each node', function () {
+  for (const language of LANGUAGES) {
+    it(`${language}: each help page names every field of its dialog by its label, and none speaks of "the spec"`, function () {
+      const unnamed: string[] = [];
+      const jargon: string[] = [];
+      for (const type of TYPES) {
+        const page = help(language, type);
+        for (const { field, key } of dialogFields(type)) {
+          if (COMMON_FIELDS.has(field)) continue;
+          const label = text(language, type, key);
+          if (label === undefined) unnamed.push(`${type}.${field}: no label ${key}`);
+          else if (!page.includes(`<i>${label}</i>`) && !new RegExp(`<dt>[^<]*${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).test(page)) {
+            unnamed.push(`${type}.${field}: "${label}"`);
+          }
+        }
+        if (/\bspec\b|specification|仕様/i.test(page.replace(/<code>[^<]*<\/code>/g, ''))) jargon.push(type);
+      }
+      should(unnamed).deepEqual([]);
+      should(jargon).deepEqual([]);
+    });
+  }
+
+  it("README's svc-config table lists every setting and credential of the editor's definition, on its dialog tab, with the editor's default", function () {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configure the platform'));
+    const rows = section
+      .slice(0, section.indexOf('\n\n', section.indexOf('| Tab |')))
+      .split('\n')
+      .filter((line) => line.startsWith('| '));
+    const definition = scripts.definitions.get('svc-config');
+    const defaults = (definition?.defaults ?? {}) as Record<string, { value?: unknown }>;
+    const credentials = Object.keys((definition as { credentials?: object } | undefined)?.credentials ?? {});
+    const tabs = (catalog('en-US', 'svc-config')['svc-config'] as Catalog).tabs as Record<string, string>;
+    const template = scripts.templates.get('svc-config') ?? '';
+    const tabOf = (field: string) =>
+      Object.keys(tabs).find((tab) => {
+        const panel = template.indexOf(`id="svc-config-tab-${tab}"`);
+        const next = template.indexOf('id="svc-config-tab-', panel + 1);
+        const input = template.indexOf(`id="node-config-input-${field}"`);
+        return panel >= 0 && input > panel && (next < 0 || input < next);
+      });
+    const shown = new Set(dialogFields('svc-config').map(({ field }) => field));
+    const problems = [...shown].filter((field) => !(field in defaults) && !credentials.includes(field)).map((field) => `${field}: not in the definition`);
+    // Every setting and credential the dialog shows (the settings `version` is not one).
+    for (const field of [...Object.keys(defaults), ...credentials].filter((name) => shown.has(name))) {
+      if (field === 'name') continue;
+      const row = rows.find((line) => line.includes(`\`${field}\``));
+      if (!row) {
+        problems.push(`${field}: no row`);
+        continue;
+      }
+      const tab = tabOf(field);
+      if (!tab || !row.startsWith(`| ${tabs[tab]} |`)) problems.push(`${field}: the dialog has it on ${tab ? tabs[tab] : 'no tab'}`);
+      const value = defaults[field]?.value;
+      if (typeof value === 'number' && !row.includes(`default ${value}`)) problems.push(`${field}: default ${value} not in "${row}"`);
+    }
+    should(problems).deepEqual([]);
+  });
+
+  it('svc-geocode: its help says each request counts against the daily limit, as its status shows (used/limit)', function () {
+    for (const language of LANGUAGES) {
+      const page = help(language, 'svc-geocode');
+      const dailyLimit = text(language, 'svc-config', 'svc-config.label.dailyLimit') as string;
+      should(page).not.match(/not counted by the node|ノードでは数えません/);
+      should(page).containEql(`<i>${dailyLimit}</i>`);
+      should(page).match(/QUOTA_EXCEEDED/);
+    }
+  });
+});

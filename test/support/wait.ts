@@ -1,0 +1,13 @@
+/** Waiting for what a test expects to happen, and for pending promise callbacks. */
+
+/** Resolves once `predicate` holds; polls, so it never depends on how fast the machine is. */
+export async function waitUntil(predicate: () => boolean, what: string, timeoutMs = 4000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Lets resolved promises run their callbacks. */
+export const settle = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,0 +1,72 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import should from 'should';
+import { currentVersion, migrated } from '../../../nodes/lib/node-red/migrations';
+import { runEditorScripts } from '../../support/editor-script';
+import { REPO_ROOT } from '../../support/paths';
+
+/**
+ * One versioned migration table per node (resources/migrations.js), applied by the runtime when a
+ * node starts (node-red/migrations.ts) and by the editor when a dialog opens (resources/editor.js).
+ * settings_spec runs version-0 job nodes with a legacy pollInterval on a running Node-RED and in their
+ * dialogs; test:browser opens one in the real editor.
+ */
+
+type FlowSettings = { type: string; [property: string]: unknown };
+
+const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+const NODE_TYPES = Object.keys(PACKAGE['node-red'].nodes);
+
+describe('settings migrations', function () {
+  it('gives every node a settings version, the `version` default of its editor definition', function () {
+    const { definitions, SvcMigrations } = runEditorScripts(NODE_TYPES);
+    for (const type of NODE_TYPES) {
+      should(currentVersion(type)).be.above(0, type);
+      should(definitions.get(type)?.defaults.version?.value).equal(currentVersion(type), type);
+      should(SvcMigrations.currentVersion(type)).equal(currentVersion(type), type);
+    }
+  });
+
+  it('moves a version-0 (1.0.0) legacy pollInterval into pollIntervalSec in each job node’s old unit, and empties it', function () {
+    should(migrated<FlowSettings>({ type: 'svc-bulk-geocode', pollInterval: '500', pollIntervalSec: 2 })).eql({
+      type: 'svc-bulk-geocode',
+      pollInterval: '',
+      pollIntervalSec: 0.5,
+      version: 1,
+    });
+    for (const type of ['svc-isoline', 'svc-sequence']) {
+      should(migrated<FlowSettings>({ type, pollInterval: 3, pollIntervalSec: '1' })).eql({ type, pollInterval: '', pollIntervalSec: 3, version: 1 });
+    }
+  });
+
+  it('keeps pollIntervalSec where the legacy value is empty or unusable, as 1.0.0 read it', function () {
+    for (const pollInterval of ['', 0, -1, 'soon', undefined]) {
+      should(migrated<FlowSettings>({ type: 'svc-isoline', pollInterval, pollIntervalSec: '0.2' })).eql(
+        { type: 'svc-isoline', pollInterval: '', pollIntervalSec: '0.2', version: 1 },
+        String(pollInterval),
+      );
+    }
+  });
+
+  it('leaves settings already at their version alone, and never changes the flow’s own object', function () {
+    const current = { type: 'svc-bulk-geocode', version: '1', pollInterval: '500', pollIntervalSec: '2' };
+    should(migrated<FlowSettings>(current)).eql(current);
+    const old = { type: 'svc-sequence', pollInterval: 2, name: 'n' };
+    const copy = { ...old };
+    should(migrated<FlowSettings>(old)).not.equal(old);
+    should(old).eql(copy);
+    should(migrated<FlowSettings>({ type: 'svc-geocode', name: 'g' })).eql({ type: 'svc-geocode', name: 'g', version: 1 });
+  });
+
+  it('runs the same table in the editor as at run time', function () {
+    const { SvcMigrations } = runEditorScripts();
+    const samples: FlowSettings[] = [
+      { type: 'svc-bulk-geocode', pollInterval: 2000 },
+      { type: 'svc-isoline', pollInterval: '0.5', pollIntervalSec: 9 },
+      { type: 'svc-config', name: 'platform' },
+      { type: 'svc-sequence', version: 1, pollInterval: 7 },
+    ];
+    // Compared as JSON: the editor's objects are made in a context of their own, with its own Object.
+    for (const settings of samples) should(JSON.stringify(SvcMigrations.migrate(settings))).equal(JSON.stringify(migrated(settings)));
+  });
+});

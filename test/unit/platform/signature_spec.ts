@@ -1,0 +1,185 @@
+import should from 'should';
+import { ReplayCache, SignatureVerifier, computeDigest, constantTimeEqual, parseSignatureHeader, timestampToMs } from '../../../nodes/lib/platform/signature';
+
+/** Vectors computed outside this code: printf '%s' '<t>.<secret>.<body>' | sha256sum */
+const RAW_BODY = '{"temperature": 21.5, "unit":"\\u00b0C"}';
+const VECTOR = { t: '1700000000', secret: 's3cret-token', digest: 'fe3d238dc9e2e5eeddc1328b9fed4dc6180f32c5b188f86846d46c323b581989' };
+const VECTOR_MS = { t: '1700000000123', secret: 's3cret-token', body: '{}', digest: '3f3440bb506567404acdbe80af30b45d16cfaf46f77da2b6f09dd409d500b8a3' };
+const SECRET = 's3cret-token';
+const NOW_SEC = 1_700_000_000;
+const NOW = NOW_SEC * 1000;
+
+function header(t: string | number, secret: string, body: string): string {
+  return `t=${t},digestV1=${computeDigest(String(t), secret, Buffer.from(body))}`;
+}
+
+describe('signature (unit)', function () {
+  describe('computeDigest', function () {
+    it('is the lowercase hex SHA-256 of <t>.<secret>.<body bytes>', function () {
+      should(computeDigest(VECTOR.t, VECTOR.secret, Buffer.from(RAW_BODY))).equal(VECTOR.digest);
+      should(computeDigest(VECTOR_MS.t, VECTOR_MS.secret, VECTOR_MS.body)).equal(VECTOR_MS.digest);
+    });
+
+    it('covers the exact bytes: re-serialised JSON gives another digest', function () {
+      const reserialised = JSON.stringify(JSON.parse(RAW_BODY));
+      should(reserialised).not.equal(RAW_BODY);
+      should(computeDigest(VECTOR.t, VECTOR.secret, Buffer.from(reserialised))).not.equal(VECTOR.digest);
+    });
+  });
+
+  describe('parseSignatureHeader', function () {
+    it('reads t and digestV1 in either order, with spaces, and several digests', function () {
+      const digest = 'ab'.repeat(32);
+      const other = 'cd'.repeat(32);
+      should(parseSignatureHeader(`t=123,digestV1=${digest}`)).eql({ timestamp: '123', digests: [Buffer.from(digest, 'hex')] });
+      should(parseSignatureHeader(` digestV1=${digest} , t=123 `)?.timestamp).equal('123');
+      should(parseSignatureHeader(`t=123,digestV1=${digest},digestV1=${other}`)?.digests).have.length(2);
+      should(parseSignatureHeader(`t=123,digestV1=${digest.toUpperCase()}`)?.digests[0].toString('hex')).equal(digest);
+      should(parseSignatureHeader(`t=123,digestV2=zzz,digestV1=${digest}`)?.digests).have.length(1);
+    });
+
+    it('refuses anything else', function () {
+      const digest = 'ab'.repeat(32);
+      for (const value of [
+        undefined,
+        '',
+        'garbage',
+        `digestV1=${digest}`,
+        't=123',
+        `t=,digestV1=${digest}`,
+        `t=abc,digestV1=${digest}`,
+        `t=-5,digestV1=${digest}`,
+        `t=123,digestV1=${digest.slice(2)}`,
+        `t=123,digestV1=${'zz'.repeat(32)}`,
+        `t=123,t=124,digestV1=${digest}`,
+        `t=123;digestV1=${digest}`,
+        [`t=123,digestV1=${digest}`],
+      ]) {
+        should(parseSignatureHeader(value)).be.undefined();
+      }
+    });
+  });
+
+  describe('timestampToMs', function () {
+    it('reads seconds and milliseconds by magnitude', function () {
+      should(timestampToMs('1700000000')).equal(1_700_000_000_000);
+      should(timestampToMs('1700000000123')).equal(1_700_000_000_123);
+      should(timestampToMs('1700000000.5')).equal(1_700_000_000_500);
+    });
+  });
+
+  describe('SignatureVerifier', function () {
+    const body = Buffer.from(RAW_BODY);
+    const verifier = () => new SignatureVerifier({ secrets: [SECRET, 'old-secret'], toleranceSec: 300 });
+
+    it('accepts a digest made with the current or the previous secret', function () {
+      const result = verifier().verify(header(NOW_SEC, SECRET, RAW_BODY), body, NOW);
+      should(result).match({ ok: true, timestamp: String(NOW_SEC), timestampMs: NOW });
+      should(verifier().verify(header(NOW_SEC, 'old-secret', RAW_BODY), body, NOW).ok).be.true();
+    });
+
+    it('accepts t in milliseconds', function () {
+      should(verifier().verify(header(NOW + 5, SECRET, RAW_BODY), body, NOW)).match({ ok: true, timestampMs: NOW + 5 });
+    });
+
+    it('refuses a wrong secret, a wrong digest and an altered body as a mismatch', function () {
+      const v = verifier();
+      should(v.verify(header(NOW_SEC, 'wrong-secret', RAW_BODY), body, NOW)).eql({ ok: false, reason: 'signature mismatch' });
+      should(v.verify(`t=${NOW_SEC},digestV1=${'0'.repeat(64)}`, body, NOW)).eql({ ok: false, reason: 'signature mismatch' });
+      const altered = Buffer.from(RAW_BODY.replace('21.5', '99.5'));
+      should(v.verify(header(NOW_SEC, SECRET, RAW_BODY), altered, NOW)).eql({ ok: false, reason: 'signature mismatch' });
+      // The digest covers t as well: moving t keeps the digest but breaks the match.
+      const moved = header(NOW_SEC, SECRET, RAW_BODY).replace(`t=${NOW_SEC}`, `t=${NOW_SEC + 1}`);
+      should(v.verify(moved, body, NOW)).eql({ ok: false, reason: 'signature mismatch' });
+    });
+
+    it('refuses a missing or malformed header', function () {
+      should(verifier().verify(undefined, body, NOW)).eql({ ok: false, reason: 'missing signature' });
+      should(verifier().verify('t=1', body, NOW)).eql({ ok: false, reason: 'malformed signature' });
+    });
+
+    it('refuses timestamps outside the tolerance, in either direction, and accepts its edges', function () {
+      const v = verifier();
+      should(v.verify(header(NOW_SEC - 301, SECRET, RAW_BODY), body, NOW)).eql({ ok: false, reason: 'stale timestamp' });
+      should(v.verify(header(NOW_SEC + 301, SECRET, RAW_BODY), body, NOW)).eql({ ok: false, reason: 'future timestamp' });
+      should(v.verify(header(NOW_SEC - 300, SECRET, RAW_BODY), body, NOW).ok).be.true();
+      should(v.verify(header(NOW_SEC + 300, SECRET, RAW_BODY), body, NOW).ok).be.true();
+      const strict = new SignatureVerifier({ secrets: [SECRET], toleranceSec: 10 });
+      should(strict.verify(header(NOW_SEC - 11, SECRET, RAW_BODY), body, NOW)).eql({ ok: false, reason: 'stale timestamp' });
+    });
+
+    it('names an accepted request by (t, digest), remembered until the last millisecond the time check accepts it', function () {
+      const v = verifier();
+      const signature = header(NOW_SEC, SECRET, RAW_BODY);
+      const first = v.verify(signature, body, NOW);
+      if (!first.ok) throw new Error('expected the first request to pass');
+      const entry = v.replayEntry(first);
+      should(entry.expiresAt).equal(NOW_SEC * 1000 + 300_000);
+      // One window rule: accepted at exactly t + tolerance, refused a millisecond later.
+      should(v.verify(signature, body, entry.expiresAt).ok).be.true();
+      should(v.verify(signature, body, entry.expiresAt + 1)).eql({ ok: false, reason: 'stale timestamp' });
+      // The same request signed with the previous secret has another digest: a new request.
+      const rotated = v.verify(header(NOW_SEC, 'old-secret', RAW_BODY), body, NOW);
+      if (!rotated.ok) throw new Error('expected the previous secret to pass');
+      should(v.replayEntry(rotated).key).not.equal(entry.key);
+      // A t with a fraction of a millisecond: remembered up to the millisecond that contains its edge.
+      const fraction = v.verify(header(`${NOW_SEC}.0005`, SECRET, RAW_BODY), body, NOW);
+      if (!fraction.ok) throw new Error('expected a fractional t to pass');
+      should(v.replayEntry(fraction).expiresAt).equal(NOW_SEC * 1000 + 300_001);
+    });
+
+    it('needs a secret', function () {
+      should(() => new SignatureVerifier({ secrets: ['', ''], toleranceSec: 300 })).throw(/at least one secret/);
+    });
+  });
+
+  describe('ReplayCache', function () {
+    it('holds at most its size, dropping expired entries first, then the oldest', function () {
+      const cache = new ReplayCache(3);
+      cache.add('a', 100, 0);
+      cache.add('b', 5000, 0);
+      cache.add('c', 5000, 0);
+      cache.add('d', 5000, 200);
+      should(cache.size).equal(3);
+      should(cache.has('a', 200)).be.false();
+      should(cache.has('b', 200)).be.true();
+      cache.add('e', 5000, 200);
+      should(cache.size).equal(3);
+      should(cache.has('b', 200)).be.false();
+      should(['c', 'd', 'e'].every((key) => cache.has(key, 200))).be.true();
+    });
+
+    it('sweeps expired entries from the oldest end only, stopping at the first live one', function () {
+      const cache = new ReplayCache(100);
+      for (let i = 0; i < 50; i++) cache.add(`old-${i}`, 1000 + i, 0);
+      cache.add('late-expiring', 9000, 0);
+      cache.add('early-expiring', 1500, 0);
+      cache.add('new', 9000, 1200);
+      should(cache.size).equal(3, 'the 50 expired entries at the oldest end are gone');
+      should(cache.has('early-expiring', 1200)).be.true();
+      should(cache.has('early-expiring', 1600)).be.false('refused once expired even before it is swept');
+    });
+
+    it('keeps an entry up to and including its expiry, and forgets it after', function () {
+      const cache = new ReplayCache();
+      cache.add('k', 1000, 0);
+      should(cache.has('k', 999)).be.true();
+      should(cache.has('k', 1000)).be.true();
+      should(cache.has('k', 1001)).be.false();
+      cache.add('other', 5000, 1000);
+      should(cache.snapshot(1000)).eql([
+        ['k', 1000],
+        ['other', 5000],
+      ]);
+    });
+  });
+
+  describe('constantTimeEqual', function () {
+    it('compares texts of any length', function () {
+      should(constantTimeEqual('key-123', 'key-123')).be.true();
+      should(constantTimeEqual('key-123', 'key-124')).be.false();
+      should(constantTimeEqual('key', 'key-123')).be.false();
+      should(constantTimeEqual('', '')).be.true();
+    });
+  });
+});
