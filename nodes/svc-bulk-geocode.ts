@@ -93,8 +93,6 @@ const DEFAULTS = { batchSize: 1000, parallel: 2, polling: { pollIntervalSec: 2, 
  * the rows in input order as one message, a message per job, or a file (see BulkOutput).
  */
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -230,5 +228,6 @@ export = function register(RED: NodeAPI): void {
     );
   }
 
+  translateWith(RED);
   RED.nodes.registerType('svc-bulk-geocode', SvcBulkGeocode);
 };

@@ -61,8 +61,6 @@ const DEFAULTS = {
 };
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -136,6 +134,7 @@ export = function register(RED: NodeAPI): void {
     };
   }
 
+  translateWith(RED);
   RED.nodes.registerType<SvcConfigNode, SvcConfigDef, unknown, SvcCredentials>('svc-config', SvcConfig, {
     credentials: {
       clientId: { type: 'text' },

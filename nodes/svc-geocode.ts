@@ -23,8 +23,6 @@ interface GeocodeDef extends NodeDef {
 }
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcGeocode(this: Node, def: GeocodeDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -75,6 +73,7 @@ export = function register(RED: NodeAPI): void {
     );
   }
 
+  translateWith(RED);
   RED.nodes.registerType('svc-geocode', SvcGeocode);
 };
 

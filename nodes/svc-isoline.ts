@@ -47,8 +47,6 @@ type IsolineOutput = { ranges: Range[]; places: Place[] };
 type Ring = [number, number][];
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -94,6 +92,7 @@ export = function register(RED: NodeAPI): void {
     );
   }
 
+  translateWith(RED);
   RED.nodes.registerType('svc-isoline', SvcIsoline);
 };
 

@@ -28,8 +28,6 @@ interface RouteDef extends NodeDef {
 type Position = [number, number];
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcRoute(this: Node, def: RouteDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -72,6 +70,7 @@ export = function register(RED: NodeAPI): void {
     );
   }
 
+  translateWith(RED);
   RED.nodes.registerType('svc-route', SvcRoute);
 };
 

@@ -40,8 +40,6 @@ interface SequenceDef extends NodeDef {
 type SequenceOutput = { waypoints: LocationObject[]; places: Place[] };
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -82,6 +80,7 @@ export = function register(RED: NodeAPI): void {
     );
   }
 
+  translateWith(RED);
   RED.nodes.registerType('svc-sequence', SvcSequence);
 };
 

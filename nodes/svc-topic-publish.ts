@@ -22,8 +22,6 @@ interface TopicPublishDef extends NodeDef {
 }
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcTopicPublish(this: Node, def: TopicPublishDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -53,6 +51,7 @@ export = function register(RED: NodeAPI): void {
     });
   }
 
+  translateWith(RED);
   RED.nodes.registerType('svc-topic-publish', SvcTopicPublish);
 };
 

@@ -116,8 +116,6 @@ interface OperationCall {
 }
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcTopic(this: Node<TopicCredentials>, def: TopicDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -141,6 +139,7 @@ export = function register(RED: NodeAPI): void {
     });
   }
 
+  translateWith(RED);
   RED.nodes.registerType<Node<TopicCredentials>, TopicDef, unknown, TopicCredentials>('svc-topic', SvcTopic, {
     credentials: {
       secretToken: { type: 'password' },

@@ -78,8 +78,6 @@ const REJECTION_TEXTS: Record<Rejection, CatalogText> = {
 };
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcWebhookIn(this: Node<WebhookInCredentials>, def: WebhookInDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -231,6 +229,7 @@ export = function register(RED: NodeAPI): void {
     });
   }
 
+  translateWith(RED);
   RED.nodes.registerType<Node<WebhookInCredentials>, WebhookInDef, unknown, WebhookInCredentials>('svc-webhook-in', SvcWebhookIn, {
     credentials: {
       secret: { type: 'password' },

@@ -27,8 +27,6 @@ interface WordsLocation extends LatLon {
 }
 
 export = function register(RED: NodeAPI): void {
-  translateWith(RED);
-
   function SvcWords(this: Node, def: WordsDef): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
@@ -69,6 +67,7 @@ export = function register(RED: NodeAPI): void {
     );
   }
 
+  translateWith(RED);
   RED.nodes.registerType('svc-words', SvcWords);
 };
 
