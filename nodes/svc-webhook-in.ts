@@ -3,10 +3,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red/types';
 import { NodeStatus } from './lib/node-red/status';
-import { failure, reportFailure } from './lib/node-red/failure';
+import { Failure, failure, reportFailure } from './lib/node-red/failure';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
-import { InputError, causeOf } from './lib/util/errors';
+import { InputError, SvcError, causeOf } from './lib/util/errors';
 import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { translate, translateWith } from './lib/node-red/i18n';
 import { JsonTextProblem, isHeaderName, readJsonText } from './lib/util/text';
@@ -99,7 +99,7 @@ export = function register(RED: NodeAPI): void {
     const fullPath = nodeRoot.replace(/\/$/, '') + config.path;
     const adminRoot = (RED.settings as { httpAdminRoot?: string | false }).httpAdminRoot;
     if (editorPathOf(fullPath, adminRoot, RED.httpAdmin) !== undefined) {
-      this.error(translate(catalogText('error.webhook.editorPath', { path: fullPath, root: String(adminRoot ?? '/') })));
+      this.error(notListening(catalogText('error.webhook.editorPath', { path: fullPath, root: String(adminRoot ?? '/') })));
       status.show('red', 'ring', catalogText('status.webhook.editorPath', { path: fullPath }));
       return;
     }
@@ -109,7 +109,7 @@ export = function register(RED: NodeAPI): void {
       const owner = describeRouteOwner(RED, taken);
       const route = `${Object.keys(taken.route?.methods ?? {})[0]?.toUpperCase() ?? 'POST'} ${String(taken.route?.path)}`;
       this.error(
-        translate(
+        notListening(
           owner
             ? catalogText('error.webhook.pathInUseBy', { path: config.path, owner: owner.text })
             : catalogText('error.webhook.pathInUseByRoute', { path: config.path, route }),
@@ -281,4 +281,9 @@ function headerMatches(headers: IncomingHttpHeaders, expected: { name: string; v
 /** The request headers for `msg.webhook`, without credentials (including the custom header's key). */
 function visibleHeaders(headers: IncomingHttpHeaders, customHeader: string | undefined): IncomingHttpHeaders {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !PRIVATE_HEADERS.has(name) && name !== customHeader));
+}
+
+/** A path this node cannot listen on, reported in the shape of every failure (code CONFIG_INVALID); its text says what to do. */
+function notListening(text: CatalogText): Failure {
+  return failure(new SvcError('CONFIG_INVALID', text, { notSent: true, saysWhatToDo: true }));
 }

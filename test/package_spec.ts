@@ -20,11 +20,14 @@ const LANGUAGES = ['en-US', 'ja'];
 const RUNTIMES: NodeRedRuntime[] = [NODE_RED_4, NODE_RED_5_NODE_22, NODE_RED_5_NODE_24];
 
 /**
- * The size budget, from 1.0.0 with the map output, shared state and restart-safe jobs (about 176 kB packed,
- * 705 kB unpacked, 132 files) plus about a third of headroom; a tarball past it carries something by
- * mistake or needs a decision.
+ * The size budget: a tarball past it carries something by mistake or needs a decision. 1.0.0 was about
+ * 176 kB packed, 705 kB unpacked and 132 files. The next release's hardening (Test connection of every
+ * credential, the webhook's guards and replay journal, redaction, compressed answers, per-node runtime
+ * catalogs, settings migrations, the typed editor script, the README's Security section) brought it to
+ * about 262 kB, 1,004 kB and 156 files, past the old budget of 240 kB, 950 kB and 175 files; decided:
+ * that growth is the features, so the budget is that size plus about a fifth of headroom.
  */
-const BUDGET = { packedBytes: 240_000, unpackedBytes: 950_000, files: 175 };
+const BUDGET = { packedBytes: 320_000, unpackedBytes: 1_200_000, files: 190 };
 
 /** What a release must never carry: sources, tests, compiled tests, source maps, README screenshots, CI. */
 const FORBIDDEN = [/\.ts$/, /\.map$/, /(^|\/)test\//, /^dist\/test\//, /^examples\/images\//, /^\.ci\//, /^node_modules\//];

@@ -345,11 +345,11 @@ describe('svc-webhook-in', function () {
       should((await post(PATH, '{}')).status).equal(404);
     });
 
-    it('makes a second node on the same path a deploy error and keeps one handler', async function () {
+    it('makes a second node on the same path a deploy error (CONFIG_INVALID, naming the other node) and keeps one handler', async function () {
       await load([webhookNode(), webhookNode({ id: 'wh2', url: 'svc-hook', wires: [['out']] })], { ...secrets(), wh2: { secret: SECRET } });
-      should(callsOf('wh2', 'error')).containEql(
-        'not listening: POST /svc-hook is already received by "wh" (svc-webhook-in); give each webhook node its own path',
-      );
+      const [reported] = (helper.getNode('wh2').error as unknown as { getCalls(): Array<{ args: unknown[] }> }).getCalls().map((call) => call.args[0]);
+      should(reported).match({ code: 'CONFIG_INVALID' });
+      should(String(reported)).equal('not listening: POST /svc-hook is already received by "wh" (svc-webhook-in); give each webhook node its own path');
       should(statusText('wh2')).equal('path in use by wh');
       should(routesFor(PATH)).equal(1);
       should((await post(PATH, '{}', { 'svc-signature': sign(nowSec(), SECRET, '{}') })).status).equal(200);

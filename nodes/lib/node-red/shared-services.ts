@@ -4,7 +4,8 @@ import type { Node, NodeAPI } from './types';
 import { setStatusNote } from './status';
 import { nodeLog, translate } from './i18n';
 import { catalogText } from '../util/catalog-text';
-import { causeOf } from '../util/errors';
+import { ConfigError, causeOf } from '../util/errors';
+import { failure } from './failure';
 import { LocalPacer, Pacer } from '../platform/request-gate';
 import { ResponseCache } from '../shared/response-cache';
 import { sharedPacer } from '../shared/pacer';
@@ -45,7 +46,7 @@ export class SharedServices {
       state = new SharedState({ url: redisUrlOf(owner, settings.redisUrl), log });
     } catch (err) {
       // A Redis URL that is not one: the nodes still work, on this instance's own state.
-      owner.error(translate(catalogText('error.shared.off', { cause: causeOf(err) })));
+      owner.error(failure(new ConfigError(catalogText('error.shared.off', { cause: causeOf(err) }))));
       state = new SharedState({ log });
     }
     this.state = state;
