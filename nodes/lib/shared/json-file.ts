@@ -11,6 +11,21 @@ export function readJson(file: string): unknown {
 }
 
 /**
+ * The one instance kept for `file` in this process, made by `create` the first time: every node using
+ * the same file shares it, and a redeployed node finds the state of the one it replaces. Without a
+ * file (no user directory) the instance is shared under the empty key and lives in memory only.
+ */
+export function onePerFile<T>(open: Map<string, T>, file: string | undefined, create: () => T): T {
+  const key = file ?? '';
+  let instance = open.get(key);
+  if (!instance) {
+    instance = create();
+    open.set(key, instance);
+  }
+  return instance;
+}
+
+/**
  * Keeps a file in step with a value that changes often: `changed()` asks for a write; writes never
  * overlap and changes made during one are written by the next, so a burst of changes costs two
  * writes, not one per change. `flushed()` resolves once everything asked for is on disk.

@@ -1,6 +1,6 @@
 import { SvcError } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
-import { CoalescedWriter, readJson } from './json-file';
+import { CoalescedWriter, onePerFile, readJson } from './json-file';
 import type { SharedState } from './shared-state';
 import { MemoryStore } from './store';
 
@@ -19,13 +19,7 @@ export class CounterFile {
    * redeployed node finds the counts of the one it replaces); without a file, counts live in memory.
    */
   static at(file: string | undefined, onError: (err: Error) => void): CounterFile {
-    const key = file ?? '';
-    let counterFile = CounterFile.open.get(key);
-    if (!counterFile) {
-      counterFile = new CounterFile(file, onError);
-      CounterFile.open.set(key, counterFile);
-    }
-    return counterFile;
+    return onePerFile(CounterFile.open, file, () => new CounterFile(file, onError));
   }
 
   private constructor(file: string | undefined, onError: (err: Error) => void) {

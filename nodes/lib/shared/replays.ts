@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ReplayCache } from '../platform/signature';
-import { JournalFile, readJsonLines } from './json-file';
+import { JournalFile, onePerFile, readJsonLines } from './json-file';
 import type { SharedState } from './shared-state';
 
 /** What a webhook receiver remembers of an accepted request: its (t, digest) key and the end of its window. */
@@ -25,13 +25,7 @@ export class ReplayFile {
 
   /** Without a file (no user directory, as in some embedded runtimes), the caches live in memory only. */
   static at(file: string | undefined, onError: (err: Error) => void): ReplayFile {
-    const key = file ?? '';
-    let replayFile = ReplayFile.open.get(key);
-    if (!replayFile) {
-      replayFile = new ReplayFile(file, onError);
-      ReplayFile.open.set(key, replayFile);
-    }
-    return replayFile;
+    return onePerFile(ReplayFile.open, file, () => new ReplayFile(file, onError));
   }
 
   private constructor(file: string | undefined, onError: (err: Error) => void) {
