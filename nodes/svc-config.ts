@@ -22,7 +22,7 @@ interface SvcConfigDef extends NodeDef {
   maxQueue?: number | string;
   maxRetries?: number | string;
   tokenLifetime?: number | string;
-  /** MB: the largest JSON answer read. */
+  /** MB: the largest JSON response read. */
   maxResponseSize?: number | string;
   /** MB: the largest result file (bulk geocoding) read. */
   maxFileSize?: number | string;
@@ -30,7 +30,7 @@ interface SvcConfigDef extends NodeDef {
   proxy?: string;
   /** Single geocode requests per UTC day; 0 turns the guard off. */
   dailyLimit?: number | string;
-  /** Seconds an identical single geocode query is answered from the cache; 0 turns the cache off. */
+  /** Seconds an identical single geocode query is served from the cache; 0 turns the cache off. */
   cacheTtl?: number | string;
 }
 
@@ -52,7 +52,7 @@ const DEFAULTS = {
   maxQueue: 1000,
   maxRetries: 3,
   tokenLifetime: 3600,
-  // Geocode, route and isoline answers run to some hundred KB; bulk result files to some MB per 1000 rows.
+  // Geocode, route and isoline responses run to some hundred KB; bulk result files to some MB per 1000 rows.
   maxResponseSize: 5,
   maxFileSize: 100,
   // The platform's daily limit for single geocode (spec: 50,000 requests per day).

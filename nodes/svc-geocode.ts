@@ -18,7 +18,7 @@ interface GeocodeDef extends NodeDef {
   address: string;
   addressType: string;
   precision?: number | string;
-  /** What msg.payload holds: the whole answer (the default, as before 1.1) or the location. */
+  /** What msg.payload holds: the whole response (the default, as before 1.1) or the location. */
   output?: string;
 }
 
@@ -36,7 +36,7 @@ export = function register(RED: NodeAPI): void {
       async (msg, { signal, onWait }) => {
         const { client, shared } = config();
         const address = readAddress((await inputs.read(msg)).address);
-        // An answer still in the cache costs neither a request nor a unit of the daily quota.
+        // A response still in the cache costs neither a request nor a unit of the daily quota.
         const cached = await shared.cache?.get(address);
         const used = cached ? undefined : await shared.quota?.take();
         const response =

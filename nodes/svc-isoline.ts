@@ -53,7 +53,7 @@ export = function register(RED: NodeAPI): void {
     const computation = computationNode(RED, this, def, {
       kind: 'isoline',
       jobPath: (_platform, jobSegment) => `/v1/routing/isoline/jobs/${jobSegment}`,
-      isResult: (answer) => answer !== null && typeof answer === 'object' && 'isoline' in answer,
+      isResult: (body) => body !== null && typeof body === 'object' && 'isoline' in body,
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
@@ -128,7 +128,7 @@ function readShape(value: unknown): number | undefined {
   return shape;
 }
 
-/** The output: the answer as payload, its polygons as GeoJSON, and the job when there was one. */
+/** The output: the response body as payload, its polygons as GeoJSON, and the job when there was one. */
 function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Range[], places: Place[]): HandlerResult {
   const features = isolineFeatures((result.body as { isoline: unknown }).isoline, ranges);
   out.payload = result.body;

@@ -116,7 +116,7 @@ function segmentGeometry(segment: Json, line: Position[]): Json | null {
   return { type: 'Point', coordinates: toPosition(decodeGeohash(segment.point)) };
 }
 
-/** The overview line's positions, or undefined when the answer has none. */
+/** The overview line's positions, or undefined when the response has none. */
 function routePositions(linestring: unknown): Position[] | undefined {
   const record = linestring !== null && typeof linestring === 'object' && !Array.isArray(linestring) ? (linestring as Json) : undefined;
   const points = record ? ((record.geometry as Json | undefined)?.coordinates ?? record.coordinates) : linestring;

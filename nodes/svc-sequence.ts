@@ -84,7 +84,7 @@ export = function register(RED: NodeAPI): void {
   RED.nodes.registerType('svc-sequence', SvcSequence);
 };
 
-/** The output: the answer as payload, the input index of each stop, the tour as GeoJSON, and the job when there was one. */
+/** The output: the response body as payload, the input index of each stop, the tour as GeoJSON, and the job when there was one. */
 /** The project id as the segment of the sequence paths (the config check has refused one that cannot be). */
 function projectSegment(platform: PlatformClient): string {
   return pathSegment(platform.projectId, catalogText('setting.projectId'), 'input');
@@ -109,8 +109,8 @@ function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints
 }
 
 /** The finished result carries `waypoints` whose elements have a `location`; a job handle has none. */
-function isSequenceResult(answer: unknown): boolean {
-  const waypoints = answer !== null && typeof answer === 'object' ? (answer as Json).waypoints : undefined;
+function isSequenceResult(body: unknown): boolean {
+  const waypoints = body !== null && typeof body === 'object' ? (body as Json).waypoints : undefined;
   return Array.isArray(waypoints) && waypoints.every((w) => w !== null && typeof w === 'object' && 'location' in w);
 }
 

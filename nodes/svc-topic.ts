@@ -232,15 +232,15 @@ async function createSubscription(call: OperationCall): Promise<HandlerResult> {
     LocationIds: readLocationIds(values.locationIds),
     TopicId: readTopicId(values.topicId, 'TopicId'),
   };
-  // The token and the header's value are secrets of this request: masked wherever the answer repeats them.
+  // The token and the header's value are secrets of this request: masked wherever the response repeats them.
   const secrets = [request.SecretToken, request.WebhookHeader && webhookHeaderValue(request.WebhookHeader)].filter((s): s is string => !!s);
   out.payload = await send(call, { method: 'POST', path: SUBSCRIPTIONS_PATH, json: request, retry: 'create', secrets });
   return { msg: out, statusText: catalogText('status.subscribed') };
 }
 
 /**
- * One pubsub request of an operation, aborted with its message: the answer's body out of its
- * envelope; the answer's status code goes on the output message.
+ * One pubsub request of an operation, aborted with its message: the response's body out of its
+ * envelope; the response's status code goes on the output message.
  */
 async function send({ platform, out, context }: OperationCall, request: Omit<PlatformRequest, 'auth' | 'signal' | 'onWait'>): Promise<unknown> {
   const response = await pubsubRequest(platform, { ...request, signal: context.signal, onWait: context.onWait });

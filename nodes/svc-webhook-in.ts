@@ -60,7 +60,7 @@ const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie
 type Rejection = SignatureRejection | JsonTextProblem | 'not JSON' | 'body too large' | 'header mismatch';
 
 /**
- * What the status says for each refusal, in the runtime's language. The HTTP answer keeps the reason
+ * What the status says for each refusal, in the runtime's language. The HTTP response keeps the reason
  * code itself (`{"error": "stale timestamp"}`): the sender is a program, and its logs should read the same everywhere.
  */
 const REJECTION_TEXTS: Record<Rejection, CatalogText> = {
@@ -103,7 +103,7 @@ export = function register(RED: NodeAPI): void {
       status.show('red', 'ring', catalogText('status.webhook.editorPath', { path: fullPath }));
       return;
     }
-    // A route already there that takes this path answers its requests first: say whose it is.
+    // A route already there that takes this path handles its requests first: say whose it is.
     const taken = routeFor(app, 'post', config.path);
     if (taken) {
       const owner = describeRouteOwner(RED, taken);
@@ -178,7 +178,7 @@ export = function register(RED: NodeAPI): void {
       }
       if (config.header && !headerMatches(req.headers, config.header)) return refuse(res, 401, 'header mismatch');
       // One JSON text before the digest decides anything: a length-extended body (the spec's digest
-      // is plain SHA-256) is never one, so its answer is the same whatever secret length was guessed.
+      // is plain SHA-256) is never one, so its response is the same whatever secret length was guessed.
       const json = readJsonText(body, MAX_JSON_DEPTH);
       if (!json.ok) return refuse(res, 400, json.reason);
       const verified = config.verifier?.verify(req.headers[SIGNATURE_HEADER], body, receivedAt);
@@ -191,7 +191,7 @@ export = function register(RED: NodeAPI): void {
         res.status(503).json({ error: 'restarting' });
         return;
       }
-      // Sent before the answer: a 2xx means a message left this node.
+      // Sent before the response: a 2xx means a message left this node.
       this.send({
         payload: json.value,
         webhook: { timestamp: verified?.timestampMs, receivedAt, headers: visibleHeaders(req.headers, config.header?.name) },

@@ -18,7 +18,7 @@ interface WordsDef extends NodeDef {
   server: string;
   words: string;
   wordsType: string;
-  /** What msg.payload holds: the whole answer (the default, as before 1.1) or the location. */
+  /** What msg.payload holds: the whole response (the default, as before 1.1) or the location. */
   output?: string;
 }
 
@@ -72,7 +72,7 @@ export = function register(RED: NodeAPI): void {
 };
 
 /**
- * The location in a lookup result. An empty answer, or one whose `httpStatusCode` says 404, means
+ * The location in a lookup result. An empty response, or one whose `httpStatusCode` says 404, means
  * the words name no cell; coordinates that cannot be a place are a bad response.
  */
 function readLookup(body: unknown, words: string[], statusCode: number): { location: WordsLocation; geohash: string } {

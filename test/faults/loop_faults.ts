@@ -90,9 +90,9 @@ const NODES: Array<{ type: string; msg: Json }> = [
 ];
 
 const CASES: Array<{ behaviour: ProxyBehaviour | 'refuse'; code: string; message: RegExp }> = [
-  { behaviour: 'close at once', code: 'NETWORK', message: /proxy closed the connection without answering CONNECT/ },
-  { behaviour: 'close after CONNECT', code: 'NETWORK', message: /proxy closed the connection without answering CONNECT/ },
-  { behaviour: 'never answer', code: 'NETWORK', message: /proxy did not answer CONNECT within 500 ms/ },
+  { behaviour: 'close at once', code: 'NETWORK', message: /proxy closed the connection without responding to CONNECT/ },
+  { behaviour: 'close after CONNECT', code: 'NETWORK', message: /proxy closed the connection without responding to CONNECT/ },
+  { behaviour: 'never answer', code: 'NETWORK', message: /proxy did not respond to CONNECT within 500 ms/ },
   { behaviour: 'refuse', code: 'NETWORK', message: /connect ECONNREFUSED 127\.0\.0\.1:\d+/ },
   { behaviour: 'open the tunnel, pass nothing on', code: 'TIMEOUT', message: /no complete answer within 1000 ms/ },
 ];

@@ -83,7 +83,7 @@ export class RowFile {
     this.bytes += Buffer.byteLength(chunk);
   }
 
-  /** Makes what was written durable (fdatasync) and answers how far that is. */
+  /** Makes what was written durable (fdatasync) and returns how far that is. */
   async commit(): Promise<RowFileState> {
     this.check();
     await new Promise<void>((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(err) : resolve()))).catch((err: Error) => {

@@ -2,7 +2,7 @@ import { Json } from '../util/values';
 import { catalogText } from '../util/catalog-text';
 import { LatLon, fromPosition } from './geohash';
 
-/** GeoJSON as the platform answers it: finding the matched feature and its point. */
+/** GeoJSON as the platform returns it: finding the matched feature and its point. */
 
 export interface GeoJsonFeature extends Json {
   type: 'Feature';
@@ -11,19 +11,19 @@ export interface GeoJsonFeature extends Json {
 }
 
 /**
- * The best match in a geocode answer whose wrapper the spec does not show: a bare Feature,
+ * The best match in a geocode response whose wrapper the spec does not show: a bare Feature,
  * a FeatureCollection (first feature), an array of features, or an object wrapping any of those.
  */
-export function bestFeature(answer: unknown, depth = 0): GeoJsonFeature | undefined {
-  if (depth > 3 || answer === null || typeof answer !== 'object') return undefined;
-  if (Array.isArray(answer)) {
-    for (const item of answer) {
+export function bestFeature(body: unknown, depth = 0): GeoJsonFeature | undefined {
+  if (depth > 3 || body === null || typeof body !== 'object') return undefined;
+  if (Array.isArray(body)) {
+    for (const item of body) {
       const found = bestFeature(item, depth + 1);
       if (found) return found;
     }
     return undefined;
   }
-  const record = answer as Json;
+  const record = body as Json;
   if (isFeatureLike(record)) {
     return { ...record, type: 'Feature', properties: (record.properties as Json | undefined) ?? null } as GeoJsonFeature;
   }

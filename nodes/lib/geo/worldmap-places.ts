@@ -34,9 +34,9 @@ function geocodeMarker(name: string, feature: GeoJsonFeature | undefined, locati
   };
 }
 
-/** Three words: a marker named `///word.word.word` with the words, the elevation (and its type from the answer) and the geohash in its popup. */
-export function wordsShapes(words: string, location: LatLon & { elevation?: number }, geohash: string, answer: unknown, layer: string): MapPayload {
-  const coordinates = isRecord(answer) && isRecord(answer.coordinates) ? answer.coordinates : {};
+/** Three words: a marker named `///word.word.word` with the words, the elevation (and its type from the response) and the geohash in its popup. */
+export function wordsShapes(words: string, location: LatLon & { elevation?: number }, geohash: string, body: unknown, layer: string): MapPayload {
+  const coordinates = isRecord(body) && isRecord(body.coordinates) ? body.coordinates : {};
   return {
     name: escapeHtml(words),
     layer,
@@ -89,7 +89,7 @@ interface Range {
 /**
  * Isoline: one GeoJSON polygon per origin and range, named `isoline <origin> <range>` and filled by
  * range (the smallest range darkest on top: larger ranges are sent first, so they are drawn below).
- * The service answers origin by origin, ranges in request order; with any other count of polygons
+ * The service returns them origin by origin, ranges in request order; with any other count of polygons
  * the origin is not known and polygons are numbered instead.
  */
 export function isolineShapes(features: Json[], origins: Place[], rangeCount: number, layer: string): MapPayload {

@@ -88,7 +88,7 @@ export class BulkOutput {
     return output;
   }
 
-  /** After a delivered batch: makes the file's rows durable and answers the state a resumed run goes on from. */
+  /** After a delivered batch: makes the file's rows durable and returns the state a resumed run goes on from. */
   async commit(): Promise<BulkOutputState> {
     const file = await this.file?.commit();
     const where = file ? { file } : this.options.mode === 'parts' ? { partsId: this.partsId } : {};

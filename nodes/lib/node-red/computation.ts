@@ -12,7 +12,7 @@ export interface ComputationKind {
   kind: ComputationJob['kind'];
   /** The status path of a job, given its id as one checked, percent-encoded path segment. */
   jobPath: (platform: PlatformClient, jobSegment: string) => string;
-  /** True when an answer carries the finished result. */
+  /** True when a response body carries the finished result. */
   isResult: (body: unknown) => boolean;
 }
 
@@ -38,7 +38,7 @@ export function computationNode(RED: NodeAPI, node: Node, def: PollSettings & { 
   });
   return {
     client,
-    /** POSTs `body` to `path`; the answer is the result, or a job that is stored with `output` and polled to it. */
+    /** POSTs `body` to `path`; the response's body is the result, or a job that is stored with `output` and polled to it. */
     compute: (platform: PlatformClient, context: InputContext, path: string, body: Record<string, unknown>, output: JsonObject): Promise<ComputationResult> =>
       compute({ ...jobOf(platform, context, output), path, body }),
     /** How the node resumes a stored job: `finish` builds the output from the stored members and the job's result. */

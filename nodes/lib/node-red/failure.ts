@@ -22,7 +22,7 @@ export class Failure extends String {
   declare readonly statusCode?: number;
   /** A short figure for the status, such as `2/2` for a used-up daily limit. */
   declare readonly statusDetail?: string;
-  /** Data the service answered with (an envelope), never an Error: that one's own stack would follow it into msg.error. */
+  /** Data the service responded with (an envelope), never an Error: that one's own stack would follow it into msg.error. */
   declare readonly cause?: unknown;
 
   constructor(text: string, err?: SvcError) {

@@ -57,7 +57,7 @@ function handlesMethod(layer: RouterLayer, method: string): boolean {
   return !!layer.route && (!!layer.route.methods[method] || !!layer.route.methods._all);
 }
 
-/** Whether express would hand `path` to this layer; a path its params cannot decode goes to it too (express answers 400 there). */
+/** Whether express would hand `path` to this layer; a path its params cannot decode goes to it too (express responds with 400 there). */
 function layerMatches(layer: RouterLayer, path: string): boolean {
   try {
     return layer.match?.(path) ?? false;
@@ -67,8 +67,8 @@ function layerMatches(layer: RouterLayer, path: string): boolean {
 }
 
 /**
- * The route layer that would answer `method path` first, if any: express tries the layers in order,
- * and a route that matches answers (core nodes' handlers never pass a request on). Also a route
+ * The route layer that would handle `method path` first, if any: express tries the layers in order,
+ * and a route that matches handles it (core nodes' handlers never pass a request on). Also a route
  * registered with the same path text, whatever it matches.
  */
 export function routeFor(app: Express, method: string, path: string): RouterLayer | undefined {
@@ -157,7 +157,7 @@ const captures = new WeakMap<Server, Capture>();
  * editor API's JSON parser reads every JSON request before any node route: the exact bytes are gone
  * by the time a route on RED.httpNode runs, and nodes cannot reach that parser. A receiver whose
  * signature covers those bytes registers its route handler here; a listener placed first on the HTTP
- * server asks the router which route would answer each POST, and only when that is the receiver's
+ * server asks the router which route would handle each POST, and only when that is the receiver's
  * own route marks the request as read (so every body parser skips it) and keeps its bytes. Every
  * other request, another node's on the same path included, is left alone.
  * Returns the function that unregisters the handler; the listener goes with the last one.

@@ -108,7 +108,7 @@ function translateNow(text: CatalogText): string {
   const entry = catalogEntries().get(text.key);
   if (!entry) return fill(text.key, params);
   const inCatalog = runtimeTranslate?.(`${entry.namespace}:${entry.path}`, params);
-  // i18next answers a key it lacks (or one of a namespace it does not know) with the key itself.
+  // i18next translates a key it lacks (or one of a namespace it does not know) to the key itself.
   if (inCatalog === undefined || inCatalog === '' || inCatalog.endsWith(entry.path)) return fill(entry.english, params);
   return inCatalog;
 }

@@ -18,7 +18,7 @@ interface FlowNodeDef extends NodeDef {
 }
 
 /**
- * Who answers a route, for the error that names the clash: a node of this pack (recorded by
+ * Who handles a route, for the error that names the clash: a node of this pack (recorded by
  * `ownRoute`) or a core `http in` node with that path and method, with its tab (or subflow). Other
  * routes (added by other modules) are not found: the caller names the route itself.
  */

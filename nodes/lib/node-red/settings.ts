@@ -67,7 +67,7 @@ export function pollingOf(def: PollSettings, defaults: PollDefaults): Polling {
   };
 }
 
-/** The *Output* choice of the locating nodes: `location` puts the place in msg.payload; anything else (unset in flows saved before it existed) keeps the whole answer there. */
+/** The *Output* choice of the locating nodes: `location` puts the place in msg.payload; anything else (unset in flows saved before it existed) keeps the whole response there, as the stored value `'answer'`. */
 export function payloadSetting(value: unknown): 'answer' | 'location' {
   return value === 'location' ? 'location' : 'answer';
 }

@@ -10,7 +10,7 @@ import { translate } from './i18n';
 
 /**
  * The editor's "Test connection" (`POST /svc-config/test`), the Node-RED side: who may call it, which
- * stored secrets a call may use, and what it answers and audits. The checks themselves are
+ * stored secrets a call may use, and what it responds with and audits. The checks themselves are
  * `platform/connection-test.ts`.
  */
 
@@ -70,7 +70,7 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
     try {
       test = prepareTest(RED, req.body, resolvers);
     } catch (err) {
-      // Nothing was sent (a proxy or TLS node that cannot be used, say): answered and audited all the same.
+      // Nothing was sent (a proxy or TLS node that cannot be used, say): responded to and audited all the same.
       audit({ id: idOf(req.body), result: 'error' }, req);
       res.status(500).json({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: translate(catalogText('test.failed.setup')) });
       RED.log.warn(String(err));

@@ -2,7 +2,7 @@ import { Readable, Transform, pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { CatalogText, catalogText } from '../util/catalog-text';
 
-/** What was read of an answer's body: at most the limit, and whether that was all of it. */
+/** What was read of a response's body: at most the limit, and whether that was all of it. */
 export interface BoundedBody {
   bytes: Buffer;
   /** False when the body went past the limit (or declared it would): reading stopped there. */
@@ -18,7 +18,7 @@ export const BYTES_PER_MB = 1024 * 1024;
  * Reads a body, keeping at most `limitBytes`. A Content-Length over the limit stops it before the
  * first byte; otherwise reading stops at the first chunk that goes past it. Either way the stream is
  * destroyed, which aborts the request and closes its connection: nothing more is read, so however
- * large or endless the answer, no more than the limit (plus one chunk) is ever held.
+ * large or endless the response, no more than the limit (plus one chunk) is ever held.
  */
 export function readBounded(body: Readable, limitBytes: number, declaredLength: string | undefined): Promise<BoundedBody> {
   const declaredBytes = Number(declaredLength);
@@ -28,7 +28,7 @@ export function readBounded(body: Readable, limitBytes: number, declaredLength: 
     body.destroy();
     return Promise.resolve({ bytes: Buffer.alloc(0), complete: false, declaredBytes });
   }
-  // Plain events rather than an async iterator: this runs for every answer, and the iterator's
+  // Plain events rather than an async iterator: this runs for every response, and the iterator's
   // promise per chunk and end-of-stream tracking were a visible share of a small request's CPU.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -57,7 +57,7 @@ export function readBounded(body: Readable, limitBytes: number, declaredLength: 
     // After settling, errors (such as the abort of the destroy above) are expected and dropped.
     body.on('error', (err) => settle(err));
     body.once('close', () => {
-      if (!settled) settle(Object.assign(new Error('the answer ended before it was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      if (!settled) settle(Object.assign(new Error('the response ended before it was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
     });
   });
 }
@@ -80,10 +80,10 @@ const DECODERS: Readonly<Record<string, () => Transform>> = {
   deflate: createInflate,
   br: createBrotliDecompress,
 };
-/** More codings than this on one answer are refused: no server needs them, and each one multiplies. */
+/** More codings than this on one response are refused: no server needs them, and each one multiplies. */
 const MAX_CODINGS = 2;
 
-/** An answer's body as it arrives, decoded as it is read, with the limit on the bytes received. */
+/** A response's body as it arrives, decoded as it is read, with the limit on the bytes received. */
 export interface DecodedBody {
   /** The decoded bytes (the body itself without a Content-Encoding). */
   stream: Readable;
@@ -126,7 +126,7 @@ export function decodedBody(body: Readable, codings: readonly string[], limitByt
       received += chunk.length;
       if (received > limitBytes) {
         overLimit = true;
-        callback(new Error('the encoded answer is larger than the limit'));
+        callback(new Error('the encoded response is larger than the limit'));
         return;
       }
       callback(null, chunk);

@@ -13,7 +13,7 @@ import { pathSegment } from './paths';
 /**
  * The platform's bulk geocoding protocol in three steps: upload a CSV of addresses (a job), poll the
  * job until its payload names the result file, download and read that file and pair its records
- * with the addresses. The spec leaves the upload answer, the status values, the member holding the
+ * with the addresses. The spec leaves the upload response, the status values, the member holding the
  * download link or token, and the file format "not shown": the guesses below are tried in order,
  * and the override paths of `BulkProtocol` replace them.
  */
@@ -85,7 +85,7 @@ const MESSAGE_PATHS = ['message', 'error', 'detail', 'reason', 'payload.message'
 const LINK_MEMBER = /^(?:(?:download|file|result|results)_?)?(?:link|url|uri|href)$|^download$/i;
 const TOKEN_MEMBER = /^(?:(?:download|file)_?)?token$/i;
 const ECHOED_ADDRESS_MEMBER = /^(?:address|input|query|search_?text|input_?address|original_?address)$/i;
-/** Answers to a download that may mean its token expired: the job is asked once for a fresh one. */
+/** Statuses of a download response that may mean its token expired: the job is asked once for a fresh one. */
 const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
 /** Bulk jobs run for minutes: polling slows down to at most this interval (or the configured one, when longer). */
 const MAX_POLL_INTERVAL_MS = 30_000;
@@ -157,30 +157,30 @@ export async function bulkResult(
   return { file: file.body, records, pairing };
 }
 
-/** Reads bulk status answers: the status by the override path or the guesses, the download link or token once complete. */
+/** Reads bulk status responses: the status by the override path or the guesses, the download link or token once complete. */
 export function bulkReader(protocol: BulkProtocol): JobReader<Download> {
-  const statusOf = (answer: unknown) => firstMember(answer, protocol.statusPath ? [protocol.statusPath] : STATUS_PATHS);
+  const statusOf = (body: unknown) => firstMember(body, protocol.statusPath ? [protocol.statusPath] : STATUS_PATHS);
   return {
     awaiting: catalogText('value.downloadLink'),
-    status: (answer) => {
-      const status = statusOf(answer);
+    status: (body) => {
+      const status = statusOf(body);
       return status === undefined || typeof status === 'string' ? status : JSON.stringify(status);
     },
-    result: (answer) => {
-      const status = statusOf(answer);
-      if (statusReadsAsFailed(status)) throw jobFailed(status, firstMember(answer, MESSAGE_PATHS));
+    result: (body) => {
+      const status = statusOf(body);
+      if (statusReadsAsFailed(status)) throw jobFailed(status, firstMember(body, MESSAGE_PATHS));
       if (protocol.downloadPath) {
-        const value = memberAt(answer, protocol.downloadPath);
+        const value = memberAt(body, protocol.downloadPath);
         if (typeof value === 'string' && value !== '') return looksLikeLink(value) ? { link: value } : { token: value };
         return isRecord(value) ? findDownload(value, 0) : undefined;
       }
-      // The spec puts the link in the status answer's payload object; without one the whole answer is searched.
-      return findDownload(isRecord(answer) && isRecord(answer.payload) ? answer.payload : answer, 0);
+      // The spec puts the link in the status response's payload object; without one the whole body is searched.
+      return findDownload(isRecord(body) && isRecord(body.payload) ? body.payload : body, 0);
     },
   };
 }
 
-/** The job id from the upload answer: the override path, else the first guess that holds one, else the Location header. */
+/** The job id from the upload response: the override path, else the first guess that holds one, else the Location header. */
 function readJobId(response: PlatformResponse, overridePath: string): string {
   const paths = overridePath ? [overridePath] : JOB_ID_PATHS;
   const body = response.body;
@@ -304,7 +304,7 @@ function pairByEcho(addresses: readonly string[], records: unknown[], echoed: Ar
   const used = new Set<number>();
   const paired = addresses.map((address) => {
     // An address sent twice takes the next row echoing it; a file with fewer copies (a platform that
-    // answers each address once) gives the last one to the rest: the same address, the same result.
+    // returns each address once) gives the last one to the rest: the same address, the same result.
     const echoing = byAddress.get(sameAddress(address));
     const at = echoing && echoing.length > 1 ? echoing.shift() : echoing?.[0];
     if (at === undefined) return undefined;

@@ -133,7 +133,7 @@ export class PlatformClient {
   }
 
   /**
-   * A credential of this configuration refused (401, as the spec says the platform answers): the
+   * A credential of this configuration refused (401, as the spec says the platform responds): the
    * error names the config node and the field to fix; its code and status stay.
    */
   private namingRefusal(error: SvcError, auth: AuthScheme): SvcError {
@@ -283,7 +283,7 @@ function joinUrl(base: string, path: string): URL {
 
 /**
  * undici applies an abort to a request only once it is written to a connection: one still waiting
- * for its connection (a proxy that never opens the tunnel, a host that never answers) would outlive
+ * for its connection (a proxy that never opens the tunnel, a host that never responds) would outlive
  * its timeout. This settles at the abort whatever undici does; a response that still comes is dropped.
  */
 function settleOnAbort(pending: Promise<Dispatcher.ResponseData>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {

@@ -6,7 +6,7 @@ import type { PlatformClient } from './client';
  * The editor's "Test connection": each credential of a config node checked with the cheapest request
  * that tells an accepted credential from a refused one and creates nothing. Which secrets may be used
  * is decided by the Node-RED glue; this module only asks and reports, in the pack's own words: the
- * text of an answer never reaches the report (the address tested may be anyone's).
+ * text of a response never reaches the report (the address tested may be anyone's).
  */
 
 /** The credentials a config node holds, in the order the report names them. */
@@ -14,9 +14,9 @@ export const CREDENTIALS = ['token', 'apiKey', 'topicsKey'] as const;
 export type Credential = (typeof CREDENTIALS)[number];
 
 /**
- * - `accepted`: the request was answered 2xx;
+ * - `accepted`: the request got a 2xx response;
  * - `refused`: the platform refused the credential (401; 401 or 403 at the token endpoint);
- * - `failed`: any other failure (no answer, another status, a setting missing);
+ * - `failed`: any other failure (no response, another status, a setting missing);
  * - `notSet`: the dialog holds no such secret;
  * - `retype`: a stored secret that this test may not use (see the glue): the user types it again.
  */
@@ -119,7 +119,7 @@ function isRefusal(credential: Credential, err: SvcError): boolean {
 
 /**
  * The pack's own text for a failure: the status, the error code of a failed connection (ECONNREFUSED,
- * CERT_HAS_EXPIRED …) or the settings that are missing; never what the answer said.
+ * CERT_HAS_EXPIRED …) or the settings that are missing; never what the response said.
  */
 function failureText(err: SvcError): CatalogText {
   if (err.code === 'CONFIG_INVALID' && err.text) return err.text;

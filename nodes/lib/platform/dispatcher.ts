@@ -16,8 +16,8 @@ const MAX_CONNECT_MS = 10_000;
 export const PROXY_TUNNEL_CODE = 'UND_ERR_PRX_CONN';
 
 /**
- * Opening a connection (TCP, TLS, and the proxy's CONNECT answer) may take half the per-attempt
- * timeout: a host or proxy that never answers is a NETWORK error (nothing sent, so retried by every
+ * Opening a connection (TCP, TLS, and the proxy's response to CONNECT) may take half the per-attempt
+ * timeout: a host or proxy that never responds is a NETWORK error (nothing sent, so retried by every
  * policy), not a TIMEOUT of the whole attempt.
  */
 export function connectTimeoutMs(timeoutMs: number): number {
@@ -65,10 +65,10 @@ function codeOf(err: unknown): string {
 
 /**
  * The connections to the proxy, whose CONNECT requests open the tunnels. undici 7 passes a tunnel
- * that the proxy closes before answering on as a "socket" error, which its client takes for a
- * dropped connection and answers by connecting again at once, without end (tens of thousands of
+ * that the proxy closes before responding on as a "socket" error, which its client takes for a
+ * dropped connection and reacts by connecting again at once, without end (tens of thousands of
  * connections a second, and the request never settles). Here a CONNECT the proxy drops, or does
- * not answer within the connect timeout, becomes an error of its own code, which fails the requests
+ * not respond to within the connect timeout, becomes an error of its own code, which fails the requests
  * waiting for it: one NETWORK error and one or two connections per attempt.
  */
 class ProxyTunnelPool extends Pool {
@@ -101,7 +101,7 @@ class ProxyTunnelPool extends Pool {
       // As for requests, undici applies the abort only once the CONNECT is written: the timer settles it either way.
       const timer = setTimeout(() => {
         timeout.abort();
-        fail(undefined, `the proxy did not answer CONNECT within ${this.tunnelTimeoutMs} ms`);
+        fail(undefined, `the proxy did not respond to CONNECT within ${this.tunnelTimeoutMs} ms`);
         pending.then(
           (late) => late.socket.destroy(),
           () => undefined,
@@ -116,7 +116,7 @@ class ProxyTunnelPool extends Pool {
           clearTimeout(timer);
           // A refused or unreachable proxy already fails the waiting request, with its own code (ECONNREFUSED …).
           if (callerSignal?.aborted || !LOOPING_CODES.has(codeOf(err))) reject(err);
-          else fail(err, `the proxy closed the connection without answering CONNECT (${describeCause(err)})`);
+          else fail(err, `the proxy closed the connection without responding to CONNECT (${describeCause(err)})`);
         },
       );
     });

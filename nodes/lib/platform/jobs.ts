@@ -21,7 +21,7 @@ export interface JobContext {
   onProgress: (text: CatalogText) => void;
 }
 
-/** The kinds of platform job; each has its own reader of status answers. */
+/** The kinds of platform job; each has its own reader of status responses. */
 export type JobKind = 'bulk-geocode' | 'isoline' | 'sequence';
 
 /**
@@ -41,20 +41,20 @@ export interface JobState {
   status?: string;
 }
 
-/** How one kind of job's status answers read. */
+/** How one kind of job's status responses read. */
 export interface JobReader<R> {
   /** What a finished job yields, for the timeout message ("a result", "a download link or token"). */
   awaiting: CatalogText;
-  /** The status an answer reports, if any. */
-  status(answer: unknown): string | undefined;
-  /** The finished job's result, or undefined while it runs. Throws (JOB_FAILED) when the answer says it failed. */
-  result(answer: unknown): R | undefined;
+  /** The status a response body reports, if any. */
+  status(body: unknown): string | undefined;
+  /** The finished job's result, or undefined while it runs. Throws (JOB_FAILED) when the body says it failed. */
+  result(body: unknown): R | undefined;
 }
 
 export interface PollContext {
   signal: AbortSignal;
   onWait: (event: WaitEvent) => void;
-  /** Called after each status answer, with the job state updated; the next poll waits for it. */
+  /** Called after each status response, with the job state updated; the next poll waits for it. */
   onPoll?: (job: JobState) => void | Promise<void>;
   /** The time polls and waits go by; the system clock unless a test moves one by hand. */
   clock?: Clock;
@@ -62,8 +62,8 @@ export interface PollContext {
 
 export interface Polled<R> {
   result: R;
-  /** The answer that carried the result, and its HTTP status. */
-  answer: unknown;
+  /** The body of the response that carried the result, and its HTTP status. */
+  body: unknown;
   statusCode: number;
 }
 
@@ -72,9 +72,9 @@ const INTERVAL_GROWTH = 1.5;
 /** The first wait after a request about an accepted job failed for a reason that passes; it doubles with each failure in a row. */
 const OUTAGE_FIRST_WAIT_MS = 1000;
 /**
- * Failures the platform recovers from (5xx, connections reset or refused, no answer in time, 429):
+ * Failures the platform recovers from (5xx, connections reset or refused, no response in time, 429):
  * an accepted job is asked about again after them. Anything else ends it: a refused credential, a
- * 404 for the job, another 4xx, an answer that cannot be read, a certificate problem.
+ * 404 for the job, another 4xx, a response that cannot be read, a certificate problem.
  */
 const PASSING_FAILURES = new Set<ErrorCode>(['SERVER', 'NETWORK', 'TIMEOUT', 'RATE_LIMITED']);
 
@@ -101,7 +101,7 @@ export function outageDelay(error: unknown, failures: number, polling: Polling):
 
 /**
  * The one job poller: waits, reads the job's status, and again with a growing wait, until the
- * reader finds the result, the answer reads as failed, the wait limit (counted from the job's
+ * reader finds the result, the response reads as failed, the wait limit (counted from the job's
  * creation) runs out, or the signal ends it. Works from the job state alone, so a stored job resumes.
  * A platform outage does not end the job (see `askAboutJob`).
  */
@@ -117,7 +117,7 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
     job.status = reader.status(response.body) ?? job.status;
     await context.onPoll?.(job);
     const result = reader.result(response.body);
-    if (result !== undefined) return { result, answer: response.body, statusCode: response.statusCode };
+    if (result !== undefined) return { result, body: response.body, statusCode: response.statusCode };
   }
 }
 
@@ -192,7 +192,7 @@ export interface ComputationJob {
   kind: Exclude<JobKind, 'bulk-geocode'>;
   /** The status path of a job, given its id as one checked, percent-encoded path segment (see `pathSegment`). */
   jobPath: (jobSegment: string) => string;
-  /** True when an answer carries the finished result (for example an `isoline` member). */
+  /** True when a response body carries the finished result (for example an `isoline` member). */
   isResult: (body: unknown) => boolean;
   polling: Polling;
   context: JobContext;
@@ -217,8 +217,8 @@ export interface ComputationResult {
 }
 
 /**
- * Runs a computation: the POST answer is the result, or a job handle `{jobId, status, message}`
- * that is polled until its answer carries the result, its status reads as failed, the wait runs out,
+ * Runs a computation: the POST response's body is the result, or a job handle `{jobId, status, message}`
+ * that is polled until its status response carries the result, its status reads as failed, the wait runs out,
  * or the node closes.
  */
 export async function compute(computation: Computation): Promise<ComputationResult> {
@@ -266,25 +266,25 @@ export async function awaitComputation(computation: ComputationJob, job: JobStat
       await computation.onJob?.(state);
     },
   });
-  return { body: polled.answer, statusCode: polled.statusCode, jobId: job.jobId, polls: job.polls };
+  return { body: polled.body, statusCode: polled.statusCode, jobId: job.jobId, polls: job.polls };
 }
 
-/** Reads the answers of an isoline or sequence job: `{jobId, status, message}` until one carries the result. */
+/** Reads the status responses of an isoline or sequence job: `{jobId, status, message}` until one carries the result. */
 export function computationReader(isResult: (body: unknown) => boolean): JobReader<unknown> {
-  const member = (answer: unknown, key: string) => (isRecord(answer) && typeof answer[key] === 'string' ? answer[key] : undefined);
+  const member = (body: unknown, key: string) => (isRecord(body) && typeof body[key] === 'string' ? body[key] : undefined);
   return {
     awaiting: catalogText('value.result'),
-    status: (answer) => member(answer, 'status'),
-    result: (answer) => {
-      if (isResult(answer)) return answer;
-      const status = member(answer, 'status');
-      if (statusReadsAsFailed(status)) throw jobFailed(status, member(answer, 'message'));
+    status: (body) => member(body, 'status'),
+    result: (body) => {
+      if (isResult(body)) return body;
+      const status = member(body, 'status');
+      if (statusReadsAsFailed(status)) throw jobFailed(status, member(body, 'message'));
       return undefined;
     },
   };
 }
 
-/** The job id of a POST answer that is not the result; a failed status or no id is an error. */
+/** The job id of a POST response that is not the result; a failed status or no id is an error. */
 function handleJobId(body: unknown): string {
   const record = isRecord(body) ? body : {};
   if (statusReadsAsFailed(record.status)) throw jobFailed(record.status, record.message);

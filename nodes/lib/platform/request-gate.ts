@@ -17,7 +17,7 @@ export interface GateOptions {
 
 /**
  * Hands out the slots of an even schedule, one per `intervalMs`: each call reserves the next free
- * slot and answers how many milliseconds from now it begins. A pacer must not reject.
+ * slot and resolves with how many milliseconds from now it begins. A pacer must not reject.
  */
 export interface Pacer {
   reserve(intervalMs: number): number | Promise<number>;
@@ -150,7 +150,7 @@ export class RequestGate {
 
   /**
    * Admits the head of the queue at `due`. A slot missed by more than a quarter interval (a stalled
-   * event loop, a slow answer from a shared schedule) is given up and a new one reserved, once: sent
+   * event loop, a slow reply from a shared schedule) is given up and a new one reserved, once: sent
    * late on its old slot, the request would crowd the next slots, which another instance may hold.
    */
   private admitAt(due: number, missedSlot: boolean): void {

@@ -19,7 +19,7 @@ export interface ParsedSignature {
   digests: Buffer[];
 }
 
-/** Why a request was refused: a reason code, sent as it is in the HTTP answer (the node status shows its translation). */
+/** Why a request was refused: a reason code, sent as it is in the HTTP response (the node status shows its translation). */
 export type SignatureRejection = 'missing signature' | 'malformed signature' | 'stale timestamp' | 'future timestamp' | 'signature mismatch' | 'replay';
 
 export interface AcceptedSignature {

@@ -26,10 +26,10 @@ export function isEnvelope(body: unknown): body is TopicEnvelope {
 }
 
 /**
- * A data-topic request (header `apikey`). An answer whose envelope says `isSuccess: false` is an
+ * A data-topic request (header `apikey`). A response whose envelope says `isSuccess: false` is an
  * error, whatever the HTTP status, whose `cause` (which a Catch node sees as `msg.error.cause`) is the
- * start of the answer, bounded and with every secret masked (see `excerpt`), never the envelope
- * itself; other answers are returned as sent.
+ * start of the response, bounded and with every secret masked (see `excerpt`), never the envelope
+ * itself; other responses are returned as sent.
  */
 export async function pubsubRequest(client: PlatformClient, request: Omit<PlatformRequest, 'auth'>): Promise<PlatformResponse> {
   let response: PlatformResponse;

@@ -26,7 +26,7 @@ export type AuthScheme = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
  */
 export type RetryPolicy = 'read' | 'create';
 
-/** `json`: an API answer, within `maxResponseBytes`; `buffer`: a file (bulk results), within `maxFileBytes`. */
+/** `json`: an API response, within `maxResponseBytes`; `buffer`: a file (bulk results), within `maxFileBytes`. */
 export type ResponseKind = 'json' | 'buffer';
 
 export interface PlatformRequest {
@@ -46,7 +46,7 @@ export interface PlatformRequest {
   /**
    * Secrets this request carries in its body, query or path (a subscription's `SecretToken` and
    * `WebhookHeader` value, a download token). With the configured credentials and the token the client
-   * adds, they are masked wherever the answer repeats them: in errors, excerpts and the answer itself.
+   * adds, they are masked wherever the response repeats them: in errors, excerpts and the response itself.
    */
   secrets?: readonly string[];
   /** Called when the request has to wait for the rate limit or the concurrency cap, and when it retries. */
@@ -89,11 +89,11 @@ export interface ClientConfig {
   audience: string;
   projectId: string;
   credentials: ClientCredentials;
-  /** Per attempt, from sending the request to the last byte of the answer. */
+  /** Per attempt, from sending the request to the last byte of the response. */
   timeoutMs: number;
-  /** Largest JSON answer read; past it the request is aborted and fails with BAD_RESPONSE. */
+  /** Largest JSON response read; past it the request is aborted and fails with BAD_RESPONSE. */
   maxResponseBytes: number;
-  /** Largest file (a `buffer` answer: bulk results) read, likewise. */
+  /** Largest file (a `buffer` response: bulk results) read, likewise. */
   maxFileBytes: number;
   ratePerMinute: number;
   maxConcurrency: number;

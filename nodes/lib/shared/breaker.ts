@@ -1,9 +1,9 @@
 import { Clock, SYSTEM_CLOCK } from '../util/async';
 
 export interface BreakerOptions {
-  /** Asks the backend once whether it answers again; must settle quickly (its own short timeout) and not reject. */
+  /** Asks the backend once whether it responds again; must settle quickly (its own short timeout) and not reject. */
   probe: () => Promise<boolean>;
-  /** Called when a probe has found the backend answering: the breaker is closed again. */
+  /** Called when a probe has found the backend responding: the breaker is closed again. */
   onRecovered: () => void;
   /** The first wait before a probe; each further wait doubles, up to `maxProbeDelayMs`. */
   probeDelayMs: number;
@@ -14,7 +14,7 @@ export interface BreakerOptions {
 
 /**
  * A circuit breaker for a backend that can hang rather than fail (a Redis that is stopped or
- * overloaded keeps its connection open and answers nothing): once `trip` is called, every caller
+ * overloaded keeps its connection open and replies to nothing): once `trip` is called, every caller
  * is to use its fallback at once, and callers already waiting (`race`) stop waiting, instead
  * of each waiting out its own timeout. While open, a cheap probe runs after a growing delay
  * (capped); the first one that succeeds closes the breaker.
@@ -39,7 +39,7 @@ export class CircuitBreaker {
 
   /**
    * What `call` resolves with, as `{ value }`, or undefined as soon as the breaker trips while it
-   * is pending (its late answer or error is then ignored); rejects as `call` does until then.
+   * is pending (its late reply or error is then ignored); rejects as `call` does until then.
    */
   race<T>(call: Promise<T>): Promise<{ value: T } | undefined> {
     return new Promise((resolve, reject) => {
@@ -68,7 +68,7 @@ export class CircuitBreaker {
     this.scheduleProbe();
   }
 
-  /** Closes the breaker (the backend answered by other means, such as a reconnection); probing stops. */
+  /** Closes the breaker (the backend responded by other means, such as a reconnection); probing stops. */
   reset(): void {
     if (!this.opened) return;
     this.opened = false;
@@ -92,15 +92,15 @@ export class CircuitBreaker {
     this.timer = this.clock.setTimer(() => {
       this.timer = undefined;
       this.options.probe().then(
-        (answered) => this.probed(answered),
+        (responded) => this.probed(responded),
         () => this.probed(false),
       );
     }, delay);
   }
 
-  private probed(answered: boolean): void {
+  private probed(responded: boolean): void {
     if (!this.opened || this.stopped || this.timer !== undefined) return;
-    if (!answered) return this.scheduleProbe();
+    if (!responded) return this.scheduleProbe();
     this.opened = false;
     this.options.onRecovered();
   }

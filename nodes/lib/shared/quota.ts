@@ -47,7 +47,7 @@ export class CounterFile {
 
 /**
  * The platform's daily request limit for one API key, per UTC day: counted in Redis across instances
- * while it answers, in this instance's counter file otherwise (which also keeps the last shared figure,
+ * while it responds, in this instance's counter file otherwise (which also keeps the last shared figure,
  * so an outage continues from it rather than from this instance's own share).
  */
 export class DailyQuota {

@@ -69,7 +69,7 @@ return 1`;
 /**
  * The delivery claim, for ARGV[2]: removes the job and leaves a done marker naming the deliverer,
  * unless another owner holds its lease. A job already gone counts as this caller's when the marker
- * names it (its earlier claim went through but the answer was lost), or when there is no marker
+ * names it (its earlier claim went through but the reply was lost), or when there is no marker
  * (Redis lost its data while this owner ran the job: no one else can have delivered it since).
  */
 const DELIVER_JOB = `
@@ -100,7 +100,7 @@ return 1`;
 
 /**
  * The shared schedule of a rate limit: the key holds when the next free slot begins, on Redis's own
- * clock (TIME), so instances whose clocks differ still space their requests evenly. The answer is the
+ * clock (TIME), so instances whose clocks differ still space their requests evenly. The script returns the
  * wait in microseconds, as an integer (Lua numbers would be truncated to integers anyway).
  */
 const RESERVE_SLOT = `

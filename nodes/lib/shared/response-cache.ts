@@ -13,7 +13,7 @@ const MEMORY_ENTRIES = 1000;
 const MEMORY_CHARS = 32 * 1024 * 1024;
 
 /**
- * Responses to identical queries for `ttlMs`: in Redis while it answers (shared by every instance),
+ * Responses to identical queries for `ttlMs`: in Redis while it responds (shared by every instance),
  * in a bounded least-recently-used map of this process otherwise. Keys are hashes of the query.
  */
 export class ResponseCache {

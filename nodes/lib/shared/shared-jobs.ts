@@ -11,10 +11,10 @@ const DELIVERY_RETRY_MS = 1000;
  * Stored jobs that every instance running the same flows sees, in Redis, each also kept in this
  * instance's own file (`local`), so that a Redis that restarts empty loses nothing.
  *
- * - A job started while Redis answers is registered there (`registered` in the file) under a lease
+ * - A job started while Redis responds is registered there (`registered` in the file) under a lease
  *   for its runner, renewed while it polls. From then on it is taken over, renewed and delivered
  *   only through Redis: while Redis is away it cannot be claimed anywhere (its runner keeps polling
- *   it), and its result waits in memory until Redis answers the delivery claim, an atomic script
+ *   it), and its result waits in memory until Redis replies to the delivery claim, an atomic script
  *   that removes the job and leaves a done marker unless another instance holds the lease. So it is
  *   delivered once, whoever finishes it; if its runner dies while waiting, the job is still stored
  *   and is resumed (polled again from its job id) by whoever claims it next.
@@ -122,7 +122,7 @@ export class SharedJobStore implements JobStore {
   }
 
   /**
-   * Takes or keeps the lease of a registered job, through Redis only: while Redis is away the answer
+   * Takes or keeps the lease of a registered job, through Redis only: while Redis is away the result
    * is `whileAway` (the job's runner keeps polling it; no one takes it over). A job delivered,
    * cancelled or taken over elsewhere leaves this instance's file; one Redis lost is registered again.
    */
@@ -146,7 +146,7 @@ export class SharedJobStore implements JobStore {
     );
   }
 
-  /** Resolves when Redis answers again, after DELIVERY_RETRY_MS at most, or when `signal` ends the wait. */
+  /** Resolves when Redis responds again, after DELIVERY_RETRY_MS at most, or when `signal` ends the wait. */
   private sharedAgain(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {

@@ -8,7 +8,7 @@ import { TextLog, catalogText } from '../util/catalog-text';
 /**
  * `local`: no Redis configured, everything is this process's own (the embedded default).
  * `connecting`: Redis configured, first connection not made yet (local state meanwhile, no warning).
- * `shared`: Redis answers. `unavailable`: Redis lost or unreachable; local state until it is back.
+ * `shared`: Redis responds. `unavailable`: Redis lost or unreachable; local state until it is back.
  */
 export type SharedMode = 'local' | 'connecting' | 'shared' | 'unavailable';
 
@@ -16,15 +16,15 @@ export interface SharedStateOptions {
   /** `redis://…` or `rediss://…`; none keeps every piece of state in this process. */
   url?: string;
   log: TextLog;
-  /** A command not answered within this is taken as an outage (every caller falls back to local state). */
+  /** A command with no reply within this is taken as an outage (every caller falls back to local state). */
   commandTimeoutMs?: number;
-  /** How long the probe that looks for Redis answering again waits for its PING. */
+  /** How long the probe that looks for Redis responding again waits for its PING. */
   probeTimeoutMs?: number;
   /** Prefix of every key this pack writes to Redis. */
   keyPrefix?: string;
 }
 
-// Generous: a busy machine can hold a local answer for a second, and each timeout is an outage.
+// Generous: a busy machine can hold up even a local Redis's reply for a second, and each timeout is an outage.
 const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 const RECONNECT_STEP_MS = 200;
 const RECONNECT_MAX_MS = 2000;
@@ -58,15 +58,15 @@ function redisSecrets(url: string): string[] {
 
 /**
  * Owns the one Redis connection of a configuration (as an mqtt-broker node owns its connection) and
- * routes each operation to Redis while it answers, or to the caller's local fallback while it does not:
+ * routes each operation to Redis while it responds, or to the caller's local fallback while it does not:
  * the nodes keep working through an outage. Reconnects by itself; reports each outage once (not per
  * operation) and each recovery; never throws or leaves a rejection unhandled because Redis is away.
  *
- * A Redis that hangs (stopped, overloaded: the connection stays open, nothing answers) is an outage
+ * A Redis that hangs (stopped, overloaded: the connection stays open, nothing replies) is an outage
  * too: the first operation that fails or times out opens a circuit breaker, which sends every
  * operation waiting for Redis and every later one to local state at once, so no caller waits more
  * than one command timeout; a PING with a short timeout, repeated after a growing delay, closes it
- * when Redis answers again.
+ * when Redis responds again.
  */
 export class SharedState {
   private readonly redis: Redis | undefined;
@@ -147,15 +147,15 @@ export class SharedState {
     return () => this.listeners.delete(listener);
   }
 
-  /** Whether Redis answers now; right after a deploy, once the first connection attempt has settled. */
+  /** Whether Redis responds now; right after a deploy, once the first connection attempt has settled. */
   async connected(): Promise<boolean> {
     if (this.currentMode === 'connecting') await this.firstAttempt;
     return this.usable();
   }
 
   /**
-   * Runs `shared` on the Redis store while Redis answers, else `local`. A failing Redis operation,
-   * or one not answered within the command timeout, counts as an outage and is answered by `local`
+   * Runs `shared` on the Redis store while Redis responds, else `local`. A failing Redis operation,
+   * or one with no reply within the command timeout, counts as an outage and is served by `local`
    * as well, and so is every operation still waiting for Redis when that happens.
    */
   async withShared<T>(shared: (store: RedisStore) => Promise<T>, local: () => T | Promise<T>): Promise<T> {
@@ -177,9 +177,9 @@ export class SharedState {
     return outcome.value;
   }
 
-  /** A store that is Redis while it answers and `local` otherwise. */
+  /** A store that is Redis while it responds and `local` otherwise. */
   withFallback(local: KeyValueStore): KeyValueStore {
-    // Each operation written once, for whichever store answers.
+    // Each operation written once, for whichever store serves it.
     const either =
       <A extends unknown[], T>(operation: (store: KeyValueStore, ...args: A) => Promise<T>) =>
       (...args: A): Promise<T> =>
@@ -212,7 +212,7 @@ export class SharedState {
     return this.redis !== undefined && !this.closed && this.redis.status === 'ready' && !this.breaker.isOpen;
   }
 
-  /** The breaker's probe: a PING answered within the probe timeout (on a connection that is up at all). */
+  /** The breaker's probe: a PING reply within the probe timeout (on a connection that is up at all). */
   private async probe(): Promise<boolean> {
     const redis = this.redis;
     if (!redis || this.closed || redis.status !== 'ready') return false;
@@ -221,7 +221,7 @@ export class SharedState {
       timer = setTimeout(() => resolve(false), this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
     });
     const pong = redis.ping().then(
-      (answer) => answer === 'PONG',
+      (reply) => reply === 'PONG',
       () => false,
     );
     try {

@@ -28,7 +28,7 @@ export interface KeyValueStore {
 export interface MemoryStoreOptions {
   /** Entries kept at most; the least recently used go first. */
   maxEntries?: number;
-  /** Characters of keys and values kept at most (a bound on memory for cached answers). */
+  /** Characters of keys and values kept at most (a bound on memory for cached responses). */
   maxChars?: number;
   /** The time entries expire by; the system clock unless a test moves one by hand. */
   clock?: Pick<Clock, 'now'>;

@@ -21,7 +21,7 @@ export type ErrorCode =
 
 const EXCERPT_LENGTH = 300;
 /**
- * How much of a body the excerpt is taken from: redacting a whole answer of many MB would hold up
+ * How much of a body the excerpt is taken from: redacting a whole response of many MB would hold up
  * Node-RED for seconds. A credential cut at this point is masked all the same (see `excerpt`).
  */
 const EXCERPT_SOURCE_LENGTH = 16 * 1024;
@@ -45,7 +45,7 @@ export interface SvcErrorOptions {
 
 /**
  * Every failure the pack reports is one of these, so a Catch node sees `code` and `statusCode`: a
- * `PlatformError` for what the platform answered (or a request that got no usable response), an
+ * `PlatformError` for a failure the platform responded with (or a request that got no usable response), an
  * `InputError` for a message that cannot be sent as it is, a `ConfigError` for a configuration that
  * cannot serve it, and this class itself for the pack's own limits (CANCELLED, QUEUE_FULL, QUOTA_EXCEEDED).
  */
@@ -85,7 +85,7 @@ export class SvcError extends Error {
 }
 
 /**
- * What the platform answered (an error status, a body that is not usable, a failed job), or a request
+ * A failure the platform responded with (an error status, a body that is not usable, a failed job), or a request
  * that got no response (NETWORK, TLS, TIMEOUT).
  */
 export class PlatformError extends SvcError {}
@@ -191,7 +191,7 @@ const knownSets = new Map<string, SecretSet>();
 const KNOWN_SETS_MAX_ENTRIES = 100;
 
 function secretSet(secrets: readonly string[]): SecretSet {
-  // Every answer is checked for its request's secrets, mostly the same few: their forms are worked out once.
+  // Every response is checked for its request's secrets, mostly the same few: their forms are worked out once.
   const key = secrets.join('\u0000');
   let set = knownSets.get(key);
   if (!set) {
@@ -233,9 +233,9 @@ function unescapeUnicode(text: string): string {
 }
 
 /**
- * A parsed answer with every secret masked in its strings and member names, for answers that may
- * echo what a request carried; `text` is the answer as received, which says cheaply whether any
- * secret can be in it (when none is, the answer is returned as it is).
+ * A parsed response body with every secret masked in its strings and member names, for responses that
+ * may echo what a request carried; `text` is the body as received, which says cheaply whether any
+ * secret can be in it (when none is, the body is returned as it is).
  */
 export function scrubBody<T>(value: T, text: string, secrets: readonly string[]): T {
   const { forms, chars, escapeStarts } = secretSet(secrets);
@@ -246,7 +246,7 @@ export function scrubBody<T>(value: T, text: string, secrets: readonly string[])
 /**
  * True when the text has a `\uXXXX` escape of a character some secret holds: only then can a secret
  * hide from the search for its forms. (A server that escapes all non-ASCII text, as some do, makes
- * every answer full of escapes, of characters that ASCII secrets do not hold.)
+ * every response full of escapes, of characters that ASCII secrets do not hold.)
  */
 function escapesAnyOf(text: string, chars: ReadonlySet<string>, escapeStarts: readonly string[]): boolean {
   if (!escapeStarts.some((start) => text.includes(start))) return false;
@@ -265,7 +265,7 @@ function scrubValue(value: unknown, forms: readonly string[]): unknown {
   return copy;
 }
 
-/** A string of an answer with the secrets' forms masked, and nothing else changed. */
+/** A string of a response with the secrets' forms masked, and nothing else changed. */
 function maskForms(text: string, forms: readonly string[]): string {
   let out = text;
   for (const form of forms) if (out.includes(form)) out = out.split(form).join(MASK);

@@ -1,6 +1,6 @@
 /**
  * Text as the platform writes it for people (navigation instructions with HTML markup), and trims.
- * This text comes from answers and messages, so every function here runs in time linear in its
+ * This text comes from responses and messages, so every function here runs in time linear in its
  * length: plain scans, or patterns that cannot backtrack over what they have already read.
  */
 
