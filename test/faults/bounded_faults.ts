@@ -53,13 +53,13 @@ const FAULTS = (limitMb: number, setting: string): NamedFault[] => [
     name: 'a huge body',
     fault: { hugeBodyBytes: HUGE_BYTES },
     code: 'BAD_RESPONSE',
-    message: new RegExp(`the answer is larger than ${limitMb} MB \\(the "${setting}" of the svc-config node\\)`),
+    message: new RegExp(`the response is larger than ${limitMb} MB \\(the "${setting}" of the svc-config node\\)`),
   },
   {
     name: 'a huge body declaring its size',
     fault: { hugeBodyBytes: HUGE_BYTES, declareLength: true },
     code: 'BAD_RESPONSE',
-    message: new RegExp(`the answer declares 256 MB, more than ${limitMb} MB \\(the "${setting}"`),
+    message: new RegExp(`the response declares 256 MB, more than ${limitMb} MB \\(the "${setting}"`),
   },
   { name: 'an endless body', fault: { endlessBody: true }, code: 'BAD_RESPONSE', message: new RegExp(`larger than ${limitMb} MB`) },
   // 256 MB of JSON in 256 KB of gzip (issue 20 point 7): the limit is on the decoded bytes.
@@ -67,9 +67,9 @@ const FAULTS = (limitMb: number, setting: string): NamedFault[] => [
     name: 'a gzip bomb',
     fault: { compressionBomb: 'gzip', bombBytes: HUGE_BYTES },
     code: 'BAD_RESPONSE',
-    message: new RegExp(`the answer is larger than ${limitMb} MB \\(the "${setting}"`),
+    message: new RegExp(`the response is larger than ${limitMb} MB \\(the "${setting}"`),
   },
-  { name: 'a body dripping forever', fault: { dripMs: 50 }, code: 'TIMEOUT', message: new RegExp(`no complete answer within ${TIMEOUT_MS} ms`) },
+  { name: 'a body dripping forever', fault: { dripMs: 50 }, code: 'TIMEOUT', message: new RegExp(`no complete response within ${TIMEOUT_MS} ms`) },
 ];
 
 interface Endpoint {
@@ -199,7 +199,7 @@ describe('bounded answers in a real Node-RED: huge, endless and dripping answers
         await deployTo(nodeRed, flowsFor(target, sandbox.url));
       });
 
-      const [limitMb, setting] = target.file ? [MAX_FILE_MB, 'Max file size'] : [MAX_ANSWER_MB, 'Max answer size'];
+      const [limitMb, setting] = target.file ? [MAX_FILE_MB, 'Max file size'] : [MAX_ANSWER_MB, 'Max response size'];
       for (const { name, fault, code, message } of FAULTS(limitMb, setting)) {
         it(`${name}: one ${code} per message, reading stopped, memory bounded`, async function () {
           sandbox.clearFaults();

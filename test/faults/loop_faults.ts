@@ -94,7 +94,7 @@ const CASES: Array<{ behaviour: ProxyBehaviour | 'refuse'; code: string; message
   { behaviour: 'close after CONNECT', code: 'NETWORK', message: /proxy closed the connection without responding to CONNECT/ },
   { behaviour: 'never answer', code: 'NETWORK', message: /proxy did not respond to CONNECT within 500 ms/ },
   { behaviour: 'refuse', code: 'NETWORK', message: /connect ECONNREFUSED 127\.0\.0\.1:\d+/ },
-  { behaviour: 'open the tunnel, pass nothing on', code: 'TIMEOUT', message: /no complete answer within 1000 ms/ },
+  { behaviour: 'open the tunnel, pass nothing on', code: 'TIMEOUT', message: /no complete response within 1000 ms/ },
 ];
 
 describe('a misbehaving proxy: one error per message, a bounded number of connections', function () {

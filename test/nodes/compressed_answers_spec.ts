@@ -52,7 +52,7 @@ describe('compressed answers', function () {
         env.sandbox.setFault('geocode', { compressionBomb: coding });
         const { error } = await expectError('n', { payload: ADDRESSES[0] }, 10_000);
         should(error.code).equal('BAD_RESPONSE');
-        should(error.message).match(/the answer is larger than 1 MB \(the "Max answer size" of the svc-config node\)/);
+        should(error.message).match(/the response is larger than 1 MB \(the "Max response size" of the svc-config node\)/);
         should(env.sandbox.requests('geocode')).have.length(1);
       });
 
@@ -61,7 +61,7 @@ describe('compressed answers', function () {
         env.sandbox.setFault('bulk-download', { compressionBomb: coding });
         const { error } = await expectError('n', { payload: ADDRESSES }, 10_000);
         should(error.code).equal('BAD_RESPONSE');
-        should(error.message).match(/the answer is larger than 2 MB \(the "Max file size" of the svc-config node\)/);
+        should(error.message).match(/the response is larger than 2 MB \(the "Max file size" of the svc-config node\)/);
       });
     });
   }
@@ -71,7 +71,7 @@ describe('compressed answers', function () {
     env.sandbox.setFault('geocode', { brokenEncoding: true });
     const { error } = await expectError('n', { payload: ADDRESSES[0] });
     should(error.code).equal('BAD_RESPONSE');
-    should(error.message).match(/^the answer's gzip encoding cannot be decoded: /);
+    should(error.message).match(/^the response's gzip encoding cannot be decoded: /);
     should(env.sandbox.requests('geocode')).have.length(1);
   });
 
@@ -109,7 +109,7 @@ describe('compressed answers at the client', function () {
     ]) {
       const error = await rejectionOf(client.request(get(kind)));
       should(error.code).equal('BAD_RESPONSE');
-      should(error.message).equal(`the answer is encoded as "${named}", which the client cannot decode`);
+      should(error.message).equal(`the response is encoded as "${named}", which the client cannot decode`);
     }
     should(suite.sandbox.requests('encoded')).have.length(2);
   });

@@ -364,7 +364,7 @@ describe('svc-config', function () {
       ctx.sandbox.setFault('token', { dripMs: 200 });
       const started = Date.now();
       const slow = await testConnection(dialog({ ...ALL_SET, apiKey: '', pubsubApiKey: '' }, limits));
-      should(checkOf(slow, 'token')).containDeep({ outcome: 'failed', code: 'TIMEOUT', message: 'no answer within 10 s' });
+      should(checkOf(slow, 'token')).containDeep({ outcome: 'failed', code: 'TIMEOUT', message: 'no response within 10 s' });
       should(Date.now() - started).be.below(15_000);
     });
 
@@ -377,7 +377,7 @@ describe('svc-config', function () {
       const answer = await testConnection(dialog(ALL_SET));
       should(JSON.stringify(answer)).not.containEql('internal-only');
       should(outcomes(answer).checks).eql({ token: 'failed BAD_REQUEST 400', apiKey: 'failed SERVER 500', topicsKey: 'accepted' });
-      should(checkOf(answer, 'token').message).equal('the service answered 400');
+      should(checkOf(answer, 'token').message).equal('the service responded with 400');
     });
 
     it('contacts only the endpoints it tests: a redirect is not followed', async function () {

@@ -47,7 +47,7 @@ describe('bounded answers', function () {
     const error = await rejectionOf(client.request(geocode()));
     should(error.code).equal('BAD_RESPONSE');
     should(error.statusCode).equal(200);
-    should(error.message).equal('the answer is larger than 1 MB (the "Max answer size" of the svc-config node): not read');
+    should(error.message).equal('the response is larger than 1 MB (the "Max response size" of the svc-config node): not read');
     const request = await closedRequest('geocode');
     should(request.faultBodyBytes).be.below(1 * MB + SOCKET_BUFFERS);
   });
@@ -57,7 +57,7 @@ describe('bounded answers', function () {
     sandbox.setFault('geocode', { hugeBodyBytes: 300 * MB, declareLength: true });
     const error = await rejectionOf(client.request(geocode()));
     should(error.code).equal('BAD_RESPONSE');
-    should(error.message).equal('the answer declares 300 MB, more than 512 KB (the "Max answer size" of the svc-config node): not read');
+    should(error.message).equal('the response declares 300 MB, more than 512 KB (the "Max response size" of the svc-config node): not read');
     const request = await closedRequest('geocode');
     should(request.faultBodyBytes).be.below(SOCKET_BUFFERS);
   });
@@ -67,7 +67,7 @@ describe('bounded answers', function () {
     sandbox.setFault('geocode', { endlessBody: true });
     const error = await rejectionOf(client.request(geocode()));
     should(error.code).equal('BAD_RESPONSE');
-    should(error.message).startWith('the answer is larger than 2 MB');
+    should(error.message).startWith('the response is larger than 2 MB');
     should((await closedRequest('geocode')).faultBodyBytes).be.below(2 * MB + SOCKET_BUFFERS);
   });
 
@@ -77,7 +77,7 @@ describe('bounded answers', function () {
     const started = Date.now();
     const error = await rejectionOf(client.request(geocode()));
     should(error.code).equal('TIMEOUT');
-    should(error.message).equal('no complete answer within 400 ms');
+    should(error.message).equal('no complete response within 400 ms');
     should(Date.now() - started).be.below(400 + 2000);
     const request = await closedRequest('geocode');
     should(request.faultBodyBytes).be.above(5, 'the headers and some body arrived before the timeout');
@@ -89,9 +89,9 @@ describe('bounded answers', function () {
     should((await file(1 * MB)).body.length).equal(1 * MB);
     const error = await rejectionOf(file(1 * MB + 1));
     should(error.code).equal('BAD_RESPONSE');
-    should(error.message).equal('the answer is larger than 1 MB (the "Max file size" of the svc-config node): not read');
+    should(error.message).equal('the response is larger than 1 MB (the "Max file size" of the svc-config node): not read');
     sandbox.setFault('file', { hugeBodyBytes: 2 * MB, declareLength: true });
-    should((await rejectionOf(file(10))).message).equal('the answer declares 2 MB, more than 1 MB (the "Max file size" of the svc-config node): not read');
+    should((await rejectionOf(file(10))).message).equal('the response declares 2 MB, more than 1 MB (the "Max file size" of the svc-config node): not read');
   });
 
   it('an error answer is read only as far as its message and excerpt need; its status still decides', async function () {

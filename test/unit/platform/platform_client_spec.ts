@@ -393,7 +393,7 @@ describe('platform client', function () {
       sandbox.setFault('geocode', { hang: true });
       const error = await rejectionOf(client.request(geocode()));
       should(error.code).equal('TIMEOUT');
-      should(error.message).equal('no complete answer within 300 ms');
+      should(error.message).equal('no complete response within 300 ms');
       should(error.statusCode).be.undefined();
     });
 
