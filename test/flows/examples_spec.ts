@@ -214,20 +214,20 @@ const RUNS: Record<string, ExampleRun> = {
   'topic-management.json': {
     // Not its delete inject: a delete answers without data, which its msg.payload debug node would show as undefined.
     steps: [
-      { trigger: 'ex-topics-create', expect: [{ at: 'ex-topics-answer', check: (msg) => isNumber((msg.payload as Json).id) }] },
-      { trigger: 'ex-topics-list', expect: [{ at: 'ex-topics-answer', check: (msg) => should((msg.payload as Json).items).not.be.empty() }] },
-      { trigger: 'ex-topics-get', expect: [{ at: 'ex-topics-answer', check: (msg) => should((msg.payload as Json).name).equal('deliveries') }] },
-      { trigger: 'ex-topics-subscribe', expect: [{ at: 'ex-topics-answer', check: (msg) => isNumber((msg.payload as Json).topicId) }] },
+      { trigger: 'ex-topics-create', expect: [{ at: 'ex-topics-response', check: (msg) => isNumber((msg.payload as Json).id) }] },
+      { trigger: 'ex-topics-list', expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).items).not.be.empty() }] },
+      { trigger: 'ex-topics-get', expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).name).equal('deliveries') }] },
+      { trigger: 'ex-topics-subscribe', expect: [{ at: 'ex-topics-response', check: (msg) => isNumber((msg.payload as Json).topicId) }] },
       {
         trigger: 'ex-topics-list-all',
-        expect: [{ at: 'ex-topics-answer', check: (msg) => should((msg.payload as Json).items).have.length((msg.payload as Json).totalCount as number) }],
+        expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).items).have.length((msg.payload as Json).totalCount as number) }],
       },
     ],
   },
   'topic-publish.json': {
     steps: [
       { trigger: 'ex-publish-create', expect: [{ at: 'ex-publish-created', check: (msg) => isNumber((msg.payload as Json).id) }] },
-      { trigger: 'ex-publish-inject', expect: [{ at: 'ex-publish-answer', check: (msg) => should(msg.statusCode).equal(200) }] },
+      { trigger: 'ex-publish-inject', expect: [{ at: 'ex-publish-response', check: (msg) => should(msg.statusCode).equal(200) }] },
     ],
   },
   'webhook-round-trip.json': {

@@ -23,7 +23,7 @@ describe('Output choice: the whole answer or the location in msg.payload', funct
           { id: 'n1', type: 'svc-geocode', output: 'location', wires: [['out']] },
           // A flow saved before the setting existed has none: the whole answer, as before.
           { id: 'old', type: 'svc-geocode', server: CONFIG_ID, wires: [['out']] },
-          { id: 'n-answer', type: 'svc-geocode', output: 'answer', server: CONFIG_ID, wires: [['out']] },
+          { id: 'n-answer', type: 'svc-geocode', output: 'response', server: CONFIG_ID, wires: [['out']] },
         ],
       });
       for (const id of ['old', 'n-answer']) {

@@ -67,7 +67,7 @@ export function pollingOf(def: PollSettings, defaults: PollDefaults): Polling {
   };
 }
 
-/** The *Output* choice of the locating nodes: `location` puts the place in msg.payload; anything else (unset in flows saved before it existed) keeps the whole response there, as the stored value `'answer'`. */
-export function payloadSetting(value: unknown): 'answer' | 'location' {
-  return value === 'location' ? 'location' : 'answer';
+/** The *Output* choice of the locating nodes: `location` puts the place in msg.payload; anything else (unset in flows saved before it existed) keeps the whole response there, as the stored value `'response'`. */
+export function payloadSetting(value: unknown): 'response' | 'location' {
+  return value === 'location' ? 'location' : 'response';
 }
