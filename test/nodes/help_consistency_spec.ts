@@ -7,8 +7,9 @@ import { NODES_DIR, REPO_ROOT } from '../support/paths';
 /**
  * Issue 21 point 6: help checked against behaviour. Each node's help names every field its dialog
  * shows, in en-US and ja; the README's svc-config table lists every setting of the editor's
- * `defaults` with its default and the dialog tab it is on; no help page speaks of "the spec"; and
- * what a help page says of a behaviour agrees with what the node does.
+ * `defaults` with its default and the dialog tab it is on; no help page speaks of "the spec"; what a
+ * help page says of a behaviour agrees with what the node does; and (issue 23) the pack's English
+ * says "response" for an HTTP response, one word for one idea.
  */
 
 type Catalog = { [key: string]: string | Catalog };
@@ -66,6 +67,24 @@ describe('help, catalogs and README in step with each node', function () {
       should(jargon).deepEqual([]);
     });
   }
+
+  it('one word for an HTTP response: code, editor, help, English catalogs, examples, README and CONTRIBUTING say "response", never "answer" (issue 23 point 2)', function () {
+    const sources = ['README.md', 'CONTRIBUTING.md', 'nodes', 'resources', 'types', 'examples'];
+    const answer = /\banswer(?:s|ed|ing)?\b/i;
+    const found: string[] = [];
+    const read = (relative: string): void => {
+      const full = path.join(REPO_ROOT, relative);
+      if (fs.statSync(full).isDirectory()) {
+        for (const entry of fs.readdirSync(full)) if (entry !== 'ja') read(path.join(relative, entry));
+      } else if (/\.(?:ts|js|html|json|md)$/.test(relative)) {
+        fs.readFileSync(full, 'utf8')
+          .split('\n')
+          .forEach((line, index) => answer.test(line) && found.push(`${relative}:${index + 1}: ${line.trim()}`));
+      }
+    };
+    for (const source of sources) read(source);
+    should(found).deepEqual([]);
+  });
 
   it("README's svc-config table lists every setting and credential of the editor's definition, on its dialog tab, with the editor's default", function () {
     const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
