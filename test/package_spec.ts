@@ -22,7 +22,7 @@ const RUNTIMES: NodeRedRuntime[] = [NODE_RED_4, NODE_RED_5_NODE_22, NODE_RED_5_N
 /**
  * The size budget: a tarball past it carries something by mistake or needs a decision. 1.0.0 was about
  * 176 kB packed, 705 kB unpacked and 132 files. The next release's hardening (Test connection of every
- * credential, the webhook's guards and replay journal, redaction, compressed answers, per-node runtime
+ * credential, the webhook's guards and replay journal, redaction, compressed responses, per-node runtime
  * catalogs, settings migrations, the typed editor script, the README's Security section) brought it to
  * about 262 kB, 1,004 kB and 156 files, past the old budget of 240 kB, 950 kB and 175 files; decided:
  * that growth is the features, so the budget is that size plus about a fifth of headroom.

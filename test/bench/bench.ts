@@ -47,7 +47,7 @@ export class Bench {
     try {
       parsed = JSON.parse(text);
     } catch {
-      // Not JSON: the text is the answer.
+      // Not JSON: the text is the response.
     }
     return { status: res.statusCode, body: parsed };
   }
@@ -71,7 +71,7 @@ export async function deployTo(nodeRed: Child<NodeRedMethods, { url: string; adm
     body: JSON.stringify(flows),
   });
   const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`deploy answered ${res.statusCode}: ${text}`);
+  if (res.statusCode >= 300) throw new Error(`deploy responded with ${res.statusCode}: ${text}`);
   await waitFor('the deployed flows to start', async () => ((await nodeRed.call('flowsStarted', undefined)) > started ? true : undefined), 30_000, 5);
 }
 

@@ -114,13 +114,13 @@ export async function bulkStream(bench: Bench): Promise<BulkStreamResult> {
       await bench.sandbox.call('trace', ['bulk-upload', 'bulk-status']);
       await bench.nodeRed.call('watchMemory', undefined);
       const started = Date.now();
-      const answer = await bench.call('POST', '/bench/bulk-file', { filename: input });
+      const response = await bench.call('POST', '/bench/bulk-file', { filename: input });
       const wallMs = Date.now() - started;
       const memory = await bench.nodeRed.call('memoryPeak', undefined);
       const timings = await bench.sandbox.call('bulkJobTimings', undefined);
       await bench.sandbox.call('trace', []);
-      if (answer.status !== 200) throw new Error(`bulk file run answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-      const summary = answer.body as { rows: number; jobs: number };
+      if (response.status !== 200) throw new Error(`bulk file run responded with ${response.status}: ${JSON.stringify(response.body)}`);
+      const summary = response.body as { rows: number; jobs: number };
       const checked = await checkOutput(output);
       const meanJobMs = timings.reduce((sum, t) => sum + (t.readyAt - t.uploadedAt), 0) / Math.max(1, timings.length);
       const mb = (bytes: number) => bytes / 1024 / 1024;

@@ -71,7 +71,7 @@ export function functionNode(id: string, z: string, func: string, wires: string[
   };
 }
 
-/** Catch for `scope` node ids (all nodes of the tab when null) answering the HTTP request with 500 and the error. */
+/** Catch for `scope` node ids (all nodes of the tab when null) responding to the HTTP request with 500 and the error. */
 export function catchTo500(prefix: string, z: string, scope: string[] | null): FlowNode[] {
   return [
     { id: `${prefix}-catch`, type: 'catch', z, name: '', scope, uncaught: false, x: 100, y: 200, wires: [[`${prefix}-500`]] },
@@ -79,7 +79,7 @@ export function catchTo500(prefix: string, z: string, scope: string[] | null): F
   ];
 }
 
-/** `http in` → `node` → `http response`, with errors of `node` answered 500. */
+/** `http in` → `node` → `http response`, with errors of `node` returned as 500. */
 function serveThrough(prefix: string, z: string, url: string, node: FlowNode): FlowNode[] {
   return [
     httpIn(`${prefix}-in`, z, url, node.id),
@@ -89,7 +89,7 @@ function serveThrough(prefix: string, z: string, url: string, node: FlowNode): F
   ];
 }
 
-/** Load 1: the four ways through Node-RED to a geocode answer, each at its own path. */
+/** Load 1: the four ways through Node-RED to a geocode response, each at its own path. */
 export function throughputFlows(sandboxUrl: string): FlowNode[] {
   const z = 'bench-throughput';
   const query = encodeURIComponent(BENCH_ADDRESS);
@@ -131,17 +131,17 @@ export function throughputFlows(sandboxUrl: string): FlowNode[] {
 }
 
 /**
- * The floor flow answering with `answer` (the sandbox's geocode answer) instead of a few bytes: the
+ * The floor flow responding with `response` (the sandbox's geocode response) instead of a few bytes: the
  * same `http response` work as the svc-geocode flow, so that what is left between them is the
  * outgoing request and the node.
  */
-export function sameAnswerFloorFlows(answer: unknown): FlowNode[] {
-  const z = 'bench-floor-answer';
+export function sameResponseFloorFlows(response: unknown): FlowNode[] {
+  const z = 'bench-floor-response';
   return [
-    tab(z, 'floor with the answer'),
-    httpIn('floor-answer-in', z, '/bench/floor-answer', 'floor-answer-fn'),
-    functionNode('floor-answer-fn', z, `msg.payload = ${JSON.stringify(answer)}; return msg;`, [['floor-answer-out']]),
-    httpResponse('floor-answer-out', z),
+    tab(z, 'floor with the response'),
+    httpIn('floor-response-in', z, '/bench/floor-response', 'floor-response-fn'),
+    functionNode('floor-response-fn', z, `msg.payload = ${JSON.stringify(response)}; return msg;`, [['floor-response-out']]),
+    httpResponse('floor-response-out', z),
   ];
 }
 
@@ -209,7 +209,7 @@ export function rateLimitFlows(sandboxUrl: string): FlowNode[] {
   );
 }
 
-/** Load 3: `count` generated addresses through svc-bulk-geocode; the answer says whether the rows came back in order. */
+/** Load 3: `count` generated addresses through svc-bulk-geocode; the response says whether the rows came back in order. */
 export function bulkFlows(sandboxUrl: string, settings: { batchSize: number; parallel: number; pollIntervalMs: number }): FlowNode[] {
   const z = 'bench-bulk';
   return [

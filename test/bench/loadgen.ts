@@ -33,18 +33,18 @@ export interface LoadSpec {
   durationMs?: number;
   count?: number;
   untilStopped?: boolean;
-  /** A request without a complete answer within this is counted as an error. */
+  /** A request without a complete response within this is counted as an error. */
   timeoutMs?: number;
 }
 
 export interface LoadResult extends LatencySummary {
-  /** Requests answered within the counted phase. */
+  /** Requests with a response within the counted phase. */
   requests: number;
-  /** Requests answered in all, warm-up included (to share out CPU time measured around the whole run). */
-  answeredInAll: number;
+  /** Responses in all, warm-up included (to share out CPU time measured around the whole run). */
+  responsesInAll: number;
   durationMs: number;
   requestsPerSecond: number;
-  /** Answers by HTTP status, and failures without an answer by error code. */
+  /** Responses by HTTP status, and failures without a response by error code. */
   statuses: Record<string, number>;
   errors: Record<string, number>;
   /** CPU time this load generator used for the whole run (warm-up included), microseconds: the client side's cost. */
@@ -70,7 +70,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   let countingSince = performance.now();
   let countingUntil = Number.POSITIVE_INFINITY;
   let issued = 0;
-  let answeredInAll = 0;
+  let responsesInAll = 0;
   let stopped = false;
 
   const worker = async () => {
@@ -88,7 +88,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
         outcome = { error: code ?? name };
       }
       const finished = performance.now();
-      if (outcome.status !== undefined) answeredInAll++;
+      if (outcome.status !== undefined) responsesInAll++;
       if (!counting || started < countingSince || finished > countingUntil) continue;
       if (outcome.status !== undefined) {
         latencies.push(finished - started);
@@ -125,7 +125,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const durationMs = countingUntil - countingSince;
   return {
     requests: latencies.length,
-    answeredInAll,
+    responsesInAll,
     durationMs,
     requestsPerSecond: latencies.length / (durationMs / 1000),
     ...latencySummary(latencies),

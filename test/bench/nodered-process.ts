@@ -85,7 +85,7 @@ function routeCount(): number {
 function benchMethods() {
   let sampler: NodeJS.Timeout | undefined;
   let peak: MemoryPeak | undefined;
-  // A deploy through the admin API answers before the new flows run: this count says when they do.
+  // A deploy through the admin API responds before the new flows run: this count says when they do.
   let flowsStarted = 0;
   RED.events.on('flows:started', () => flowsStarted++);
   let profiler: Session | undefined;
@@ -126,7 +126,7 @@ function benchMethods() {
       await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
       await profiler.post('Profiler.start');
     },
-    /** Stops the profiler, writes the profile to `file` (for DevTools) and answers its summary. */
+    /** Stops the profiler, writes the profile to `file` (for DevTools) and returns its summary. */
     stopProfile: async (file: string): Promise<ProfileSummary> => {
       if (!profiler) throw new Error('startProfile was not called');
       const { profile } = await profiler.post('Profiler.stop');

@@ -16,7 +16,7 @@ interface CallMessage {
   params: unknown;
 }
 
-interface AnswerMessage {
+interface ReplyMessage {
   id: number;
   result?: unknown;
   error?: string;
@@ -27,9 +27,9 @@ interface ReadyMessage {
   info: unknown;
 }
 
-/** In the child: answers the parent's calls and tells it the child is ready (with `info`, such as a port). */
+/** In the child: replies to the parent's calls and tells it the child is ready (with `info`, such as a port). */
 export function serve(methods: Methods, info: unknown = {}): void {
-  const send = (message: AnswerMessage | ReadyMessage) => process.send?.(message);
+  const send = (message: ReplyMessage | ReadyMessage) => process.send?.(message);
   process.on('message', (message: CallMessage) => {
     const method = methods[message.method];
     Promise.resolve()
@@ -60,7 +60,7 @@ export class Child<M extends Methods, Info = unknown> {
     private readonly process: ChildProcess,
     readonly info: Info,
   ) {
-    process.on('message', (message: AnswerMessage) => {
+    process.on('message', (message: ReplyMessage) => {
       const call = this.pending.get(message.id);
       if (!call) return;
       this.pending.delete(message.id);

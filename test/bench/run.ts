@@ -255,12 +255,12 @@ function markdown(report: Report): string {
   if (report.cpu) out.push('', ...cpuMarkdown(report.cpu));
   const targets: Array<[string, string, string, string]> = [];
   if (report.cpu) {
-    for (const { concurrency, ratio, ratioSameAnswer } of report.cpu.geocodeVsFloor) {
+    for (const { concurrency, ratio, ratioSameResponse } of report.cpu.geocodeVsFloor) {
       targets.push([
         '14',
         `Node-RED CPU per message, svc-geocode / floor, concurrency ${concurrency} (${report.cpu.runs} runs)`,
         '≤ 1.3',
-        `${range(ratio, n2)} ${yesNo(ratio.median <= 1.3)}; over the floor answering the same geocode answer: ${range(ratioSameAnswer, n2)}`,
+        `${range(ratio, n2)} ${yesNo(ratio.median <= 1.3)}; over the floor returning the same geocode response: ${range(ratioSameResponse, n2)}`,
       ]);
     }
   }
@@ -285,7 +285,7 @@ function markdown(report: Report): string {
     targets.push([
       '2',
       `token storm, ${storm.variant}: ${storm.messages} messages`,
-      '1 token request, all answered',
+      '1 token request, an output for every message',
       `${storm.tokenRequests} token request(s), ${storm.outputs} outputs, ${storm.errors} errors in ${n0(storm.durationMs)} ms ${yesNo(ok)}`,
     ]);
   }

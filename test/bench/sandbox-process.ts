@@ -10,7 +10,7 @@ import { serve } from './rpc';
  * keep their entries (times, paths and bodies) for the benchmark to read.
  */
 
-/** Answers per endpoint and HTTP status. */
+/** Responses per endpoint and HTTP status. */
 export type StatusCounts = Record<string, Record<string, number>>;
 
 export interface TracedRequest {
@@ -30,8 +30,8 @@ export interface BulkJobTiming {
 }
 
 const DRAIN_INTERVAL_MS = 200;
-/** A request without an answer this long was reset or hung by a fault: forget it. */
-const FORGET_UNANSWERED_MS = 120_000;
+/** A request without a response this long was reset or hung by a fault: forget it. */
+const FORGET_WITHOUT_RESPONSE_MS = 120_000;
 
 /** What the benchmark may ask of the sandbox; the log is drained on a timer from the moment this is called. */
 function benchMethods(sandbox: Sandbox) {
@@ -44,7 +44,7 @@ function benchMethods(sandbox: Sandbox) {
     const waiting: LoggedRequest[] = [];
     for (const entry of sandbox.log) {
       if (entry.status === undefined) {
-        if (now - entry.time < FORGET_UNANSWERED_MS) waiting.push(entry);
+        if (now - entry.time < FORGET_WITHOUT_RESPONSE_MS) waiting.push(entry);
         continue;
       }
       const byStatus = (counts[entry.endpoint] ??= {});
@@ -63,7 +63,7 @@ function benchMethods(sandbox: Sandbox) {
     clearFaults: () => sandbox.clearFaults(),
     expireTokens: () => expireAllTokens(sandbox),
     addTopic: (name: string) => addTopic(sandbox, name).id,
-    /** Counts so far (answers up to now included). */
+    /** Counts so far (responses up to now included). */
     counts: (): StatusCounts => {
       drain();
       return counts;

@@ -16,12 +16,12 @@ export interface LoadFigures {
   /** Medians of the rounds' percentiles. */
   p50Ms: number;
   p99Ms: number;
-  /** Answers other than 200 and requests without an answer. */
+  /** Responses other than 200 and requests without a response. */
   failures: number;
   /** CPU used by the Node-RED process meanwhile, in % of one core (0 for raw undici). */
   nodeRedCpuPercent: number;
   /**
-   * Node-RED's CPU time per answered request, microseconds (0 for raw undici): what a message costs
+   * Node-RED's CPU time per request with a response, microseconds (0 for raw undici): what a message costs
    * Node-RED, which depends far less than req/s on what else the machine is doing.
    */
   nodeRedCpuMicrosPerRequest: number;
@@ -47,7 +47,7 @@ interface LoadTarget {
   template: RequestTemplate;
 }
 
-/** Answers other than 200, and requests that got no answer. */
+/** Responses other than 200, and requests that got no response. */
 export function failures(result: LoadResult): number {
   const wrongStatus = Object.entries(result.statuses).reduce((sum, [status, n]) => sum + (status === '200' ? 0 : n), 0);
   return wrongStatus + Object.values(result.errors).reduce((sum, n) => sum + n, 0);
@@ -94,13 +94,13 @@ async function interleaved(bench: Bench, targets: LoadTarget[], concurrency: num
       p99Ms: median(list.map((r) => r.result.p99Ms)),
       failures: sum(list.map((r) => failures(r.result))),
       nodeRedCpuPercent: (100 * sum(list.map((r) => r.cpuMs))) / sum(list.map((r) => r.wallMs)),
-      nodeRedCpuMicrosPerRequest: (1000 * sum(list.map((r) => r.cpuMs))) / sum(list.map((r) => r.result.answeredInAll)),
+      nodeRedCpuMicrosPerRequest: (1000 * sum(list.map((r) => r.cpuMs))) / sum(list.map((r) => r.result.responsesInAll)),
     });
   }
   return figures;
 }
 
-/** One request per target before measuring: a flow that does not answer 200 would measure nothing. */
+/** One request per target before measuring: a flow that does not respond with 200 would measure nothing. */
 async function expectWorking(bench: Bench, targets: LoadTarget[]): Promise<void> {
   for (const target of targets) {
     const first = await bench.load({ origin: target.origin, templates: [target.template], concurrency: 1, count: 1 });
@@ -154,7 +154,7 @@ interface BurstReport {
 /** Starts a burst flow (see `burstFlows`) and resolves with its report once every message has an outcome. */
 async function runBurst(bench: Bench, path: string, count: number, timeoutMs: number): Promise<BurstReport> {
   const started = await bench.call('POST', path, { count });
-  if (started.status !== 200) throw new Error(`${path} answered ${started.status}: ${JSON.stringify(started.body)}`);
+  if (started.status !== 200) throw new Error(`${path} responded with ${started.status}: ${JSON.stringify(started.body)}`);
   return waitFor(
     `${count} outcomes of ${path}`,
     async () => {
@@ -246,13 +246,13 @@ export async function bulk(bench: Bench): Promise<BulkResult> {
   await bench.sandbox.call('trace', ['bulk-upload', 'bulk-status']);
   await bench.nodeRed.call('watchMemory', undefined);
   const started = Date.now();
-  const answer = await bench.call('POST', '/bench/bulk', { count: addresses });
+  const response = await bench.call('POST', '/bench/bulk', { count: addresses });
   const wallMs = Date.now() - started;
   const memory = await bench.nodeRed.call('memoryPeak', undefined);
   const timings = await bench.sandbox.call('bulkJobTimings', undefined);
   await bench.sandbox.call('trace', []);
-  if (answer.status !== 200) throw new Error(`bulk run answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  const summary = answer.body as { rows: number; inOrder: boolean; located: number; failed: number; jobs: number };
+  if (response.status !== 200) throw new Error(`bulk run responded with ${response.status}: ${JSON.stringify(response.body)}`);
+  const summary = response.body as { rows: number; inOrder: boolean; located: number; failed: number; jobs: number };
   const meanJobMs = timings.reduce((sum, t) => sum + (t.readyAt - t.uploadedAt), 0) / Math.max(1, timings.length);
   const mb = (bytes: number) => bytes / 1024 / 1024;
   return {
@@ -299,13 +299,13 @@ export async function webhooks(bench: Bench): Promise<WebhookResult> {
 export interface RateLimitResult {
   ratePerMinute: number;
   windowMinutes: number;
-  answered: number;
+  okResponses: number;
   tooManyRequests: number;
   measuredPerMinute: number;
   deviationPercent: number;
 }
 
-/** 5. rateLimit 80/min against a sandbox that answers 429 beyond 80 requests in any minute. */
+/** 5. rateLimit 80/min against a sandbox that responds with 429 beyond 80 requests in any minute. */
 export async function rateLimit(bench: Bench): Promise<RateLimitResult> {
   const ratePerMinute = 80;
   const windowMinutes = bench.quick ? 0.5 : 3;
@@ -319,14 +319,14 @@ export async function rateLimit(bench: Bench): Promise<RateLimitResult> {
     await sleep(windowMinutes * 60_000 + 2000);
     const traced = await bench.sandbox.call('traced', undefined);
     const first = Math.min(...traced.map((t) => t.time));
-    const answeredTimes = traced.filter((t) => t.status === 200 && t.time < first + windowMinutes * 60_000).map((t) => t.time);
-    const answered = answeredTimes.length;
-    // The sustained rate: requests per minute from the first answered request to the last one in the window.
-    const measuredPerMinute = (60_000 * (answered - 1)) / (Math.max(...answeredTimes) - Math.min(...answeredTimes));
+    const okTimes = traced.filter((t) => t.status === 200 && t.time < first + windowMinutes * 60_000).map((t) => t.time);
+    const okResponses = okTimes.length;
+    // The sustained rate: requests per minute from the first request with a 200 response to the last one in the window.
+    const measuredPerMinute = (60_000 * (okResponses - 1)) / (Math.max(...okTimes) - Math.min(...okTimes));
     return {
       ratePerMinute,
       windowMinutes,
-      answered,
+      okResponses,
       tooManyRequests: traced.filter((t) => t.status === 429).length,
       measuredPerMinute,
       deviationPercent: (100 * (measuredPerMinute - ratePerMinute)) / ratePerMinute,
@@ -374,7 +374,7 @@ export interface SoakResult {
   pack: SoakRun;
   /** The same flow with core function nodes in place of ours: Node-RED's own share. */
   control: SoakRun;
-  /** Paths whose first request (before the soak) did not answer 200: a node that does not work. */
+  /** Paths whose first request (before the soak) did not respond with 200: a node that does not work. */
   brokenRoutes: Array<{ type: string; status: number; body: unknown }>;
 }
 
@@ -389,7 +389,7 @@ function checkpoint(redeploys: number, snapshot: Snapshot): SoakCheckpoint {
   };
 }
 
-/** A request whose message a redeploy cut off is never answered: the load generator gives up after this. */
+/** A request whose message a redeploy cut off never gets a response: the load generator gives up after this. */
 const SOAK_REQUEST_TIMEOUT_MS = 2000;
 /** Longer than the request limit, so requests cut off by a redeploy have ended before figures are taken. */
 const SOAK_SETTLE_MS = SOAK_REQUEST_TIMEOUT_MS + 2000;
@@ -405,7 +405,7 @@ function soakTemplates(routes: SoakRoute[]): RequestTemplate[] {
   }));
 }
 
-/** The first request on every path, before the soak: a path that does not answer 200 is a broken node. */
+/** The first request on every path, before the soak: a path that does not respond with 200 is a broken node. */
 async function brokenRoutesOf(bench: Bench, routes: SoakRoute[]): Promise<SoakResult['brokenRoutes']> {
   const broken: SoakResult['brokenRoutes'] = [];
   const templates = soakTemplates(routes);

@@ -17,7 +17,7 @@ import { Child } from './rpc';
 export interface SharedRatePhase {
   redis: boolean;
   seconds: number;
-  answered: number;
+  okResponses: number;
   measuredPerMinute: number;
   deviationPercent: number;
   /** The most requests any window held, and what the rate allows in it (+1 for a window starting on a request). */
@@ -60,7 +60,7 @@ async function startBurst(nodeRed: NodeRedChild, count: number): Promise<void> {
     body: JSON.stringify({ count }),
   });
   await res.body.text();
-  if (res.statusCode !== 200) throw new Error(`starting the burst answered ${res.statusCode}`);
+  if (res.statusCode !== 200) throw new Error(`starting the burst responded with ${res.statusCode}`);
 }
 
 async function phase(bench: Bench, instances: NodeRedChild[], redisUrl: string | undefined, seconds: number): Promise<SharedRatePhase> {
@@ -85,7 +85,7 @@ async function phase(bench: Bench, instances: NodeRedChild[], redisUrl: string |
     return {
       redis: redisUrl !== undefined,
       seconds,
-      answered: times.length,
+      okResponses: times.length,
       measuredPerMinute,
       deviationPercent: (100 * (measuredPerMinute - RATE_PER_MINUTE)) / RATE_PER_MINUTE,
       busiestSecond: busiestWindow(times, 1000),

@@ -115,7 +115,7 @@ async function fillSandboxConfig(editor: Editor, sandboxUrl: string): Promise<vo
   }
 }
 
-/** Clicks "Test connection" and returns the line it shows once the request is answered (and, below it, one line per credential that did not pass). */
+/** Clicks "Test connection" and returns the line it shows once the request has its response (and, below it, one line per credential that did not pass). */
 async function testConnection(editor: Editor): Promise<string> {
   const result = editor.page.locator('#svc-config-test-result');
   await editor.showTabOf('#svc-config-test');
@@ -502,16 +502,16 @@ describe('the editor in a real browser (Chromium)', function () {
           should(result.invalid).be.empty();
 
           // What the admin API sends the editor from here on (credentials, flows, settings).
-          const answers: string[] = [];
-          const keepAnswer = (response: Response): void => {
+          const responses: string[] = [];
+          const keepResponse = (response: Response): void => {
             if ((response.headers()['content-type'] ?? '').includes('json')) {
               response.text().then(
-                (body) => answers.push(`${response.url()} ${body}`),
+                (body) => responses.push(`${response.url()} ${body}`),
                 () => undefined,
               );
             }
           };
-          editor().page.on('response', keepAnswer);
+          editor().page.on('response', keepResponse);
           for (const reload of [false, true]) {
             if (reload) await editor().open();
             await editor().openNodeDialog(nodeId);
@@ -526,8 +526,8 @@ describe('the editor in a real browser (Chromium)', function () {
             await editor().closeConfigDialog('cancel');
             await editor().closeNodeDialog('cancel');
           }
-          editor().page.off('response', keepAnswer);
-          should(answers.filter((answer) => SECRETS.some((secret) => answer.includes(secret)))).be.empty();
+          editor().page.off('response', keepResponse);
+          should(responses.filter((response) => SECRETS.some((secret) => response.includes(secret)))).be.empty();
         });
 
         it('a new node takes the only svc-config there is; with two, the user chooses (issue 21 point 7)', async function () {

@@ -13,7 +13,7 @@ import { DrawnShape, countriesDrawn, markFirstDrawing, openMap, replaced, waitFo
  * The Map output drawn by worldmap, in Chromium, on Node-RED 4.1 and 5: the Map example
  * (examples/map-every-result.json, the Map tab of `npm start`) is deployed with each locating
  * node's second output wired straight into a worldmap node, its injects are fired, and what
- * Leaflet drew on /worldmap is compared with the sandbox's answers: the count and kind of markers,
+ * Leaflet drew on /worldmap is compared with the sandbox's responses: the count and kind of markers,
  * lines and polygons on each node's layer, and their positions. worldmap is a devDependency that
  * Node-RED finds beside itself in node_modules.
  */
@@ -110,8 +110,8 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         should(response.status).equal(200);
       }
 
-      /** The sandbox's answer to the last request a node made, asked again (the sandbox is deterministic). */
-      async function answerTo(endpoint: string): Promise<Json> {
+      /** The sandbox's response to the last request a node made, asked again (the sandbox is deterministic). */
+      async function responseTo(endpoint: string): Promise<Json> {
         const { sandbox } = running().server;
         const request = sandbox.requests(endpoint).at(-1);
         if (!request) throw new Error(`no ${endpoint} request`);
@@ -170,53 +170,53 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         near(shapes[0].points[0], [coordinates.lat, coordinates.lon], SAME, 'words marker');
       });
 
-      it('sequence: markers labelled 1 to 5 in the visiting order the sandbox answered, and one line through them', async function () {
+      it('sequence: markers labelled 1 to 5 in the visiting order the sandbox returned, and one line through them', async function () {
         await fire('ex-map-sequence');
         const shapes = await waitForShapes(running().page, 'svc-sequence', 6);
         should(kinds(shapes)).eql(['line', 'marker', 'marker', 'marker', 'marker', 'marker']);
-        const visited = ((await answerTo('sequence')).waypoints as Array<{ location: string }>).map(({ location }) => {
+        const visited = ((await responseTo('sequence')).waypoints as Array<{ location: string }>).map(({ location }) => {
           const { latitude, longitude, error } = ngeohash.decode(location);
           return { cell: [latitude, longitude] as [number, number], size: Math.max(error.latitude, error.longitude) };
         });
         const stops = shapes.filter((shape) => shape.kind === 'marker').sort((a, b) => Number(a.label) - Number(b.label));
         should(stops.map((stop) => stop.label)).eql(['1', '2', '3', '4', '5']);
-        // Markers stand on the input points; the answer gives the geohash cells they lie in.
+        // Markers stand on the input points; the response gives the geohash cells they lie in.
         stops.forEach((stop, k) => near(stop.points[0], visited[k].cell, visited[k].size, `stop ${k + 1}`));
         const line = shapes.find((shape) => shape.kind === 'line') as DrawnShape;
         should(line.points).eql(stops.map((stop) => stop.points[0]));
       });
 
-      it('isoline: one polygon per range with the rings the sandbox answered', async function () {
+      it('isoline: one polygon per range with the rings the sandbox returned', async function () {
         await fire('ex-map-isoline');
         const shapes = await waitForShapes(running().page, '5 and 10 minutes by car', 2);
         should(kinds(shapes)).eql(['polygon', 'polygon']);
-        const answered = [(await answerTo('isoline')).isoline].flat() as Array<{ geometry: { coordinates: number[][][] } }>;
-        const rings = answered.map((feature) => feature.geometry.coordinates[0].slice(0, -1).map(latLonOf));
+        const returned = [(await responseTo('isoline')).isoline].flat() as Array<{ geometry: { coordinates: number[][][] } }>;
+        const rings = returned.map((feature) => feature.geometry.coordinates[0].slice(0, -1).map(latLonOf));
         for (const shape of shapes) {
           const ring = rings.find(
             (candidate) => candidate.length === shape.points.length && candidate.every((p, i) => Math.abs(p[0] - shape.points[i][0]) < SAME),
           );
-          should.exist(ring, `${shape.name} is one of the answered polygons`);
+          should.exist(ring, `${shape.name} is one of the returned polygons`);
         }
         should(shapes.map((shape) => shape.name).sort()).eql(['isoline van 7 300 s', 'isoline van 7 600 s']);
       });
 
-      it('route: the line the sandbox answered, start and end markers, and the indoor stretch dashed', async function () {
+      it('route: the line the sandbox returned, start and end markers, and the indoor stretch dashed', async function () {
         await fire('ex-map-route');
         const shapes = await waitForShapes(running().page, 'svc-route', 4);
         should(kinds(shapes)).eql(['line', 'line', 'marker', 'marker']);
-        const answered = (((await answerTo('route')).overview as Json).linestring as string[]).map((geohash): [number, number] => {
+        const returned = (((await responseTo('route')).overview as Json).linestring as string[]).map((geohash): [number, number] => {
           const { latitude, longitude } = ngeohash.decode(geohash);
           return [latitude, longitude];
         });
         const [route, indoor] = shapes.filter((shape) => shape.kind === 'line').sort((a, b) => Number(a.dashed) - Number(b.dashed));
-        should(route.points).have.length(answered.length);
-        route.points.forEach((point, i) => near(point, answered[i], SAME, `route point ${i}`));
+        should(route.points).have.length(returned.length);
+        route.points.forEach((point, i) => near(point, returned[i], SAME, `route point ${i}`));
         should(indoor.dashed).be.true();
         should(indoor.points.length).be.above(1);
         const markers = shapes.filter((shape) => shape.kind === 'marker').sort((a, b) => a.name.localeCompare(b.name));
-        near(markers[0].points[0], answered[answered.length - 1], SAME, 'end marker');
-        near(markers[1].points[0], answered[0], SAME, 'start marker');
+        near(markers[0].points[0], returned[returned.length - 1], SAME, 'end marker');
+        near(markers[1].points[0], returned[0], SAME, 'start marker');
       });
 
       /** The rows of the bulk example's addresses the sandbox locates: their marker names and positions. */

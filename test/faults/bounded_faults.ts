@@ -11,10 +11,10 @@ import { FlowNode, configNode, functionNode, httpIn, httpResponse, tab } from '.
 
 /**
  * Issue 13, point 4, end to end: a real Node-RED process (embedded as an application embeds it) runs
- * every node of the pack against the sandbox, which answers one endpoint at a time with a huge body
+ * every node of the pack against the sandbox, which responds on one endpoint at a time with a huge body
  * (chunked, or declaring its size), an endless one, one that drips a byte every 50 ms forever, or a
  * gzip bomb (256 KB that decode to 256 MB).
- * For every endpoint family and every such answer: each message gets exactly one outcome, an error
+ * For every endpoint family and every such response: each message gets exactly one outcome, an error
  * naming the limit or the timeout, within a bounded time; the client stops reading (the sandbox could
  * hand over no more than the limit plus what loopback socket buffers hold) and Node-RED's resident
  * memory grows by far less than the bodies sent.
@@ -22,7 +22,7 @@ import { FlowNode, configNode, functionNode, httpIn, httpResponse, tab } from '.
 
 const MB = 1024 * 1024;
 /** The config node's limits for this suite: small, so that every body sent is far past them. */
-const MAX_ANSWER_MB = 1;
+const MAX_RESPONSE_MB = 1;
 const MAX_FILE_MB = 2;
 const TIMEOUT_MS = 1500;
 const MAX_RETRIES = 1;
@@ -35,7 +35,7 @@ const SOCKET_BUFFERS = 16 * MB;
 const RSS_GROWTH_BOUND = 64 * MB;
 /** Two attempts of TIMEOUT_MS with a backoff between, for a few requests in a row (a job's start, polls, download). */
 const CASE_DEADLINE_MS = 15_000;
-/** After the last answer, how long a second outcome for a message is waited for. */
+/** After the last response, how long a second outcome for a message is waited for. */
 const DUPLICATE_GRACE_MS = 1000;
 
 type Json = Record<string, unknown>;
@@ -85,8 +85,8 @@ interface Endpoint {
 const from = { lat: 52.52, lon: 13.405 };
 const to = { lat: 52.5, lon: 13.38 };
 /**
- * An accepted job waits out answers that time out until its Max wait (a dripping status or download
- * answer is one): short here, so that the job ends with TIMEOUT, naming the last failure, within the case's deadline.
+ * An accepted job waits out responses that time out until its Max wait (a dripping status or download
+ * response is one): short here, so that the job ends with TIMEOUT, naming the last failure, within the case's deadline.
  */
 const polling = { pollIntervalSec: 0.05, maxWait: 6 };
 const words = { payload: 'index.home.raft' };
@@ -124,17 +124,17 @@ const COUNT_OUTCOME =
 
 /**
  * One tab: `http in` (the test's request: `{faultId, msg}`) → a function putting the members of `msg`
- * on the message → the node → count and answer 200; its errors → count and answer 500 with code and message.
+ * on the message → the node → count and respond with 200; its errors → count and respond with 500 and code and message.
  */
 function flowsFor(target: Endpoint, sandboxUrl: string): FlowNode[] {
   const z = 'bounded';
   return [
-    tab(z, 'bounded answers'),
+    tab(z, 'bounded responses'),
     configNode('bounded-cfg', sandboxUrl, {
       timeout: TIMEOUT_MS,
       maxRetries: MAX_RETRIES,
       maxConcurrency: 16,
-      maxResponseSize: MAX_ANSWER_MB,
+      maxResponseSize: MAX_RESPONSE_MB,
       maxFileSize: MAX_FILE_MB,
     }),
     httpIn('bounded-in', z, '/bounded/message', 'bounded-prepare'),
@@ -166,7 +166,7 @@ async function call(url: string, method: 'GET' | 'POST', body?: unknown): Promis
   return { status: res.statusCode, body: (await res.body.json()) as Json };
 }
 
-describe('bounded answers in a real Node-RED: huge, endless and dripping answers on every endpoint', function () {
+describe('bounded responses in a real Node-RED: huge, endless and dripping responses on every endpoint', function () {
   this.timeout(120_000);
   let sandbox: Sandbox;
   let nodeRed: Child<NodeRedMethods, { url: string; adminUrl: string }>;
@@ -199,7 +199,7 @@ describe('bounded answers in a real Node-RED: huge, endless and dripping answers
         await deployTo(nodeRed, flowsFor(target, sandbox.url));
       });
 
-      const [limitMb, setting] = target.file ? [MAX_FILE_MB, 'Max file size'] : [MAX_ANSWER_MB, 'Max response size'];
+      const [limitMb, setting] = target.file ? [MAX_FILE_MB, 'Max file size'] : [MAX_RESPONSE_MB, 'Max response size'];
       for (const { name, fault, code, message } of FAULTS(limitMb, setting)) {
         it(`${name}: one ${code} per message, reading stopped, memory bounded`, async function () {
           sandbox.clearFaults();
@@ -208,15 +208,15 @@ describe('bounded answers in a real Node-RED: huge, endless and dripping answers
           const ids = Array.from({ length: MESSAGES }, () => nextId++);
           await nodeRed.call('watchMemory', undefined);
           const started = Date.now();
-          const answers = await Promise.all(ids.map((faultId) => call(`${nodeRed.info.url}/bounded/message`, 'POST', { faultId, msg: target.msg(topicId) })));
+          const responses = await Promise.all(ids.map((faultId) => call(`${nodeRed.info.url}/bounded/message`, 'POST', { faultId, msg: target.msg(topicId) })));
           const elapsedMs = Date.now() - started;
           const memory = await nodeRed.call('memoryPeak', undefined);
           sandbox.clearFaults();
 
-          for (const answer of answers) {
-            should(answer.status).equal(500, JSON.stringify(answer.body));
-            should(answer.body.code).equal(code, JSON.stringify(answer.body));
-            should(answer.body.message).match(message);
+          for (const response of responses) {
+            should(response.status).equal(500, JSON.stringify(response.body));
+            should(response.body.code).equal(code, JSON.stringify(response.body));
+            should(response.body.message).match(message);
           }
           should(elapsedMs).be.below(CASE_DEADLINE_MS);
           const faulted = await faultedRequests(target.endpoint);

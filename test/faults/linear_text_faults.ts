@@ -15,7 +15,7 @@ import { memberAt, readChoices } from '../../nodes/lib/util/values';
 import { parseRetryAfter } from '../../nodes/lib/platform/retry';
 
 /**
- * Issue 13: no text from a message or an answer meets a super-linear pattern. Every function of the
+ * Issue 13: no text from a message or a response meets a super-linear pattern. Every function of the
  * pack that applies a regular expression (or a scan) to such text gets the inputs that make a
  * backtracking pattern slow: long runs of the character a pattern repeats, openers without closers,
  * separators without anything between them. The old tag-stripping pattern took 45 s on 200,000 `<`.
@@ -28,7 +28,7 @@ import { parseRetryAfter } from '../../nodes/lib/platform/retry';
  * their ratio is not asserted, because the garbage collector changes pace between sizes.
  *
  * Inputs that are large because they hold many results (a CSV of 300,000 rows) are not in this list:
- * the work per result is fixed, and the answer size limit bounds how many there can be.
+ * the work per result is fixed, and the response size limit bounds how many there can be.
  */
 
 const KB = 1024;
@@ -71,7 +71,7 @@ const CASES: Case[] = [
     input: surrounded('\\', 'abc', ''),
   },
   {
-    name: 'body excerpt of a huge error answer',
+    name: 'body excerpt of a huge error response',
     run: (text) => new PlatformError('SERVER', 'x', { body: text, secrets: ['s3cret-key'] }),
     input: repeat('token='),
   },

@@ -14,11 +14,11 @@ import { english } from '../support/english';
  * A misbehaving HTTP proxy between Node-RED and the platform. A real local TCP
  * server plays the proxy and counts the connections it gets; svc-geocode (an API key) and svc-words
  * (a token first) send one message each through it. Whatever the proxy does (closes the connection at
- * once, reads the CONNECT and closes without an answer, never answers, is not there at all) the
+ * once, reads the CONNECT and closes without a response, never responds, is not there at all) the
  * message ends in one NETWORK error within the attempts the config node allows, over a handful of
  * connections, and no connection is opened after the error. (On 1.0.0 a proxy that closed made the
  * client reconnect in a tight loop, tens of thousands of connections, and no error ever came; one that
- * never answered held the message past every timeout.) A proxy that opens the tunnel and then passes
+ * never responded held the message past every timeout.) A proxy that opens the tunnel and then passes
  * nothing on is a TIMEOUT: the request was sent, and a slow platform looks the same.
  */
 
@@ -30,13 +30,13 @@ const ATTEMPTS = MAX_RETRIES + 1;
 const ERROR_WITHIN_MS = ATTEMPTS * TIMEOUT_MS + 750 + 1000;
 /**
  * Connections the proxy may see: one per attempt, and one more where undici opens a spare tunnel as an
- * attempt is cut off at its timeout (seen with a proxy that never answers, or passes nothing on).
+ * attempt is cut off at its timeout (seen with a proxy that never responds, or passes nothing on).
  */
 const MAX_CONNECTIONS = 2 * ATTEMPTS;
 /** After the error: any connection now would be a loop that outlives its message. */
 const QUIET_MS = 1000;
 
-type ProxyBehaviour = 'close at once' | 'close after CONNECT' | 'never answer' | 'open the tunnel, pass nothing on';
+type ProxyBehaviour = 'close at once' | 'close after CONNECT' | 'never respond' | 'open the tunnel, pass nothing on';
 
 interface FakeProxy {
   url: string;
@@ -92,7 +92,7 @@ const NODES: Array<{ type: string; msg: Json }> = [
 const CASES: Array<{ behaviour: ProxyBehaviour | 'refuse'; code: string; message: RegExp }> = [
   { behaviour: 'close at once', code: 'NETWORK', message: /proxy closed the connection without responding to CONNECT/ },
   { behaviour: 'close after CONNECT', code: 'NETWORK', message: /proxy closed the connection without responding to CONNECT/ },
-  { behaviour: 'never answer', code: 'NETWORK', message: /proxy did not respond to CONNECT within 500 ms/ },
+  { behaviour: 'never respond', code: 'NETWORK', message: /proxy did not respond to CONNECT within 500 ms/ },
   { behaviour: 'refuse', code: 'NETWORK', message: /connect ECONNREFUSED 127\.0\.0\.1:\d+/ },
   { behaviour: 'open the tunnel, pass nothing on', code: 'TIMEOUT', message: /no complete response within 1000 ms/ },
 ];
@@ -151,7 +151,7 @@ describe('a misbehaving proxy: one error per message, a bounded number of connec
 
 describe('a Redis address that accepts connections and drops them: reconnections are spaced, not a loop', function () {
   this.timeout(15_000);
-  for (const behaviour of ['closes at once', 'answers an error and closes'] as const) {
+  for (const behaviour of ['closes at once', 'replies with an error and closes'] as const) {
     it(`a server that ${behaviour}: at most 8 connections in 4 s, local state meanwhile`, async function () {
       let connections = 0;
       const sockets = new Set<net.Socket>();

@@ -26,8 +26,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { NODES_DIR } from '../support/paths';
 
 /**
- * Fault storms: every node of the pack gets a stream of messages while the sandbox answers a random
- * share (25–75 %) of its requests with a random fault (connection resets, hangs and slow answers past the
+ * Fault storms: every node of the pack gets a stream of messages while the sandbox responds to a random
+ * share (25–75 %) of its requests with a random fault (connection resets, hangs and slow responses past the
  * timeout, 5xx, 429 with and without Retry-After, malformed and truncated JSON, slow bodies, the token
  * endpoint down). For every message: exactly one output or one error, never both, never neither.
  * Meanwhile: no unhandled rejection or uncaught exception, no secret in any log line, status text,
@@ -203,10 +203,10 @@ describe('fault storm: one outcome per message whatever the platform does', func
         // What a redeploy does to the node: close while messages are queued, in flight, retrying and polling.
         await (helper.getNode('n1') as unknown as { close(removed: boolean): Promise<void> }).close(true);
       }
-      const allAnswered = await settle(() => ledger.waiting(ids).length === 0, OUTCOME_DEADLINE_MS);
+      const everyOutcomeIn = await settle(() => ledger.waiting(ids).length === 0, OUTCOME_DEADLINE_MS);
       await sleep(DUPLICATE_GRACE_MS);
       const problems = ledger.violations(ids);
-      if (!allAnswered || problems.length > 0) {
+      if (!everyOutcomeIn || problems.length > 0) {
         const faults = [...chosen.entries()].map(([name, n]) => `${name} ×${n}`).join(', ');
         throw new Error(
           `seed ${seed}: ${problems.length} message(s) broke the one-outcome rule:\n  ${problems.slice(0, 20).join('\n  ')}\n` +

@@ -44,7 +44,7 @@ interface FuzzRequest {
   mustAccept: boolean;
 }
 
-interface Answered {
+interface Exchange {
   request: FuzzRequest;
   status: number;
 }
@@ -264,7 +264,7 @@ describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', fu
     helper.getNode('out').on('input', (msg: Json) => outputs.push(msg));
     const captured = new ConsoleCapture();
     const pool = new Pool(origin, { connections: CONCURRENCY, headersTimeout: 10_000, bodyTimeout: 10_000 });
-    const answered: Answered[] = [];
+    const exchanges: Exchange[] = [];
     const acceptedPairs = new Set<string>();
     const violations: string[] = [];
     const replayable: FuzzRequest[] = [];
@@ -291,8 +291,8 @@ describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', fu
           violations.push(`${request.kind}: the request failed with ${(err as Error).message}`);
         }
       }
-      answered.push({ request, status });
-      if (status >= 500) violations.push(`${request.kind}: answered ${status}`);
+      exchanges.push({ request, status });
+      if (status >= 500) violations.push(`${request.kind}: responded with ${status}`);
       if (status === 200) {
         if (!pair) violations.push(`${request.kind}: ACCEPTED without a correct signature: ${JSON.stringify(request.headers)}`);
         else if (acceptedPairs.has(pair)) violations.push(`${request.kind}: ACCEPTED a replay of ${pair}`);
@@ -325,7 +325,7 @@ describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', fu
 
     // Every accepted request became exactly one message with its body.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const accepted = answered.filter((a) => a.status === 200);
+    const accepted = exchanges.filter((a) => a.status === 200);
     if (outputs.length !== accepted.length) violations.push(`${accepted.length} requests accepted but ${outputs.length} messages sent`);
     const expectedPayloads = new Set(accepted.map((a) => fingerprint(JSON.parse(a.request.body.toString('utf8')))));
     for (const msg of outputs) {
@@ -333,8 +333,8 @@ describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', fu
         violations.push(`a message whose payload no accepted request carried: ${fingerprint(msg.payload).slice(0, 200)}`);
     }
     if (violations.length > 0) throw new Error(`seed ${seed}: ${violations.length} violation(s):\n  ${violations.slice(0, 30).join('\n  ')}`);
-    should(answered.filter((a) => a.request.kind === 'valid').length).be.above(REQUESTS / 5);
-    should(answered.filter((a) => a.request.kind === 'replay of an accepted request' && a.status !== 200).length).be.above(0);
+    should(exchanges.filter((a) => a.request.kind === 'valid').length).be.above(REQUESTS / 5);
+    should(exchanges.filter((a) => a.request.kind === 'replay of an accepted request' && a.status !== 200).length).be.above(0);
     should(failures.seen).be.empty();
     const seen = [...ledger.visible(), ...outputs.map((msg) => ({ where: 'output', value: msg }))];
     should(leaks(userVisibleTexts(captured, seen), [SECRET])).be.empty();

@@ -212,7 +212,7 @@ const RUNS: Record<string, ExampleRun> = {
     ],
   },
   'topic-management.json': {
-    // Not its delete inject: a delete answers without data, which its msg.payload debug node would show as undefined.
+    // Not its delete inject: a delete's response has no data, which its msg.payload debug node would show as undefined.
     steps: [
       { trigger: 'ex-topics-create', expect: [{ at: 'ex-topics-response', check: (msg) => isNumber((msg.payload as Json).id) }] },
       { trigger: 'ex-topics-list', expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).items).not.be.empty() }] },

@@ -68,7 +68,7 @@ async function deployTo(instance: NodeRedProcess, flows: FlowNode[]): Promise<vo
     headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full', 'node-red-api-version': 'v1' },
     body: JSON.stringify(flows),
   });
-  if (response.status >= 300) throw new Error(`deploy answered ${response.status}: ${await response.text()}`);
+  if (response.status >= 300) throw new Error(`deploy responded with ${response.status}: ${await response.text()}`);
   const deadline = Date.now() + 30_000;
   while (instance.log.filter((line) => line.includes('Started flows')).length <= startedBefore) {
     if (Date.now() > deadline) throw new Error(`the flows did not start within 30 s:\n${instance.log.slice(-20).join('\n')}`);
@@ -89,7 +89,7 @@ export const CONFIG_ID = 'cfg';
 export const WEBHOOK_PATH = '/hook';
 
 /**
- * One tab: `POST /geocode` (`{ "address": … }`) → svc-geocode → the answer, or `{ code, message }` with
+ * One tab: `POST /geocode` (`{ "address": … }`) → svc-geocode → the response, or `{ code, message }` with
  * status 500 from a Catch node; svc-webhook-in on `POST /hook` sharing the config's Redis.
  */
 export function sharedFlows(options: FlowOptions): FlowNode[] {
@@ -123,7 +123,7 @@ export function sharedFlows(options: FlowOptions): FlowNode[] {
       },
     },
     { id: 'in', type: 'http in', z: 'tab', url: '/geocode', method: 'post', wires: [['geocode']] },
-    { id: 'geocode', type: 'svc-geocode', z: 'tab', server: CONFIG_ID, address: 'payload', addressType: 'msg', wires: [['answer']] },
+    { id: 'geocode', type: 'svc-geocode', z: 'tab', server: CONFIG_ID, address: 'payload', addressType: 'msg', wires: [['response']] },
     { id: 'catch', type: 'catch', z: 'tab', scope: ['geocode'], wires: [['failure']] },
     {
       id: 'failure',
@@ -131,9 +131,9 @@ export function sharedFlows(options: FlowOptions): FlowNode[] {
       z: 'tab',
       func: 'msg.statusCode = 500;\nmsg.payload = { code: msg.error.code, message: msg.error.message };\nreturn msg;',
       outputs: 1,
-      wires: [['answer']],
+      wires: [['response']],
     },
-    { id: 'answer', type: 'http response', z: 'tab', wires: [] },
+    { id: 'response', type: 'http response', z: 'tab', wires: [] },
     {
       id: 'hook',
       type: 'svc-webhook-in',
@@ -149,7 +149,7 @@ export function sharedFlows(options: FlowOptions): FlowNode[] {
   ].map(at);
 }
 
-/** One geocode message through an instance's `POST /geocode`; the status and the parsed answer. */
+/** One geocode message through an instance's `POST /geocode`; the status and the parsed response. */
 export async function geocodeThrough(instance: NodeRedProcess, address: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${instance.url}geocode`, {
     method: 'POST',
@@ -160,7 +160,7 @@ export async function geocodeThrough(instance: NodeRedProcess, address: string):
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-/** A signed webhook request to an instance; the HTTP status it answers. */
+/** A signed webhook request to an instance; the HTTP status it returns. */
 export async function postWebhook(instance: NodeRedProcess, body: string, signature: string): Promise<number> {
   const response = await fetch(`${instance.url}${WEBHOOK_PATH.slice(1)}`, {
     method: 'POST',

@@ -10,7 +10,7 @@ import { waitUntil } from '../support/wait';
  * Job ownership across instances: two Node-RED processes with the same flows and one Redis. A job
  * started on one is polled by it alone (it holds the job's lease); killed with SIGKILL, its lease
  * runs out, the other instance claims the job, finishes it and delivers it once. Redis restarted
- * empty, or not answering when a job finishes, loses and repeats nothing.
+ * empty, or not responding when a job finishes, loses and repeats nothing.
  */
 describe('several Node-RED instances: a job outlives the instance that started it', function () {
   this.timeout(180_000);
@@ -84,7 +84,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
     });
   });
 
-  it('a job that finishes while Redis does not answer (paused) keeps its result, and delivers it once when Redis answers again; the other instance does not take it', async function () {
+  it('a job that finishes while Redis does not respond (paused) keeps its result, and delivers it once when Redis responds again; the other instance does not take it', async function () {
     const [a, b] = cluster.instances;
     await withJobs(6, async (client) => {
       const before = sandbox.requests('isoline-job').length;
@@ -112,7 +112,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
       should(collector.reports).have.length(1);
     });
   });
-  it('the platform answering 503 and resetting connections for 20 s while isoline jobs and a bulk job run: every accepted job delivers its result once', async function () {
+  it('the platform responding with 503 and resetting connections for 20 s while isoline jobs and a bulk job run: every accepted job delivers its result once', async function () {
     const [a, b] = cluster.instances;
     // A second node on the same tab, the bulk geocoder, reached through POST /start-bulk.
     const bulk = { type: 'svc-bulk-geocode', batchSize: 10, parallel: 2, pollIntervalSec: 0.2, maxWait: 120 };
@@ -200,7 +200,7 @@ async function startMessageAt(instance: { url: string }, path: string, tag: stri
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ tag, payload }),
   });
-  if (started.status !== 202) throw new Error(`POST /${path} answered ${started.status}`);
+  if (started.status !== 202) throw new Error(`POST /${path} responded with ${started.status}`);
 }
 
 /** As `until`, for a condition that needs a round trip. */

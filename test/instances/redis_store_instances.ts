@@ -80,11 +80,11 @@ describe('RedisStore on a real redis-server', function () {
     const stores = [storeOf(), storeOf()];
     const waits = await Promise.all(Array.from({ length: 10 }, (_v, i) => stores[i % 2].reserveSlot('rate', 100)));
     const sorted = waits.sort((x, y) => x - y);
-    // Each answer is measured from its own moment on Redis's clock: consecutive slots lie 100 ms apart, less the time between the calls.
+    // Each reply is measured from its own moment on Redis's clock: consecutive slots lie 100 ms apart, less the time between the calls.
     for (let i = 1; i < sorted.length; i++) should(sorted[i] - sorted[i - 1]).be.within(80, 101);
   });
 
-  it('withFallback: Redis while it answers, the local store while it is down, with one warning', async function () {
+  it('withFallback: Redis while it responds, the local store while it is down, with one warning', async function () {
     const warnings: string[] = [];
     const state = new SharedState({ url: redis.url, log: { warn: (t) => warnings.push(english(t)), info: () => undefined } });
     try {
@@ -148,7 +148,7 @@ describe('RedisStore on a real redis-server', function () {
     }
   });
 
-  it('a Redis hung before the first connection: the first operation waits one command timeout at most, then sharing starts when it answers', async function () {
+  it('a Redis hung before the first connection: the first operation waits one command timeout at most, then sharing starts when it responds', async function () {
     await storeOf(DEFAULT_KEY_PREFIX).set('early', 'redis', 60_000);
     redis.pause();
     const state = new SharedState({ url: redis.url, log: { warn: () => undefined, info: () => undefined }, commandTimeoutMs: 1000 });

@@ -71,7 +71,7 @@ describe('several Node-RED instances sharing state through Redis', function () {
     );
     arrivalClockError.disable();
     const stampErrorMs = arrivalClockError.max / 1e6;
-    should(sent.filter((answer) => answer.status === 200)).have.length(200);
+    should(sent.filter((response) => response.status === 200)).have.length(200);
     const times = geocodeTimes().slice(warmUp);
     should(times).have.length(200);
     const spanMs = Math.max(...times) - Math.min(...times);
@@ -98,10 +98,10 @@ describe('several Node-RED instances sharing state through Redis', function () {
     const sent = await Promise.all(
       [a(), b()].flatMap((instance, i) => Array.from({ length: 25 }, (_v, n) => geocodeThrough(instance, `${n} Quota ${i} Lane`))),
     );
-    should(sent.filter((answer) => answer.status === 200)).have.length(30);
-    const refused = sent.filter((answer) => answer.status === 500);
+    should(sent.filter((response) => response.status === 200)).have.length(30);
+    const refused = sent.filter((response) => response.status === 500);
     should(refused).have.length(20);
-    for (const answer of refused) should(answer.body.code).equal('QUOTA_EXCEEDED');
+    for (const response of refused) should(response.body.code).equal('QUOTA_EXCEEDED');
     should(sandbox.requests('geocode')).have.length(30);
     for (const instance of [a(), b()]) should((await geocodeThrough(instance, 'one more')).body.code).equal('QUOTA_EXCEEDED');
     should(sandbox.requests('geocode')).have.length(30);
@@ -131,8 +131,8 @@ describe('several Node-RED instances sharing state through Redis', function () {
     );
     await waitFor(() => sandbox.requests('geocode').length >= 10, 'the first requests');
     await redis.stop();
-    const answers = await running;
-    should(answers.filter((answer) => answer.status === 200)).have.length(60);
+    const responses = await running;
+    should(responses.filter((response) => response.status === 200)).have.length(60);
     for (const instance of [a(), b()]) should((await geocodeThrough(instance, 'during the outage')).status).equal(200);
     should(outageWarnings()).eql(warningsBefore.map((count) => count + 1));
 
@@ -146,21 +146,21 @@ describe('several Node-RED instances sharing state through Redis', function () {
   });
 
   it('Redis hung (SIGSTOP) for 10 s under steady traffic: the pace holds, no request waits more than one command timeout, sharing resumes after SIGCONT', async function () {
-    // Every Redis path of a geocode: the answer cache, the daily quota and the shared rate schedule.
+    // Every Redis path of a geocode: the response cache, the daily quota and the shared rate schedule.
     await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, rateLimit: RATE_PER_MINUTE, dailyLimit: 1_000_000, cacheTtl: 60 }));
     for (const instance of [a(), b()]) should((await geocodeThrough(instance, 'Warm-up Hang Road')).status).equal(200);
     const outageWarnings = () => [a(), b()].map((instance) => lines(instance.log, /shared state unavailable \(Redis/).length);
     const recoveries = () => [a(), b()].map((instance) => lines(instance.log, /shared state available again/).length);
     const warningsBefore = outageWarnings();
     const recoveriesBefore = recoveries();
-    // Open-loop traffic: 3 messages a second into each instance, whatever the answers take (as callers do).
+    // Open-loop traffic: 3 messages a second into each instance, whatever the responses take (as callers do).
     const perInstanceMs = 1000 / 3;
     const sent: Array<Promise<{ status: number; sentAt: number; ms: number }>> = [];
     let sending = true;
     const traffic = [a(), b()].map(async (instance, i) => {
       for (let n = 0; sending; n++) {
         const sentAt = Date.now();
-        sent.push(geocodeThrough(instance, `${n} Hang ${i} Avenue`).then((answer) => ({ status: answer.status, sentAt, ms: Date.now() - sentAt })));
+        sent.push(geocodeThrough(instance, `${n} Hang ${i} Avenue`).then((response) => ({ status: response.status, sentAt, ms: Date.now() - sentAt })));
         await new Promise((resolve) => setTimeout(resolve, perInstanceMs));
       }
     });
@@ -178,17 +178,17 @@ describe('several Node-RED instances sharing state through Redis', function () {
     await new Promise((resolve) => setTimeout(resolve, 4000));
     sending = false;
     await Promise.all(traffic);
-    const answers = await Promise.all(sent);
+    const responses = await Promise.all(sent);
     const arrivals = geocodeTimes();
     const inWindow = (from: number, to: number) => arrivals.filter((time) => time >= from && time < to).length;
     const before = inWindow(pausedAt - HANG_MS, pausedAt);
     const during = inWindow(pausedAt, resumedAt);
-    const duringHang = answers.filter((answer) => answer.sentAt >= pausedAt && answer.sentAt < resumedAt);
-    const longest = Math.max(...duringHang.map((answer) => answer.ms));
+    const duringHang = responses.filter((response) => response.sentAt >= pausedAt && response.sentAt < resumedAt);
+    const longest = Math.max(...duringHang.map((response) => response.ms));
     console.log(
-      `      platform requests in the 10 s before the hang: ${before}, during it: ${during}; longest answer through Node-RED for a message sent during the hang: ${longest} ms (${duringHang.length} messages)`,
+      `      platform requests in the 10 s before the hang: ${before}, during it: ${during}; longest response through Node-RED for a message sent during the hang: ${longest} ms (${duringHang.length} messages)`,
     );
-    should(answers.filter((answer) => answer.status !== 200)).eql([]);
+    should(responses.filter((response) => response.status !== 200)).eql([]);
     should(during).be.aboveOrEqual(before / 2);
     // One command timeout (2 s) at most, plus the request itself on a busy two-core machine.
     should(longest).be.below(COMMAND_TIMEOUT_MS + 1500);

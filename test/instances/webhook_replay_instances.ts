@@ -65,12 +65,12 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
       ),
     ];
 
-    /** The same event to both paths, then again to both: the four answers. */
+    /** The same event to both paths, then again to both: the four statuses. */
     async function deliverTwiceToBoth(event: string): Promise<number[]> {
       const t = String(Math.floor(Date.now() / 1000));
-      const answers: number[] = [];
-      for (const name of ['a', 'b', 'a', 'b']) answers.push((await postSigned(rig.nodeRed, `/scope-${name}`, event, SECRET, t)).status);
-      return answers;
+      const statuses: number[] = [];
+      for (const name of ['a', 'b', 'a', 'b']) statuses.push((await postSigned(rig.nodeRed, `/scope-${name}`, event, SECRET, t)).status);
+      return statuses;
     }
 
     it('accepts one event once per path and refuses replays on each, the same with Redis as without', async function () {

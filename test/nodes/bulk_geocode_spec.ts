@@ -220,7 +220,7 @@ describe('svc-bulk-geocode', function () {
 
     it('after a crash, uploads again a batch whose upload was under way without a job id stored, and says so in its report', async function () {
       const addresses = ['1 Main Street', '2 Main Street', '3 High Street', '4 High Street'];
-      // As a crash leaves it: batch 1's upload was sent (stored as under way), its answer never stored; batch 0 not started.
+      // As a crash leaves it: batch 1's upload was sent (stored as under way), its response never stored; batch 0 not started.
       const run = { batchSize: 2, rows: addresses.map((address, index) => ({ index, input: address, address })), jobs: [], uploading: [1] };
       await storedJobStore().put(
         { key: 'crashed-run', nodeId: 'n1', kind: 'bulk-geocode', job: run, msg: { tag: 'before the crash' }, startedAt: new Date().toISOString() },
@@ -256,7 +256,7 @@ describe('svc-bulk-geocode', function () {
 
   describe('what the spec does not show', function () {
     for (const member of ['id', 'job_id', 'job.id']) {
-      it(`finds the job id in the upload answer's "${member}"`, async function () {
+      it(`finds the job id in the upload response's "${member}"`, async function () {
         await load();
         bulkControls(ctx.sandbox).jobIdMember = member;
         const msg = await expectOutput('n1', { payload: ['Main Street'] });
@@ -524,7 +524,7 @@ describe('svc-bulk-geocode', function () {
       should(msg.statusCode).equal(401);
     });
 
-    it('reports malformed upload and status answers as BAD_RESPONSE', async function () {
+    it('reports malformed upload and status responses as BAD_RESPONSE', async function () {
       await load();
       for (const endpoint of ['bulk-upload', 'bulk-status']) {
         ctx.sandbox.setFault(endpoint, { malformedJson: true, times: 1 });

@@ -120,7 +120,7 @@ describe('svc-bulk-geocode rows', function () {
       should(warnings()).be.empty();
     });
 
-    it('an address sent twice and answered once: both rows get that answer, nothing is flagged', async function () {
+    it('an address sent twice with one result row: both rows get that result, nothing is flagged', async function () {
       await load();
       const file = [
         { address: '1 main street', lat: 1, lon: 2 },

@@ -176,28 +176,28 @@ describe('svc-config', function () {
 
     async function testConnection(body: Json): Promise<Json> {
       const res = await helper.request().post('/svc-config/test').send(body).expect(200);
-      const answer = res.body as Json;
-      for (const secret of SECRETS) should(JSON.stringify(answer)).not.containEql(secret);
-      return answer;
+      const response = res.body as Json;
+      for (const secret of SECRETS) should(JSON.stringify(response)).not.containEql(secret);
+      return response;
     }
 
     /** The one-line summary and each credential's outcome. */
-    function outcomes(answer: Json): { line: unknown; checks: Record<string, unknown> } {
-      const checks = answer.checks as Array<{ credential: string; outcome: string; code: string | null; statusCode: number | null }>;
+    function outcomes(response: Json): { line: unknown; checks: Record<string, unknown> } {
+      const checks = response.checks as Array<{ credential: string; outcome: string; code: string | null; statusCode: number | null }>;
       return {
-        line: answer.message,
+        line: response.message,
         checks: Object.fromEntries(checks.map((c) => [c.credential, [c.outcome, c.code, c.statusCode].filter((x) => x !== null).join(' ')])),
       };
     }
 
-    function checkOf(answer: Json, credential: string): Json {
-      return (answer.checks as Json[]).find((c) => c.credential === credential) as Json;
+    function checkOf(response: Json, credential: string): Json {
+      return (response.checks as Json[]).find((c) => c.credential === credential) as Json;
     }
 
     it('checks every credential the dialog holds, each with one request that creates nothing: a token, one geocode, the topic list', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const answer = await testConnection(dialog(ALL_SET));
-      should(answer).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓', code: null, statusCode: null });
+      const response = await testConnection(dialog(ALL_SET));
+      should(response).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓', code: null, statusCode: null });
       should(ctx.sandbox.log.map((r) => `${r.method} ${r.endpoint} ${r.status}`).sort()).eql(['GET topic-list 200', 'POST geocode 200', 'POST token 200']);
     });
 
@@ -230,9 +230,9 @@ describe('svc-config', function () {
         [{ pubsubApiKey: 'not-the-key' }, {}, 'token ✓ · API key ✓ · topics key ✗ 401', 'topicsKey', 'refused (401): check the Topics API key field'],
       ];
       for (const [credentials, settings, line, credential, text] of cases) {
-        const answer = await testConnection(dialog({ ...ALL_SET, ...credentials }, settings));
-        should(answer).containDeep({ ok: false, message: line });
-        should(checkOf(answer, credential)).containDeep({ outcome: 'refused', message: text });
+        const response = await testConnection(dialog({ ...ALL_SET, ...credentials }, settings));
+        should(response).containDeep({ ok: false, message: line });
+        should(checkOf(response, credential)).containDeep({ outcome: 'refused', message: text });
       }
       // No retries for a test: one request per credential and test.
       should(ctx.sandbox.requests('token')).have.length(cases.length);
@@ -241,16 +241,16 @@ describe('svc-config', function () {
 
     it('says which credentials are not set, and tests the others', async function () {
       await loadConfigOnly(configNode(ctx.sandbox), { apiKey: '', pubsubApiKey: '' });
-      const answer = await testConnection(dialog({ ...ALL_SET, apiKey: '', pubsubApiKey: '' }));
-      should(answer).containDeep({ ok: true, message: 'token ✓ · API key not set · topics key not set' });
+      const response = await testConnection(dialog({ ...ALL_SET, apiKey: '', pubsubApiKey: '' }));
+      should(response).containDeep({ ok: true, message: 'token ✓ · API key not set · topics key not set' });
       should(ctx.sandbox.requests('geocode')).have.length(0);
     });
 
     it('reports an unreachable token URL as NETWORK with the connection error code', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const answer = await testConnection(dialog(ALL_SET, { authUrl: 'http://127.0.0.1:1' }));
-      should(outcomes(answer).line).equal('token ✗ NETWORK · API key ✓ · topics key ✓');
-      should(checkOf(answer, 'token')).containDeep({
+      const response = await testConnection(dialog(ALL_SET, { authUrl: 'http://127.0.0.1:1' }));
+      should(outcomes(response).line).equal('token ✗ NETWORK · API key ✓ · topics key ✓');
+      should(checkOf(response, 'token')).containDeep({
         outcome: 'failed',
         code: 'NETWORK',
         statusCode: null,
@@ -260,8 +260,8 @@ describe('svc-config', function () {
 
     it("uses the running node's stored secrets when the editor sends the __PWRD__ placeholder and nothing they go with has changed", async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const answer = await testConnection(dialog(UNCHANGED));
-      should(answer).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
+      const response = await testConnection(dialog(UNCHANGED));
+      should(response).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
       const [tokenRequest] = ctx.sandbox.requests('token');
       should((JSON.parse(tokenRequest.body) as Json).client_secret).equal(SANDBOX_DEFAULTS.clientSecret);
       should(ctx.sandbox.requests('geocode')[0].headers['x-svc-api-key']).equal(SANDBOX_DEFAULTS.apiKey);
@@ -271,8 +271,8 @@ describe('svc-config', function () {
       process.env.SVC_TEST_CONNECTION_URL = ctx.sandbox.url;
       try {
         await loadConfigOnly(configNode(ctx.sandbox, { authUrl: '${SVC_TEST_CONNECTION_URL}', baseUrl: '${SVC_TEST_CONNECTION_URL}' }));
-        const answer = await testConnection(dialog(UNCHANGED, { authUrl: '${SVC_TEST_CONNECTION_URL}', baseUrl: '${SVC_TEST_CONNECTION_URL}' }));
-        should(answer).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
+        const response = await testConnection(dialog(UNCHANGED, { authUrl: '${SVC_TEST_CONNECTION_URL}', baseUrl: '${SVC_TEST_CONNECTION_URL}' }));
+        should(response).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
       } finally {
         delete process.env.SVC_TEST_CONNECTION_URL;
       }
@@ -299,9 +299,9 @@ describe('svc-config', function () {
     it('without a running svc-config node of that id no stored credential is read: the reply says to type it again, nothing is sent', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       for (const id of ['never-deployed', '']) {
-        const answer = await testConnection(dialog(UNCHANGED, { id }));
-        should(outcomes(answer).line).equal('token: type it again · API key: type it again · topics key: type it again');
-        should(checkOf(answer, 'token').message).match(/^the stored client secret is used only by a deployed, running svc-config node/);
+        const response = await testConnection(dialog(UNCHANGED, { id }));
+        should(outcomes(response).line).equal('token: type it again · API key: type it again · topics key: type it again');
+        should(checkOf(response, 'token').message).match(/^the stored client secret is used only by a deployed, running svc-config node/);
       }
       should(ctx.sandbox.log).have.length(0);
     });
@@ -330,7 +330,7 @@ describe('svc-config', function () {
       should(attacker.seen.map((r) => r.method)).eql(['CONNECT']);
     });
 
-    it('answers 500 with its own words, and audits, when the client cannot even be made (a proxy node with no usable URL)', async function () {
+    it('responds with 500 and its own words, and audits, when the client cannot even be made (a proxy node with no usable URL)', async function () {
       await helper.load(
         [nodeModule('svc-config'), require(proxyModule)],
         [configNode(ctx.sandbox), { id: 'bad', type: 'http proxy', name: '', url: 'not a url', noproxy: [] }],
@@ -351,13 +351,13 @@ describe('svc-config', function () {
       should(ctx.sandbox.log).have.length(0);
     });
 
-    it('reads at most a small answer and waits a short time, whatever the request says', async function () {
+    it('reads at most a small response and waits a short time, whatever the request says', async function () {
       this.timeout(30_000);
       await loadConfigOnly(configNode(ctx.sandbox));
       const limits = { timeout: '600000', maxResponseSize: 1000, maxFileSize: 1000 };
       ctx.sandbox.setFault('token', { hugeBodyBytes: 50 * 1024 * 1024 });
       const huge = await testConnection(dialog({ ...ALL_SET, apiKey: '', pubsubApiKey: '' }, limits));
-      await waitUntil(() => ctx.sandbox.requests('token')[0].closedAt !== undefined, 'the huge answer to be abandoned');
+      await waitUntil(() => ctx.sandbox.requests('token')[0].closedAt !== undefined, 'the huge response to be abandoned');
       should(ctx.sandbox.requests('token')[0].faultBodyBytes).be.below(8 * 1024 * 1024);
       should(checkOf(huge, 'token')).containDeep({ outcome: 'failed', code: 'BAD_RESPONSE', statusCode: 200 });
 
@@ -368,16 +368,16 @@ describe('svc-config', function () {
       should(Date.now() - started).be.below(15_000);
     });
 
-    it("never reflects the answer's text: a status, a code and the pack's own words", async function () {
+    it("never reflects the response's text: a status, a code and the pack's own words", async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       const leak = 'internal-only-text from the server';
       ctx.sandbox.setFault('token', { status: 400, body: JSON.stringify({ message: leak, error_description: leak }) });
       ctx.sandbox.setFault('geocode', { status: 500, body: leak });
       ctx.sandbox.setFault('topic-list', { malformedJson: true });
-      const answer = await testConnection(dialog(ALL_SET));
-      should(JSON.stringify(answer)).not.containEql('internal-only');
-      should(outcomes(answer).checks).eql({ token: 'failed BAD_REQUEST 400', apiKey: 'failed SERVER 500', topicsKey: 'accepted' });
-      should(checkOf(answer, 'token').message).equal('the service responded with 400');
+      const response = await testConnection(dialog(ALL_SET));
+      should(JSON.stringify(response)).not.containEql('internal-only');
+      should(outcomes(response).checks).eql({ token: 'failed BAD_REQUEST 400', apiKey: 'failed SERVER 500', topicsKey: 'accepted' });
+      should(checkOf(response, 'token').message).equal('the service responded with 400');
     });
 
     it('contacts only the endpoints it tests: a redirect is not followed', async function () {
@@ -386,9 +386,9 @@ describe('svc-config', function () {
       await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
       try {
         const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
-        const answer = await testConnection(dialog({ ...ALL_SET }, { authUrl: url, baseUrl: url }));
+        const response = await testConnection(dialog({ ...ALL_SET }, { authUrl: url, baseUrl: url }));
         should(attacker.seen).eql([]);
-        should(outcomes(answer).checks).eql({ token: 'failed BAD_REQUEST 307', apiKey: 'failed BAD_REQUEST 307', topicsKey: 'failed BAD_REQUEST 307' });
+        should(outcomes(response).checks).eql({ token: 'failed BAD_REQUEST 307', apiKey: 'failed BAD_REQUEST 307', topicsKey: 'failed BAD_REQUEST 307' });
       } finally {
         redirector.closeAllConnections();
         await new Promise((resolve) => redirector.close(resolve));

@@ -34,7 +34,7 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     await waitUntil(() => /"value":"2"/.test(stored()), 'the count of 2 in the counter file');
   });
 
-  it('answers an identical query within cacheTtl from the cache: msg.cached, no request, no quota', async function () {
+  it('serves an identical query within cacheTtl from the cache: msg.cached, no request, no quota', async function () {
     await load({ cacheTtl: 60, dailyLimit: 1 });
     const first = await expectOutput('n1', { payload: '12 Main Street' });
     const second = await expectOutput('n1', { payload: '12 Main Street', topic: 'again' });

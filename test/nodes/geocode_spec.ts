@@ -160,7 +160,7 @@ describe('svc-geocode', function () {
       should(location.lon).be.within(13.3, 13.5);
     });
 
-    it('finds the feature in each answer wrapper: collection, bare feature, wrapped object', async function () {
+    it('finds the feature in each response wrapper: collection, bare feature, wrapped object', async function () {
       await load();
       const features: unknown[] = [];
       for (const wrapper of ['collection', 'feature', 'wrapped'] as const) {
@@ -212,7 +212,7 @@ describe('svc-geocode', function () {
   });
 
   describe('faults', function () {
-    it('waits out a 429 with Retry-After, then answers', async function () {
+    it('waits out a 429 with Retry-After, then outputs the result', async function () {
       await load();
       ctx.sandbox.setFault('geocode', { status: 429, retryAfter: '1', times: 1 });
       const msg = await expectOutput('n1', { payload: '12 Main Street' });
@@ -221,7 +221,7 @@ describe('svc-geocode', function () {
       should(statusesOf('n1').map((s) => s.text)).containEql('retry 1 after RATE_LIMITED');
     });
 
-    it('retries a 5xx, then answers', async function () {
+    it('retries a 5xx, then outputs the result', async function () {
       await load();
       ctx.sandbox.setFault('geocode', { status: 502, times: 1 });
       should((await expectOutput('n1', { payload: '12 Main Street' })).statusCode).equal(200);

@@ -204,14 +204,14 @@ describe('svc-isoline', function () {
       .and.match(/origin 2 lies in Japan/);
   });
 
-  describe('answers in other shapes', function () {
+  describe('responses in other shapes', function () {
     const ring = [
       [13.4, 52.5],
       [13.41, 52.5],
       [13.41, 52.51],
       [13.4, 52.5],
     ];
-    const answer = (isoline: unknown) => JSON.stringify({ origin: 'u33d', range: { type: 'time', value: [300, 600] }, isoline });
+    const responseBody = (isoline: unknown) => JSON.stringify({ origin: 'u33d', range: { type: 'time', value: [300, 600] }, isoline });
 
     it('keeps the range a polygon is labelled with in a FeatureCollection', async function () {
       await load();
@@ -220,7 +220,7 @@ describe('svc-isoline', function () {
         geometry: { type: 'Polygon', coordinates: [ring] },
         properties: { range: { type: 'time', value } },
       });
-      ctx.sandbox.setFault('isoline', { status: 200, body: answer({ type: 'FeatureCollection', features: [labelled(600), labelled(300)] }) });
+      ctx.sandbox.setFault('isoline', { status: 200, body: responseBody({ type: 'FeatureCollection', features: [labelled(600), labelled(300)] }) });
       const msg = await expectOutput('n1', request({ range: { type: 'time', value: [300, 600] } }));
       should(features(msg).map((f) => f.properties.range)).eql([
         { type: 'time', value: 600 },
@@ -231,7 +231,7 @@ describe('svc-isoline', function () {
     it('reads a MultiPolygon and closes rings of geohash vertices', async function () {
       await load();
       const hashes = ['u33dc0', 'u33dc1', 'u33dc3'];
-      ctx.sandbox.setFault('isoline', { status: 200, body: answer({ type: 'MultiPolygon', coordinates: [[hashes], [ring]] }) });
+      ctx.sandbox.setFault('isoline', { status: 200, body: responseBody({ type: 'MultiPolygon', coordinates: [[hashes], [ring]] }) });
       const msg = await expectOutput('n1', request({ range: { type: 'time', value: [300, 600] } }));
       const [first, second] = features(msg);
       const decoded = hashes.map((h) => ngeohash.decode(h)).map((p) => [p.longitude, p.latitude]);
@@ -245,13 +245,13 @@ describe('svc-isoline', function () {
 
     it('takes a result sent straight away for an asynchronous request', async function () {
       await load();
-      ctx.sandbox.setFault('isoline', { status: 200, body: answer({ type: 'Polygon', coordinates: [ring] }) });
+      ctx.sandbox.setFault('isoline', { status: 200, body: responseBody({ type: 'Polygon', coordinates: [ring] }) });
       const msg = await expectOutput('n1', request({ async: true }));
       should(features(msg)).have.length(1);
       should(ctx.sandbox.requests('isoline-job')).have.length(0);
     });
 
-    it('reports an answer with neither a result nor a job handle as BAD_RESPONSE', async function () {
+    it('reports a response with neither a result nor a job handle as BAD_RESPONSE', async function () {
       await load();
       ctx.sandbox.setFault('isoline', { status: 200, body: JSON.stringify({ status: 'accepted' }) });
       const { error } = await expectError('n1', request({ async: true }));
@@ -261,7 +261,7 @@ describe('svc-isoline', function () {
 
     it('reports an isoline without polygons as BAD_RESPONSE', async function () {
       await load();
-      ctx.sandbox.setFault('isoline', { status: 200, body: answer({ type: 'Polygon', coordinates: [] }) });
+      ctx.sandbox.setFault('isoline', { status: 200, body: responseBody({ type: 'Polygon', coordinates: [] }) });
       const { error } = await expectError('n1', request());
       should(error.code).equal('BAD_RESPONSE');
     });
@@ -403,16 +403,16 @@ describe('svc-isoline', function () {
       ['an unknown job', { method: 'GET', path: '/v1/routing/isoline/jobs/job-0', headers: PROJECT_HEADERS }, 404, /no such isoline job/],
     ]);
 
-    it('answers "running" until the job has been polled jobPolls times, then the result', async function () {
+    it('responds with "running" until the job has been polled jobPolls times, then with the result', async function () {
       const handle = await callSandbox(ctx.sandbox, 'POST', '/v1/routing/isoline', PROJECT_HEADERS, { ...valid, async: true });
       should(handle.status).equal(200);
       should(Object.keys(handle.body).sort()).eql(['jobId', 'message', 'status']);
-      const answers = [];
+      const responses = [];
       for (let i = 0; i < ctx.sandbox.options.jobPolls; i++) {
-        answers.push((await callSandbox(ctx.sandbox, 'GET', `/v1/routing/isoline/jobs/${String(handle.body.jobId)}`, PROJECT_HEADERS)).body);
+        responses.push((await callSandbox(ctx.sandbox, 'GET', `/v1/routing/isoline/jobs/${String(handle.body.jobId)}`, PROJECT_HEADERS)).body);
       }
-      should(answers.slice(0, -1).map((a) => a.status)).matchEach('running');
-      should(answers[answers.length - 1]).have.properties(['origin', 'range', 'mode', 'transportMode', 'isoline']);
+      should(responses.slice(0, -1).map((a) => a.status)).matchEach('running');
+      should(responses[responses.length - 1]).have.properties(['origin', 'range', 'mode', 'transportMode', 'isoline']);
     });
   });
 

@@ -5,28 +5,28 @@ import { lookup } from '../sandbox/endpoints/words';
 import { CONFIG_ID, expectOutput, loadWithSandbox, useSandbox, Json } from '../support/harness';
 
 /**
- * Issue 21 point 4: the *Output* choice of geocode and words. "answer" (the default, and what a flow
- * saved without the setting gets) keeps the whole answer in msg.payload; "location" puts the place
+ * Issue 21 point 4: the *Output* choice of geocode and words. "response" (the default, and what a flow
+ * saved without the setting gets) keeps the whole response in msg.payload; "location" puts the place
  * there as a flat { name, lat, lon, … }, the shape a worldmap marker, a dashboard or a debug node
  * reads without a change node. (The browser suite feeds it to worldmap and to a core debug node.)
  */
-describe('Output choice: the whole answer or the location in msg.payload', function () {
+describe('Output choice: the whole response or the location in msg.payload', function () {
   const ctx = useSandbox();
   const ADDRESS = '12 Main Street, Sandbox City';
   const load = (type: string, extra: Json = {}) => loadWithSandbox(ctx.sandbox, { types: [type], nodes: [{ id: 'n1', type, ...extra }] });
 
   describe('svc-geocode', function () {
-    it('"location": name, lat, lon, geohash, label and match quality in msg.payload, the other members as with "answer", the default', async function () {
+    it('"location": name, lat, lon, geohash, label and match quality in msg.payload, the other members as with "response", the default', async function () {
       await loadWithSandbox(ctx.sandbox, {
         types: ['svc-geocode'],
         nodes: [
           { id: 'n1', type: 'svc-geocode', output: 'location', wires: [['out']] },
-          // A flow saved before the setting existed has none: the whole answer, as before.
+          // A flow saved before the setting existed has none: the whole response, as before.
           { id: 'old', type: 'svc-geocode', server: CONFIG_ID, wires: [['out']] },
-          { id: 'n-answer', type: 'svc-geocode', output: 'response', server: CONFIG_ID, wires: [['out']] },
+          { id: 'n-response', type: 'svc-geocode', output: 'response', server: CONFIG_ID, wires: [['out']] },
         ],
       });
-      for (const id of ['old', 'n-answer']) {
+      for (const id of ['old', 'n-response']) {
         const whole = await expectOutput(id, { payload: ADDRESS });
         should(whole.payload).have.property('type', 'FeatureCollection');
       }

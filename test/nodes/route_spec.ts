@@ -226,13 +226,16 @@ describe('svc-route', function () {
     });
   });
 
-  describe('answers in other shapes', function () {
-    const answer = (overview: unknown, segments: Json[]) => JSON.stringify({ start: 'u33d', end: 'u33d', segments, overview });
+  describe('responses in other shapes', function () {
+    const responseBody = (overview: unknown, segments: Json[]) => JSON.stringify({ start: 'u33d', end: 'u33d', segments, overview });
     const geohashes = ['u33dc0', 'u33dc1', 'u33dc2'];
 
     it('draws a segment whose indices do not fit the line as a Point at its geohash', async function () {
       await load();
-      ctx.sandbox.setFault('route', { status: 200, body: answer({ linestring: geohashes }, [{ point: 'u33dc1', text: 'Go', firstPoint: 1, lastPoint: 9 }]) });
+      ctx.sandbox.setFault('route', {
+        status: 200,
+        body: responseBody({ linestring: geohashes }, [{ point: 'u33dc1', text: 'Go', firstPoint: 1, lastPoint: 9 }]),
+      });
       const msg = await expectOutput('n1', request());
       const decoded = ngeohash.decode('u33dc1');
       should(features(msg)[1].geometry).eql({ type: 'Point', coordinates: [decoded.longitude, decoded.latitude] });
@@ -245,7 +248,7 @@ describe('svc-route', function () {
         [13.4, 52.5],
         [13.41, 52.51],
       ];
-      ctx.sandbox.setFault('route', { status: 200, body: answer({ linestring: { type: 'LineString', coordinates: line } }, []) });
+      ctx.sandbox.setFault('route', { status: 200, body: responseBody({ linestring: { type: 'LineString', coordinates: line } }, []) });
       const msg = await expectOutput('n1', request());
       should(features(msg)[0].geometry?.coordinates).eql(line);
       should(msg.summary).eql({ length: 0, duration: 0, segments: 0 });
@@ -266,17 +269,17 @@ describe('svc-route', function () {
       should(msg.summary).eql({ length: 10, duration: 2, segments: 2 });
     });
 
-    it('reports an answer with neither linestring nor segment points as BAD_RESPONSE', async function () {
+    it('reports a response with neither linestring nor segment points as BAD_RESPONSE', async function () {
       await load();
-      ctx.sandbox.setFault('route', { status: 200, body: answer({}, [{ text: 'Go' }]) });
+      ctx.sandbox.setFault('route', { status: 200, body: responseBody({}, [{ text: 'Go' }]) });
       const { error } = await expectError('n1', request());
       should(error.code).equal('BAD_RESPONSE');
       should(error.message).match(/neither overview.linestring nor segment points/);
     });
 
-    it('reports an answer without a usable linestring as BAD_RESPONSE', async function () {
+    it('reports a response without a usable linestring as BAD_RESPONSE', async function () {
       await load();
-      ctx.sandbox.setFault('route', { status: 200, body: answer({ linestring: ['u33dc0', 'not-a-geohash'] }, []) });
+      ctx.sandbox.setFault('route', { status: 200, body: responseBody({ linestring: ['u33dc0', 'not-a-geohash'] }, []) });
       const { error } = await expectError('n1', request());
       should(error.code).equal('BAD_RESPONSE');
       should(error.message).match(/overview.linestring\[1\]: "not-a-geohash" is not a geohash/);

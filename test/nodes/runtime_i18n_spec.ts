@@ -149,7 +149,7 @@ describe('runtime texts in the runtime language', function () {
     should(error.message).equal('CSV入力を読み取れません: CSVの末尾で、引用符で囲んだフィールドが閉じていません。メッセージかノードの設定を直してください');
   });
 
-  it('names the size limit an answer went past in Japanese, down to its unit', async function () {
+  it('names the size limit a response went past in Japanese, down to its unit', async function () {
     // 0.0005 MB is 524 bytes: the limit is told in bytes.
     await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], config: { maxResponseSize: 0.0005 } });
     translateWith(runtimeRED('svc-geocode'));
@@ -200,9 +200,9 @@ describe('runtime texts in the runtime language', function () {
           credentials: { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret, apiKey: '__PWRD__', pubsubApiKey: '' },
         })
         .expect(200);
-      const answer = res.body as { message: string; checks: Array<{ message: string }> };
-      should(answer.message).equal('トークン ✗ 403 · APIキー ✓ · トピックキー 未設定');
-      should(answer.checks.map((check) => check.message)).eql([
+      const response = res.body as { message: string; checks: Array<{ message: string }> };
+      should(response.message).equal('トークン ✗ 403 · APIキー ✓ · トピックキー 未設定');
+      should(response.checks.map((check) => check.message)).eql([
         '拒否されました (403): 「クライアントID」「クライアントシークレット」「オーディエンス」欄を確認してください',
         'APIキーは受け付けられました (ジオコーディング1回)',
         '未設定',
@@ -238,18 +238,18 @@ describe('runtime texts in the runtime language', function () {
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     }
 
-    it('shows why it refused a request in Japanese, and answers the sender with the reason code', async function () {
+    it('shows why it refused a request in Japanese, and responds to the sender with the reason code', async function () {
       const url = await webhookUrl();
       const body = '{"event":"enter"}';
       const t = Math.floor(Date.now() / 1000);
       const wrongDigest = createHash('sha256').update(`${t}.not-the-secret.${body}`).digest('hex');
-      const answer = await fetch(url, {
+      const response = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'svc-signature': `t=${t},digestV1=${wrongDigest}` },
         body,
       });
-      should(answer.status).equal(401);
-      should(await answer.json()).eql({ error: 'signature mismatch' });
+      should(response.status).equal(401);
+      should(await response.json()).eql({ error: 'signature mismatch' });
       await waitUntil(() => statusTexts('w1').length > 1, 'the status after the refusal');
       should(statusTexts('w1').at(-1)).equal('受理 0、拒否 1 (署名の不一致)');
     });

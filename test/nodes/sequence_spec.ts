@@ -90,13 +90,13 @@ describe('svc-sequence', function () {
       { lat: 52.5, lon: 13.31 },
     ];
     const neighbour = ngeohash.neighbor(ngeohash.encode(52.5, 13.31, 8), [0, 1]);
-    const answer = {
+    const response = {
       description: 'd',
       distance: 1,
       time: 1,
       waypoints: [{ location: ngeohash.encode(52.5, 13.3, 8) }, { location: neighbour }, { location: 's00000' }],
     };
-    ctx.sandbox.setFault('sequence', { status: 200, body: JSON.stringify(answer) });
+    ctx.sandbox.setFault('sequence', { status: 200, body: JSON.stringify(response) });
     const msg = await expectOutput('n1', { payload: { waypoints: stops } });
     should(msg.order).eql([0, 1, null]);
     should(features(msg).filter((f) => f.geometry.type === 'Point')).have.length(3);

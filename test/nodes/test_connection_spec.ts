@@ -65,11 +65,11 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
     };
   }
 
-  async function post(body: string, contentType: string): Promise<{ status: number; answer: Json }> {
+  async function post(body: string, contentType: string): Promise<{ status: number; response: Json }> {
     const res = await nodeRed.request('/svc-config/test', { method: 'POST', headers: { 'content-type': contentType }, body });
     const text = await res.text();
     for (const secret of SECRETS) should(text).not.containEql(secret);
-    return { status: res.status, answer: JSON.parse(text) as Json };
+    return { status: res.status, response: JSON.parse(text) as Json };
   }
 
   const testConnection = (body: Json) => post(JSON.stringify(body), 'application/json');
@@ -81,11 +81,11 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
       .map((line) => JSON.parse(line.slice(line.indexOf('{'))) as Json);
   }
 
-  it('a stored secret is used by the running node only: the same request is answered with the token', async function () {
+  it('a stored secret is used by the running node only: the same request gets a response using the token', async function () {
     await deploy(nodeRed, [{ id: 'tab', type: 'tab', label: 'on' }, storedConfig()]);
-    const { status, answer } = await testConnection(dialog(sandbox.url));
+    const { status, response } = await testConnection(dialog(sandbox.url));
     should(status).equal(200);
-    should(answer).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
+    should(response).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
     should(sandbox.requests('token')).have.length(1);
   });
 
@@ -106,11 +106,11 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
     it(`a config node ${where} lends no stored secret, whatever address the request names: the user types it again`, async function () {
       await deploy(nodeRed, flows());
       for (const url of [attacker.url, sandbox.url]) {
-        const { status, answer } = await testConnection(dialog(url));
+        const { status, response } = await testConnection(dialog(url));
         should(attacker.seen).eql([]);
         should(sandbox.log).eql([]);
         should(status).equal(200);
-        should(answer).containDeep({ ok: false, message: RETYPE_ALL });
+        should(response).containDeep({ ok: false, message: RETYPE_ALL });
       }
     });
   }
@@ -122,9 +122,9 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
     const refused = [await post(form.toString(), 'application/x-www-form-urlencoded'), await post(JSON.stringify(dialog(attacker.url)), 'text/plain')];
     should(attacker.seen).eql([]);
     should(sandbox.log).eql([]);
-    for (const { status, answer } of refused) {
+    for (const { status, response } of refused) {
       should(status).equal(415);
-      should(answer).containDeep({ ok: false, code: 'UNSUPPORTED_MEDIA_TYPE' });
+      should(response).containDeep({ ok: false, code: 'UNSUPPORTED_MEDIA_TYPE' });
     }
   });
 

@@ -59,8 +59,8 @@ describe('svc-topic-publish', function () {
     should(JSON.parse(request.body)).eql({ LocationId: 'cell-1', Data: { temperature: 21.5 } });
   });
 
-  it('passes an empty answer through as it came', async function () {
-    pubsubState(ctx.sandbox).publishAnswer = 'empty';
+  it('passes an empty response through as it came', async function () {
+    pubsubState(ctx.sandbox).publishResponse = 'empty';
     await load();
     const msg = await expectOutput('n1', { topicId, locationId: 'cell-1', payload: { on: true } });
     should(msg.statusCode).equal(202);
@@ -110,7 +110,7 @@ describe('svc-topic-publish', function () {
     should(ctx.sandbox.requests('topic-publish')).have.length(0);
   });
 
-  it('reports isSuccess: false as an error carrying the start of the answer, whatever the status', async function () {
+  it('reports isSuccess: false as an error carrying the start of the response, whatever the status', async function () {
     await load();
     const missing = await expectError('n1', { topicId: 999, locationId: 'cell-1', payload: {} });
     should(missing.error.code).equal('NOT_FOUND');
@@ -167,7 +167,7 @@ describe('svc-topic-publish', function () {
     should(error.message).equal("svc-config 'sandbox': topics API key refused (401): check the Topics API key field");
   });
 
-  it('reports malformed JSON in the answer as BAD_RESPONSE', async function () {
+  it('reports malformed JSON in the response as BAD_RESPONSE', async function () {
     await load();
     ctx.sandbox.setFault('topic-publish', { malformedJson: true, times: 1 });
     should((await expectError('n1', { topicId, locationId: 'cell-1', payload: {} })).error.code).equal('BAD_RESPONSE');

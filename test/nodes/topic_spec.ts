@@ -95,7 +95,7 @@ describe('svc-topic', function () {
       should((msg.payload as { items: unknown[] }).items).have.length(25);
     });
 
-    it('collects every page with "all pages", following the offsets the service answers', async function () {
+    it('collects every page with "all pages", following the offsets the service returns', async function () {
       pubsubState(ctx.sandbox).maxPageSize = 7;
       await load({ operation: 'list-topics', operationType: 'operation', allPages: true, limit: '10', limitType: 'num' });
       const msg = await expectOutput('n1', {});
@@ -115,7 +115,7 @@ describe('svc-topic', function () {
       should(warnings.some((w) => /stopped after 2 pages/.test(w))).be.true();
     });
 
-    it('refuses "all pages" answers that are not pages or do not advance', async function () {
+    it('refuses "all pages" responses that are not pages or do not advance', async function () {
       await load({ operation: 'list-topics', operationType: 'operation', allPages: true });
       ctx.sandbox.setFault('topic-list', { status: 200, body: JSON.stringify({ isSuccess: true, data: { items: 'none' } }), times: 1 });
       should((await expectError('n1', {})).error.message).match(/not a page object/);
@@ -151,7 +151,7 @@ describe('svc-topic', function () {
       should(msg.payload).eql(topic);
     });
 
-    it('reports isSuccess: false as an error carrying the start of the answer (not the envelope object) to a Catch node', async function () {
+    it('reports isSuccess: false as an error carrying the start of the response (not the envelope object) to a Catch node', async function () {
       await loadWithSandbox(ctx.sandbox, {
         types: ['svc-topic'],
         nodes: [topicNode({ wires: [[]] }), { id: 'c1', type: 'catch', scope: null, uncaught: false, wires: [['out']] }],
@@ -165,7 +165,7 @@ describe('svc-topic', function () {
       should(msg.statusCode).equal(404);
     });
 
-    it('treats isSuccess: false in a 200 answer as an error too', async function () {
+    it('treats isSuccess: false in a 200 response as an error too', async function () {
       pubsubState(ctx.sandbox).failureStatus = 200;
       await load();
       const { error, msg } = await expectError('n1', { operation: 'get-topic', topicId: 404 });
@@ -174,7 +174,7 @@ describe('svc-topic', function () {
       should(error.cause).startWith('{"isSuccess":false');
     });
 
-    it('deletes a topic, passing the empty answer through, and retries a 5xx (DELETE is idempotent)', async function () {
+    it('deletes a topic, passing the empty response through, and retries a 5xx (DELETE is idempotent)', async function () {
       const topic = addTopic(ctx.sandbox, 'gone');
       await load({ operation: 'delete-topic', operationType: 'operation' });
       ctx.sandbox.setFault('topic-delete', { status: 502, times: 1 });
@@ -276,7 +276,7 @@ describe('svc-topic', function () {
       should(ctx.sandbox.requests()).have.length(0);
     });
 
-    it('reports an unknown topic as an error carrying the start of the answer', async function () {
+    it('reports an unknown topic as an error carrying the start of the response', async function () {
       await load();
       const { error } = await expectError('n1', { operation: 'create-subscription', payload: request(31337) });
       should(error.code).equal('NOT_FOUND');

@@ -12,7 +12,7 @@ const PATH = '/svc-hook';
 
 /**
  * node-red-node-test-helper gives each load() its own RED.httpNode app, and helper.startServer()'s
- * server does not route to it (it answers 404). So the suite captures the RED.httpNode that the nodes
+ * server does not route to it (it responds with 404). So the suite captures the RED.httpNode that the nodes
  * see and serves it the way Node-RED's red.js does: httpNodeAuth, then RED.httpNode, at httpNodeRoot.
  */
 const nodeApi: { httpNode?: Express; httpAdmin?: Express } = {};
@@ -112,12 +112,12 @@ describe('svc-webhook-in', function () {
 
   /**
    * Lets a message the node sent arrive before asserting on the outputs: the node sends in the same
-   * tick as it answers, and Node-RED delivers on setImmediate, so once the answer is here one more turn is enough.
+   * tick as it responds, and Node-RED delivers on setImmediate, so once the response is here one more turn is enough.
    */
   const settle = () => new Promise((resolve) => setImmediate(resolve));
 
   describe('accepting genuine requests', function () {
-    it('answers 200 at once and emits the parsed body with msg.webhook', async function () {
+    it('responds with 200 at once and emits the parsed body with msg.webhook', async function () {
       await load([webhookNode()]);
       // Odd spacing, key order and an escape: only the exact bytes give the right digest.
       const body = '{ "topicId":7,\n  "data": {"unit":"\\u00b0C", "value": 21.50} }';
@@ -373,7 +373,7 @@ describe('svc-webhook-in', function () {
       should((await post('/svc-hook-moved', '{}')).status).equal(404);
     });
 
-    it('answers 503 and emits nothing when it closes while a body is still arriving', async function () {
+    it('responds with 503 and emits nothing when it closes while a body is still arriving', async function () {
       await load([webhookNode()]);
       const body = '{"late":true}';
       const status = new Promise<number | undefined>((resolve, reject) => {

@@ -99,7 +99,7 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       should(rig.messagesOf('targets').map((m) => m.payload)).eql([{ nonce: 1 }, { nonce: 2 }, { nonce: 3 }]);
     });
 
-    it('answers 2xx only with a message sent: too deep, not UTF-8, invalid and oversized bodies get a 4xx with a reason; a leading BOM is accepted', async function () {
+    it('responds with 2xx only with a message sent: too deep, not UTF-8, invalid and oversized bodies get a 4xx with a reason; a leading BOM is accepted', async function () {
       should(await rig.deploy(flow(rig, [{ id: 'bodies', url: '/bodies', maxBodyKb: 256 }]))).be.within(200, 299);
       const cases: Array<[string, Buffer, number, string]> = [
         ['nested 100,000 deep', Buffer.from(`${'['.repeat(100_000)}${']'.repeat(100_000)}`), 400, 'too deep'],
@@ -122,13 +122,13 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       should(rig.messagesOf('bodies')[0].payload).eql({ bom: true });
     });
 
-    it('gives a length-extended body the same answer whatever secret length is guessed', async function () {
+    it('gives a length-extended body the same response whatever secret length is guessed', async function () {
       should(await rig.deploy(flow(rig, [{ id: 'oracle', url: '/oracle' }]))).be.within(200, 299);
       const t = nowSec();
       const body = Buffer.from('{"reading":1}');
       const digest = webhookDigest(t, SECRET, body);
       const suffix = Buffer.from(',"reading":999}');
-      const answers = new Set<string>();
+      const responses = new Set<string>();
       for (let guessed = SECRET.length - 6; guessed <= SECRET.length + 6; guessed++) {
         const length = `${t}.`.length + guessed + 1 + body.length;
         const forged = Buffer.concat([body, sha256Padding(length), suffix]);
@@ -137,9 +137,9 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
           headers: { 'content-type': 'application/json', 'svc-signature': `t=${t},digestV1=${extendSha256(digest, length, suffix)}` },
           body: new Uint8Array(forged),
         });
-        answers.add(`${res.status} ${await res.text()}`);
+        responses.add(`${res.status} ${await res.text()}`);
       }
-      should([...answers]).eql(['400 {"error":"invalid JSON"}']);
+      should([...responses]).eql(['400 {"error":"invalid JSON"}']);
       should(rig.messagesOf('oracle')).have.length(0);
     });
 
@@ -199,7 +199,7 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
           socket.on('close', () => resolve());
         });
       }
-      // Still answering, and one line for the 20.
+      // Still responding, and one line for the 20.
       should((await postSigned(rig.nodeRed, '/noise', '{"after":true}', SECRET)).status).equal(200);
       // The first failure is logged at once, the other 19 not within the minute.
       const noise = () => rig.logSince(logFrom).filter((line) => line.includes('[svc-webhook-in:noise]'));

@@ -184,7 +184,7 @@ describe('svc-words', function () {
     should(ctx.sandbox.requests('words')).have.length(3);
   });
 
-  it('reports TIMEOUT when the lookup never answers', async function () {
+  it('reports TIMEOUT when the lookup never responds', async function () {
     await load({}, { timeout: 200 });
     ctx.sandbox.setFault('words', { hang: true });
     const { error } = await expectError('n1', { payload: 'index.home.raft' });

@@ -47,8 +47,8 @@ describe('shared state on a TLS Redis (rediss://)', function () {
     const [a, b, untrusting] = cluster.instances;
     await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, dailyLimit: 10 }));
     const sent = await Promise.all([a, b].flatMap((instance, i) => Array.from({ length: 8 }, (_v, n) => geocodeThrough(instance, `${n} Tls ${i} Street`))));
-    // Counted in Redis across both: exactly the limit answered, the rest refused before any request.
-    should(sent.filter((answer) => answer.status === 200)).have.length(10);
+    // Counted in Redis across both: exactly the limit got a 200 response, the rest refused before any request.
+    should(sent.filter((response) => response.status === 200)).have.length(10);
     should(sandbox.requests('geocode')).have.length(10);
     for (const instance of [a, b]) should(instance.log.filter((line) => line.includes('shared state unavailable'))).eql([]);
 

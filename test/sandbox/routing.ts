@@ -13,14 +13,14 @@ export interface Point {
   lon: number;
 }
 
-/** A request the spec forbids; answered with 400 and the message. */
+/** A request the spec forbids; the response is 400 with the message. */
 export class Invalid extends Error {}
 
 export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Invalid(message);
 }
 
-/** Runs a handler, answering 400 with the JSON error body when it finds the request invalid. */
+/** Runs a handler, responding with 400 and the JSON error body when it finds the request invalid. */
 export function strictly(handler: (ctx: RouteContext) => void): (ctx: RouteContext) => void {
   return (ctx) => {
     try {
@@ -32,7 +32,7 @@ export function strictly(handler: (ctx: RouteContext) => void): (ctx: RouteConte
   };
 }
 
-/** The JSON body as an object, or undefined when `ctx.json()` has already answered 400. */
+/** The JSON body as an object, or undefined when `ctx.json()` has already responded with 400. */
 export function jsonObject(ctx: RouteContext): Record<string, unknown> | undefined {
   const body = ctx.json();
   if (body === undefined) return undefined;
@@ -153,7 +153,7 @@ interface Job {
 }
 
 /**
- * Asynchronous jobs of one endpoint family: a job answers "running" until it has been polled
+ * Asynchronous jobs of one endpoint family: a job responds with "running" until it has been polled
  * `sandbox.options.jobPolls` times, then with the result (or, after `failNext`, with status "failed").
  */
 export class Jobs {
@@ -170,7 +170,7 @@ export class Jobs {
     return { jobId, status: 'pending', message: 'job accepted' };
   }
 
-  /** The answer to one status request, or undefined for an unknown job. */
+  /** The response to one status request, or undefined for an unknown job. */
   poll(jobId: string): unknown {
     const job = this.jobs.get(jobId);
     if (!job) return undefined;

@@ -5,7 +5,7 @@ import { expireAllTokens } from './endpoints/auth';
 import { ManualClock } from '../support/clock';
 import { waitUntil } from '../support/wait';
 
-interface RawAnswer {
+interface RawResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
   text: string;
@@ -18,7 +18,7 @@ function call(
   method: string,
   path: string,
   options: { headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {},
-): Promise<RawAnswer> {
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request(new URL(path, base), { method, headers: options.headers ?? {}, agent: false, signal: options.signal }, (res) => {
       const chunks: Buffer[] = [];
@@ -84,52 +84,52 @@ describe('sandbox platform', function () {
 
   describe('token endpoint', function () {
     it('issues a JWT with access_token, token_type and expires_in for valid client credentials', async function () {
-      const answer = await postToken(TOKEN_BODY);
-      should(answer.status).equal(200);
-      should(answer.headers['content-type']).match(/^application\/json/);
-      const body = answer.json as { access_token: string; token_type: string; expires_in: number };
+      const response = await postToken(TOKEN_BODY);
+      should(response.status).equal(200);
+      should(response.headers['content-type']).match(/^application\/json/);
+      const body = response.json as { access_token: string; token_type: string; expires_in: number };
       should(body).have.properties({ token_type: 'Bearer', expires_in: 3600 });
       const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1], 'base64url').toString('utf8')) as { exp: number };
       should(claims.exp - Date.now() / 1000).be.within(3590, 3601);
       should((await bearer(`Bearer ${body.access_token}`)).status).equal(200);
     });
 
-    it('answers 400 with a JSON error for a body that is not a JSON object', async function () {
+    it('responds with 400 and a JSON error for a body that is not a JSON object', async function () {
       for (const body of ['client_id=a&client_secret=b', '[1,2]', '"text"', '']) {
-        const answer = await postToken(body);
-        should(answer.status).equal(400, body);
-        should(answer.json).have.properties({ error: 'bad_request' });
+        const response = await postToken(body);
+        should(response.status).equal(400, body);
+        should(response.json).have.properties({ error: 'bad_request' });
       }
     });
 
-    it('answers 415 to a JSON body sent without a JSON content type, and reads application/json with parameters', async function () {
+    it('responds with 415 to a JSON body sent without a JSON content type, and reads application/json with parameters', async function () {
       for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', '']) {
         const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
-        const answer = await call(sandbox.url, 'POST', '/oauth/token', { headers, body: JSON.stringify(TOKEN_BODY) });
-        should(answer.status).equal(415, contentType);
-        should(answer.json).have.properties({ error: 'unsupported_media_type' });
+        const response = await call(sandbox.url, 'POST', '/oauth/token', { headers, body: JSON.stringify(TOKEN_BODY) });
+        should(response.status).equal(415, contentType);
+        should(response.json).have.properties({ error: 'unsupported_media_type' });
       }
-      const answer = await call(sandbox.url, 'POST', '/oauth/token', {
+      const response = await call(sandbox.url, 'POST', '/oauth/token', {
         headers: { 'content-type': 'application/json; charset=utf-8' },
         body: JSON.stringify(TOKEN_BODY),
       });
-      should(answer.status).equal(200);
+      should(response.status).equal(200);
     });
 
     it('requires every field of the spec (400 naming the field)', async function () {
       for (const name of Object.keys(TOKEN_BODY)) {
         for (const value of [undefined, '', 42]) {
-          const answer = await postToken({ ...TOKEN_BODY, [name]: value });
-          should(answer.status).equal(400);
-          should(answer.json).eql({ error: 'bad_request', message: `${name} is required` });
+          const response = await postToken({ ...TOKEN_BODY, [name]: value });
+          should(response.status).equal(400);
+          should(response.json).eql({ error: 'bad_request', message: `${name} is required` });
         }
       }
     });
 
     it('accepts only grant_type client_credentials', async function () {
-      const answer = await postToken({ ...TOKEN_BODY, grant_type: 'password' });
-      should(answer.status).equal(400);
-      should(answer.json).have.properties({ error: 'unsupported_grant_type' });
+      const response = await postToken({ ...TOKEN_BODY, grant_type: 'password' });
+      should(response.status).equal(400);
+      should(response.json).have.properties({ error: 'unsupported_grant_type' });
     });
 
     it('refuses wrong client credentials with 401 and a wrong audience with 403', async function () {
@@ -140,7 +140,7 @@ describe('sandbox platform', function () {
       should(wrongAudience.json).have.properties({ error: 'access_denied' });
     });
 
-    it('only answers POST', async function () {
+    it('only responds to POST', async function () {
       should((await call(sandbox.url, 'GET', '/oauth/token')).status).equal(405);
     });
 
@@ -157,9 +157,9 @@ describe('sandbox platform', function () {
   describe('bearer tokens', function () {
     it('refuses a missing, malformed or unknown token with 401', async function () {
       for (const authorization of [undefined, '', 'Basic abc', 'Bearer', 'Bearer not-issued']) {
-        const answer = await bearer(authorization);
-        should(answer.status).equal(401, String(authorization));
-        should(answer.json).eql({ error: 'unauthorized', message: 'missing or unknown bearer token' });
+        const response = await bearer(authorization);
+        should(response.status).equal(401, String(authorization));
+        should(response.json).eql({ error: 'unauthorized', message: 'missing or unknown bearer token' });
       }
     });
 
@@ -172,9 +172,9 @@ describe('sandbox platform', function () {
       await clock.advance(999);
       should((await bearer(`Bearer ${token}`, shortLived)).status).equal(200);
       await clock.advance(1);
-      const answer = await bearer(`Bearer ${token}`, shortLived);
-      should(answer.status).equal(401);
-      should(answer.json).eql({ error: 'unauthorized', message: 'token expired' });
+      const response = await bearer(`Bearer ${token}`, shortLived);
+      should(response.status).equal(401);
+      should(response.json).eql({ error: 'unauthorized', message: 'token expired' });
     });
 
     it('expireAllTokens makes every issued token expire at once', async function () {
@@ -185,10 +185,10 @@ describe('sandbox platform', function () {
   });
 
   describe('geocode endpoint', function () {
-    it('answers a valid request with a FeatureCollection in the spec result shape', async function () {
-      const answer = await geocode('?address=12%20Main%20Street');
-      should(answer.status).equal(200);
-      const body = answer.json as {
+    it('responds to a valid request with a FeatureCollection in the spec result shape', async function () {
+      const response = await geocode('?address=12%20Main%20Street');
+      should(response.status).equal(200);
+      const body = response.json as {
         type: string;
         features: Array<{ type: string; geometry: { type: string; coordinates: number[] }; properties: Record<string, unknown> }>;
       };
@@ -212,9 +212,9 @@ describe('sandbox platform', function () {
         { apikey: SANDBOX_DEFAULTS.pubsubApiKey },
       ];
       for (const headers of cases) {
-        const answer = await geocode('?address=Main%20Street', headers);
-        should(answer.status).equal(401, JSON.stringify(headers));
-        should(answer.json).have.properties({ error: 'unauthorized' });
+        const response = await geocode('?address=Main%20Street', headers);
+        should(response.status).equal(401, JSON.stringify(headers));
+        should(response.json).have.properties({ error: 'unauthorized' });
       }
     });
 
@@ -226,16 +226,16 @@ describe('sandbox platform', function () {
       should((await geocode('?address=Main%20Street', { ...PROJECT_HEADERS, 'x-svc-api-key': 'geocode-key' }, keyed)).status).equal(200);
     });
 
-    it('answers 400 with a JSON error for a missing or empty address', async function () {
+    it('responds with 400 and a JSON error for a missing or empty address', async function () {
       for (const query of ['', '?address=', '?address=%20%20', '?q=Main%20Street']) {
-        const answer = await geocode(query);
-        should(answer.status).equal(400, query);
-        should(answer.headers['content-type']).match(/^application\/json/);
-        should(answer.json).eql({ error: 'bad_request', message: 'query parameter address is required' });
+        const response = await geocode(query);
+        should(response.status).equal(400, query);
+        should(response.headers['content-type']).match(/^application\/json/);
+        should(response.json).eql({ error: 'bad_request', message: 'query parameter address is required' });
       }
     });
 
-    it('answers 406 to a request that does not accept JSON, 405 to GET and 404 to unknown paths', async function () {
+    it('responds with 406 to a request that does not accept JSON, 405 to GET and 404 to unknown paths', async function () {
       should((await geocode('?address=x', { ...PROJECT_HEADERS, accept: 'text/html' })).status).equal(406);
       should((await call(sandbox.url, 'GET', '/v1/geocode?address=x', { headers: PROJECT_HEADERS })).status).equal(405);
       should((await call(sandbox.url, 'POST', '/v2/geocode?address=x', { headers: PROJECT_HEADERS })).status).equal(404);
@@ -243,13 +243,13 @@ describe('sandbox platform', function () {
   });
 
   describe('faults', function () {
-    it('answers with a status, body and Retry-After, for `times` requests only', async function () {
+    it('responds with a status, body and Retry-After, for `times` requests only', async function () {
       sandbox.setFault('geocode', { status: 503, retryAfter: '7', body: '{"error":"busy"}', times: 2 });
       for (let i = 0; i < 2; i++) {
-        const answer = await geocode('?address=x');
-        should(answer.status).equal(503);
-        should(answer.headers['retry-after']).equal('7');
-        should(answer.json).eql({ error: 'busy' });
+        const response = await geocode('?address=x');
+        should(response.status).equal(503);
+        should(response.headers['retry-after']).equal('7');
+        should(response.json).eql({ error: 'busy' });
       }
       should((await geocode('?address=x')).status).equal(200);
     });
@@ -272,14 +272,14 @@ describe('sandbox platform', function () {
       should((await geocode('?address=x')).status).equal(200);
     });
 
-    it('delays an answer', async function () {
+    it('delays a response', async function () {
       sandbox.setFault('geocode', { delayMs: 300, times: 1 });
       const started = Date.now();
       should((await geocode('?address=x')).status).equal(200);
       should(Date.now() - started).be.aboveOrEqual(290);
     });
 
-    it('resets the connection without answering', async function () {
+    it('resets the connection without responding', async function () {
       sandbox.setFault('geocode', { reset: true, times: 1 });
       const error = await geocode('?address=x').then(
         () => undefined,
@@ -289,12 +289,12 @@ describe('sandbox platform', function () {
       should(sandbox.requests('geocode')[0].status).be.undefined();
     });
 
-    it('answers 200 with malformed JSON', async function () {
+    it('responds with 200 and malformed JSON', async function () {
       sandbox.setFault('geocode', { malformedJson: true });
-      const answer = await geocode('?address=x');
-      should(answer.status).equal(200);
-      should(answer.json).be.undefined();
-      should(answer.text).startWith('{"type":"FeatureCollection"');
+      const response = await geocode('?address=x');
+      should(response.status).equal(200);
+      should(response.json).be.undefined();
+      should(response.text).startWith('{"type":"FeatureCollection"');
     });
 
     it('hangs until the caller gives up', async function () {
@@ -318,9 +318,9 @@ describe('sandbox platform', function () {
     it('sends a body slowly when asked', async function () {
       sandbox.setFault('geocode', { slowBodyMs: 20 });
       const started = Date.now();
-      const answer = await geocode('?address=12%20Main%20Street');
-      should(answer.status).equal(200);
-      should(answer.json).have.property('type', 'FeatureCollection');
+      const response = await geocode('?address=12%20Main%20Street');
+      should(response.status).equal(200);
+      should(response.json).have.property('type', 'FeatureCollection');
       should(Date.now() - started).be.aboveOrEqual(100);
     });
 

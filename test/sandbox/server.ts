@@ -16,7 +16,7 @@ export type AuthFamily = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
 export type Permission = 'geocode' | 'bulk' | 'isoline' | 'sequence' | 'routing' | 'pubsub';
 
 export interface Fault {
-  /** Answer with this status instead of handling the request. */
+  /** Respond with this status instead of handling the request. */
   status?: number;
   /** Body sent with `status` (JSON error body by default). */
   body?: string;
@@ -25,17 +25,17 @@ export interface Fault {
   /** More headers sent with `status` (a `location`, say). */
   headers?: Record<string, string>;
   /**
-   * A platform that repeats what it was sent: answers `status` (400 unless set) with the JSON text
+   * A platform that repeats what it was sent: responds with `status` (400 unless set) and the JSON text
    * this returns from the request as it arrived (its path, query, headers and body).
    */
   echo?: (request: EchoedRequest) => string;
-  /** Wait before answering. */
+  /** Wait before responding. */
   delayMs?: number;
-  /** Destroy the connection without answering. */
+  /** Destroy the connection without responding. */
   reset?: boolean;
-  /** Never answer (until the sandbox closes). */
+  /** Never respond (until the sandbox closes). */
   hang?: boolean;
-  /** Answer 200 with a truncated, invalid JSON body. */
+  /** Respond with 200 and a truncated, invalid JSON body. */
   malformedJson?: boolean;
   /** Send the body slowly: this many milliseconds between chunks. */
   slowBodyMs?: number;
@@ -43,23 +43,23 @@ export interface Fault {
   rateLimitPerMinute?: number;
   /** Apply to this many requests only, then clear. */
   times?: number;
-  /** Answer as the handler would (status, headers, declared length), but cut the connection halfway through the body. */
+  /** Respond as the handler would (status, headers, declared length), but cut the connection halfway through the body. */
   truncateBody?: boolean;
-  /** Answer 200 with a JSON body of this many bytes, as fast as the client reads it (chunked unless `declareLength`). */
+  /** Respond with 200 and a JSON body of this many bytes, as fast as the client reads it (chunked unless `declareLength`). */
   hugeBodyBytes?: number;
   /** With `hugeBodyBytes`: state the size in Content-Length, as most servers do. */
   declareLength?: boolean;
-  /** Answer 200 with a JSON body that never ends, as fast as the client reads it. */
+  /** Respond with 200 and a JSON body that never ends, as fast as the client reads it. */
   endlessBody?: boolean;
-  /** Answer 200, then one byte of body every this many milliseconds, never ending. */
+  /** Respond with 200, then one byte of body every this many milliseconds, never ending. */
   dripMs?: number;
-  /** Answer as the handler would, the body compressed in this Content-Encoding (its Content-Length adjusted). */
+  /** Respond as the handler would, the body compressed in this Content-Encoding (its Content-Length adjusted). */
   contentEncoding?: ContentCoding;
-  /** Answer 200 with a compression bomb: a small body in this Content-Encoding that decodes to `bombBytes` of JSON filler. */
+  /** Respond with 200 and a compression bomb: a small body in this Content-Encoding that decodes to `bombBytes` of JSON filler. */
   compressionBomb?: ContentCoding;
   /** The decoded size of `compressionBomb` (64 MB by default). */
   bombBytes?: number;
-  /** Answer 200 declaring `Content-Encoding: gzip`, with a body that is not gzip. */
+  /** Respond with 200 declaring `Content-Encoding: gzip`, with a body that is not gzip. */
   brokenEncoding?: boolean;
   /** Chooses the fault for each request (none: handled normally), in place of this fault's own fields. */
   pick?: (endpoint: string) => Fault | undefined;
@@ -86,7 +86,7 @@ export interface LoggedRequest {
   status?: number;
   /** Body bytes a huge, endless or drip fault handed to the connection (the client read at most these). */
   faultBodyBytes?: number;
-  /** When the connection of the answer closed (for a fault body: when the client stopped reading). */
+  /** When the connection of the response closed (for a fault body: when the client stopped reading). */
   closedAt?: number;
 }
 
@@ -97,7 +97,7 @@ export interface RouteContext {
   params: Record<string, string>;
   body: Buffer;
   sandbox: Sandbox;
-  /** Parses the body as JSON, answering 415 when the content type is not JSON and 400 when the body is not, and then returning undefined. */
+  /** Parses the body as JSON, responding with 415 when the content type is not JSON and 400 when the body is not, and then returning undefined. */
   json(): unknown;
 }
 
@@ -260,7 +260,7 @@ export class Sandbox {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  /** Checks the credentials a family requires; answers 401 and returns false when they are wrong. */
+  /** Checks the credentials a family requires; responds with 401 and returns false when they are wrong. */
   authorize(ctx: RouteContext, auth: AuthFamily, permission?: Permission): boolean {
     const header = (name: string) => {
       const value = ctx.req.headers[name];
@@ -357,7 +357,7 @@ export class Sandbox {
     await route.handler(ctx);
   }
 
-  /** Returns true when a fault answered (or swallowed) the request. */
+  /** Returns true when a fault responded to (or swallowed) the request. */
   private async applyFault(endpoint: string, ctx: RouteContext, entry: LoggedRequest): Promise<boolean> {
     const configured = this.faults.get(endpoint) ?? this.faults.get('*');
     if (!configured) return false;
@@ -386,7 +386,7 @@ export class Sandbox {
       ctx.req.socket.destroy();
       return true;
     }
-    if (fault.contentEncoding) compressAnswer(ctx.res, fault.contentEncoding);
+    if (fault.contentEncoding) compressResponse(ctx.res, fault.contentEncoding);
     if (fault.echo) {
       ctx.res.writeHead(fault.status ?? 400, { 'content-type': 'application/json', ...fault.headers });
       ctx.res.end(fault.echo({ path: entry.path, query: entry.query, headers: ctx.req.headers, body: entry.body }));
@@ -458,8 +458,8 @@ const COMPRESSORS: Record<ContentCoding, () => zlib.Gzip | zlib.Deflate | zlib.B
   br: () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
 };
 
-/** The answer's body (as the handler ends it) compressed, with Content-Encoding set and Content-Length adjusted. */
-function compressAnswer(res: http.ServerResponse, coding: ContentCoding): void {
+/** The response's body (as the handler ends it) compressed, with Content-Encoding set and Content-Length adjusted. */
+function compressResponse(res: http.ServerResponse, coding: ContentCoding): void {
   const writeHead = res.writeHead.bind(res) as (status: number, headers?: http.OutgoingHttpHeaders) => http.ServerResponse;
   const end = res.end.bind(res) as (chunk?: unknown) => http.ServerResponse;
   let status = 200;

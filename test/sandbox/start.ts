@@ -150,7 +150,7 @@ export function devSettings(editorPort: number): LocalSettings & { telemetry: { 
   };
 }
 
-/** Prints each answered sandbox request once (and forgets it), so clicks in the editor show here. */
+/** Prints each sandbox request once, after its response (and forgets it), so clicks in the editor show here. */
 function printSandboxRequests(sandbox: Sandbox): NodeJS.Timeout {
   return setInterval(() => {
     while (sandbox.log.length > 0 && sandbox.log[0].status !== undefined) {
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
   const server = http.createServer();
   const settings = devSettings(editorPort);
   RED.init(server, settings);
-  // The admin app answers first (editor, admin API); whatever it passes on goes to the HTTP nodes.
+  // The admin app responds first (editor, admin API); whatever it passes on goes to the HTTP nodes.
   const adminApp = RED.httpAdmin as unknown as ChainedHandler;
   const nodeApp = RED.httpNode as unknown as ChainedHandler;
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {

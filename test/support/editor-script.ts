@@ -87,7 +87,7 @@ export function runEditorScripts(types: string[] = [], fields: Record<string, st
   };
   const accept = () => () => true;
   const RED = {
-    // Node-RED answers with the text; the key, without its catalog's namespace, says which text.
+    // Node-RED responds with the text; the key, without its catalog's namespace, says which text.
     _: (key: string) => key.replace(/^[^:]*:/, ''),
     validators: { typedInput: accept, number: accept, regex: (re: RegExp) => (v: unknown) => re.test(String(v)) },
     nodes: {

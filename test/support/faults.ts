@@ -46,7 +46,7 @@ export interface NamedFault {
 
 /**
  * The faults a platform endpoint may show, as the issue lists them. `timeoutMs` is the config
- * node's request timeout: hangs and slow answers go past it.
+ * node's request timeout: hangs and slow responses go past it.
  */
 export function platformFaults(timeoutMs: number): NamedFault[] {
   return [

@@ -128,7 +128,7 @@ export async function installTarball(userDir: string, tarball: string): Promise<
   await runCommand('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: userDir, env: userEnv(), timeoutMs: 120_000 });
 }
 
-/** What Node-RED answers for an installed module (`POST /nodes`, `GET /nodes/<module>`). */
+/** What Node-RED returns for an installed module (`POST /nodes`, `GET /nodes/<module>`). */
 export interface ModuleInfo {
   name: string;
   version: string;
@@ -237,7 +237,7 @@ export class NodeRedProcess {
     form.append('tarball', new Blob([fs.readFileSync(tarball)], { type: 'application/gzip' }), path.basename(tarball));
     const response = await this.request('/nodes', { method: 'POST', body: form }, timeoutMs);
     const body = await response.text();
-    if (response.status !== 200) throw new Error(`POST /nodes answered ${response.status}: ${body}\n${this.log.join('\n')}`);
+    if (response.status !== 200) throw new Error(`POST /nodes responded with ${response.status}: ${body}\n${this.log.join('\n')}`);
     return JSON.parse(body) as ModuleInfo;
   }
 

@@ -113,7 +113,7 @@ export async function deploy(nodeRed: NodeRedProcess, flows: Json[]): Promise<vo
     headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full', 'node-red-api-version': 'v1' },
     body: JSON.stringify(flows),
   });
-  if (res.status >= 300) throw new Error(`deploy answered ${res.status}: ${await res.text()}`);
+  if (res.status >= 300) throw new Error(`deploy responded with ${res.status}: ${await res.text()}`);
   await waitUntil(() => startedCount(nodeRed) > started, 'the deployed flows to start', 30_000);
 }
 
@@ -185,5 +185,5 @@ export async function startMessage(nodeRed: NodeRedProcess, tag: string, payload
     headers: { 'content-type': 'application/json', authorization: FLOW_SECRETS.authorization, cookie: `sid=${FLOW_SECRETS.cookie}` },
     body: JSON.stringify({ tag, payload }),
   });
-  if (started.status !== 202) throw new Error(`POST /start answered ${started.status}`);
+  if (started.status !== 202) throw new Error(`POST /start responded with ${started.status}`);
 }

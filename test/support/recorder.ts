@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-/** A server standing for an address the user never configured: it records what reaches it and answers nothing useful. */
+/** A server standing for an address the user never configured: it records what reaches it and returns nothing useful. */
 export interface Recorder {
   url: string;
   seen: Array<{ method: string; url: string; body: string }>;

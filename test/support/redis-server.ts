@@ -100,8 +100,8 @@ export class RedisServer {
   }
 
   /**
-   * SIGSTOP to its PID: the server keeps its data and its connections but answers nothing, as one
-   * cut off by the network would; `resume` (SIGCONT) lets it answer again.
+   * SIGSTOP to its PID: the server keeps its data and its connections but replies to nothing, as one
+   * cut off by the network would; `resume` (SIGCONT) lets it reply again.
    */
   pause(): void {
     this.child?.kill('SIGSTOP');

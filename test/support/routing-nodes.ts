@@ -39,16 +39,16 @@ export async function callSandbox(
   return { status: res.status, body: (await res.json()) as Json };
 }
 
-/** Checks that the sandbox answers each request with the status and a JSON error message matching the pattern. */
+/** Checks that the sandbox responds to each request with the status and a JSON error message matching the pattern. */
 export function sandboxRefusals(
   ctx: { readonly sandbox: Sandbox },
   cases: Array<[string, { method?: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: unknown }, number, RegExp]>,
 ): void {
   for (const [what, call, status, message] of cases) {
-    it(`answers ${status} to ${what}`, async function () {
-      const answer = await callSandbox(ctx.sandbox, call.method ?? 'POST', call.path, call.headers, call.body);
-      should(answer.status).equal(status);
-      should(answer.body.message).match(message);
+    it(`responds with ${status} to ${what}`, async function () {
+      const response = await callSandbox(ctx.sandbox, call.method ?? 'POST', call.path, call.headers, call.body);
+      should(response.status).equal(status);
+      should(response.body.message).match(message);
     });
   }
 }
@@ -158,7 +158,7 @@ export function faultTests(t: NodeUnderTest): void {
     should(msg.statusCode).equal(500);
   });
 
-  it('times out a slow answer with TIMEOUT after its retries', async function () {
+  it('times out a slow response with TIMEOUT after its retries', async function () {
     await load({ config: { timeout: 200 } });
     t.ctx.sandbox.setFault(t.endpoint, { delayMs: 1000 });
     const { error } = await expectError(t.node.id as string, t.msg(), 8000);

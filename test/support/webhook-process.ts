@@ -80,7 +80,7 @@ export class WebhookRig {
     fs.rmSync(this.workDir, { recursive: true, force: true });
   }
 
-  /** Logs in as the editor does (adminAuth `credentials`): the answer's status and token. */
+  /** Logs in as the editor does (adminAuth `credentials`): the response's status and token. */
   async login(): Promise<{ status: number; token?: string }> {
     const res = await this.nodeRed.request(`${this.adminRoot}auth/token`, {
       method: 'POST',
@@ -95,7 +95,7 @@ export class WebhookRig {
     if (!this.settings.adminAuth) return {};
     if (!this.token) {
       const { status, token } = await this.login();
-      if (status !== 200 || !token) throw new Error(`login answered ${status}`);
+      if (status !== 200 || !token) throw new Error(`login responded with ${status}`);
       this.token = token;
     }
     return { authorization: `Bearer ${this.token}` };
@@ -207,7 +207,7 @@ export function webhookNodes(tabId: string, node: Json): Json[] {
 export async function rawRequest(port: number, head: string, body: Buffer): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => {
-      // Not ended: Node's server drops a request still being answered once the client half-closes.
+      // Not ended: Node's server drops a request it is still responding to once the client half-closes.
       socket.write(Buffer.concat([Buffer.from(head.replace(/\n/g, '\r\n')), body]));
     });
     const chunks: Buffer[] = [];
@@ -221,7 +221,7 @@ export async function rawRequest(port: number, head: string, body: Buffer): Prom
   });
 }
 
-/** A signed POST of exactly these bytes; the status and the body of the answer. */
+/** A signed POST of exactly these bytes; the status and the body of the response. */
 export async function postSigned(
   nodeRed: NodeRedProcess,
   urlPath: string,

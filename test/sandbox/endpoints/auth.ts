@@ -23,9 +23,9 @@ export default function tokenEndpoint(sandbox: Sandbox): void {
     }
     const lifetime = options.tokenLifetimeSec;
     const token = issueToken(sandbox, lifetime, options.tokenResponse !== 'opaque-no-expiry');
-    const answer: Record<string, unknown> = { access_token: token, token_type: 'Bearer' };
-    if (options.tokenResponse === 'standard') answer.expires_in = lifetime;
-    sendJson(ctx.res, 200, answer);
+    const response: Record<string, unknown> = { access_token: token, token_type: 'Bearer' };
+    if (options.tokenResponse === 'standard') response.expires_in = lifetime;
+    sendJson(ctx.res, 200, response);
   });
 }
 

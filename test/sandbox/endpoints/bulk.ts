@@ -14,9 +14,9 @@ import { readCsv, toCsv } from '../csv';
  * What the spec leaves "not shown" is switchable through `bulkControls(sandbox)`.
  */
 export interface BulkControls {
-  /** Dotted path of the job id in the upload answer; empty: only the Location header names the job. */
+  /** Dotted path of the job id in the upload response; empty: only the Location header names the job. */
   jobIdMember: string;
-  /** Dotted path of the download link (or bare token) in a complete status answer. */
+  /** Dotted path of the download link (or bare token) in a complete status response. */
   downloadMember: string;
   downloadAs: 'link' | 'token';
   /** Origin put into download links instead of the sandbox's own (a server in front of it, in tests). */
@@ -86,10 +86,10 @@ export default function bulkEndpoints(sandbox: Sandbox): void {
     const controls = bulkControls(sandbox);
     const job: BulkJob = { id: `bulk-${randomBytes(6).toString('hex')}`, addresses, polls: 0, outcome: controls.outcome };
     bulkJobs(sandbox).set(job.id, job);
-    const answer: Record<string, unknown> = { status: 'accepted', message: `${addresses.length} addresses queued` };
-    if (controls.jobIdMember) setAt(answer, controls.jobIdMember, job.id);
+    const response: Record<string, unknown> = { status: 'accepted', message: `${addresses.length} addresses queued` };
+    if (controls.jobIdMember) setAt(response, controls.jobIdMember, job.id);
     ctx.res.setHeader('location', `/v1/geocode/bulk/${job.id}`);
-    sendJson(ctx.res, 201, answer);
+    sendJson(ctx.res, 201, response);
   });
 
   sandbox.route('GET', '/v1/geocode/bulk/:jobId', { endpoint: 'bulk-status', auth: 'project', permission: 'bulk' }, (ctx) => {
@@ -109,9 +109,9 @@ export default function bulkEndpoints(sandbox: Sandbox): void {
     const controls = bulkControls(sandbox);
     const token = issueDownloadToken(sandbox, job.id);
     const link = `${controls.linkOrigin ?? sandbox.url}/v1/download?token=${encodeURIComponent(token)}`;
-    const answer: Record<string, unknown> = { jobId: job.id, status: 'completed', message: 'results ready', payload: { processed: total, total } };
-    setAt(answer, controls.downloadMember, controls.downloadAs === 'link' ? link : token);
-    sendJson(ctx.res, 200, answer);
+    const response: Record<string, unknown> = { jobId: job.id, status: 'completed', message: 'results ready', payload: { processed: total, total } };
+    setAt(response, controls.downloadMember, controls.downloadAs === 'link' ? link : token);
+    sendJson(ctx.res, 200, response);
   });
 
   sandbox.route('GET', '/v1/download', { endpoint: 'bulk-download', auth: 'none' }, (ctx) => {
@@ -126,7 +126,7 @@ export default function bulkEndpoints(sandbox: Sandbox): void {
   });
 }
 
-/** The addresses of an upload, or undefined after answering 400. */
+/** The addresses of an upload, or undefined after responding with 400. */
 async function readUpload(ctx: RouteContext): Promise<string[] | undefined> {
   const contentType = ctx.req.headers['content-type'] ?? '';
   if (!contentType.startsWith('multipart/form-data')) return void badRequest(ctx.res, 'the upload must be multipart/form-data');

@@ -24,7 +24,7 @@ export default function geocodeEndpoint(sandbox: Sandbox): void {
   sandbox.route('POST', '/v1/geocode', { endpoint: 'geocode', auth: 'project', permission: 'geocode' }, (ctx) => {
     const accept = ctx.req.headers.accept;
     if (accept && !/application\/json|\*\/\*/.test(accept)) {
-      return void sendJson(ctx.res, 406, { error: 'not_acceptable', message: 'this endpoint answers application/json' });
+      return void sendJson(ctx.res, 406, { error: 'not_acceptable', message: 'this endpoint returns application/json' });
     }
     const address = ctx.url.searchParams.get('address');
     if (address === null || address.trim() === '') return void badRequest(ctx.res, 'query parameter address is required');

@@ -74,9 +74,9 @@ export default function isolineEndpoints(sandbox: Sandbox): void {
     }),
   );
   sandbox.route('GET', '/v1/routing/isoline/jobs/:jobId', { endpoint: 'isoline-job', auth: 'project', permission: 'isoline' }, (ctx) => {
-    const answer = jobs.poll(ctx.params.jobId);
-    if (answer === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such isoline job' });
-    sendJson(ctx.res, 200, answer);
+    const response = jobs.poll(ctx.params.jobId);
+    if (response === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such isoline job' });
+    sendJson(ctx.res, 200, response);
   });
 }
 

@@ -6,14 +6,14 @@ import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
  * Data topics and subscriptions under `/v1/pubsub` (header `apikey`), and the webhooks a publish sends.
  *
  * - Topics: integer ids, `createdAt` in ISO 8601 with fractional seconds and no zone, `userId`, every
- *   answer in the `{ isSuccess, data }` envelope; listing pages with `limit`/`offset` query parameters
- *   (default limit 10, capped at `maxPageSize`) and answers `{ limit, offset, totalCount, items }`.
- * - Unknown topics answer `{ isSuccess: false, data: null, message }` with status `failureStatus`
+ *   response in the `{ isSuccess, data }` envelope; listing pages with `limit`/`offset` query parameters
+ *   (default limit 10, capped at `maxPageSize`) and responds with `{ limit, offset, totalCount, items }`.
+ * - Unknown topics get `{ isSuccess: false, data: null, message }` with status `failureStatus`
  *   (404 by default; set 200 to behave like services that report failure only in the envelope).
  * - Request fields are capitalised as the spec says; unknown or lower-case fields are a 400.
- * - Delete answers 204 with no body. Publish answers 200 with an envelope, or 202 with no body when
- *   `publishAnswer` is 'empty' (the spec does not show either body).
- * - A publish POSTs, after answering, to every active subscription of the topic that lists the
+ * - Delete responds with 204 and no body. Publish responds with 200 and an envelope, or 202 with no body when
+ *   `publishResponse` is 'empty' (the spec does not show either body).
+ * - A publish POSTs, after responding, to every active subscription of the topic that lists the
  *   location: body `{ topicId, locationId, data, publishedAt }` pretty-printed (so that a receiver that
  *   re-serialises the JSON fails the signature check), `svc-signature` when the subscription has a
  *   SecretToken (`t` in seconds, or milliseconds with `timestampUnit: 'ms'`), and the WebhookHeader.
@@ -50,7 +50,7 @@ export interface Delivery {
   url: string;
   headers: Record<string, string>;
   body: string;
-  /** The receiver's answer, once there is one. */
+  /** The receiver's response, once there is one. */
   status?: number;
   error?: string;
   finished: boolean;
@@ -64,7 +64,7 @@ export interface PubsubState {
   nextSubscriptionId: number;
   failureStatus: number;
   maxPageSize: number;
-  publishAnswer: 'envelope' | 'empty';
+  publishResponse: 'envelope' | 'empty';
   timestampUnit: 's' | 'ms';
 }
 
@@ -77,7 +77,7 @@ function initialState(): PubsubState {
     nextSubscriptionId: 1,
     failureStatus: 404,
     maxPageSize: 100,
-    publishAnswer: 'envelope',
+    publishResponse: 'envelope',
     timestampUnit: 's',
   };
 }
@@ -120,7 +120,7 @@ export function setSubscriptionActive(sandbox: Sandbox, subscriptionId: number, 
   subscription.active = active;
 }
 
-/** Resolves once `count` deliveries have been answered (or failed); rejects after `timeoutMs`. */
+/** Resolves once `count` deliveries have had a response (or failed); rejects after `timeoutMs`. */
 export function waitForDeliveries(sandbox: Sandbox, count: number, timeoutMs = 4000): Promise<Delivery[]> {
   const state = pubsubState(sandbox);
   const started = Date.now();
@@ -192,7 +192,7 @@ export default function pubsubEndpoints(sandbox: Sandbox): void {
     if (!topic) return;
     const locationId = body.LocationId;
     const targets = state().subscriptions.filter((s) => s.active && s.topicId === topic.id && s.locationIds.includes(locationId));
-    if (state().publishAnswer === 'empty') ctx.res.writeHead(202).end();
+    if (state().publishResponse === 'empty') ctx.res.writeHead(202).end();
     else sendJson(ctx.res, 200, { isSuccess: true, data: { topicId: topic.id, locationId, subscriptions: targets.length } });
     const webhookBody = JSON.stringify({ topicId: topic.id, locationId, data: body.Data, publishedAt: new Date().toISOString() }, null, 2);
     for (const subscription of targets) {
@@ -218,7 +218,7 @@ export default function pubsubEndpoints(sandbox: Sandbox): void {
     sendJson(ctx.res, 200, { isSuccess: true, data: visible });
   });
 
-  /** The topic named by `:topicId`; answers 400 or the failure envelope and returns undefined otherwise. */
+  /** The topic named by `:topicId`; responds with 400 or the failure envelope and returns undefined otherwise. */
   function topicOf(ctx: RouteContext): SandboxTopic | undefined {
     if (!/^\d+$/.test(ctx.params.topicId)) return void badRequest(ctx.res, 'topicId must be an integer');
     const topic = state().topics.get(Number(ctx.params.topicId));

@@ -70,9 +70,9 @@ export default function sequenceEndpoints(sandbox: Sandbox): void {
   );
   sandbox.route('GET', '/v1/routing/sequence/async/:projectId/jobs/:jobId', { endpoint: 'sequence-job', auth: 'project', permission: 'sequence' }, (ctx) => {
     if (!ownProject(ctx)) return;
-    const answer = jobs.poll(ctx.params.jobId);
-    if (answer === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such sequence job' });
-    sendJson(ctx.res, 200, answer);
+    const response = jobs.poll(ctx.params.jobId);
+    if (response === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such sequence job' });
+    sendJson(ctx.res, 200, response);
   });
 }
 

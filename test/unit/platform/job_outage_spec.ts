@@ -42,7 +42,7 @@ describe('an accepted job through a platform outage', function () {
     return { kind: 'isoline', jobId: accepted.body.jobId, statusPath: `/v1/routing/isoline/jobs/${accepted.body.jobId}`, createdAt, polls: 0 };
   }
 
-  /** From now until `ms` later by `clock`, every request is answered 503 or has its connection reset, in turn. */
+  /** From now until `ms` later by `clock`, every request gets a 503 response or has its connection reset, in turn. */
   function outage(clock: ManualClock, ms: number, endpoints?: string[]): void {
     const ends = clock.now() + ms;
     let turn = 0;
@@ -70,7 +70,7 @@ describe('an accepted job through a platform outage', function () {
     const outageWaits = waits.filter((event) => event.kind === 'outage');
     should(outageWaits.map((event) => event.delayMs)).eql([1000, 2000, 4000, 8000, 10_000, 10_000, 10_000, 10_000, 10_000]);
     should(outageWaits.map((event) => (event as { reason: string }).reason)).containDeep(['SERVER', 'NETWORK']);
-    // The first answer after the outage, then the sandbox's polls to the result.
+    // The first response after the outage, then the sandbox's polls to the result.
     should(clock.now() - job.createdAt).be.within(60_000, 60_000 + 10_000 + 3 * 10_000);
     should(job.polls).equal(suite.sandbox.options.jobPolls);
   });
@@ -103,12 +103,12 @@ describe('an accepted job through a platform outage', function () {
       suite.sandbox.clearFaults();
       should(error.code).equal(code);
       should(waits).eql([]);
-      // One poll wait, then the answer that ends it.
+      // One poll wait, then the response that ends it.
       should(clock.now() - job.createdAt).equal(polling.intervalMs);
     }
   });
 
-  it('a bulk job whose status polls and result download meet an outage is downloaded once the platform answers again', async function () {
+  it('a bulk job whose status polls and result download meet an outage is downloaded once the platform responds again', async function () {
     const clock = new ManualClock();
     const client = suite.clients.create(suite.sandbox, { maxRetries: 0 });
     const protocol = { jobIdPath: '', downloadPath: '', statusPath: '', polling };

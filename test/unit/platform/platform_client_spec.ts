@@ -64,9 +64,9 @@ async function startProxy(): Promise<{ url: string; seen: Array<{ kind: string; 
     const target = new URL(req.url ?? '');
     const upstream = http.request(
       { host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+      (response) => {
+        res.writeHead(response.statusCode ?? 502, response.headers);
+        response.pipe(res);
       },
     );
     upstream.on('error', () => res.destroy());
@@ -127,8 +127,8 @@ describe('platform client', function () {
     it('sends exactly the headers of each auth family, and accept: application/json', async function () {
       const client = clients.create(sandbox);
       for (const family of ['project', 'vpm', 'pubsub', 'bearer'] as const) {
-        const answer = await client.request({ auth: family, method: 'GET', path: `/v1/test/family/${family}`, retry: 'read' });
-        should(answer.body).eql({ family });
+        const response = await client.request({ auth: family, method: 'GET', path: `/v1/test/family/${family}`, retry: 'read' });
+        should(response.body).eql({ family });
       }
       const sent = sandbox.requests('family').map((r) => r.headers);
       const names = (headers: http.IncomingHttpHeaders) =>
@@ -153,7 +153,7 @@ describe('platform client', function () {
     it('sends a JSON body with content-type application/json and the query percent-encoded', async function () {
       sandbox.route('POST', '/v1/test/json', { endpoint: 'json', auth: 'project' }, (ctx) => sendJson(ctx.res, 200, ctx.json()));
       const client = clients.create(sandbox);
-      const answer = await client.request({
+      const response = await client.request({
         auth: 'project',
         method: 'POST',
         path: '/v1/test/json',
@@ -161,7 +161,7 @@ describe('platform client', function () {
         json: { async: false, n: 1 },
         retry: 'read',
       });
-      should(answer.body).eql({ async: false, n: 1 });
+      should(response.body).eql({ async: false, n: 1 });
       const [logged] = sandbox.requests('json');
       should(logged.headers['content-type']).equal('application/json');
       should(logged.query).eql({ q: 'a b&c=d' });
@@ -184,15 +184,15 @@ describe('platform client', function () {
       const client = clients.create(sandbox);
       await whoami(client);
       expireAllTokens(sandbox);
-      const answer = await whoami(client);
-      should(answer.statusCode).equal(200);
+      const response = await whoami(client);
+      should(response.statusCode).equal(200);
       should(sandbox.requests('token')).have.length(2);
       const calls = sandbox.requests('family');
       should(calls.map((r) => r.status)).eql([200, 401, 200]);
       should(calls[2].headers.authorization).not.equal(calls[1].headers.authorization);
     });
 
-    it('retries only once: a second 401 is the answer', async function () {
+    it('retries only once: a second 401 is the response', async function () {
       const client = clients.create(sandbox, { maxRetries: 5 });
       sandbox.setFault('family', { status: 401 });
       const error = await rejectionOf(whoami(client));
@@ -244,9 +244,9 @@ describe('platform client', function () {
       const client = clients.create(sandbox, { clock });
       sandbox.setFault('geocode', { status: 429, retryAfter: '1', times: 1 });
       const waits: WaitEvent[] = [];
-      const answering = client.request(geocode({ onWait: (event) => waits.push(event) }));
+      const pending = client.request(geocode({ onWait: (event) => waits.push(event) }));
       await waitOut(clock, 1000);
-      should((await answering).statusCode).equal(200);
+      should((await pending).statusCode).equal(200);
       should(sandbox.requests('geocode')).have.length(2);
       should(waits).eql([{ kind: 'retry', attempt: 1, delayMs: 1000, reason: 'RATE_LIMITED' }]);
     });
@@ -257,13 +257,13 @@ describe('platform client', function () {
       const retryAt = new Date(Date.now() + 2000).toUTCString();
       sandbox.setFault('geocode', { status: 503, retryAfter: retryAt, times: 1 });
       const waits: WaitEvent[] = [];
-      const answering = client.request(geocode({ onWait: (event) => waits.push(event) }));
+      const pending = client.request(geocode({ onWait: (event) => waits.push(event) }));
       await waitUntil(() => waits.length === 1, 'the retry wait');
       // An HTTP date has whole seconds: the wait is between 1 and 2 s.
       const { delayMs } = waits[0] as { delayMs: number };
       should(delayMs).be.within(900, 2000);
       await waitOut(clock, delayMs);
-      should((await answering).statusCode).equal(200);
+      should((await pending).statusCode).equal(200);
       should(sandbox.requests('geocode')).have.length(2);
     });
 
@@ -332,7 +332,7 @@ describe('platform client', function () {
       let late: Promise<Sandbox> | undefined;
       const client = clients.create(sandbox, { baseUrl: `http://127.0.0.1:${port}`, maxRetries: 5 });
       try {
-        const answer = await client.request(
+        const response = await client.request(
           geocode({
             retry: 'create',
             // The server comes up only after the first refusal.
@@ -341,7 +341,7 @@ describe('platform client', function () {
             },
           }),
         );
-        should(answer.statusCode).equal(200);
+        should(response.statusCode).equal(200);
         should((await late)?.requests('geocode')).have.length(1);
       } finally {
         await (await late)?.close();
@@ -388,7 +388,7 @@ describe('platform client', function () {
   });
 
   describe('failures as typed errors', function () {
-    it('a request without an answer in time is TIMEOUT', async function () {
+    it('a request without a response in time is TIMEOUT', async function () {
       const client = clients.create(sandbox, { timeoutMs: 300, maxRetries: 0 });
       sandbox.setFault('geocode', { hang: true });
       const error = await rejectionOf(client.request(geocode()));
@@ -476,10 +476,10 @@ describe('platform client', function () {
 
     it('never has more than maxConcurrency requests at the server', async function () {
       const client = clients.create(sandbox, { maxConcurrency: 3 });
-      const answers = await Promise.all(
+      const responses = await Promise.all(
         Array.from({ length: 9 }, (_v, n) => client.request({ auth: 'project', method: 'GET', path: '/v1/test/slow', query: { n }, retry: 'read' })),
       );
-      should(answers.map((a) => (a.body as Json).n)).eql(['0', '1', '2', '3', '4', '5', '6', '7', '8']);
+      should(responses.map((a) => (a.body as Json).n)).eql(['0', '1', '2', '3', '4', '5', '6', '7', '8']);
       should(slow.slowPeak()).be.belowOrEqual(3);
       should(slow.slowPeak()).be.above(1);
       should(slow.slowActive()).equal(0);

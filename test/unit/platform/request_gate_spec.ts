@@ -171,7 +171,7 @@ describe('request gate', function () {
     const reservations: number[] = [];
     let outstanding = 0;
     let mostOutstanding = 0;
-    // A schedule kept elsewhere (as in Redis): every reservation answers asynchronously with a 20 ms wait.
+    // A schedule kept elsewhere (as in Redis): every reservation gets its reply asynchronously, after a 20 ms wait.
     const pacer = {
       reserve: async (intervalMs: number) => {
         reservations.push(intervalMs);
@@ -195,11 +195,11 @@ describe('request gate', function () {
     should(mostOutstanding).equal(1);
   });
 
-  it('one reservation answered late (a hung shared schedule, until the breaker sends it to local state) costs the queue that one wait, not one per request', async function () {
+  it('one reservation whose reply comes late (a hung shared schedule, until the breaker sends it to local state) costs the queue that one wait, not one per request', async function () {
     const clock = new ManualClock();
     const local = new LocalPacer(clock);
     let reservations = 0;
-    // The first reservation waits 2 s (a command timeout) and is then answered by the local schedule, as shared state does; the rest are local at once.
+    // The first reservation waits 2 s (a command timeout) and then gets its reply from the local schedule, as shared state does; the rest are local at once.
     const pacer = {
       reserve: (intervalMs: number) => {
         if (reservations++ > 0) return local.reserve(intervalMs);

@@ -244,7 +244,7 @@ describe('token manager', function () {
       should(sandbox.requests('whoami')).have.length(1001 + refused.length);
     });
 
-    it('sends the spec token request and uses expires_in from the answer', async function () {
+    it('sends the spec token request and uses expires_in from the response', async function () {
       sandbox = await startSandbox({ tokenLifetimeSec: 120 });
       addBearerRoute(sandbox);
       const client = clients.create(sandbox);
@@ -261,7 +261,7 @@ describe('token manager', function () {
       should(client.tokens.remainingMs).be.within(100_000, 120_000);
     });
 
-    it('falls back to the JWT exp claim when the answer has no expires_in', async function () {
+    it('falls back to the JWT exp claim when the response has no expires_in', async function () {
       sandbox = await startSandbox({ tokenLifetimeSec: 300, tokenResponse: 'jwt-only' });
       addBearerRoute(sandbox);
       const client = clients.create(sandbox, { tokenLifetimeSec: 10 });

@@ -8,15 +8,15 @@ import { settle } from '../../support/wait';
  * by hand: no real waits.
  */
 describe('circuit breaker', function () {
-  /** A breaker whose probe answers as `answers` says, recording when each probe ran. */
-  function breakerWith(answers: () => boolean) {
+  /** A breaker whose probe replies as `replies` says, recording when each probe ran. */
+  function breakerWith(replies: () => boolean) {
     const clock = new ManualClock();
     const probes: number[] = [];
     let recoveries = 0;
     const breaker = new CircuitBreaker({
       probe: async () => {
         probes.push(clock.now());
-        return answers();
+        return replies();
       },
       onRecovered: () => recoveries++,
       probeDelayMs: 200,
@@ -26,11 +26,11 @@ describe('circuit breaker', function () {
     return { clock, breaker, probes, recoveries: () => recoveries };
   }
 
-  it('a trip ends every pending call at once; their late answers and errors are ignored', async function () {
+  it('a trip ends every pending call at once; their late replies and errors are ignored', async function () {
     const { breaker } = breakerWith(() => false);
-    let answer: (value: string) => void = () => undefined;
+    let reply: (value: string) => void = () => undefined;
     let fail: (err: Error) => void = () => undefined;
-    const slow = breaker.race(new Promise<string>((resolve) => (answer = resolve)));
+    const slow = breaker.race(new Promise<string>((resolve) => (reply = resolve)));
     const failing = breaker.race(new Promise<string>((_resolve, reject) => (fail = reject)));
     const settled: unknown[] = [];
     for (const call of [slow, failing])
@@ -44,7 +44,7 @@ describe('circuit breaker', function () {
     await settle();
     should(settled).eql([undefined, undefined]);
     should(breaker.isOpen).be.true();
-    answer('late');
+    reply('late');
     fail(new Error('late failure'));
     await settle();
     should(await slow).be.undefined();
@@ -60,8 +60,8 @@ describe('circuit breaker', function () {
   });
 
   it('probes after a growing delay, capped, until one succeeds; then closes and reports the recovery once', async function () {
-    let answering = false;
-    const { clock, breaker, probes, recoveries } = breakerWith(() => answering);
+    let replying = false;
+    const { clock, breaker, probes, recoveries } = breakerWith(() => replying);
     const start = clock.now();
     breaker.trip();
     breaker.trip();
@@ -69,7 +69,7 @@ describe('circuit breaker', function () {
     // 200, 400, 800, 1600, then every 2000 ms: 200, 600, 1400, 3000, 5000, 7000, 9000.
     should(probes.map((at) => at - start)).eql([200, 600, 1400, 3000, 5000, 7000, 9000]);
     should(breaker.isOpen).be.true();
-    answering = true;
+    replying = true;
     await clock.advance(2000);
     should(probes).have.length(8);
     should(breaker.isOpen).be.false();
@@ -96,7 +96,7 @@ describe('circuit breaker', function () {
     should(clock.pendingTimers).equal(0);
   });
 
-  it('a probe that throws counts as no answer', async function () {
+  it('a probe that throws counts as no reply', async function () {
     const clock = new ManualClock();
     let calls = 0;
     const breaker = new CircuitBreaker({

@@ -136,7 +136,7 @@ describe('shared state without Redis (one instance)', function () {
     });
   });
 
-  it('the answer cache answers an identical query within its TTL, from memory without Redis', async function () {
+  it('the response cache serves an identical query within its TTL, from memory without Redis', async function () {
     const clock = new ManualClock();
     const cache = new ResponseCache(new SharedState({ log: recordingLog().log }), 'scope', 50, clock);
     should(await cache.get('1 Main Street')).be.undefined();
@@ -150,7 +150,7 @@ describe('shared state without Redis (one instance)', function () {
   });
 
   describe('Redis configured but unreachable', function () {
-    it('answers from local state, says so once, and never rejects', async function () {
+    it('serves from local state, says so once, and never rejects', async function () {
       const { lines, log } = recordingLog();
       // Resets every connection at once, as a host that refuses them does, and counts the attempts.
       let attempts = 0;

@@ -6,11 +6,11 @@ import type { BulkRow } from '../../nodes/lib/geo/result-rows';
 import { clientSuite, rejectionOf } from '../support/platform-client';
 
 /**
- * Issue 20, point 7: answers sent with a Content-Encoding (gzip, deflate, br) are decoded as they are
- * read, JSON answers and bulk result files alike, and the size limits apply to the decoded bytes: a
+ * Issue 20, point 7: responses sent with a Content-Encoding (gzip, deflate, br) are decoded as they are
+ * read, JSON responses and bulk result files alike, and the size limits apply to the decoded bytes: a
  * compression bomb (64 MB of JSON in 64 KB of gzip, or 100 bytes of br) stops at the limit with
  * BAD_RESPONSE naming it. A broken or unknown encoding is BAD_RESPONSE too, not retried. On 1.0.0 the
- * compressed bytes were read as they came: a compressed geocode answer was "not valid JSON", a
+ * compressed bytes were read as they came: a compressed geocode response was "not valid JSON", a
  * compressed result file a row-count error, and a bomb never met its limit.
  */
 
@@ -20,7 +20,7 @@ const FAST = { pollInterval: 10, maxWait: 5 };
 const LIMITS = { maxResponseSize: 1, maxFileSize: 2 };
 const ADDRESSES = ['12 Main Street, Sandbox City', 'High Street', 'nowhere at all'];
 
-describe('compressed answers', function () {
+describe('compressed responses', function () {
   const env = useSandbox({ jobPolls: 2 });
   beforeEach(() => resetBulk(env.sandbox));
 
@@ -29,7 +29,7 @@ describe('compressed answers', function () {
 
   for (const coding of CODINGS) {
     describe(coding, function () {
-      it('a geocode answer is decoded', async function () {
+      it('a geocode response is decoded', async function () {
         await loadGeocode();
         env.sandbox.setFault('geocode', { contentEncoding: coding });
         const msg = await expectOutput('n', { payload: ADDRESSES[0] });
@@ -47,7 +47,7 @@ describe('compressed answers', function () {
         should(rows[0].location).be.an.Object();
       });
 
-      it('a compression bomb as a geocode answer stops at "Max answer size" with BAD_RESPONSE, not retried', async function () {
+      it('a compression bomb as a geocode response stops at "Max response size" with BAD_RESPONSE, not retried', async function () {
         await loadGeocode();
         env.sandbox.setFault('geocode', { compressionBomb: coding });
         const { error } = await expectError('n', { payload: ADDRESSES[0] }, 10_000);
@@ -66,7 +66,7 @@ describe('compressed answers', function () {
     });
   }
 
-  it('an answer declaring gzip that is not gzip is BAD_RESPONSE naming the encoding, not retried', async function () {
+  it('a response declaring gzip that is not gzip is BAD_RESPONSE naming the encoding, not retried', async function () {
     await loadGeocode();
     env.sandbox.setFault('geocode', { brokenEncoding: true });
     const { error } = await expectError('n', { payload: ADDRESSES[0] });
@@ -75,7 +75,7 @@ describe('compressed answers', function () {
     should(env.sandbox.requests('geocode')).have.length(1);
   });
 
-  it('an error answer in gzip still shows its message', async function () {
+  it('an error response in gzip still shows its message', async function () {
     await loadGeocode();
     env.sandbox.setFault('geocode', { status: 400, body: JSON.stringify({ message: 'the address is too vague' }), contentEncoding: 'gzip' });
     const { error } = await expectError('n', { payload: ADDRESSES[0] });
@@ -84,9 +84,9 @@ describe('compressed answers', function () {
   });
 });
 
-describe('compressed answers at the client', function () {
+describe('compressed responses at the client', function () {
   const suite = clientSuite((sandbox) => {
-    // Answers as a careless server sends them: an encoding declared on an empty body, or one the client does not read.
+    // Responses as a careless server sends them: an encoding declared on an empty body, or one the client does not read.
     sandbox.route('GET', '/v1/test/encoded/:kind', { endpoint: 'encoded', auth: 'none' }, (ctx) => {
       if (ctx.params.kind === 'empty-200') ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
       else if (ctx.params.kind === 'empty-204') ctx.res.writeHead(204, { 'content-encoding': 'br' });
@@ -96,7 +96,7 @@ describe('compressed answers at the client', function () {
   });
   const get = (kind: string) => ({ auth: 'none', method: 'GET', path: `/v1/test/encoded/${kind}`, retry: 'read' }) as const;
 
-  it('an empty body declared as gzip or br (a 200, a 204) is an empty answer, not a broken one', async function () {
+  it('an empty body declared as gzip or br (a 200, a 204) is an empty response, not a broken one', async function () {
     const client = suite.clients.create(suite.sandbox);
     for (const kind of ['empty-200', 'empty-204']) should((await client.request(get(kind))).body).be.undefined();
   });

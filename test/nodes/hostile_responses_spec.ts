@@ -10,7 +10,7 @@ import { bulkControls, resetBulk } from '../sandbox/endpoints/bulk';
 
 /**
  * Issue 20 as a hostile or broken platform plays it, in real Node-RED: no secret the pack sends or
- * holds comes back out of an answer (point 1), and no value from an answer or an input moves a
+ * holds comes back out of a response (point 1), and no value from a response or an input moves a
  * request up its path or sends a token to another origin (point 2).
  */
 
@@ -42,7 +42,7 @@ function unicodeEscaped(text: string): string {
   return [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
 }
 
-describe('hostile answers (issue 20)', function () {
+describe('hostile responses (issue 20)', function () {
   const ctx = useSandbox({ jobPolls: 2 });
 
   describe('secrets never come back (point 1)', function () {
@@ -139,7 +139,7 @@ describe('hostile answers (issue 20)', function () {
       shouldNotShow(text, ['q7z']);
     });
 
-    it('svc-topic: a success answer that repeats the secrets gives msg.payload without them', async function () {
+    it('svc-topic: a success response that repeats the secrets gives msg.payload without them', async function () {
       ctx.sandbox.setFault('subscription-create', {
         status: 200,
         echo: (r) =>
@@ -202,7 +202,7 @@ describe('hostile answers (issue 20)', function () {
       should(ctx.sandbox.requests('words')).have.length(0);
     });
 
-    it('svc-words: a bearer token the answer repeats is masked in msg.payload', async function () {
+    it('svc-words: a bearer token the response repeats is masked in msg.payload', async function () {
       ctx.sandbox.setFault('words', {
         status: 200,
         echo: (r) => JSON.stringify({ coordinates: { lat: 52.5, lon: 13.4 }, requestedWith: r.headers.authorization }),
@@ -223,9 +223,9 @@ describe('hostile answers (issue 20)', function () {
     /** Every request that reached the sandbox, as `METHOD path`. */
     const requestLines = () => ctx.sandbox.requests().map((r) => `${r.method} ${r.path}`);
 
-    it('svc-bulk-geocode: a job id of ".", ".." or "" in the upload answer (body or Location) is BAD_RESPONSE, and no status request goes anywhere', async function () {
+    it('svc-bulk-geocode: a job id of ".", ".." or "" in the upload response (body or Location) is BAD_RESPONSE, and no status request goes anywhere', async function () {
       await bulk();
-      const answers: Fault[] = [
+      const responses: Fault[] = [
         { status: 201, body: JSON.stringify({ jobId: '..' }) },
         { status: 201, body: JSON.stringify({ jobId: '.' }) },
         { status: 201, body: JSON.stringify({ id: '..' }) },
@@ -233,11 +233,11 @@ describe('hostile answers (issue 20)', function () {
         { status: 201, body: '{}', headers: { location: '/v1/geocode/bulk/%' } },
         { status: 201, body: '{}' },
       ];
-      for (const answer of answers) {
-        ctx.sandbox.setFault('bulk-upload', answer);
+      for (const response of responses) {
+        ctx.sandbox.setFault('bulk-upload', response);
         const { error } = await expectError('n1', { payload: ['12 Main Street'] });
-        should(error.code).equal('BAD_RESPONSE', JSON.stringify(answer));
-        should(requestLines()).eql(['POST /v1/geocode/bulk'], JSON.stringify(answer));
+        should(error.code).equal('BAD_RESPONSE', JSON.stringify(response));
+        should(requestLines()).eql(['POST /v1/geocode/bulk'], JSON.stringify(response));
         ctx.sandbox.log.splice(0);
       }
     });

@@ -6,7 +6,7 @@ import { clientSuite, geocode, rejectionOf } from '../../support/platform-client
 import { waitUntil } from '../../support/wait';
 
 /**
- * Issue 13, point 4: every answer is read within a limit. Huge, endless and slowly dripping bodies
+ * Issue 13, point 4: every response is read within a limit. Huge, endless and slowly dripping bodies
  * end the request (its connection closed, nothing more read) with one error naming the limit or the
  * timeout. How many bytes the sandbox could hand over before the client stopped is the proof that
  * the client stopped reading; the fault suite checks the memory of a real Node-RED process.
@@ -17,7 +17,7 @@ const MB = 1024 * KB;
 /** What loopback socket buffers can hold besides what the client read: generous, far below the bodies sent. */
 const SOCKET_BUFFERS = 16 * MB;
 
-describe('bounded answers', function () {
+describe('bounded responses', function () {
   const suite = clientSuite((sandbox) => {
     sandbox.route('GET', '/v1/test/file/:bytes', { endpoint: 'file', auth: 'none' }, (ctx) => {
       ctx.res.writeHead(200, { 'content-type': 'text/csv' });
@@ -41,7 +41,7 @@ describe('bounded answers', function () {
     return requests[0];
   }
 
-  it('a JSON answer past the limit is BAD_RESPONSE naming the limit; reading stops there and the connection closes', async function () {
+  it('a JSON response past the limit is BAD_RESPONSE naming the limit; reading stops there and the connection closes', async function () {
     const client = clients.create(sandbox, { maxResponseBytes: 1 * MB });
     sandbox.setFault('geocode', { hugeBodyBytes: 256 * MB });
     const error = await rejectionOf(client.request(geocode()));
@@ -62,7 +62,7 @@ describe('bounded answers', function () {
     should(request.faultBodyBytes).be.below(SOCKET_BUFFERS);
   });
 
-  it('an endless answer ends at the limit', async function () {
+  it('an endless response ends at the limit', async function () {
     const client = clients.create(sandbox, { maxResponseBytes: 2 * MB });
     sandbox.setFault('geocode', { endlessBody: true });
     const error = await rejectionOf(client.request(geocode()));
@@ -71,7 +71,7 @@ describe('bounded answers', function () {
     should((await closedRequest('geocode')).faultBodyBytes).be.below(2 * MB + SOCKET_BUFFERS);
   });
 
-  it('an answer that drips forever ends at the timeout, which covers the whole body and not just the headers', async function () {
+  it('a response that drips forever ends at the timeout, which covers the whole body and not just the headers', async function () {
     const client = clients.create(sandbox, { timeoutMs: 400, maxRetries: 0 });
     sandbox.setFault('geocode', { dripMs: 20 });
     const started = Date.now();
@@ -83,7 +83,7 @@ describe('bounded answers', function () {
     should(request.faultBodyBytes).be.above(5, 'the headers and some body arrived before the timeout');
   });
 
-  it('a file answer has its own, larger limit', async function () {
+  it('a file response has its own, larger limit', async function () {
     const client = clients.create(sandbox, { maxResponseBytes: 64 * KB, maxFileBytes: 1 * MB });
     const file = (bytes: number) => client.request<Buffer>({ auth: 'none', method: 'GET', path: `/v1/test/file/${bytes}`, retry: 'read', response: 'buffer' });
     should((await file(1 * MB)).body.length).equal(1 * MB);
@@ -94,7 +94,7 @@ describe('bounded answers', function () {
     should((await rejectionOf(file(10))).message).equal('the response declares 2 MB, more than 1 MB (the "Max file size" of the svc-config node): not read');
   });
 
-  it('an error answer is read only as far as its message and excerpt need; its status still decides', async function () {
+  it('an error response is read only as far as its message and excerpt need; its status still decides', async function () {
     const client = clients.create(sandbox, { maxRetries: 0 });
     const error = await rejectionOf(client.request({ auth: 'none', method: 'GET', path: '/v1/test/big-error', retry: 'read' }));
     should(error.code).equal('SERVER');
@@ -122,7 +122,7 @@ describe('text scans that replaced backtracking patterns give the same results',
   });
 });
 
-describe('body excerpts of huge answers', function () {
+describe('body excerpts of huge responses', function () {
   const excerptOf = (body: string, secrets: string[] = []) => new PlatformError('BAD_RESPONSE', 'test', { body, secrets }).bodyExcerpt ?? '';
 
   it('are taken from the start of the body only, at most 300 characters, whatever its size', function () {
