@@ -241,9 +241,17 @@ export class PlatformClient {
     for (const [name, value] of Object.entries(headers)) {
       if (!isHeaderValue(value)) throw new InputError(catalogText('error.headerValue', { name }));
     }
-    // The attempt ends at the timeout or at the caller's abort, whichever comes first (an unreferenced timer: nothing to clear).
-    const timeout = AbortSignal.timeout(this.config.timeoutMs);
-    const ended = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    // The attempt ends at the timeout or at the caller's abort, whichever comes first. Our own timer, cleared
+    // when the exchange ends: AbortSignal.timeout's stays armed for the whole timeout and AbortSignal.any
+    // links signals through weak references, both measured on this hot path (README, CPU per message).
+    const attempt = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      attempt.abort();
+    }, this.config.timeoutMs);
+    const onAbort = () => attempt.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const res = await settleOnAbort(
         this.dispatcher.request({
@@ -252,18 +260,21 @@ export class PlatformClient {
           method: method,
           headers,
           body,
-          signal: ended,
+          signal: attempt.signal,
         }),
-        ended,
+        attempt.signal,
       );
       // A server may echo what it was sent: no secret of the request comes back out of its response.
       return await readResponse<T>(res, kind, this.limitFor(kind), secrets);
     } catch (err) {
-      if (timeout.aborted) {
+      if (timedOut) {
         throw new PlatformError('TIMEOUT', catalogText('error.timeout', { ms: this.config.timeoutMs }), { cause: err });
       }
       if (signal?.aborted) throw cancelled();
       throw err;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 }
