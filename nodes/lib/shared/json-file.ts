@@ -25,40 +25,74 @@ export function onePerFile<T>(open: Map<string, T>, file: string | undefined, cr
   return instance;
 }
 
+/** The least time between the starts of two writes of a CoalescedWriter's file. */
+export const COALESCED_WRITE_INTERVAL_MS = 1000;
+
 /**
- * Keeps a file in step with a value that changes often: `changed()` asks for a write; writes never
- * overlap and changes made during one are written by the next, so a burst of changes costs two
- * writes, not one per change. `flushed()` resolves once everything asked for is on disk.
+ * Keeps a file in step with a value that changes often, at a cost that does not grow with the rate of
+ * change: `changed()` asks for a write (no more than a flag when one is asked for already); writes
+ * never overlap, start at most once per `intervalMs`, and each writes the value as it is then, so
+ * changes made during a write or the interval share the next one. What a crash can lose is the changes
+ * of the last interval plus one write's time. `flushed()` writes what is pending at once (not waiting
+ * out the interval) and resolves once everything asked for is on disk.
  */
 export class CoalescedWriter {
   private writing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private dirty = false;
+  private lastStart = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly file: string,
     private readonly current: () => unknown,
     private readonly onError: (err: Error) => void,
+    private readonly intervalMs = COALESCED_WRITE_INTERVAL_MS,
   ) {}
 
   changed(): void {
+    if (this.dirty) return;
     this.dirty = true;
-    if (!this.writing) this.writing = this.drain();
+    this.schedule();
   }
 
   async flushed(): Promise<void> {
-    while (this.writing) await this.writing;
+    for (;;) {
+      if (this.timer) {
+        clearTimeout(this.timer);
+        this.timer = undefined;
+        this.writing = this.write();
+      }
+      if (!this.writing) return;
+      await this.writing;
+    }
   }
 
-  private async drain(): Promise<void> {
-    while (this.dirty) {
-      this.dirty = false;
-      try {
-        await writeAtomically(this.file, JSON.stringify(this.current()));
-      } catch (err) {
-        this.onError(err instanceof Error ? err : new Error(String(err)));
-      }
+  /** Starts the next write now, or once the interval since the last one has passed. */
+  private schedule(): void {
+    if (this.writing || this.timer) return;
+    const wait = this.lastStart + this.intervalMs - Date.now();
+    if (wait <= 0) {
+      this.writing = this.write();
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.writing = this.write();
+    }, wait);
+    // Pending counts do not keep a process alive: closing flushes them (and a crash may lose them).
+    this.timer.unref();
+  }
+
+  private async write(): Promise<void> {
+    this.lastStart = Date.now();
+    this.dirty = false;
+    try {
+      await writeAtomically(this.file, JSON.stringify(this.current()));
+    } catch (err) {
+      this.onError(err instanceof Error ? err : new Error(String(err)));
     }
     this.writing = undefined;
+    if (this.dirty) this.schedule();
   }
 }
 

@@ -96,6 +96,31 @@ describe('shared state without Redis (one instance)', function () {
       should(fs.readdirSync(dir)).eql(['state.json']);
     });
 
+    it('writes at most once a second however often the value changes, and each change is on disk within a second or so unflushed', async function () {
+      this.timeout(10_000);
+      const file = path.join(dir, 'state.json');
+      let value = 0;
+      let writes = 0;
+      const writer = new CoalescedWriter(
+        file,
+        () => (writes++, { value }),
+        (err) => should.fail(err, undefined, err.message),
+      );
+      // A change every 2 ms for 1.5 s: the rate of a busy flow, spread out so that writes finish between changes.
+      const until = Date.now() + 1500;
+      while (Date.now() < until) {
+        value++;
+        writer.changed();
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      should(writes).be.belowOrEqual(2);
+      // Not flushed: the last change reaches the file by itself once the second since the last write is over.
+      const last = value;
+      await waitUntil(() => (readJson(file) as { value?: number } | undefined)?.value === last, 'the last change on disk', 3000);
+      should(writes).be.belowOrEqual(3);
+      await writer.flushed();
+    });
+
     it('a daily quota counts per instance without Redis, survives a restart and stops at exactly the limit', async function () {
       const file = path.join(dir, 'svc-location-quota.json');
       const state = new SharedState({ log: recordingLog().log });
