@@ -1,10 +1,11 @@
+import { credentialLines } from './banner';
 import { startSandbox } from './index';
 
-/** `npm run sandbox`: the sandbox platform on its own, for trying flows by hand. */
+/** `npm run sandbox`: the sandbox platform on its own, for trying flows by hand. It keeps nothing across restarts. */
 async function main(): Promise<void> {
   const port = Number(process.env.SANDBOX_PORT ?? 18790);
   const sandbox = await startSandbox({ port });
-  console.log(`sandbox platform listening on ${sandbox.url}`);
+  console.log(`sandbox platform listening on ${sandbox.url}, credentials:\n${credentialLines(sandbox.url).join('\n')}`);
   const stop = () => {
     sandbox.close().then(() => process.exit(0), exitWith);
   };

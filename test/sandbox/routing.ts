@@ -145,7 +145,7 @@ export const SPEED: Record<string, number> = {
   wheelchair: 1.0,
 };
 
-interface Job {
+export interface Job {
   polls: number;
   pollsNeeded: number;
   result: unknown;
@@ -168,6 +168,16 @@ export class Jobs {
     this.jobs.set(jobId, { polls: 0, pollsNeeded: this.sandbox.options.jobPolls, result, failure: this.failNext });
     this.failNext = undefined;
     return { jobId, status: 'pending', message: 'job accepted' };
+  }
+
+  /** The jobs not yet collected, by id (for the state `npm start` keeps across restarts). */
+  entries(): Array<[string, Job]> {
+    return [...this.jobs];
+  }
+
+  /** Puts back jobs `entries()` gave, as they were. */
+  restore(entries: Array<[string, Job]>): void {
+    for (const [jobId, job] of entries) this.jobs.set(jobId, job);
   }
 
   /** The response to one status request, or undefined for an unknown job. */

@@ -3,7 +3,9 @@ import http from 'node:http';
 import path from 'node:path';
 import type { LocalSettings } from '@node-red/runtime';
 import RED from 'node-red';
+import { credentialLines, DEMO_WEBHOOK_SECRET } from './banner';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './index';
+import { SandboxStateFile } from './state-store';
 import { REPO_ROOT } from '../support/paths';
 
 /**
@@ -11,15 +13,20 @@ import { REPO_ROOT } from '../support/paths';
  * pack loaded as an installed module and every example flow deployed, each on its own tab, the Map
  * first. Node-RED finds worldmap (a dev dependency too) beside itself in node_modules, and serves
  * the map at /worldmap. Both listen on 127.0.0.1 only. Ctrl-C stops both.
+ *
+ * Nothing made in the editor is lost at a restart: the examples are refreshed, the user's own tabs
+ * and nodes kept with their credentials (`--keep-flows`: everything kept as deployed), and the
+ * sandbox's topics, subscriptions and running jobs are kept in the user directory (`--fresh`: start
+ * the sandbox empty). The terminal says what was refreshed and what was kept.
  */
 
-const USER_DIR = path.join(REPO_ROOT, '.dev-userdir');
+/** Node-RED's user directory and the sandbox's state; START_USERDIR moves it (the tests do, to a temp directory). */
+const USER_DIR = process.env.START_USERDIR ? path.resolve(process.env.START_USERDIR) : path.join(REPO_ROOT, '.dev-userdir');
+const SANDBOX_STATE_FILE = path.join(USER_DIR, 'sandbox-state.json');
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 /** The shared config node every example uses (see examples/geocode-an-address.json). */
 const SANDBOX_CONFIG_ID = 'svc-sandbox';
-/** The secret the examples' subscriptions sign with and their webhook receivers check, under npm start. */
-const DEMO_WEBHOOK_SECRET = 'sandbox-webhook-secret';
 const HOST = '127.0.0.1';
 
 type FlowNode = Record<string, unknown> & { id: string; type: string };
@@ -99,15 +106,22 @@ export function buildFlows(sandboxUrl: string): FlowNode[] {
   return [...tabs, ...flowNodes, ...globalNodes.values()];
 }
 
-/**
- * Writes the flows and the sandbox credentials. They are rebuilt from examples/ on every start,
- * so changes deployed from the editor last until the next `npm start`.
- */
-function writeUserDir(sandboxUrl: string): void {
-  linkPackage();
-  const flows = buildFlows(sandboxUrl);
-  fs.writeFileSync(path.join(USER_DIR, 'flows.json'), JSON.stringify(flows, null, 2));
-  const credentials: Record<string, Record<string, string>> = {};
+/** A flow node's credentials, as Node-RED keeps them unencrypted in flows_cred.json (credentialSecret: false). */
+type Credentials = Record<string, Record<string, string>>;
+
+/** What `npm start` did to the flows it found, for the terminal. */
+export interface FlowsUpdate {
+  flows: FlowNode[];
+  credentials: Credentials;
+  /** Labels of the example tabs, and names of the example config nodes, that differed from examples/ and were put back. */
+  replaced: string[];
+  /** Tabs, other nodes, and config nodes (with their credentials) that are not the examples' and were kept as they were. */
+  kept: { tabs: number; nodes: number; configNodes: number };
+}
+
+/** The credentials `npm start` gives the example nodes: the sandbox's own and the examples' demo webhook secret. */
+export function exampleCredentials(flows: FlowNode[]): Credentials {
+  const credentials: Credentials = {};
   for (const node of flows) {
     if (node.id === SANDBOX_CONFIG_ID) {
       credentials[node.id] = {
@@ -124,7 +138,99 @@ function writeUserDir(sandboxUrl: string): void {
       credentials[node.id] = { secret: DEMO_WEBHOOK_SECRET };
     }
   }
-  fs.writeFileSync(path.join(USER_DIR, 'flows_cred.json'), JSON.stringify(credentials, null, 2));
+  return credentials;
+}
+
+/** Whether a deployed node still is the example's: every property the example sets has its value (the editor may add others). */
+function sameAsExample(deployed: FlowNode, example: FlowNode): boolean {
+  return Object.entries(example).every(([key, value]) => JSON.stringify(deployed[key]) === JSON.stringify(value));
+}
+
+/**
+ * The examples refreshed into the flows deployed last time: every node of an example (its tab, its
+ * nodes, its config nodes) is put back as examples/ has it, with its credentials; every other node
+ * (tabs, subflows and config nodes of the user's, nodes the user added to an example's tab) is kept
+ * as it was, with its credentials. Without previous flows, the examples alone.
+ */
+export function refreshExamples(examples: FlowNode[], previous: FlowNode[] | undefined, previousCredentials: Credentials): FlowsUpdate {
+  const credentials = exampleCredentials(examples);
+  if (!previous) return { flows: examples, credentials, replaced: [], kept: { tabs: 0, nodes: 0, configNodes: 0 } };
+  const exampleIds = new Set(examples.map((node) => node.id));
+  const before = new Map(previous.map((node) => [node.id, node]));
+  const tabLabel = new Map(examples.filter((node) => node.type === 'tab').map((tab) => [tab.id, String(tab.label)]));
+  const replaced = new Set<string>();
+  for (const node of examples) {
+    const deployed = before.get(node.id);
+    // A node that was never deployed (an example added since) is new, not replaced.
+    if (!deployed || sameAsExample(deployed, node)) continue;
+    const where = node.type === 'tab' ? node.id : typeof node.z === 'string' ? node.z : undefined;
+    replaced.add(where ? (tabLabel.get(where) ?? where) : `${typeof node.name === 'string' && node.name !== '' ? node.name : node.id} (config node)`);
+  }
+  // Example nodes the user deleted come back too: their tab counts as replaced.
+  for (const node of examples) {
+    if (!before.has(node.id) && typeof node.z === 'string' && before.has(node.z)) replaced.add(tabLabel.get(node.z) ?? node.z);
+  }
+  const own = previous.filter((node) => !exampleIds.has(node.id));
+  const kept = { tabs: 0, nodes: 0, configNodes: 0 };
+  for (const node of own) {
+    if (node.type === 'tab') kept.tabs++;
+    else if ('x' in node || 'z' in node) kept.nodes++;
+    else kept.configNodes++;
+    if (previousCredentials[node.id]) credentials[node.id] = previousCredentials[node.id];
+  }
+  const tabs = [...examples.filter((node) => node.type === 'tab'), ...own.filter((node) => node.type === 'tab')];
+  const rest = [...examples.filter((node) => node.type !== 'tab'), ...own.filter((node) => node.type !== 'tab')];
+  return { flows: [...tabs, ...rest], credentials, replaced: [...replaced], kept };
+}
+
+/** A file for the terminal: relative to the repository when inside it. */
+function shown(file: string): string {
+  const relative = path.relative(REPO_ROOT, file);
+  return relative.startsWith('..') ? file : relative;
+}
+
+function readJson<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`${shown(file)} cannot be read (${(err as Error).message}): move it away or fix it, then start again`, { cause: err });
+  }
+}
+
+/**
+ * Writes the flows and credentials Node-RED starts with: the examples refreshed into what was deployed
+ * last time (see refreshExamples), or, with `--keep-flows`, what was deployed last time as it is.
+ * When that puts back an edited example, the flows before are copied to flows.previous.json (and
+ * flows_cred.previous.json) first.
+ */
+function writeUserDir(sandboxUrl: string, keepFlows: boolean): string {
+  linkPackage();
+  const flowsFile = path.join(USER_DIR, 'flows.json');
+  const credentialsFile = path.join(USER_DIR, 'flows_cred.json');
+  const previous = readJson<FlowNode[]>(flowsFile);
+  const previousCredentials = readJson<Credentials>(credentialsFile) ?? {};
+  if (keepFlows && previous) return `flows: ${shown(flowsFile)} deployed as it is (--keep-flows): the examples were not refreshed`;
+  const update = refreshExamples(buildFlows(sandboxUrl), previous, previousCredentials);
+  // The flows that held changes now replaced are kept beside (only then, so that a later start does not overwrite them).
+  if (update.replaced.length > 0) {
+    fs.copyFileSync(flowsFile, path.join(USER_DIR, 'flows.previous.json'));
+    if (fs.existsSync(credentialsFile)) fs.copyFileSync(credentialsFile, path.join(USER_DIR, 'flows_cred.previous.json'));
+  }
+  fs.writeFileSync(flowsFile, JSON.stringify(update.flows, null, 2));
+  fs.writeFileSync(credentialsFile, JSON.stringify(update.credentials, null, 2));
+  if (!previous) return `flows: ${shown(flowsFile)} written from examples/`;
+  const { tabs, nodes, configNodes } = update.kept;
+  const lines = [
+    `flows: the examples refreshed from examples/ into ${shown(flowsFile)}; kept as they were: ${tabs} tab(s), ${nodes} other node(s) and ${configNodes} config node(s) of yours, with their credentials`,
+  ];
+  if (update.replaced.length > 0) {
+    lines.push(
+      `  put back as examples/ has them (your changes there are in ${shown(path.join(USER_DIR, 'flows.previous.json'))}): ${update.replaced.join(', ')}`,
+    );
+  }
+  lines.push('  `npm start -- --keep-flows` deploys the flows as they are, without refreshing the examples');
+  return lines.join('\n');
 }
 
 /**
@@ -150,22 +256,54 @@ export function devSettings(editorPort: number): LocalSettings & { telemetry: { 
   };
 }
 
-/** Prints each sandbox request once, after its response (and forgets it), so clicks in the editor show here. */
-function printSandboxRequests(sandbox: Sandbox): NodeJS.Timeout {
+/**
+ * Prints each sandbox request once, after its response (and forgets it), so clicks in the editor show
+ * here, and saves the sandbox's state after the requests that may have changed it.
+ */
+function printSandboxRequests(sandbox: Sandbox, state: SandboxStateFile): NodeJS.Timeout {
   return setInterval(() => {
+    let handled = false;
     while (sandbox.log.length > 0 && sandbox.log[0].status !== undefined) {
       const [entry] = sandbox.log.splice(0, 1);
       console.log(`[sandbox] ${entry.method} ${entry.path} -> ${entry.status} (${entry.endpoint})`);
+      handled = true;
     }
+    if (handled) state.save();
   }, 250);
 }
 
+/** `npm start -- --fresh --keep-flows`: what the arguments after `--` ask for. */
+export function startOptions(args: string[]): { fresh: boolean; keepFlows: boolean } {
+  const known = ['--fresh', '--keep-flows'];
+  const unknown = args.filter((arg) => !known.includes(arg));
+  if (unknown.length > 0) throw new Error(`unknown option ${unknown.join(' ')}: npm start takes ${known.join(' and ')}`);
+  return { fresh: args.includes('--fresh'), keepFlows: args.includes('--keep-flows') };
+}
+
+/** What the sandbox kept from its last run, for the terminal. */
+function sandboxStateLine(state: SandboxStateFile, fresh: boolean): string {
+  if (fresh) {
+    state.remove();
+    return `sandbox state: started empty (--fresh); kept in ${shown(state.file)} from now on`;
+  }
+  const counts = state.load();
+  if (!counts) return `sandbox state: none yet; topics, subscriptions and running jobs are kept in ${shown(state.file)} across restarts`;
+  return (
+    `sandbox state: kept from the last run (${shown(state.file)}): ${counts.topics} topic(s), ${counts.subscriptions} subscription(s), ` +
+    `${counts.runningJobs} running job(s); \`npm start -- --fresh\` starts it empty`
+  );
+}
+
 async function main(): Promise<void> {
+  const options = startOptions(process.argv.slice(2));
   const sandboxPort = Number(process.env.SANDBOX_PORT ?? 18790);
   const editorPort = Number(process.env.PORT ?? 1880);
   const sandbox = await startSandbox({ port: sandboxPort, host: HOST });
-  console.log(`sandbox platform listening on ${sandbox.url}`);
-  writeUserDir(sandbox.url);
+  const state = new SandboxStateFile(sandbox, SANDBOX_STATE_FILE);
+  console.log(`sandbox platform listening on ${sandbox.url}, credentials (already in the "Sandbox platform" config node):`);
+  console.log(credentialLines(sandbox.url).join('\n'));
+  console.log(sandboxStateLine(state, options.fresh));
+  console.log(writeUserDir(sandbox.url, options.keepFlows));
 
   const server = http.createServer();
   const settings = devSettings(editorPort);
@@ -185,7 +323,7 @@ async function main(): Promise<void> {
     server.listen(editorPort, HOST, () => resolve());
   });
   await RED.start();
-  const printer = printSandboxRequests(sandbox);
+  const printer = printSandboxRequests(sandbox, state);
   console.log(`\nNode-RED editor: http://${HOST}:${editorPort}/   (Ctrl-C stops Node-RED and the sandbox)\n`);
 
   let stopping = false;
@@ -197,6 +335,7 @@ async function main(): Promise<void> {
       .then(() => {
         server.closeAllConnections();
         server.close();
+        state.save();
         return sandbox.close();
       })
       .then(

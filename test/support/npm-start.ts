@@ -1,0 +1,75 @@
+import { ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { BUILD_DIR } from './paths';
+import { freePort, flowsStarted, userEnv } from './node-red-process';
+import { killGroup, spawnGroup } from './process-group';
+
+/**
+ * `npm start` as a user runs it (the built dist/test/sandbox/start.js, which `npm start` runs after
+ * building), on free ports and a user directory of the test's own (START_USERDIR), its whole output
+ * kept. Stopped with SIGTERM, as Ctrl-C stops it; every start is stopped by `stop()`.
+ */
+export class NpmStart {
+  readonly output: string[] = [];
+  private readonly child: ChildProcess;
+  private readonly exited: Promise<number | null>;
+
+  static async start(userDir: string, args: string[] = [], ports?: { editor: number; sandbox: number }, timeoutMs = 60_000): Promise<NpmStart> {
+    const chosen = ports ?? { editor: await freePort(), sandbox: await freePort() };
+    const started = new NpmStart(userDir, args, chosen);
+    const deadline = Date.now() + timeoutMs;
+    while (!started.output.some(flowsStarted)) {
+      if (started.child.exitCode !== null) throw new Error(`npm start exited early:\n${started.output.join('\n')}`);
+      if (Date.now() > deadline) {
+        await started.stop();
+        throw new Error(`npm start did not start its flows within ${timeoutMs} ms:\n${started.output.join('\n')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return started;
+  }
+
+  private constructor(
+    readonly userDir: string,
+    args: string[],
+    readonly ports: { editor: number; sandbox: number },
+  ) {
+    this.child = spawnGroup(process.execPath, [path.join(BUILD_DIR, 'test', 'sandbox', 'start.js'), ...args], {
+      env: userEnv({ START_USERDIR: userDir, PORT: String(ports.editor), SANDBOX_PORT: String(ports.sandbox) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      if (stream) readline.createInterface({ input: stream }).on('line', (line) => this.output.push(line));
+    }
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  get editorUrl(): string {
+    return `http://127.0.0.1:${this.ports.editor}`;
+  }
+
+  get sandboxUrl(): string {
+    return `http://127.0.0.1:${this.ports.sandbox}`;
+  }
+
+  /** What it printed before Node-RED's own log began (the banner: credentials, sandbox state, flows). */
+  banner(): string {
+    const end = this.output.findIndex((line) => /Welcome to Node-RED/.test(line));
+    return this.output.slice(0, end < 0 ? undefined : end).join('\n');
+  }
+
+  /** SIGTERM (as Ctrl-C), then SIGKILL after `timeoutMs`; resolves with the exit code. */
+  async stop(timeoutMs = 15_000): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    const pid = this.child.pid;
+    if (pid === undefined) return null;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), timeoutMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
