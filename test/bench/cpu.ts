@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SANDBOX_DEFAULTS } from '../sandbox';
 import { Bench } from './bench';
 import { request } from 'undici';
-import { BENCH_ADDRESS, sameResponseFloorFlows, throughputFlows } from './flows';
+import { BENCH_ADDRESS, defaultLimitGeocodeFlows, defaultLimitGeocodePath, sameResponseFloorFlows, throughputFlows } from './flows';
 import type { RequestTemplate } from './loadgen';
 import { failures } from './sections';
 import type { ProfileSummary } from './profile';
@@ -13,14 +13,20 @@ import type { ProfileSummary } from './profile';
  * - floor: `http in` → function → `http response` in Node-RED (no outgoing call);
  * - floor with the response: the same, the function returning the sandbox's geocode response (so the
  *   `http response` writes as much as in the svc-geocode flow);
- * - svc-geocode: `http in` → svc-geocode (against the sandbox) → `http response`;
+ * - svc-geocode with the daily limit off: `http in` → svc-geocode (against the sandbox) → `http response`;
+ * - svc-geocode with the default config: the same with svc-config's default daily limit, counted in the
+ *   user directory's counter file (a config of its own per run, so that no run uses up the day's limit);
  * - raw undici: a plain Node process (the load generator) straight to the sandbox, whose own CPU
  *   per request is what the outgoing exchange costs a client at the least.
  * CPU time, not wall time, so that the figures depend little on what else the machine runs.
  * Then a profile of Node-RED under each flow says where svc-geocode's extra time goes.
+ *
+ * Issue 31: the least one geocode through Node-RED can cost (the limit) is the floor's Node-RED CPU plus
+ * one pooled undici exchange, whose client side is raw undici's CPU per request; each run's svc-geocode
+ * figures are divided by that run's limit, and its throughput by that run's floor.
  */
 
-export const CPU_FLOWS = ['floor', 'floor with the response', 'svc-geocode', 'raw undici'] as const;
+export const CPU_FLOWS = ['floor', 'floor with the response', 'svc-geocode, daily limit off', 'svc-geocode, default config', 'raw undici'] as const;
 type CpuFlow = (typeof CPU_FLOWS)[number];
 
 /** Median and spread of several runs. */
@@ -48,9 +54,24 @@ export interface CpuResult {
   rows: CpuRow[];
   /** svc-geocode's Node-RED CPU per message over the floor's (and over the floor with the response's), run by run, at each concurrency. */
   geocodeVsFloor: Array<{ concurrency: number; ratio: Spread; ratioSameResponse: Spread }>;
+  /** Issue 31, at each concurrency: svc-geocode's CPU per message over the limit, and its throughput over the floor's, run by run. */
+  overLimit: Array<{
+    concurrency: number;
+    defaultConfig: LimitFigures;
+    dailyLimitOff: LimitFigures;
+    /** CPU per message with the default config over the same with the daily limit off. */
+    dailyLimitCost: Spread;
+  }>;
   /** Self time of Node-RED under each flow at concurrency 64. */
   profiles: Array<{ flow: CpuFlow; file: string; summary: ProfileSummary; requests: number }>;
   loadAverage: { start: number[]; end: number[] };
+}
+
+export interface LimitFigures {
+  /** Node-RED CPU per message ÷ (the floor's Node-RED CPU per message + raw undici's client CPU per request). */
+  cpu: Spread;
+  /** Requests a second ÷ the floor's. */
+  throughput: Spread;
 }
 
 const CONCURRENCIES = [1, 64];
@@ -68,12 +89,14 @@ const GEOCODE_REQUEST: RequestTemplate = {
   headers: { accept: 'application/json', 'x-svc-project-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': SANDBOX_DEFAULTS.apiKey },
 };
 
-function templates(bench: Bench): Record<CpuFlow, { origin: string; template: RequestTemplate }> {
+/** The requests of run `run` (the default config's flow is the run's own). */
+function templates(bench: Bench, run: number): Record<CpuFlow, { origin: string; template: RequestTemplate }> {
   const body = JSON.stringify({ address: BENCH_ADDRESS });
   return {
     floor: { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor', body } },
     'floor with the response': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor-response', body } },
-    'svc-geocode': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/geocode', body } },
+    'svc-geocode, daily limit off': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/geocode', body } },
+    'svc-geocode, default config': { origin: bench.nodeRedUrl, template: { method: 'POST', path: defaultLimitGeocodePath(run), body } },
     'raw undici': { origin: bench.sandboxUrl, template: GEOCODE_REQUEST },
   };
 }
@@ -91,21 +114,30 @@ async function nodeRedCpuMicros(bench: Bench): Promise<number> {
 
 export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   const loadStart = bench.loadAverage();
-  await bench.deploy([...throughputFlows(bench.sandboxUrl), ...sameResponseFloorFlows(await geocodeResponse(bench))]);
-  const targets = templates(bench);
   const runs = bench.quick ? 2 : 5;
   const durationMs = bench.quick ? 1500 : 2500;
-  for (const flow of CPU_FLOWS) {
-    const first = await bench.load({ ...targets[flow], templates: [targets[flow].template], concurrency: 1, count: 1 });
-    if (first.statuses[200] !== 1) throw new Error(`${flow}: the first request got ${JSON.stringify({ ...first.statuses, ...first.errors })}`);
+  // One more default-config flow than runs: the profile's.
+  await bench.deploy([
+    ...throughputFlows(bench.sandboxUrl),
+    ...sameResponseFloorFlows(await geocodeResponse(bench)),
+    ...defaultLimitGeocodeFlows(bench.sandboxUrl, runs + 1),
+  ]);
+  for (let run = 0; run <= runs; run++) {
+    const targets = templates(bench, run);
+    for (const flow of CPU_FLOWS) {
+      const first = await bench.load({ ...targets[flow], templates: [targets[flow].template], concurrency: 1, count: 1 });
+      if (first.statuses[200] !== 1) throw new Error(`${flow}: the first request got ${JSON.stringify({ ...first.statuses, ...first.errors })}`);
+    }
   }
   const rows: CpuRow[] = [];
   const geocodeVsFloor: CpuResult['geocodeVsFloor'] = [];
+  const overLimit: CpuResult['overLimit'] = [];
   for (const concurrency of CONCURRENCIES) {
     const measured = new Map<CpuFlow, { nodeRed: number[]; client: number[]; rate: number[]; failures: number }>(
       CPU_FLOWS.map((f) => [f, { nodeRed: [], client: [], rate: [], failures: 0 }]),
     );
     for (let run = 0; run < runs; run++) {
+      const targets = templates(bench, run);
       for (const flow of CPU_FLOWS) {
         const before = await nodeRedCpuMicros(bench);
         const result = await bench.load({ origin: targets[flow].origin, templates: [targets[flow].template], concurrency, warmupMs: 300, durationMs });
@@ -131,20 +163,35 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     }
     const floor = measured.get('floor')?.nodeRed ?? [];
     const sameResponse = measured.get('floor with the response')?.nodeRed ?? [];
-    const geocode = measured.get('svc-geocode')?.nodeRed ?? [];
+    const geocode = measured.get('svc-geocode, daily limit off')?.nodeRed ?? [];
     geocodeVsFloor.push({
       concurrency,
       ratio: spread(geocode.map((micros, run) => micros / floor[run])),
       ratioSameResponse: spread(geocode.map((micros, run) => micros / sameResponse[run])),
     });
+    const figures = (flow: CpuFlow) => measured.get(flow) ?? { nodeRed: [], client: [], rate: [], failures: 0 };
+    const floorRate = figures('floor').rate;
+    const limits = floor.map((micros, run) => micros + figures('raw undici').client[run]);
+    const overTheLimit = (flow: CpuFlow): LimitFigures => ({
+      cpu: spread(figures(flow).nodeRed.map((micros, run) => micros / limits[run])),
+      throughput: spread(figures(flow).rate.map((rate, run) => rate / floorRate[run])),
+    });
+    const limitOff = figures('svc-geocode, daily limit off').nodeRed;
+    overLimit.push({
+      concurrency,
+      defaultConfig: overTheLimit('svc-geocode, default config'),
+      dailyLimitOff: overTheLimit('svc-geocode, daily limit off'),
+      dailyLimitCost: spread(figures('svc-geocode, default config').nodeRed.map((micros, run) => micros / limitOff[run])),
+    });
   }
   const profiles: CpuResult['profiles'] = [];
-  for (const flow of ['floor', 'floor with the response', 'svc-geocode'] as const) {
+  const targets = templates(bench, runs);
+  for (const flow of ['floor', 'floor with the response', 'svc-geocode, daily limit off', 'svc-geocode, default config'] as const) {
     const file = path.join(path.dirname(bench.logFile('x')), `${path.basename(bench.logFile(`profile-${flow}`), '.log')}.cpuprofile`);
     await bench.nodeRed.call('startProfile', undefined);
     const result = await bench.load({ origin: targets[flow].origin, templates: [targets[flow].template], concurrency: 64, durationMs });
     const summary = await bench.nodeRed.call('stopProfile', file);
     profiles.push({ flow, file, summary, requests: result.responsesInAll });
   }
-  return { runs, rows, geocodeVsFloor, profiles, loadAverage: { start: loadStart, end: bench.loadAverage() } };
+  return { runs, rows, geocodeVsFloor, overLimit, profiles, loadAverage: { start: loadStart, end: bench.loadAverage() } };
 }

@@ -17,7 +17,7 @@ export function tab(id: string, label: string): FlowNode {
 }
 
 /** A svc-config node pointed at the sandbox with its test credentials; `overrides` change its properties. */
-export function configNode(id: string, sandboxUrl: string, overrides: Record<string, unknown> = {}): FlowNode {
+export function configNode(id: string, sandboxUrl: string, overrides: Record<string, unknown> = {}, credentials: Record<string, string> = {}): FlowNode {
   return {
     id,
     type: 'svc-config',
@@ -40,6 +40,7 @@ export function configNode(id: string, sandboxUrl: string, overrides: Record<str
       clientSecret: SANDBOX_DEFAULTS.clientSecret,
       apiKey: SANDBOX_DEFAULTS.apiKey,
       pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+      ...credentials,
     },
   };
 }
@@ -128,6 +129,34 @@ export function throughputFlows(sandboxUrl: string): FlowNode[] {
     httpResponse('request-out', z),
     ...serveThrough('geocode', z, '/bench/geocode', { id: 'geocode-node', type: 'svc-geocode', name: '', server: 'tp-cfg' }),
   ];
+}
+
+/** Where `defaultLimitGeocodeFlows` serves run `run`. */
+export function defaultLimitGeocodePath(run: number): string {
+  return `/bench/geocode-default/${run}`;
+}
+
+/**
+ * `http in` → svc-geocode → `http response` with svc-config's default daily limit (50,000 a day,
+ * counted in the user directory's counter file), as many times as there are runs: each with a config
+ * of its own whose client id (which single geocodes do not use, but the daily count is kept per) is
+ * the run's, so that no run finds the day's limit used up by the runs before it.
+ */
+export function defaultLimitGeocodeFlows(sandboxUrl: string, runs: number): FlowNode[] {
+  const z = 'bench-geocode-default';
+  const flows: FlowNode[] = [tab(z, 'svc-geocode, default config')];
+  for (let run = 0; run < runs; run++) {
+    flows.push(
+      configNode(`dl${run}-cfg`, sandboxUrl, {}, { clientId: `${SANDBOX_DEFAULTS.clientId}-bench-${run}` }),
+      ...serveThrough(`geocode-default-${run}`, z, defaultLimitGeocodePath(run), {
+        id: `geocode-default-${run}-node`,
+        type: 'svc-geocode',
+        name: '',
+        server: `dl${run}-cfg`,
+      }),
+    );
+  }
+  return flows;
 }
 
 /**

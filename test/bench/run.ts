@@ -264,6 +264,28 @@ function markdown(report: Report): string {
       ]);
     }
   }
+  for (const { concurrency, defaultConfig, dailyLimitOff, dailyLimitCost } of report.cpu?.overLimit ?? []) {
+    const at64 = concurrency === 64;
+    const runs = `concurrency ${concurrency}, ${report.cpu?.runs} interleaved runs`;
+    targets.push([
+      '31',
+      `svc-geocode, default config (daily limit on): Node-RED CPU per message ÷ the limit (floor + raw undici's client CPU), ${runs}`,
+      at64 ? '≤ 1.05' : '–',
+      `${range(defaultConfig.cpu, n2)}${at64 ? ` ${yesNo(defaultConfig.cpu.median <= 1.05)}` : ''}; daily limit off: ${range(dailyLimitOff.cpu, n2)}`,
+    ]);
+    targets.push([
+      '31',
+      `svc-geocode, default config: req/s ÷ the floor's, ${runs}`,
+      at64 ? '≥ 0.8' : '–',
+      `${range(defaultConfig.throughput, n2)}${at64 ? ` ${yesNo(defaultConfig.throughput.median >= 0.8)}` : ''}; daily limit off: ${range(dailyLimitOff.throughput, n2)}`,
+    ]);
+    targets.push([
+      '31',
+      `daily limit on ÷ off, Node-RED CPU per message, ${runs}`,
+      at64 ? '≤ 1.02' : '–',
+      `${range(dailyLimitCost, n2)}${at64 ? ` ${yesNo(dailyLimitCost.median <= 1.02)}` : ''}`,
+    ]);
+  }
   if (report.throughput) {
     const t = report.throughput;
     targets.push([

@@ -81,6 +81,20 @@ describe('runtime texts in the runtime language', function () {
     should(error.code).equal('INVALID_INPUT');
   });
 
+  it('asks RED._ once per text, however many different figures it is shown with (a status per message)', function () {
+    let lookups = 0;
+    const RED = runtimeRED('svc-geocode');
+    translateWith({ _: (key: string, params?: Record<string, string | number>) => (lookups++, RED._(key, params)) });
+    const found = catalogText('status.found');
+    for (let used = 1; used <= 1000; used++) {
+      const text = translate(catalogText('status.result', { result: found, quota: ` (${used}/50000)` }));
+      if (used === 1 || used === 1000) should(text).equal(`${translate(found)} (${used}/50000)`);
+    }
+    // One lookup for the status template and one for the nested result, not one per message.
+    should(lookups).equal(2);
+    should(translate(catalogText('status.queued', { position: 3 }))).equal('待機中 (3)');
+  });
+
   it('falls back to en-US where RED._ knows no catalog (a test helper, a runtime without the pack’s locales)', function () {
     translateWith({ _: (key: string) => key });
     should(translate(catalogText('status.retrying', { attempt: 2, reason: 'SERVER' }))).equal('retry 2 after SERVER');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Node, NodeAPI } from './types';
 import { SvcError } from '../util/errors';
-import { CatalogText, TextLog, fill, stringParams, useEnglishCatalog } from '../util/catalog-text';
+import { CatalogText, PLACEHOLDER, TextLog, fill, stringParams, useEnglishCatalog } from '../util/catalog-text';
 
 /**
  * The one place where runtime texts (statuses, warnings, errors) are put into the language of the
@@ -64,53 +64,42 @@ type Translate = (key: string, params: Record<string, string>) => string;
 let runtimeTranslate: Translate | undefined;
 
 /**
- * Texts already translated, by key and parameters. A node shows the same few status texts for
- * message after message, and i18next's lookup cost more than all the rest of a status update (a
- * fifth of Node-RED's CPU per svc-geocode message in the bench's profile). Short texts only, and
- * a bounded number of them.
+ * Each key's template in the runtime's language, its placeholders kept, so that a text is its
+ * template filled in here. A node shows a status per message, with figures that differ each time
+ * (`found (123/50000)`), and i18next's lookup and interpolation cost more than all the rest of a
+ * status update (a fifth of Node-RED's CPU per svc-geocode message in the bench's profile). The
+ * catalogs use plain `__name__` placeholders only (no plurals, no nesting), which `fill` fills as
+ * i18next would; one entry per catalog key.
  */
-const translated = new Map<string, string>();
-const TRANSLATED_MAX_ENTRIES = 500;
-const TRANSLATED_MAX_KEY_LENGTH = 200;
+const templates = new Map<string, string>();
 
 /** Called by each node's registration with its RED: any node set's RED._ reads every catalog of the pack. */
 export function translateWith(RED: Pick<NodeAPI, '_'>): void {
   runtimeTranslate = (key, params) => RED._(key, params);
-  translated.clear();
+  templates.clear();
 }
 
 /** A catalog text in the runtime's language; en-US where the runtime has no catalog for it (a test helper, say). */
 export function translate(text: CatalogText | string): string {
   if (typeof text === 'string') return text;
-  const cacheKey = cacheKeyOf(text);
-  const known = translated.get(cacheKey);
-  if (known !== undefined) return known;
-  const result = translateNow(text);
-  if (cacheKey.length <= TRANSLATED_MAX_KEY_LENGTH) {
-    if (translated.size >= TRANSLATED_MAX_ENTRIES) translated.clear();
-    translated.set(cacheKey, result);
-  }
-  return result;
-}
-
-/** The key and parameters as one string; flat parameters without JSON.stringify, which showed in the profile too. */
-function cacheKeyOf(text: CatalogText): string {
-  let key = text.key;
-  for (const name in text.params) {
-    const value = text.params[name];
-    key += typeof value === 'object' ? `\u0001${name}=${JSON.stringify(value)}` : `\u0001${name}=${value}`;
-  }
-  return key;
-}
-
-function translateNow(text: CatalogText): string {
   const params = stringParams(text.params, translate);
   const entry = catalogEntries().get(text.key);
   if (!entry) return fill(text.key, params);
-  const inCatalog = runtimeTranslate?.(`${entry.namespace}:${entry.path}`, params);
+  return fill(templateOf(text.key, entry), params);
+}
+
+/** The template of `key` in the runtime's language: the en-US one where the runtime's catalogs lack the key. */
+function templateOf(key: string, entry: CatalogEntry): string {
+  const known = templates.get(key);
+  if (known !== undefined) return known;
+  // Each placeholder filled with itself: i18next returns the template with the placeholders where they were.
+  const placeholders = Object.fromEntries([...entry.english.matchAll(PLACEHOLDER)].map(([placeholder, name]) => [name, placeholder]));
+  const inCatalog = runtimeTranslate?.(`${entry.namespace}:${entry.path}`, placeholders);
   // i18next translates a key it lacks (or one of a namespace it does not know) to the key itself.
-  if (inCatalog === undefined || inCatalog === '' || inCatalog.endsWith(entry.path)) return fill(entry.english, params);
-  return inCatalog;
+  const template = inCatalog === undefined || inCatalog === '' || inCatalog.endsWith(entry.path) ? entry.english : inCatalog;
+  // Not remembered before a node set gave RED._: the runtime's language may not be known yet.
+  if (runtimeTranslate) templates.set(key, template);
+  return template;
 }
 
 /** The error with its message in the runtime's language, ready for done(err), a Catch node and the log. */

@@ -97,6 +97,8 @@ export interface DecodedBody {
 
 /** The codings of a Content-Encoding header in the order the server applied them (`identity` left out), lower case. */
 export function contentCodings(header: string): string[] {
+  // Most responses have no Content-Encoding: no splitting for them.
+  if (header === '') return [];
   return header
     .split(',')
     .map((coding) => coding.trim().toLowerCase())

@@ -55,7 +55,10 @@ export function stringParams(params: TextParams | undefined, render: (text: Cata
   return Object.fromEntries(Object.entries(params ?? {}).map(([name, value]) => [name, text(value)]));
 }
 
+/** A `__name__` placeholder of a catalog template, the name captured. */
+export const PLACEHOLDER = /__(\w+?)__/g;
+
 /** Fills `__name__` placeholders, as Node-RED's i18next does. */
 export function fill(template: string, params: Record<string, string>): string {
-  return template.replace(/__(\w+?)__/g, (placeholder, name: string) => params[name] ?? placeholder);
+  return template.replace(PLACEHOLDER, (placeholder, name: string) => params[name] ?? placeholder);
 }
