@@ -202,3 +202,146 @@ export function validCalendar(date: string, time: string): boolean {
   const probe = new Date(Date.UTC(year, month - 1, day));
   return probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day && hours <= 23 && minutes <= 59 && seconds <= 60;
 }
+
+/** A bounding box to avoid, in degrees. */
+export interface Box {
+  minLat: number;
+  minLon: number;
+  maxLat: number;
+  maxLon: number;
+}
+
+/** How far outside an avoided box a detour passes its corners, in degrees (about 35–55 m at mid latitudes). */
+const AVOID_MARGIN_DEG = 0.0005;
+
+export function inside(point: Point, box: Box): boolean {
+  return point.lat > box.minLat && point.lat < box.maxLat && point.lon > box.minLon && point.lon < box.maxLon;
+}
+
+/** Whether the straight line from `a` to `b` (in latitude and longitude, as the route lines are drawn) runs through the inside of `box`. */
+export function crosses(a: Point, b: Point, box: Box): boolean {
+  let t0 = 0;
+  let t1 = 1;
+  const clip = (p: number, q: number): boolean => {
+    if (p === 0) return q > 0;
+    const t = q / p;
+    if (p < 0) t0 = Math.max(t0, t);
+    else t1 = Math.min(t1, t);
+    return t0 < t1;
+  };
+  const dLat = b.lat - a.lat;
+  const dLon = b.lon - a.lon;
+  return clip(-dLat, a.lat - box.minLat) && clip(dLat, box.maxLat - a.lat) && clip(-dLon, a.lon - box.minLon) && clip(dLon, box.maxLon - a.lon);
+}
+
+/** Whether a path (its points in order) runs through the inside of any of `boxes`. */
+export function pathCrosses(points: Point[], boxes: Box[]): boolean {
+  return points.some((point, i) => i > 0 && boxes.some((box) => crosses(points[i - 1], point, box)));
+}
+
+/**
+ * The shortest way from `a` to `b` that runs through none of `boxes`: the points after `a`, ending
+ * with `b` (just `[b]` when the straight line is clear). It passes the boxes' corners a little
+ * outside them. A box holding `a` or `b` cannot be avoided and is ignored for that leg, and so is
+ * every box when no way around exists.
+ */
+export function pathAround(a: Point, b: Point, boxes: Box[]): Point[] {
+  const active = boxes.filter((box) => !inside(a, box) && !inside(b, box));
+  const clear = (p: Point, q: Point) => !active.some((box) => crosses(p, q, box));
+  if (clear(a, b)) return [b];
+  const corners = active
+    .flatMap((box) => [
+      { lat: box.minLat - AVOID_MARGIN_DEG, lon: box.minLon - AVOID_MARGIN_DEG },
+      { lat: box.minLat - AVOID_MARGIN_DEG, lon: box.maxLon + AVOID_MARGIN_DEG },
+      { lat: box.maxLat + AVOID_MARGIN_DEG, lon: box.maxLon + AVOID_MARGIN_DEG },
+      { lat: box.maxLat + AVOID_MARGIN_DEG, lon: box.minLon - AVOID_MARGIN_DEG },
+    ])
+    .filter((corner) => !active.some((box) => inside(corner, box)));
+  // Dijkstra over a, the corners and b, joined where the straight line between them is clear.
+  const nodes = [a, ...corners, b];
+  const cost = nodes.map((_n, i) => (i === 0 ? 0 : Infinity));
+  const previous = nodes.map(() => -1);
+  const done = new Set<number>();
+  while (done.size < nodes.length) {
+    let current = -1;
+    nodes.forEach((_n, i) => {
+      if (!done.has(i) && (current < 0 || cost[i] < cost[current])) current = i;
+    });
+    if (cost[current] === Infinity || current === nodes.length - 1) break;
+    done.add(current);
+    nodes.forEach((node, next) => {
+      if (done.has(next) || !clear(nodes[current], node)) return;
+      const through = cost[current] + distance(nodes[current], node);
+      if (through < cost[next]) {
+        cost[next] = through;
+        previous[next] = current;
+      }
+    });
+  }
+  if (previous[nodes.length - 1] < 0) return [b];
+  const path: Point[] = [];
+  for (let i = nodes.length - 1; i > 0; i = previous[i]) path.unshift(nodes[i]);
+  return path;
+}
+
+/** The length in meters of a path from `start` through `points`. */
+export function pathLength(start: Point, points: Point[]): number {
+  return points.reduce((sum, point, i) => sum + distance(i === 0 ? start : points[i - 1], point), 0);
+}
+
+/**
+ * The sandbox's time zone of a place, in minutes east of UTC: whole hours from its longitude (15°
+ * an hour, as nautical time), without daylight saving. Tokyo is +09:00, Berlin +01:00, Los Angeles −08:00.
+ */
+export function zoneOffsetMinutes(place: Point): number {
+  return Math.round(place.lon / 15) * 60;
+}
+
+/**
+ * The instant of a date and time (`HH:mm:ss`) with a zone (`Z`, `±hh`, `±hhmm`, `±hh:mm`), or, without
+ * one, as local time at `place`.
+ */
+export function instantAt(date: string, time: string, zone: string | undefined, place: Point): number {
+  const [year, month, day] = date.split('-').map(Number);
+  const [hours, minutes, seconds] = time.split(':').map(Number);
+  const wall = Date.UTC(year, month - 1, day, hours, minutes, Math.min(59, seconds));
+  return wall - zoneMinutes(zone, place) * 60_000;
+}
+
+function zoneMinutes(zone: string | undefined, place: Point): number {
+  if (zone === undefined || zone === '') return zoneOffsetMinutes(place);
+  if (zone === 'Z' || zone === 'z') return 0;
+  const digits = zone.slice(1).replace(':', '');
+  const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0');
+  return zone.startsWith('-') ? -minutes : minutes;
+}
+
+/** The local date (`yyyy-MM-dd`) at `place` at an instant. */
+export function localDate(ms: number, place: Point): string {
+  return new Date(ms + zoneOffsetMinutes(place) * 60_000).toISOString().slice(0, 10);
+}
+
+/** An instant as local time at `place`, with its offset: `yyyy-MM-dd'T'HH:mm:ss±hh:mm`. */
+export function localTime(ms: number, place: Point): string {
+  const offsetMinutes = zoneOffsetMinutes(place);
+  const wall = new Date(Math.round(ms / 1000) * 1000 + offsetMinutes * 60_000).toISOString().slice(0, 19);
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  return `${wall}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+/** Road transport, which traffic slows. */
+const SLOWED = { car: 0.6, truck: 0.6, carHOV: 0.8 } as Record<string, number | undefined>;
+
+/**
+ * Traffic: on weekdays from 07:00 to 10:00 and from 16:00 to 19:00 local time at `place`, cars and
+ * trucks go at 0.6 of their speed and carHOV (its own lanes) at 0.8; other transport, and other
+ * times, at full speed.
+ */
+export function trafficFactor(ms: number, place: Point, mode: string): number {
+  const local = new Date(ms + zoneOffsetMinutes(place) * 60_000);
+  const hour = local.getUTCHours();
+  const weekday = local.getUTCDay() >= 1 && local.getUTCDay() <= 5;
+  const rush = weekday && ((hour >= 7 && hour < 10) || (hour >= 16 && hour < 19));
+  return rush ? (SLOWED[mode] ?? 1) : 1;
+}

@@ -113,7 +113,24 @@ interface Route {
   handler: RouteHandler;
 }
 
-export interface SandboxOptions {
+/**
+ * How closely the sandbox behaves like the platform beyond its interface: the spec's typical durations
+ * and its limits for single geocode. All off unless asked for (`npm start` turns the durations on; see
+ * `modes.ts` for the environment variables).
+ */
+export interface SandboxModes {
+  /** Single geocodes take the spec's typical durations: 100–200 ms for a standard address, 700–800 ms for a descriptive one (landmark-based). */
+  typicalDurations?: boolean;
+  /** 429 with Retry-After beyond this many single geocodes per API key in any sliding minute (the spec recommends 80). */
+  geocodeRatePerMinute?: number;
+  /** 429 with Retry-After (until the next midnight UTC) beyond this many single geocodes per API key in a UTC day, by the sandbox's clock (the spec's limit is 50,000). */
+  geocodeDailyLimit?: number;
+}
+
+/** The spec's limits for single geocode. */
+export const SPEC_GEOCODE_LIMITS = { perMinute: 80, perDay: 50_000 } as const;
+
+export interface SandboxOptions extends SandboxModes {
   port?: number;
   host?: string;
   clientId?: string;
@@ -150,7 +167,8 @@ export const SANDBOX_DEFAULTS = {
 const ALL_PERMISSIONS: Permission[] = ['geocode', 'bulk', 'isoline', 'sequence', 'routing', 'pubsub'];
 
 export class Sandbox {
-  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock'>>;
+  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock' | keyof SandboxModes>>;
+  readonly modes: SandboxModes;
   /** The time issued tokens expire by. */
   readonly clock: { now(): number };
   readonly log: LoggedRequest[] = [];
@@ -160,6 +178,8 @@ export class Sandbox {
   private readonly routes: Route[] = [];
   private readonly faults = new Map<string, Fault>();
   private readonly hits = new Map<string, number[]>();
+  /** Single geocodes per API key: their times in the last minute, and the day and count of the daily limit. */
+  private readonly geocodeCounts = new Map<string, { times: number[]; day: string; count: number }>();
   private readonly server: http.Server | https.Server;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly closeHooks: Array<() => void | Promise<void>> = [];
@@ -178,6 +198,11 @@ export class Sandbox {
       tokenLifetimeSec: options.tokenLifetimeSec ?? 3600,
       tokenResponse: options.tokenResponse ?? 'standard',
       jobPolls: options.jobPolls ?? 3,
+    };
+    this.modes = {
+      typicalDurations: options.typicalDurations ?? false,
+      geocodeRatePerMinute: options.geocodeRatePerMinute,
+      geocodeDailyLimit: options.geocodeDailyLimit,
     };
     this.clock = options.clock ?? { now: () => Date.now() };
     const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -236,6 +261,11 @@ export class Sandbox {
       fn();
     }, ms);
     this.timers.add(timer);
+  }
+
+  /** Resolves after `ms` (or never, once the sandbox closes). */
+  pause(ms: number): Promise<void> {
+    return new Promise((resolve) => this.later(ms, resolve));
   }
 
   onClose(hook: () => void | Promise<void>): void {
@@ -353,8 +383,39 @@ export class Sandbox {
     };
     // Credentials are checked first, as a real service's gateway does: a wrong key never meets an injected fault.
     if (!this.authorize(ctx, route.auth, route.permission)) return;
+    if (route.endpoint === 'geocode' && this.overGeocodeLimits(ctx)) return;
     if (await this.applyFault(route.endpoint, ctx, entry)) return;
     await route.handler(ctx);
+  }
+
+  /**
+   * The recommended rate and the daily limit of single geocode, when their modes are on: responds with
+   * 429 and Retry-After (and returns true) beyond them. Refused requests are not counted.
+   */
+  private overGeocodeLimits(ctx: RouteContext): boolean {
+    const { geocodeRatePerMinute: perMinute, geocodeDailyLimit: perDay } = this.modes;
+    if (perMinute === undefined && perDay === undefined) return false;
+    const now = this.clock.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    const key = String(ctx.req.headers['x-svc-api-key']);
+    const counts = this.geocodeCounts.get(key) ?? { times: [], day, count: 0 };
+    this.geocodeCounts.set(key, counts);
+    counts.times = counts.times.filter((t) => t > now - 60_000);
+    if (counts.day !== day) Object.assign(counts, { day, count: 0 });
+    const refuse = (retryAfterMs: number, error: string, message: string) => {
+      ctx.res.setHeader('retry-after', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
+      sendJson(ctx.res, 429, { error, message });
+      return true;
+    };
+    if (perDay !== undefined && counts.count >= perDay) {
+      return refuse(Date.parse(`${day}T00:00:00Z`) + 86_400_000 - now, 'daily_limit_exceeded', `more than ${perDay} geocode requests today (UTC)`);
+    }
+    if (perMinute !== undefined && counts.times.length >= perMinute) {
+      return refuse(counts.times[0] + 60_000 - now, 'rate_limited', `more than ${perMinute} geocode requests per minute`);
+    }
+    counts.times.push(now);
+    counts.count++;
+    return false;
   }
 
   /** Returns true when a fault responded to (or swallowed) the request. */

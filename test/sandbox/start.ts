@@ -5,6 +5,7 @@ import type { LocalSettings } from '@node-red/runtime';
 import RED from 'node-red';
 import { credentialLines, DEMO_WEBHOOK_SECRET } from './banner';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './index';
+import { describeModes, modesFromEnv } from './modes';
 import { SandboxStateFile } from './state-store';
 import { REPO_ROOT } from '../support/paths';
 
@@ -298,10 +299,12 @@ async function main(): Promise<void> {
   const options = startOptions(process.argv.slice(2));
   const sandboxPort = Number(process.env.SANDBOX_PORT ?? 18790);
   const editorPort = Number(process.env.PORT ?? 1880);
-  const sandbox = await startSandbox({ port: sandboxPort, host: HOST });
+  const modes = modesFromEnv(process.env, { typicalDurations: true });
+  const sandbox = await startSandbox({ port: sandboxPort, host: HOST, ...modes });
   const state = new SandboxStateFile(sandbox, SANDBOX_STATE_FILE);
   console.log(`sandbox platform listening on ${sandbox.url}, credentials (already in the "Sandbox platform" config node):`);
   console.log(credentialLines(sandbox.url).join('\n'));
+  console.log(describeModes(modes));
   console.log(sandboxStateLine(state, options.fresh));
   console.log(writeUserDir(sandbox.url, options.keepFlows));
 

@@ -12,6 +12,8 @@ import { Sandbox, badRequest, sendJson } from '../server';
  * - a known street without a number: exact / Centroid / street;
  * - anything else (a town, a postal code): fallback / Centroid / street, a Cluster of cells.
  * The wrapper is set by `sandbox.stateOf('geocode', …).wrapper`: 'collection' (default), 'feature' or 'wrapped'.
+ * With the typical durations on (`SandboxModes`), a query with a landmark ("near" …) is descriptive and
+ * takes 700–800 ms, any other 100–200 ms, as the spec says; the same query always takes the same time.
  */
 
 export const KNOWN_STREETS = ['main street', 'high street', 'station road', 'market square', 'church lane'];
@@ -21,13 +23,14 @@ const HOUSE_NUMBER = /(^|\s)(\d{1,5}[a-z]?)(\s|,|$)/i;
 export type GeocodeWrapper = 'collection' | 'feature' | 'wrapped';
 
 export default function geocodeEndpoint(sandbox: Sandbox): void {
-  sandbox.route('POST', '/v1/geocode', { endpoint: 'geocode', auth: 'project', permission: 'geocode' }, (ctx) => {
+  sandbox.route('POST', '/v1/geocode', { endpoint: 'geocode', auth: 'project', permission: 'geocode' }, async (ctx) => {
     const accept = ctx.req.headers.accept;
     if (accept && !/application\/json|\*\/\*/.test(accept)) {
       return void sendJson(ctx.res, 406, { error: 'not_acceptable', message: 'this endpoint returns application/json' });
     }
     const address = ctx.url.searchParams.get('address');
     if (address === null || address.trim() === '') return void badRequest(ctx.res, 'query parameter address is required');
+    if (sandbox.modes.typicalDurations) await sandbox.pause(typicalDuration(address));
     const feature = geocode(address);
     const wrapper = sandbox.stateOf<{ wrapper: GeocodeWrapper }>('geocode', () => ({ wrapper: 'collection' })).wrapper;
     sendJson(ctx.res, 200, wrap(feature, wrapper));
@@ -83,6 +86,12 @@ export function geocode(query: string): Record<string, unknown> | undefined {
       quality_metrics: { match_type: matchType, accuracy, match_component: component },
     },
   };
+}
+
+/** The spec's typical duration of a query, in ms: about 750 for a descriptive (landmark-based) one, 100–200 for another. */
+export function typicalDuration(query: string): number {
+  const share = parseInt(hash(query).slice(0, 8), 16) / 0xffffffff;
+  return Math.round((LANDMARK.test(query) ? 700 : 100) + share * 100);
 }
 
 /** A stable position in a box around the sandbox city, [longitude, latitude]. */

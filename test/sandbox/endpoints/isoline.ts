@@ -27,7 +27,9 @@ import {
  * - an origin in Japan is refused with 400 and `error: "region_not_supported"`;
  * - `isoline` is one Polygon Feature when one polygon results, else an array of them, one per
  *   origin and range (origin by origin, ranges in request order), each ring closed and exactly
- *   `shape` points long; `origin` is the geohash of the origin (an array for several origins).
+ *   `shape` points long; `origin` is the geohash of the origin (an array for several origins);
+ * - `optimizeFor` sets the detail of the shape: `balanced` (the default) follows the roads in six
+ *   lobes with smaller bends, `quality` adds finer bends, `performance` keeps only the three main lobes.
  */
 
 const RANGE_TYPES = ['distance', 'time'] as const;
@@ -49,6 +51,7 @@ interface IsolineRequest {
   mode: (typeof MODES)[number];
   transportMode: string[];
   avoided: number;
+  optimizeFor: (typeof OPTIMIZE_FOR)[number];
   shape: number;
 }
 
@@ -100,7 +103,7 @@ function validate(body: Record<string, unknown>): IsolineRequest {
     check(members.length === 1, 'avoid must hold exactly one member: the array of features to avoid');
     avoided = requireEnumArray(avoid[members[0]], AVOID, `avoid.${members[0]}`).length;
   }
-  if (body.optimizeFor !== undefined) requireEnum(body.optimizeFor, OPTIMIZE_FOR, 'optimizeFor');
+  const optimizeFor = body.optimizeFor === undefined ? 'balanced' : requireEnum(body.optimizeFor, OPTIMIZE_FOR, 'optimizeFor');
   let shape = DEFAULT_SHAPE;
   if (body.shape !== undefined) {
     shape = requireNumber(body.shape, 'shape');
@@ -115,12 +118,15 @@ function validate(body: Record<string, unknown>): IsolineRequest {
     mode,
     transportMode,
     avoided,
+    optimizeFor,
     shape,
   };
 }
 
 function isolineResult(request: IsolineRequest): Record<string, unknown> {
-  const polygons = request.origins.flatMap((origin) => request.values.map((value) => polygon(origin, reach(request, value), request.shape)));
+  const polygons = request.origins.flatMap((origin) =>
+    request.values.map((value) => polygon(origin, reach(request, value), request.shape, request.optimizeFor)),
+  );
   const originHashes = request.origins.map((origin) => encode(origin));
   return {
     origin: originHashes.length === 1 ? originHashes[0] : originHashes,
@@ -138,12 +144,15 @@ function reach(request: IsolineRequest, value: number): number {
   return meters * Math.max(0.5, 1 - 0.04 * request.avoided);
 }
 
-/** A lobed ring of exactly `shape` points, the last equal to the first. */
-function polygon(origin: Point, radius: number, shape: number): Record<string, unknown> {
+/** A lobed ring of exactly `shape` points, the last equal to the first, as detailed as `optimizeFor` asks. */
+function polygon(origin: Point, radius: number, shape: number, optimizeFor: IsolineRequest['optimizeFor']): Record<string, unknown> {
   const seed = origin.lat * 7 + origin.lon * 3;
+  const detail = { performance: 0, balanced: 1, quality: 2 }[optimizeFor];
   const vertices = Array.from({ length: shape - 1 }, (_v, k) => {
     const bearing = (2 * Math.PI * k) / (shape - 1);
-    const lobes = 0.8 + 0.15 * Math.sin(3 * bearing + seed) + 0.05 * Math.cos(5 * bearing + seed);
+    const bends = detail >= 1 ? 0.05 * Math.cos(5 * bearing + seed) : 0;
+    const fine = detail >= 2 ? 0.04 * Math.sin(13 * bearing + seed) : 0;
+    const lobes = 0.8 + 0.15 * Math.sin(3 * bearing + seed) + bends + fine;
     const point = offset(origin, bearing, radius * lobes);
     return [point.lon, point.lat];
   });

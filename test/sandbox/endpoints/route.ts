@@ -1,20 +1,27 @@
 import { createHash } from 'node:crypto';
 import { Sandbox, sendJson } from '../server';
 import {
+  Box,
   Point,
   SPEED,
   check,
   decode,
   distance,
   encode,
+  instantAt,
   jsonObject,
+  localDate,
+  localTime,
   offset,
   onlyMembers,
+  pathAround,
+  pathCrosses,
   requireEnum,
   requireEnumArray,
   requireGeohash,
   requireLatLon,
   strictly,
+  trafficFactor,
   validCalendar,
 } from '../routing';
 
@@ -29,7 +36,16 @@ import {
  *   segment, `text` with HTML span markup and entities, `firstPoint`/`lastPoint` indexing
  *   `overview.linestring` (9-character geohashes); `length` in meters, `duration` in seconds;
  * - a leg's transport mode is the first of its start waypoint's `transportMode`, else `car`
- *   (`pedestrian` when indoor); `transportMode` is given per segment.
+ *   (`pedestrian` when indoor); `transportMode` is given per segment;
+ * - `preference` `fastest` (the default) runs on main roads as above; `shortest` goes straight to the
+ *   next waypoint on side streets, where road transport goes at 0.6 of its speed;
+ * - a leg that would run through the `avoid` box goes north-south first, else around the box's
+ *   corners (a box holding one of the leg's waypoints cannot be avoided);
+ * - `departAt` and `arriveBy` without an offset are local time at the departure place and at the
+ *   destination (a full-date is its midnight, a partial-time today), in the zone `zoneOffsetMinutes`
+ *   gives a place; without either the departure is now. Durations follow the traffic
+ *   (`trafficFactor`) at the departure, or at the arrival for `arriveBy`, whose departure is then the
+ *   arrival less the whole duration; the `arrive` segment's text gives both times, local with offset.
  */
 
 const TYPES = ['point', 'geohash', 'indoor'] as const;
@@ -38,7 +54,7 @@ const PREFERENCES = ['fastest', 'shortest'] as const;
 const DECIMAL = '-?\\d+(?:\\.\\d+)?';
 const COORDINATES = new RegExp(`^(${DECIMAL}),(${DECIMAL})$`);
 const AVOID = new RegExp(`^(${DECIMAL}),(${DECIMAL}),(${DECIMAL}),(${DECIMAL})$`);
-const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})?$/;
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$/;
 const FULL_DATE = /^(\d{4}-\d{2}-\d{2})$/;
 const PARTIAL_TIME = /^(\d{2}:\d{2}:\d{2})(?:\.\d+)?$/;
 const ROADS = ['Main Street', "Queen's Walk", 'Station Road', 'Market Square', "Rue de l'Église", 'Church Lane'];
@@ -47,6 +63,17 @@ const STEP_M = 200;
 const MAX_STEPS = 30;
 const ROAD_SPEED_LIMIT_KMPH = 50;
 const TRUCK_MAX_HEIGHT_M = 4.2;
+
+const SIDE_STREET_FACTOR = 0.6;
+const ROAD_MODES = ['car', 'carHOV', 'truck'];
+
+interface RouteRequest {
+  waypoints: Waypoint[];
+  /** When the route starts (`departAt`) or ends (`arriveBy`), as written; neither: now. */
+  time: { kind: 'departAt' | 'arriveBy'; text: string } | undefined;
+  avoid: Box | undefined;
+  preference: (typeof PREFERENCES)[number];
+}
 
 interface Waypoint {
   position: Point;
@@ -66,17 +93,18 @@ export default function routeEndpoint(sandbox: Sandbox): void {
     strictly((ctx) => {
       const body = jsonObject(ctx);
       if (!body) return;
-      sendJson(ctx.res, 200, route(validate(body)));
+      sendJson(ctx.res, 200, route(validate(body), sandbox.clock.now()));
     }),
   );
 }
 
-function validate(body: Record<string, unknown>): Waypoint[] {
+function validate(body: Record<string, unknown>): RouteRequest {
   onlyMembers(body, ['waypoints', 'arriveBy', 'departAt', 'avoid', 'preference'], 'body');
   check(Array.isArray(body.waypoints) && body.waypoints.length >= 2, 'waypoints is required: an array of two or more waypoint objects');
   const waypoints = (body.waypoints as unknown[]).map((waypoint, i) => validateWaypoint(waypoint, `waypoints[${i}]`));
   check(body.arriveBy === undefined || body.departAt === undefined, 'arriveBy and departAt cannot both be given');
   for (const name of ['arriveBy', 'departAt']) if (body[name] !== undefined) checkRfc3339(body[name], name);
+  let avoid: Box | undefined;
   if (body.avoid !== undefined) {
     const match = typeof body.avoid === 'string' ? AVOID.exec(body.avoid) : null;
     check(match, `avoid must be "minLat,minLon,maxLat,maxLon", got ${JSON.stringify(body.avoid)}`);
@@ -84,9 +112,11 @@ function validate(body: Record<string, unknown>): Waypoint[] {
     requireLatLon(minLat, minLon, 'avoid minimum');
     requireLatLon(maxLat, maxLon, 'avoid maximum');
     check(minLat < maxLat && minLon < maxLon, 'avoid: minimums must be less than maximums');
+    avoid = { minLat, minLon, maxLat, maxLon };
   }
-  if (body.preference !== undefined) requireEnum(body.preference, PREFERENCES, 'preference');
-  return waypoints;
+  const preference = body.preference === undefined ? 'fastest' : requireEnum(body.preference, PREFERENCES, 'preference');
+  const kind = body.departAt !== undefined ? 'departAt' : body.arriveBy !== undefined ? 'arriveBy' : undefined;
+  return { waypoints, time: kind === undefined ? undefined : { kind, text: body[kind] as string }, avoid, preference };
 }
 
 function validateWaypoint(value: unknown, label: string): Waypoint {
@@ -133,6 +163,16 @@ function checkRfc3339(value: unknown, label: string): void {
   check(valid, `${label} must be an RFC 3339 date-time, full-date or partial-time, got ${JSON.stringify(value)}`);
 }
 
+/** The instant of a checked RFC 3339 date-time, full-date (its midnight) or partial-time (today), local at `place` without an offset. */
+function readRfc3339(text: string, place: Point, now: number): number {
+  const dateTime = DATE_TIME.exec(text);
+  if (dateTime) return instantAt(dateTime[1], dateTime[2], dateTime[3], place);
+  const fullDate = FULL_DATE.exec(text);
+  if (fullDate) return instantAt(fullDate[1], '00:00:00', undefined, place);
+  const partialTime = PARTIAL_TIME.exec(text) as RegExpExecArray;
+  return instantAt(localDate(now, place), partialTime[1], undefined, place);
+}
+
 /** A stable spot for a venue (within about 3 km of the sandbox city) and a unit inside it. */
 function indoorPosition(venueId: string, unitId?: string): Point {
   const venue = offset(VENUE_AREA, fraction(venueId, 0) * 2 * Math.PI, fraction(venueId, 1) * 3000);
@@ -151,22 +191,31 @@ function fraction(text: string, slot: number): number {
   );
 }
 
-function route(waypoints: Waypoint[]): Record<string, unknown> {
-  const line: Point[] = [waypoints[0].position];
+function route(request: RouteRequest, now: number): Record<string, unknown> {
+  const { waypoints } = request;
+  const first = waypoints[0];
+  const last = waypoints[waypoints.length - 1];
+  const line: Point[] = [first.position];
   const segments: Segment[] = [];
-  waypoints.slice(1).forEach((to, i) => {
+  const legs = waypoints.slice(1).map((to, i) => {
     const from = waypoints[i];
     const indoor = from.indoor || to.indoor;
-    const mode = from.mode ?? (indoor ? 'pedestrian' : 'car');
-    const corner: Point = { lat: from.position.lat, lon: to.position.lon };
-    const bends = distance(from.position, corner) > 1 && distance(corner, to.position) > 1;
+    return { to, indoor, mode: from.mode ?? (indoor ? 'pedestrian' : 'car'), ends: stretches(from.position, to.position, request) };
+  });
+  // Traffic is that of the departure (or of the arrival, for arriveBy) at the place the time is given for.
+  const arriving = request.time?.kind === 'arriveBy';
+  const trafficPlace = arriving ? last.position : first.position;
+  const trafficAt = request.time ? readRfc3339(request.time.text, trafficPlace, now) : now;
+  legs.forEach(({ to, indoor, mode, ends }, i) => {
+    const sideStreets = request.preference === 'shortest' && ROAD_MODES.includes(mode);
+    const speed = SPEED[mode] * trafficFactor(trafficAt, trafficPlace, mode) * (sideStreets ? SIDE_STREET_FACTOR : 1);
     let heading = '';
-    (bends ? [corner, to.position] : [to.position]).forEach((end, s) => {
+    ends.forEach((end, s) => {
       const start = line[line.length - 1];
       const firstPoint = line.length - 1;
       line.push(...densify(start, end));
       const direction = compass(start, end);
-      const road = indoor ? '' : ROADS[(i * 2 + s) % ROADS.length];
+      const road = indoor ? '' : ROADS[(i * 2 + s + (sideStreets ? 1 : 0)) % ROADS.length];
       const length = Math.round(distance(start, end));
       const instruction = s > 0 ? turn(heading, direction) : 'continue';
       const verb = s > 0 ? `Turn <span class="direction">${instruction}</span> and go` : i === 0 ? 'Head' : 'Continue';
@@ -174,7 +223,7 @@ function route(waypoints: Waypoint[]): Record<string, unknown> {
         ? `to <span class="unit">${escapeHtml(to.unitId ?? to.venueId ?? 'the exit')}</span>`
         : `on <span class="street">${escapeHtml(road)}</span>`;
       segments.push({
-        ...segment(start, length, mode, !indoor),
+        ...segment(start, length, mode, !indoor, speed),
         roadName: road,
         instruction,
         text: `${verb} <span class="direction">${direction}</span> ${where} &amp; follow it for <span class="length">${length}&nbsp;m</span>`,
@@ -185,32 +234,56 @@ function route(waypoints: Waypoint[]): Record<string, unknown> {
       heading = direction;
     });
   });
-  const last = waypoints[waypoints.length - 1];
+  const seconds = segments.reduce((sum, s) => sum + (s.duration as number), 0);
+  const departure = arriving ? trafficAt - seconds * 1000 : trafficAt;
   const end = line.length - 1;
   segments.push({
-    ...segment(last.position, 0, segments[segments.length - 1].transportMode as string, !last.indoor),
+    ...segment(last.position, 0, segments[segments.length - 1].transportMode as string, !last.indoor, 1),
     roadName: '',
     instruction: 'arrive',
-    text: `Arrive at <span class="destination">${escapeHtml(last.unitId ?? last.venueId ?? 'your destination')}</span>`,
+    text:
+      `Arrive at <span class="destination">${escapeHtml(last.unitId ?? last.venueId ?? 'your destination')}</span>` +
+      ` at <span class="time">${localTime(departure + seconds * 1000, last.position)}</span>` +
+      ` (departure <span class="time">${localTime(departure, first.position)}</span>)`,
     action: 'arrive',
     firstPoint: end,
     lastPoint: end,
   });
   return {
-    start: encode(waypoints[0].position),
+    start: encode(first.position),
     end: encode(last.position),
     segments,
     overview: { linestring: line.map((point) => encode(point)) },
   };
 }
 
-/** The members of a segment that follow from where it starts, how long it is and how it is travelled. */
-function segment(start: Point, length: number, mode: string, outdoor: boolean): Segment {
-  const onRoad = outdoor && ['car', 'carHOV', 'truck'].includes(mode);
+/**
+ * The corners and end of one leg, after its start: for `fastest`, east-west then north-south (or the
+ * other way round when that runs through the avoided box, else around it); for `shortest`, straight
+ * (or around the box).
+ */
+function stretches(from: Point, to: Point, request: RouteRequest): Point[] {
+  const boxes = request.avoid ? [request.avoid] : [];
+  if (request.preference === 'fastest') {
+    for (const corner of [
+      { lat: from.lat, lon: to.lon },
+      { lat: to.lat, lon: from.lon },
+    ]) {
+      const bends = distance(from, corner) > 1 && distance(corner, to) > 1;
+      const path = bends ? [corner, to] : [to];
+      if (!pathCrosses([from, ...path], boxes)) return path;
+    }
+  }
+  return pathAround(from, to, boxes);
+}
+
+/** The members of a segment that follow from where it starts, how long it is, how it is travelled and at what speed (m/s). */
+function segment(start: Point, length: number, mode: string, outdoor: boolean, speed: number): Segment {
+  const onRoad = outdoor && ROAD_MODES.includes(mode);
   return {
     point: encode(start),
     length,
-    duration: Math.round(length / SPEED[mode]),
+    duration: Math.round(length / speed),
     maxHeight: mode === 'truck' ? TRUCK_MAX_HEIGHT_M : null,
     speedLimit: onRoad ? ROAD_SPEED_LIMIT_KMPH : null,
     speedLimitUnit: onRoad ? 'kmph' : null,
@@ -236,7 +309,8 @@ function compass(from: Point, to: Point): string {
 
 function turn(heading: string, direction: string): string {
   const order = ['north', 'east', 'south', 'west'];
-  return (order.indexOf(direction) - order.indexOf(heading) + 4) % 4 === 1 ? 'right' : 'left';
+  const change = (order.indexOf(direction) - order.indexOf(heading) + 4) % 4;
+  return change === 0 ? 'continue' : change === 1 ? 'right' : 'left';
 }
 
 function escapeHtml(text: string): string {

@@ -1,13 +1,16 @@
 import { RouteContext, Sandbox, sendJson } from '../server';
 import {
+  Box,
   Point,
   SPEED,
   check,
-  distance,
   encode,
+  instantAt,
   jobsOf,
   jsonObject,
   onlyMembers,
+  pathAround,
+  pathLength,
   requireEnum,
   requireEnumArray,
   requireLatLon,
@@ -15,6 +18,7 @@ import {
   requireObject,
   round,
   strictly,
+  trafficFactor,
   validCalendar,
 } from '../routing';
 
@@ -24,7 +28,12 @@ import {
  * the one in `x-svc-project-id` (else 401). Choices where the spec is silent:
  * - the first waypoint is the start; the others are put in the order that minimises total time
  *   (`fastest`, the default) or distance (`shortest`), exactly for up to 9 waypoints;
- * - a zone-less `departure` is read as UTC; estimated times are written in UTC with `Z`;
+ * - a zone-less `departure` is local time at the first waypoint (the start), in the zone
+ *   `zoneOffsetMinutes` gives it, as the spec says of routing times; without `departure` it is now;
+ *   estimated times are written in UTC with `Z`;
+ * - leg times follow the traffic (`trafficFactor`) at the departure, at the start;
+ * - a leg that would run through an `avoid` box goes around its corners (`pathAround`), so its
+ *   distance and time are those of the detour, and the order takes them into account;
  * - each returned waypoint has `location` as an 8-character geohash, `from` "start" or its position,
  *   `to` "end" or its position, and `distance` (meters) / `time` (seconds) of the leg arriving there;
  *   the totals are meters and seconds.
@@ -43,7 +52,9 @@ const FAST_ROAD_FACTOR = 1.6;
 interface SequenceRequest {
   async: boolean;
   points: Point[];
-  departure: Date;
+  /** The departure as written, or undefined for now. */
+  departure: RegExpExecArray | undefined;
+  avoid: Box[];
   mode: string;
   routeMode: (typeof ROUTE_MODES)[number];
 }
@@ -64,7 +75,7 @@ export default function sequenceEndpoints(sandbox: Sandbox): void {
       const body = jsonObject(ctx);
       if (!body) return;
       const request = validate(body);
-      const result = sequenceResult(request);
+      const result = sequenceResult(request, sandbox.clock.now());
       sendJson(ctx.res, 200, request.async ? jobs.create(result) : result);
     }),
   );
@@ -81,17 +92,17 @@ function validate(body: Record<string, unknown>): SequenceRequest {
   check(typeof body.async === 'boolean', 'async is required and must be a boolean');
   check(Array.isArray(body.waypoints) && body.waypoints.length > 0, 'waypoints is required: a non-empty array of Location objects');
   const points = (body.waypoints as unknown[]).map((waypoint, i) => requireLocationObject(waypoint, `waypoints[${i}]`));
-  let departure = new Date();
+  let departure: RegExpExecArray | undefined;
   if (body.departure !== undefined) {
     const match = typeof body.departure === 'string' ? DEPARTURE.exec(body.departure) : null;
     check(
       match && validCalendar(match[1], match[2]),
       `departure must be yyyy-MM-dd'T'HH:mm:ss or yyyy-MM-dd'T'HH:mm:ssX, got ${JSON.stringify(body.departure)}`,
     );
-    const [, date, time, zone] = match;
-    departure = new Date(`${date}T${time}${isoZone(zone)}`);
+    departure = match;
   }
   const modes = body.transportMode === undefined ? ['car'] : requireEnumArray(body.transportMode, TRANSPORT_MODES, 'transportMode');
+  const avoid: Box[] = [];
   if (body.avoid !== undefined) {
     check(Array.isArray(body.avoid) && body.avoid.length > 0, 'avoid must be a non-empty array of bounding boxes');
     (body.avoid as unknown[]).forEach((item, i) => {
@@ -100,22 +111,28 @@ function validate(body: Record<string, unknown>): SequenceRequest {
       const min = requireLatLon(box.minLat, box.minLng, `avoid[${i}] min`);
       const max = requireLatLon(box.maxLat, box.maxLng, `avoid[${i}] max`);
       check(min.lat < max.lat && min.lon < max.lon, `avoid[${i}]: minLat/minLng must be less than maxLat/maxLng`);
+      avoid.push({ minLat: min.lat, minLon: min.lon, maxLat: max.lat, maxLon: max.lon });
     });
   }
   const routeMode = body.routeMode === undefined ? 'fastest' : requireEnum(body.routeMode, ROUTE_MODES, 'routeMode');
-  return { async: body.async, points, departure, mode: modes[0], routeMode };
+  return { async: body.async, points, departure, avoid, mode: modes[0], routeMode };
 }
 
-function sequenceResult(request: SequenceRequest): Record<string, unknown> {
+function sequenceResult(request: SequenceRequest, now: number): Record<string, unknown> {
   const { points } = request;
-  const legMeters = (a: number, b: number) => distance(points[a], points[b]) * DETOUR;
+  const start = points[0];
+  const departure = request.departure ? instantAt(request.departure[1], request.departure[2], request.departure[3], start) : now;
+  const traffic = trafficFactor(departure, start, request.mode);
+  // Each leg's road distance, around the avoided boxes.
+  const meters = points.map((from) => points.map((to) => pathLength(from, pathAround(from, to, request.avoid)) * DETOUR));
+  const legMeters = (a: number, b: number) => meters[a][b];
   const legSeconds = (a: number, b: number) => {
-    const meters = legMeters(a, b);
-    return meters / (SPEED[request.mode] * (meters > FAST_ROAD_FROM_M ? FAST_ROAD_FACTOR : 1));
+    const m = legMeters(a, b);
+    return m / (SPEED[request.mode] * traffic * (m > FAST_ROAD_FROM_M ? FAST_ROAD_FACTOR : 1));
   };
   const cost = request.routeMode === 'shortest' ? legMeters : legSeconds;
   const order = bestOrder(points.length, cost);
-  let clock = request.departure.getTime();
+  let clock = departure;
   let totalMeters = 0;
   let totalSeconds = 0;
   const waypoints = order.map((index, k) => {
@@ -172,13 +189,6 @@ function bestOrder(count: number, cost: (a: number, b: number) => number): numbe
   };
   visit([0], rest, 0);
   return best.order;
-}
-
-/** A zone of the `X` pattern (Z, +hh, +hhmm, +hh:mm) as JavaScript reads it; none means UTC. */
-function isoZone(zone: string | undefined): string {
-  if (!zone || zone === 'Z') return 'Z';
-  const digits = zone.slice(1).replace(':', '');
-  return `${zone[0]}${digits.slice(0, 2)}:${digits.slice(2) || '00'}`;
 }
 
 function utc(ms: number): string {
