@@ -52,7 +52,7 @@ export = function register(RED: NodeAPI): void {
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
     const variant = locationVariantSetting(def.waypointFormat);
     const precision = precisionSetting(def.precision);
-    const departureFormat: DepartureFormat = def.departureFormat === 'zoned' ? 'zoned' : 'local';
+    const departureFormat: DepartureFormat = def.departureFormat === 'local' ? 'local' : 'zoned';
 
     handleInputs(
       this,

@@ -44,6 +44,19 @@ var SvcMigrations = (function () {
         };
     }
 
+    /**
+     * Version 2 of svc-sequence: *Write departure* `local` was the default, and wrote an instant (a
+     * Date, an epoch, a zoned string) as the host's wall-clock time without a zone, which the platform
+     * reads in the zone of the places: the same flow sent other instants on hosts in other zones. Such
+     * settings now write the same instant in UTC with `Z` (`zoned`); a zone-less string is sent as
+     * written either way. Choosing `local` again in the dialog saves it at version 2, where it stays.
+     * @param {Settings} settings
+     * @returns {Settings}
+     */
+    function departureInUtc(settings) {
+        return Object.assign({}, settings, { departureFormat: 'zoned' });
+    }
+
     /** Version 1 of a node with nothing to move: its settings carry a version from now on. */
     var VERSIONED = { version: 1 };
 
@@ -54,7 +67,10 @@ var SvcMigrations = (function () {
         'svc-words': [VERSIONED],
         'svc-bulk-geocode': [{ version: 1, up: pollIntervalInSeconds(1) }],
         'svc-isoline': [{ version: 1, up: pollIntervalInSeconds(1000) }],
-        'svc-sequence': [{ version: 1, up: pollIntervalInSeconds(1000) }],
+        'svc-sequence': [
+            { version: 1, up: pollIntervalInSeconds(1000) },
+            { version: 2, up: departureInUtc }
+        ],
         'svc-route': [VERSIONED],
         'svc-topic-publish': [VERSIONED],
         'svc-topic': [VERSIONED],

@@ -1,6 +1,6 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
-import { expectError, expectOutput, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
 import { jobsOf } from '../sandbox/routing';
 import { PROJECT_HEADERS, bodies, cancelledJobTests, faultTests, lastBody, refusalTests, sandboxRefusals, statusTexts } from '../support/routing-nodes';
 
@@ -131,6 +131,7 @@ describe('svc-sequence', function () {
       `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
     const cases: Array<[string, unknown, string, string]> = [
       ['a zone-less ISO string, kept as written', '2025-06-01T08:30', 'local', '2025-06-01T08:30:00'],
+      ['a zone-less ISO string, kept as written with a zone too', '2025-06-01T08:30', 'zoned', '2025-06-01T08:30:00'],
       ['a zoned ISO string, in UTC with Z', '2025-06-01T08:30:00+02:00', 'zoned', '2025-06-01T06:30:00Z'],
       ['an epoch in milliseconds, in UTC with Z', Date.UTC(2025, 5, 1, 6, 30), 'zoned', '2025-06-01T06:30:00Z'],
       ['an epoch in seconds, in UTC with Z', Date.UTC(2025, 5, 1, 6, 30) / 1000, 'zoned', '2025-06-01T06:30:00Z'],
@@ -140,11 +141,20 @@ describe('svc-sequence', function () {
     ];
     for (const [what, departure, format, expected] of cases) {
       it(`writes ${what}`, async function () {
-        await load({ departureFormat: format });
+        await load({ departureFormat: format, version: 2 });
         await expectOutput('n1', request({ departure }));
         should(lastBody(ctx.sandbox, 'sequence').departure).equal(expected);
       });
     }
+
+    it('writes an instant in UTC with Z by default, and for a node saved before version 2 with local time', async function () {
+      for (const extra of [{}, { version: 1, departureFormat: 'local' }, { departureFormat: 'local' }]) {
+        await load(extra);
+        await expectOutput('n1', request({ departure: Date.UTC(2025, 5, 1, 6, 30) }));
+        should(lastBody(ctx.sandbox, 'sequence').departure).equal('2025-06-01T06:30:00Z', JSON.stringify(extra));
+        await helper.unload();
+      }
+    });
   });
 
   it('sends avoid boxes as {minLat, minLng, maxLat, maxLng} from any accepted form', async function () {

@@ -11,13 +11,16 @@ const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[
 const EPOCH_SECONDS_BELOW = 1e11;
 
 /**
- * The sequencing `departure`: `local` writes `yyyy-MM-dd'T'HH:mm:ss` (a zone-less string keeps its
- * wall-clock time; a Date, an epoch or a zoned string is written in the host's time zone);
- * `zoned` writes the same in UTC with the designator `Z`, which every reading of the `X` pattern accepts.
+ * The sequencing `departure`. A zone-less string is a wall-clock time at the places (the platform
+ * reads it so, as the spec says of routing times), sent as written: `yyyy-MM-dd'T'HH:mm:ss`. Anything
+ * else (a Date, an epoch, a string with a zone) is an instant: `zoned` (the default) writes it in UTC
+ * with the designator `Z`, which every reading of the `X` pattern accepts, so the same message sends
+ * the same instant whatever the host's time zone; `local` writes its wall-clock time in the Node-RED
+ * host's time zone, without a zone.
  */
 export function formatDeparture(value: unknown, format: DepartureFormat, label: Label): string {
   const zoneless = typeof value === 'string' ? ZONELESS_DATE_TIME.exec(value.trim()) : null;
-  if (zoneless && format === 'local') {
+  if (zoneless) {
     const [, date, hours, minutes, seconds = '00'] = zoneless;
     checkCalendar(date, `${hours}:${minutes}:${seconds}`, label);
     return `${date}T${hours}:${minutes}:${seconds}`;

@@ -34,9 +34,33 @@ describe('settings migrations', function () {
       pollIntervalSec: 0.5,
       version: 1,
     });
-    for (const type of ['svc-isoline', 'svc-sequence']) {
-      should(migrated<FlowSettings>({ type, pollInterval: 3, pollIntervalSec: '1' })).eql({ type, pollInterval: '', pollIntervalSec: 3, version: 1 });
+    should(migrated<FlowSettings>({ type: 'svc-isoline', pollInterval: 3, pollIntervalSec: '1' })).eql({
+      type: 'svc-isoline',
+      pollInterval: '',
+      pollIntervalSec: 3,
+      version: 1,
+    });
+    should(migrated<FlowSettings>({ type: 'svc-sequence', pollInterval: 3, pollIntervalSec: '1' })).eql({
+      type: 'svc-sequence',
+      pollInterval: '',
+      pollIntervalSec: 3,
+      departureFormat: 'zoned',
+      version: 2,
+    });
+  });
+
+  it('writes a sequence departure saved before version 2 in UTC with Z, and keeps local time chosen at version 2', function () {
+    for (const departureFormat of ['local', 'zoned', undefined]) {
+      should(migrated<FlowSettings>({ type: 'svc-sequence', version: 1, departureFormat })).eql(
+        { type: 'svc-sequence', version: 2, departureFormat: 'zoned' },
+        String(departureFormat),
+      );
     }
+    should(migrated<FlowSettings>({ type: 'svc-sequence', version: 2, departureFormat: 'local' })).eql({
+      type: 'svc-sequence',
+      version: 2,
+      departureFormat: 'local',
+    });
   });
 
   it('keeps pollIntervalSec where the legacy value is empty or unusable, as 1.0.0 read it', function () {

@@ -111,10 +111,10 @@ describe('node settings', function () {
 
     it('moves a legacy isoline or sequence pollInterval (s) as it is, and leaves a current node alone', function () {
       should(openDialog('svc-isoline', { pollInterval: '3', pollIntervalSec: '' })).eql({ pollInterval: '', pollIntervalSec: '3', version: '1' });
-      should(openDialog('svc-sequence', { pollInterval: '', pollIntervalSec: '1.5', version: 1 })).eql({
+      should(openDialog('svc-sequence', { pollInterval: '', pollIntervalSec: '1.5', version: 2 })).eql({
         pollInterval: '',
         pollIntervalSec: '1.5',
-        version: '1',
+        version: '2',
       });
     });
 
