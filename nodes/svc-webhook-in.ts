@@ -11,10 +11,10 @@ import { CatalogText, catalogText } from './lib/util/catalog-text';
 import { translate, translateWith } from './lib/node-red/i18n';
 import { JsonTextProblem, isHeaderName, readJsonText } from './lib/util/text';
 import { ThrottledReport } from './lib/util/async';
-import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, routeFor } from './lib/node-red/http-node';
+import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, routeFor, routeSyntaxIn } from './lib/node-red/http-node';
 import { describeRouteOwner, ownRoute } from './lib/node-red/route-owners';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from './lib/platform/signature';
-import { ReplayFile, ReplayGuard } from './lib/shared/replays';
+import { Admission, ReplayFile, ReplayGuard, Unrecorded } from './lib/shared/replays';
 import { migrated } from './lib/node-red/migrations';
 
 interface WebhookInDef extends NodeDef {
@@ -51,13 +51,18 @@ const DEFAULT_MAX_BODY_KB = 1024;
 const MAX_JSON_DEPTH = 128;
 /** The file in Node-RED's user directory that keeps accepted webhooks until their window has passed. */
 const REPLAY_FILE = path.join('svc-location', 'webhook-replays.jsonl');
-/** Failed requests (aborted uploads, broken connections) are logged at most this often per node, with their count. */
-const FAILURE_LOG_INTERVAL_MS = 60_000;
+/** Failed requests (aborted uploads, broken connections), duplicates and requests not recorded are logged at most this often per node, with their count. */
+const NOISE_LOG_INTERVAL_MS = 60_000;
+/** What a 503 response asks the sender to wait before trying again, in seconds. */
+const RETRY_AFTER_SEC = 5;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 /** Request headers that carry credentials, never copied into a message. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 type Rejection = SignatureRejection | JsonTextProblem | 'not JSON' | 'body too large' | 'header mismatch';
+
+/** Why a request gets a 503 response: the node is closing, or its delivery cannot be recorded (the sender should try again either way). */
+type Unavailable = 'restarting' | 'journal unavailable';
 
 /**
  * What the status says for each refusal, in the runtime's language. The HTTP response keeps the reason
@@ -69,7 +74,6 @@ const REJECTION_TEXTS: Record<Rejection, CatalogText> = {
   'stale timestamp': catalogText('status.webhook.rejection.staleTimestamp'),
   'future timestamp': catalogText('status.webhook.rejection.futureTimestamp'),
   'signature mismatch': catalogText('status.webhook.rejection.signatureMismatch'),
-  replay: catalogText('status.webhook.rejection.replay'),
   'not JSON': catalogText('status.webhook.rejection.notJson'),
   'invalid JSON': catalogText('status.webhook.rejection.invalidJson'),
   'too deep': catalogText('status.webhook.rejection.tooDeep'),
@@ -92,6 +96,13 @@ export = function register(RED: NodeAPI): void {
       config = readConfig(def, this.credentials ?? {});
     } catch (err) {
       reportFailure(this, status, new InputError(catalogText('error.webhook.notListening', { cause: causeOf(err) })));
+      return;
+    }
+    // A subscription sends to one fixed address: a pattern would match paths that other routes, the editor's among them, serve.
+    const patternSyntax = routeSyntaxIn(config.path);
+    if (patternSyntax !== '') {
+      this.error(notListening(catalogText('error.webhook.routePattern', { path: config.path, syntax: patternSyntax })));
+      status.show('red', 'ring', catalogText('status.webhook.routePattern', { path: config.path }));
       return;
     }
     const app = RED.httpNode;
@@ -122,13 +133,13 @@ export = function register(RED: NodeAPI): void {
     const sharedConfig = def.server ? (RED.nodes.getNode(def.server) as SvcConfigNode | null) : null;
     sharedConfig?.shared.register(this);
     const userDir = (RED.settings as { userDir?: string }).userDir;
-    const replayFile = ReplayFile.at(userDir ? path.join(userDir, REPLAY_FILE) : undefined, (err) =>
-      this.warn(translate(catalogText('warn.webhook.replaysNotSaved', { cause: err.message }))),
-    );
+    const replayFile = ReplayFile.at(userDir ? path.join(userDir, REPLAY_FILE) : undefined);
     // Per path, with and without Redis (README: Security): see ReplayGuard.
     const replays = new ReplayGuard(replayFile, normalisePath(config.path), sharedConfig?.shared.state);
     const unsigned = config.verifier === undefined;
     const counts = { accepted: 0, rejected: 0 };
+    /** Requests that got a 503 because their delivery could not be recorded, since the journal last worked. */
+    let unrecorded = 0;
     let warnedConsumedBody = false;
     let closed = false;
     const showCounts = (rejection?: Rejection) => {
@@ -141,21 +152,54 @@ export = function register(RED: NodeAPI): void {
       if (rejection || unsigned) status.warning(text);
       else status.done(text);
     };
+    const showUnrecorded = (problem: Unrecorded) =>
+      status.show(
+        'red',
+        'ring',
+        problem.problem === 'in use'
+          ? catalogText('status.webhook.journalInUse', { pid: problem.holder.pid })
+          : catalogText('status.webhook.journalFailing', { count: unrecorded }),
+      );
+    const problemText = (problem: Unrecorded): string | CatalogText =>
+      problem.problem === 'in use' ? catalogText('warn.webhook.journalHolder', { pid: problem.holder.pid, host: problem.holder.host }) : problem.cause;
+
+    // Anyone who reaches the path can make requests fail or repeat them, and a full disk fails every
+    // one: counted, logged once a minute at most.
+    const noise = { failed: 0, duplicates: 0, last: undefined as string | CatalogText | undefined };
+    const noiseReport = new ThrottledReport<typeof noise>((_count, tally) => {
+      const last = tally.last === undefined ? '' : catalogText('warn.webhook.lastFailure', { cause: tally.last });
+      this.warn(translate(catalogText('warn.webhook.noise', { failed: tally.failed, last, duplicates: tally.duplicates })));
+      Object.assign(tally, { failed: 0, duplicates: 0, last: undefined });
+    }, NOISE_LOG_INTERVAL_MS);
+    const unrecordedReport = new ThrottledReport<string | CatalogText>(
+      (count, cause) => this.warn(translate(catalogText('warn.webhook.replaysNotSaved', { count, cause }))),
+      NOISE_LOG_INTERVAL_MS,
+    );
+
     if (unsigned) {
       this.warn(translate(catalogText('warn.webhook.unsigned', { path: config.path })));
       status.warning(catalogText('status.webhook.unsigned'));
     } else {
-      status.show('green', 'ring', catalogText('status.webhook.listening'));
+      // Said at start: a second Node-RED on this user directory, or a journal that cannot be written.
+      const problem = replayFile.ready();
+      if (problem?.problem === 'in use') {
+        this.warn(translate(catalogText('warn.webhook.journalInUse', { path: config.path, holder: problemText(problem) })));
+        showUnrecorded(problem);
+      } else if (problem) {
+        // Logged with the first request it fails.
+        showUnrecorded(problem);
+      } else {
+        status.show('green', 'ring', catalogText('status.webhook.listening'));
+      }
     }
 
-    const failures = new ThrottledReport<string | CatalogText>(
-      (count, cause) => this.warn(translate(catalogText('warn.webhook.failedRequests', { count, cause }))),
-      FAILURE_LOG_INTERVAL_MS,
-    );
     const refuse = (res: Response, statusCode: number, reason: Rejection) => {
       counts.rejected++;
       showCounts(reason);
       res.status(statusCode).json({ error: reason });
+    };
+    const unavailable = (res: Response, reason: Unavailable) => {
+      res.set('retry-after', String(RETRY_AFTER_SEC)).status(503).json({ error: reason });
     };
 
     const receive = async (req: Request, res: Response) => {
@@ -163,10 +207,7 @@ export = function register(RED: NodeAPI): void {
       if (!isJsonOrUnstated(req.headers['content-type'])) return refuse(res, 400, 'not JSON');
       const body = await rawBodyOf(req, config.maxBodyBytes);
       // Closed (redeployed) while the body arrived: the sender should try again, not lose the event.
-      if (closed) {
-        res.status(503).json({ error: 'restarting' });
-        return;
-      }
+      if (closed) return unavailable(res, 'restarting');
       if (body === 'too large') return refuse(res, 413, 'body too large');
       if (body === 'consumed') {
         if (!warnedConsumedBody) {
@@ -183,25 +224,45 @@ export = function register(RED: NodeAPI): void {
       if (!json.ok) return refuse(res, 400, json.reason);
       const verified = config.verifier?.verify(req.headers[SIGNATURE_HEADER], body, receivedAt);
       if (verified && !verified.ok) return refuse(res, 401, verified.reason);
+      // Sent before the response: a 2xx means a message left this node (or, for a duplicate, left it before).
+      const deliver = () => {
+        if (closed) return false;
+        this.send({
+          payload: json.value,
+          webhook: { timestamp: verified?.timestampMs, receivedAt, headers: visibleHeaders(req.headers, config.header?.name) },
+        });
+        return true;
+      };
       const entry = verified && config.verifier ? config.verifier.replayEntry(verified) : undefined;
-      if (entry && !(await replays.accept(entry, receivedAt))) return refuse(res, 401, 'replay');
-      if (closed) {
-        // Not delivered, so not remembered: the sender's retry must pass.
-        if (entry) await replays.withdraw(entry);
-        res.status(503).json({ error: 'restarting' });
-        return;
+      const admission: Admission = entry ? await replays.admit(entry, deliver, receivedAt) : { outcome: deliver() ? 'delivered' : 'withdrawn' };
+      switch (admission.outcome) {
+        case 'duplicate':
+          res.status(200).end();
+          noise.duplicates++;
+          noiseReport.note(noise);
+          return;
+        case 'withdrawn':
+          return unavailable(res, 'restarting');
+        case 'unrecorded':
+          unrecorded++;
+          unrecordedReport.note(problemText(admission));
+          showUnrecorded(admission);
+          return unavailable(res, 'journal unavailable');
+        default:
+          res.status(200).end();
+          counts.accepted++;
+          if (unrecorded > 0) {
+            this.log(translate(catalogText('log.webhook.journalWritable', { count: unrecorded })));
+            unrecorded = 0;
+          }
+          showCounts();
       }
-      // Sent before the response: a 2xx means a message left this node.
-      this.send({
-        payload: json.value,
-        webhook: { timestamp: verified?.timestampMs, receivedAt, headers: visibleHeaders(req.headers, config.header?.name) },
-      });
-      res.status(200).end();
-      counts.accepted++;
-      showCounts();
     };
-    // Anyone who reaches the path can make requests fail: counted, logged once a minute at most.
-    const warnFailed = (err: unknown) => failures.note(causeOf(err));
+    const warnFailed = (err: unknown) => {
+      noise.failed++;
+      noise.last = causeOf(err);
+      noiseReport.note(noise);
+    };
     const handler: RequestHandler = (req, res) => {
       receive(req, res).catch((err: unknown) => {
         warnFailed(err);
@@ -218,11 +279,12 @@ export = function register(RED: NodeAPI): void {
     // the bytes, and keepRawBody keeps them from the editor API's parser that Node-RED puts in front.
     app.post(config.path, nodeMiddleware(RED), handler, errorHandler);
     ownRoute(handler, this);
-    const releaseRawBody = keepRawBody(RED.server, app, nodeRoot, handler, config.maxBodyBytes);
+    const releaseRawBody = keepRawBody(RED.server, { app, root: nodeRoot, adminRoot, admin: RED.httpAdmin }, handler, config.maxBodyBytes);
 
     this.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
-      failures.close();
+      noiseReport.close();
+      unrecordedReport.close();
       removeRoute(app, handler);
       releaseRawBody();
       done();

@@ -518,7 +518,7 @@
                 };
             },
             /**
-             * svc-webhook-in's path: one the runtime serves, and not the path of another enabled
+             * svc-webhook-in's path: one fixed path the runtime serves (no route syntax), and not the path of another enabled
              * svc-webhook-in (compared as express routes them: case, a trailing slash and doubled
              * slashes aside). The runtime refuses the later of two at deploy; here the clash is
              * marked before, naming the other node and its tab.
@@ -530,6 +530,8 @@
                 var text = value === undefined || value === null ? '' : String(value).trim();
                 var catalog = '@svc/node-red-location/svc-webhook-in:svc-webhook-in.validation.';
                 if (!/^\/?[^\s?#]+$/.test(text)) return opt ? RED._(catalog + 'path') : false;
+                // One fixed path, as the runtime requires: a pattern would take requests meant for other routes.
+                if (/[:*?+()[\]{}|^$\\!]/.test(text)) return opt ? RED._(catalog + 'pattern') : false;
                 var routed = function (/** @type {string} */ path) {
                     return ('/' + path)
                         .replace(/\/{2,}/g, '/')

@@ -363,7 +363,7 @@ describe('the editor in a real browser (Chromium)', function () {
           }
         });
 
-        it('svc-webhook-in: a path another webhook node receives is marked invalid before deploy, naming that node and its tab', async function () {
+        it('svc-webhook-in: a route pattern, and a path another webhook node receives, are marked invalid before deploy (naming that node and its tab)', async function () {
           const page = editor().page;
           const first = await editor().addNode('svc-webhook-in');
           await editor().openNodeDialog(first);
@@ -387,6 +387,14 @@ describe('the editor in a real browser (Chromium)', function () {
           }, second);
           should(text).equal(`"Hook A" on tab "${tab}" already receives this path: give each webhook node its own path`);
           should(await marked('/other-path', false)).be.true('/other-path accepted');
+          // One fixed path: route parameters and wildcards are marked, as the runtime refuses them.
+          for (const pattern of ['/:id', '/*', '/hook/:tenant', '/x|']) should(await marked(pattern, true)).be.true(`${pattern} marked`);
+          const patternText = await page.evaluate((id) => {
+            const { RED } = globalThis as unknown as EditorWindow;
+            const validate = RED.nodes.getType('svc-webhook-in')?.defaults.url.validate as (this: unknown, value: string, opt: object) => unknown;
+            return validate.call(RED.nodes.node(id), '/:id', {});
+          }, second);
+          should(patternText).match(/^One fixed path such as \/location-events: a subscription sends to one address/);
           should(await marked('/same-path', true)).be.true('/same-path marked');
           await editor().closeNodeDialog('ok');
           should(await editor().showsInvalidMarker(second)).be.true();

@@ -10,9 +10,9 @@ import { SANDBOX_DEFAULTS } from '../sandbox';
 
 /**
  * The webhook replay cache has one scope, the path, with and without Redis: the same event delivered
- * to two paths with one secret (two subscriptions) is accepted once on each, a replay on either is
- * refused, and with Redis that still holds after a restart and across a Redis-backed redeploy. Real
- * Node-RED 4.1 and 5 processes, a real redis-server.
+ * to two paths with one secret (two subscriptions) is delivered once on each, a copy on either is
+ * acknowledged (200) without a message, and with Redis that still holds after a restart and on
+ * another instance. Real Node-RED 4.1 and 5 processes, a real redis-server.
  */
 
 const SECRET = 'replay-scope-secret';
@@ -73,18 +73,26 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
       return statuses;
     }
 
-    it('accepts one event once per path and refuses replays on each, the same with Redis as without', async function () {
+    /** Messages with this payload's event, by webhook. */
+    const delivered = (instance: WebhookRig, event: string) =>
+      ['hook-a', 'hook-b'].map((id) => instance.messagesOf(id).filter((m) => (m.payload as { event?: string }).event === event).length);
+    const quiet = () => new Promise((resolve) => setTimeout(resolve, 500));
+
+    it('delivers one event once per path and acknowledges copies on each without a message, the same with Redis as without', async function () {
       should(await rig.deploy(flows(undefined))).be.within(200, 299);
-      should(await deliverTwiceToBoth('{"event":"local"}')).eql([200, 200, 401, 401]);
+      should(await deliverTwiceToBoth('{"event":"local"}')).eql([200, 200, 200, 200]);
       should(await rig.deploy(flows(redis.url))).be.within(200, 299);
-      should(await deliverTwiceToBoth('{"event":"shared"}')).eql([200, 200, 401, 401]);
+      should(await deliverTwiceToBoth('{"event":"shared"}')).eql([200, 200, 200, 200]);
+      await quiet();
+      should(delivered(rig, 'local')).eql([1, 1]);
+      should(delivered(rig, 'shared')).eql([1, 1]);
       const client = new Redis(redis.url);
       const keys = await client.keys('svc-location:replay:*');
       client.disconnect();
       should(keys.map((key) => key.split(':')[2]).sort()).eql(['/scope-a', '/scope-b']);
     });
 
-    it('with Redis, refuses a replay after a restart (SIGKILL) that lost the local replay file', async function () {
+    it('with Redis, acknowledges a copy without a message after a restart (SIGKILL) that lost the local replay file, and on another instance', async function () {
       should(await rig.deploy(flows(redis.url))).be.within(200, 299);
       const t = String(Math.floor(Date.now() / 1000));
       should((await postSigned(rig.nodeRed, '/scope-a', '{"event":"restart"}', SECRET, t)).status).equal(200);
@@ -92,8 +100,21 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
       // Without this instance's own file, only Redis remembers it.
       fs.rmSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.jsonl'));
       await rig.start();
-      should(await postSigned(rig.nodeRed, '/scope-a', '{"event":"restart"}', SECRET, t)).eql({ status: 401, text: '{"error":"replay"}' });
+      should(await postSigned(rig.nodeRed, '/scope-a', '{"event":"restart"}', SECRET, t)).eql({ status: 200, text: '' });
       should((await postSigned(rig.nodeRed, '/scope-b', '{"event":"restart"}', SECRET, t)).status).equal(200);
+      // Another instance (its own user directory) on the same Redis: copies of both acknowledged, nothing delivered there.
+      const other = new WebhookRig({}, runtime);
+      try {
+        await other.start();
+        should(await other.deploy(flows(redis.url))).be.within(200, 299);
+        for (const name of ['a', 'b'])
+          should(await postSigned(other.nodeRed, `/scope-${name}`, '{"event":"restart"}', SECRET, t)).eql({ status: 200, text: '' });
+        await quiet();
+        should(delivered(other, 'restart')).eql([0, 0]);
+      } finally {
+        await other.stop();
+      }
+      should(delivered(rig, 'restart')).eql([1, 1]);
     });
   });
 }

@@ -1,7 +1,9 @@
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import should from 'should';
 import { ADMIN_AUTH, Json, WebhookRig, postSigned, rawRequest, reportingTab, webhookNodes } from '../support/webhook-process';
-import { runtimeUnderTest } from '../support/node-red-process';
+import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { signatureHeader, webhookDigest } from '../bench/webhook-signing';
 import { extendSha256, sha256Padding } from '../support/sha256-extension';
 import { waitUntil } from '../support/wait';
@@ -53,6 +55,32 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       await rig.killAndRestart();
       should((await rig.login()).status).equal(200);
       should(await rig.deploy(flow(rig, [{ id: 'fine', url: '/fine-hook' }]))).be.within(200, 299);
+    });
+
+    it('refuses a path that is a route pattern at deploy (red status, one error line, no route): deploys and logins keep working, also after a restart', async function () {
+      const patterns = ['/:id', '/*', '/:a/:b', '/hook/:tenant', '/x|', '/(.*)', '/flows*'];
+      const hooks = patterns.map((url, i) => ({ id: `pattern-${i}`, url }));
+      const logFrom = rig.nodeRed.log.length;
+      should(await rig.deploy(flow(rig, [...hooks, { id: 'fixed', url: '/fixed-hook' }]))).be.within(200, 299);
+      const working = async () => {
+        should((await rig.login()).status).equal(200);
+        should(await rig.deploy(flow(rig, [...hooks, { id: 'fixed', url: '/fixed-hook' }]))).be.within(200, 299);
+        should((await postSigned(rig.nodeRed, '/fixed-hook', `{"at":${Date.now()}}`, SECRET)).status).equal(200);
+        // No route takes the patterns' requests: a path one would have matched finds none.
+        should((await postSigned(rig.nodeRed, '/some-id', '{"pattern":true}', SECRET)).status).equal(404);
+      };
+      await working();
+      for (const [i, url] of patterns.entries()) {
+        should(await rig.statusOf(`pattern-${i}`)).match({ fill: 'red', text: `route pattern ${url}` });
+        const lines = rig.logSince(logFrom).filter((line) => line.includes(`[svc-webhook-in:pattern-${i}]`));
+        // One per deploy: the first and the one working() made.
+        should(lines).have.length(2);
+        should(lines[0]).match(/\[error\].*not listening: \S+ is a route pattern \(.+\), not one fixed path; a subscription sends to one address/);
+      }
+      // The patterns are in flows.json: a restart starts them again, and refuses them again.
+      await rig.killAndRestart();
+      await working();
+      should(await rig.statusOf('pattern-2')).match({ fill: 'red', text: 'route pattern /:a/:b' });
     });
 
     it('names a route registered earlier that would take its requests (core http in on /:x), does not listen, and leaves that route its bodies', async function () {
@@ -143,27 +171,42 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       should(rig.messagesOf('oracle')).have.length(0);
     });
 
-    it('refuses a replay after a full redeploy, after a secret rotation and after a restart (SIGKILL)', async function () {
+    it('acknowledges a copy without delivering it again after a full redeploy, after a secret rotation and after a restart (SIGKILL)', async function () {
       const hook = { id: 'replays', url: '/replays' };
       should(await rig.deploy(flow(rig, [hook]))).be.within(200, 299);
       const t = nowSec();
       const body = '{"event":"once"}';
-      should((await postSigned(rig.nodeRed, '/replays', body, SECRET, t)).status).equal(200);
+      const acknowledged = { status: 200, text: '' };
+      should(await postSigned(rig.nodeRed, '/replays', body, SECRET, t)).eql(acknowledged);
+      await rig.reports((r) => r.kind === 'message' && r.source === 'replays');
       should(await rig.deploy(flow(rig, [hook]))).be.within(200, 299);
-      should(await postSigned(rig.nodeRed, '/replays', body, SECRET, t)).eql({ status: 401, text: '{"error":"replay"}' });
+      should(await postSigned(rig.nodeRed, '/replays', body, SECRET, t)).eql(acknowledged);
       // A rotation: the old secret becomes the previous one.
       should(await rig.deploy(flow(rig, [hook], [], { secret: 'rotated-secret', previousSecret: SECRET }))).be.within(200, 299);
-      should(await postSigned(rig.nodeRed, '/replays', body, SECRET, t)).eql({ status: 401, text: '{"error":"replay"}' });
+      should(await postSigned(rig.nodeRed, '/replays', body, SECRET, t)).eql(acknowledged);
       await rig.killAndRestart();
-      should(await postSigned(rig.nodeRed, '/replays', body, SECRET, t)).eql({ status: 401, text: '{"error":"replay"}' });
+      should(await postSigned(rig.nodeRed, '/replays', body, SECRET, t)).eql(acknowledged);
+      // One byte more is verified as any request: refused.
+      const longer = await rig.nodeRed.request('/replays', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'svc-signature': signatureHeader(t, SECRET, Buffer.from(body)) },
+        body: `${body} `,
+      });
+      should({ status: longer.status, text: await longer.text() }).eql({ status: 401, text: '{"error":"signature mismatch"}' });
       // A new request still passes, and the same event sent to another path with the same secret is that path's own.
       should((await postSigned(rig.nodeRed, '/replays', '{"event":"twice"}', SECRET, t)).status).equal(200);
       should(await rig.deploy(flow(rig, [hook, { id: 'replays-b', url: '/replays-b' }], [], { secret: SECRET }))).be.within(200, 299);
       should((await postSigned(rig.nodeRed, '/replays-b', body, SECRET, t)).status).equal(200);
-      should((await postSigned(rig.nodeRed, '/replays-b', body, SECRET, t)).status).equal(401);
+      should((await postSigned(rig.nodeRed, '/replays-b', body, SECRET, t)).status).equal(200);
+      await rig.reports((r) => r.kind === 'message' && r.source === 'replays-b');
+      await rig.reports((r) => r.kind === 'message' && r.source === 'replays', 2);
+      // Settled: nothing more arrives.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      should(rig.messagesOf('replays').map((m) => m.payload)).eql([{ event: 'once' }, { event: 'twice' }]);
+      should(rig.messagesOf('replays-b').map((m) => m.payload)).eql([{ event: 'once' }]);
     });
 
-    it('one window rule at its edge: a replay hammered across t + tolerance is refused as a replay, then as stale, never accepted', async function () {
+    it('one window rule at its edge: a copy hammered across t + tolerance is acknowledged without a message, then refused as stale, never delivered again', async function () {
       should(await rig.deploy(flow(rig, [{ id: 'edge', url: '/edge', tolerance: 1 }]))).be.within(200, 299);
       const t = String(Date.now());
       const body = '{"edge":true}';
@@ -174,13 +217,13 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       const kinds: string[] = [];
       while (Date.now() <= Number(t) + 1000 + 80) {
         const { text } = await postSigned(rig.nodeRed, '/edge', body, SECRET, t);
-        kinds.push(text === '' ? 'accepted' : (JSON.parse(text) as { error: string }).error);
+        kinds.push(text === '' ? 'acknowledged' : (JSON.parse(text) as { error: string }).error);
       }
-      should(kinds).not.containEql('accepted');
       const firstStale = kinds.indexOf('stale timestamp');
       should(firstStale).be.above(0);
-      should(kinds.slice(0, firstStale).every((kind) => kind === 'replay')).be.true();
+      should(kinds.slice(0, firstStale).every((kind) => kind === 'acknowledged')).be.true();
       should(kinds.slice(firstStale).every((kind) => kind === 'stale timestamp')).be.true();
+      await new Promise((resolve) => setTimeout(resolve, 500));
       should(rig.messagesOf('edge')).have.length(1);
     });
 
@@ -206,7 +249,9 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       await waitUntil(() => noise().length > 0, 'the failed requests to be logged');
       const lines = noise();
       should(lines).have.length(1);
-      should(lines[0]).match(/\[warn\].*1 request\(s\) failed \(last: .+\); failed requests are counted and logged at most once a minute/);
+      should(lines[0]).match(
+        /\[warn\].*1 request\(s\) failed \(last: .+\), 0 exact duplicate\(s\) of accepted requests got a 200 response without a new message; such requests are counted and logged at most once a minute/,
+      );
     });
   });
 
@@ -238,6 +283,109 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       should(await rig.deploy(flow(rig, [{ id: 'admin-flows', url: '/admin/flows' }]))).be.within(200, 299);
       await rig.killAndRestart();
       should(await rig.deploy(flow(rig, []))).be.within(200, 299);
+    });
+
+    it('refuses /admin/:x and /:x as route patterns; deploys keep working, also after a restart', async function () {
+      const hooks = [
+        { id: 'admin-pattern', url: '/admin/:x' },
+        { id: 'root-pattern', url: '/:x' },
+      ];
+      should(await rig.deploy(flow(rig, hooks))).be.within(200, 299);
+      should(await rig.deploy(flow(rig, hooks))).be.within(200, 299);
+      should(await rig.statusOf('admin-pattern')).match({ fill: 'red', text: 'route pattern /admin/:x' });
+      should(await rig.statusOf('root-pattern')).match({ fill: 'red', text: 'route pattern /:x' });
+      await rig.killAndRestart();
+      should(await rig.deploy(flow(rig, hooks))).be.within(200, 299);
+      should(await rig.deploy(flow(rig, []))).be.within(200, 299);
+    });
+  });
+
+  describe('with a replay journal that cannot be written, and two Node-REDs on one user directory', function () {
+    const rig = new WebhookRig({});
+    const journal = () => path.join(rig.userDir, 'svc-location', 'webhook-replays.jsonl');
+    before(async function () {
+      await rig.start();
+    });
+    after(async function () {
+      await rig.stop();
+    });
+
+    it('responds with 503 and Retry-After, delivering nothing, while its record cannot be written; says so in the status and the log once a minute; recovers by itself', async function () {
+      should(await rig.deploy(flow(rig, [{ id: 'durable', url: '/durable' }]))).be.within(200, 299);
+      // A directory where the journal file should be: even root cannot write the file (the first write replaces it whole).
+      fs.mkdirSync(journal(), { recursive: true });
+      const logFrom = rig.nodeRed.log.length;
+      const t = nowSec();
+      const first = '{"event":"first"}';
+      for (const body of [first, '{"event":"second"}', first]) {
+        const res = await rig.nodeRed.request('/durable', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'svc-signature': signatureHeader(t, SECRET, Buffer.from(body)) },
+          body,
+        });
+        should(res.status).equal(503);
+        should(res.headers.get('retry-after')).equal('5');
+        should(await res.json()).eql({ error: 'journal unavailable' });
+      }
+      should(await rig.statusOf('durable')).match({ fill: 'red', text: 'replay journal not writable: 503 (3)' });
+      const warned = () => rig.logSince(logFrom).filter((line) => line.includes('[svc-webhook-in:durable]'));
+      should(warned()).have.length(1);
+      should(warned()[0]).match(
+        /\[warn\].*1 request\(s\) got a 503 response because their delivery could not be recorded in the replay journal \(.*EISDIR.*\)/,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      should(rig.messagesOf('durable')).have.length(0);
+      // Repaired: the sender's retry is delivered, once, and the log says so.
+      fs.rmSync(journal(), { recursive: true });
+      should(await postSigned(rig.nodeRed, '/durable', first, SECRET, t)).eql({ status: 200, text: '' });
+      await rig.reports((r) => r.kind === 'message' && r.source === 'durable');
+      should(await rig.statusOf('durable')).match({ fill: 'green', text: '1 accepted, 0 rejected' });
+      await waitUntil(
+        () => warned().some((line) => line.includes('the replay journal is written again (3 request(s) got a 503 response meanwhile)')),
+        'the recovery line',
+      );
+      should(fs.readFileSync(journal(), 'utf8')).match(/"\/durable"/);
+      // Recorded before the 200: after a SIGKILL the copy is acknowledged, not delivered again.
+      await rig.killAndRestart();
+      should(await postSigned(rig.nodeRed, '/durable', first, SECRET, t)).eql({ status: 200, text: '' });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      should(rig.messagesOf('durable').map((m) => m.payload)).eql([{ event: 'first' }]);
+    });
+
+    it('a second Node-RED on the same user directory says so at start and responds with 503 until the first stops; then it records, and nothing either accepted is forgotten', async function () {
+      should(await rig.deploy(flow(rig, [{ id: 'shared-dir', url: '/shared-dir' }]))).be.within(200, 299);
+      const first = rig.nodeRed;
+      const t = nowSec();
+      const second = await NodeRedProcess.start(rig.userDir, runtimeUnderTest(), 90_000);
+      try {
+        const atStart = second.log.filter((line) => line.includes('[svc-webhook-in:shared-dir]'));
+        should(atStart).have.length(1);
+        should(atStart[0]).match(
+          new RegExp(
+            `\\[warn\\].*POST /shared-dir responds with 503 for now: the replay journal of this user directory is in use by Node-RED process ${first.pid} on `,
+          ),
+        );
+        const byFirst = '{"event":"by the first"}';
+        const bySecond = '{"event":"by the second"}';
+        should(await postSigned(first, '/shared-dir', byFirst, SECRET, t)).eql({ status: 200, text: '' });
+        const refused = await postSigned(second, '/shared-dir', bySecond, SECRET, t);
+        should(refused).eql({ status: 503, text: '{"error":"journal unavailable"}' });
+        await rig.reports((r) => r.kind === 'message' && r.source === 'shared-dir');
+        // The first stops: the second takes the journal over, reading what the first recorded.
+        await first.stop(10_000);
+        should(await postSigned(second, '/shared-dir', byFirst, SECRET, t)).eql({ status: 200, text: '' });
+        should(await postSigned(second, '/shared-dir', bySecond, SECRET, t)).eql({ status: 200, text: '' });
+        await rig.reports((r) => r.kind === 'message' && r.source === 'shared-dir', 2);
+      } finally {
+        await second.kill();
+      }
+      // Both processes' records survive: after a restart each copy is acknowledged, none delivered again.
+      await rig.start();
+      for (const body of ['{"event":"by the first"}', '{"event":"by the second"}']) {
+        should(await postSigned(rig.nodeRed, '/shared-dir', body, SECRET, t)).eql({ status: 200, text: '' });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      should(rig.messagesOf('shared-dir').map((m) => m.payload)).eql([{ event: 'by the first' }, { event: 'by the second' }]);
     });
   });
 });

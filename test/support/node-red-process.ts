@@ -185,6 +185,11 @@ export class NodeRedProcess {
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
   }
 
+  /** Node-RED's own process id (it runs as this child, not below a shell). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   get url(): string {
     return `http://127.0.0.1:${this.port}/`;
   }

@@ -29,6 +29,17 @@ export function normalisePath(path: string): string {
 }
 
 /**
+ * Characters that make a route path a pattern in express 4 (`:param`, `*`, `?`, `+`, groups, and the
+ * regular-expression characters its path-to-regexp leaves as they are) or 5 (also `{}`, `[]`, `!`).
+ */
+const ROUTE_SYNTAX = /[:*?+()[\]{}|^$\\!]/g;
+
+/** The characters of `path` that would make it a route pattern rather than one fixed path, in order, once each; empty for a fixed path. */
+export function routeSyntaxIn(path: string): string {
+  return [...new Set(path.match(ROUTE_SYNTAX) ?? [])].join(' ');
+}
+
+/**
  * The path of a request target as express routes it (parseurl): origin-form up to `?` or `#`, and the
  * path of an absolute-form target (`POST http://host/hook`, which Node's server accepts as RFC 9112 says).
  * Undefined for anything else (`*`, authority-form).
@@ -142,10 +153,16 @@ export type RawBody = Buffer | 'too large' | 'consumed';
 /** A request whose raw body is being kept by `keepRawBody`. */
 type CapturedRequest = IncomingMessage & { svcRawBody?: Promise<Buffer | 'too large'>; _body?: boolean; body?: unknown };
 
-interface Capture {
+/** Where node routes and the editor live on the server: RED.httpNode at httpNodeRoot, RED.httpAdmin at httpAdminRoot. */
+export interface HttpMounts {
   app: Express;
   /** httpNodeRoot: where `app` is mounted on the server. */
   root: string;
+  adminRoot: string | false | undefined;
+  admin: Express | undefined;
+}
+
+interface Capture extends HttpMounts {
   /** The route handlers whose requests' raw bodies are kept, with their size limits. */
   handlers: Map<unknown, number>;
   listener: (req: IncomingMessage) => void;
@@ -158,16 +175,17 @@ const captures = new WeakMap<Server, Capture>();
  * by the time a route on RED.httpNode runs, and nodes cannot reach that parser. A receiver whose
  * signature covers those bytes registers its route handler here; a listener placed first on the HTTP
  * server asks the router which route would handle each POST, and only when that is the receiver's
- * own route marks the request as read (so every body parser skips it) and keeps its bytes. Every
- * other request, another node's on the same path included, is left alone.
+ * own route, registered for exactly the path requested (a fixed path, never a pattern), and no
+ * editor path, marks the request as read (so every body parser skips it) and keeps its bytes. Every
+ * other request, the editor's and another node's on the same path included, is left alone.
  * Returns the function that unregisters the handler; the listener goes with the last one.
  */
-export function keepRawBody(server: Server | undefined, app: Express, root: string, handler: unknown, limit: number): () => void {
+export function keepRawBody(server: Server | undefined, mounts: HttpMounts, handler: unknown, limit: number): () => void {
   if (!server) return () => undefined;
   let capture = captures.get(server);
   if (!capture) {
     const handlers = new Map<unknown, number>();
-    const created: Capture = { app, root, handlers, listener: (req) => capture_(created, req) };
+    const created: Capture = { ...mounts, handlers, listener: (req) => capture_(created, req) };
     capture = created;
     captures.set(server, capture);
     server.prependListener('request', capture.listener);
@@ -190,6 +208,10 @@ function capture_(capture: Capture, req: IncomingMessage): void {
   const layer = routeFor(capture.app, 'post', path);
   const limit = layer?.route?.stack.map((entry) => capture.handlers.get(entry.handle)).find((found) => found !== undefined);
   if (limit === undefined) return;
+  // The receiver's own path exactly, and none the editor serves (an admin route added since its deploy included).
+  const own = layer?.route?.path;
+  if (typeof own !== 'string' || normalisePath(own) !== normalisePath(path)) return;
+  if (editorPathOf(target ?? '', capture.adminRoot, capture.admin) !== undefined) return;
   const captured = req as CapturedRequest;
   // body-parser (and the core nodes' raw parser) skip a request already marked as read.
   captured._body = true;

@@ -20,7 +20,7 @@ export interface ParsedSignature {
 }
 
 /** Why a request was refused: a reason code, sent as it is in the HTTP response (the node status shows its translation). */
-export type SignatureRejection = 'missing signature' | 'malformed signature' | 'stale timestamp' | 'future timestamp' | 'signature mismatch' | 'replay';
+export type SignatureRejection = 'missing signature' | 'malformed signature' | 'stale timestamp' | 'future timestamp' | 'signature mismatch';
 
 export interface AcceptedSignature {
   timestamp: string;

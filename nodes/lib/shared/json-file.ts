@@ -121,14 +121,15 @@ export function readJsonLines(file: string): unknown[] {
 
 /**
  * A file of JSON lines that grows by appending, for state that changes at request rate: `append()`
- * queues a line; writes never overlap, and each writes every line queued meanwhile with one write
- * and one fdatasync, so a burst costs one disk sync, not one per line, and no write grows with the
- * state. `flushed()` resolves once everything appended is on disk. The file is rewritten from
- * `snapshot()` (atomically) on the first write after opening and whenever it holds more than twice
- * `liveCount()` lines: the lines queued then are in the snapshot already.
+ * queues a line and resolves once it is on disk (rejects when it could not be written); writes never
+ * overlap, and each writes every line queued meanwhile with one write and one fdatasync, so a burst
+ * costs one disk sync, not one per line, and no write grows with the state. The file is rewritten
+ * from `snapshot()` (atomically) on the first write after opening, after a write that failed, and
+ * whenever it holds more than twice `liveCount()` lines: the lines queued then are in the snapshot
+ * already.
  */
 export class JournalFile {
-  private queued: string[] = [];
+  private queued: Array<{ line: string; written: () => void; failed: (err: Error) => void }> = [];
   private writing: Promise<void> | undefined;
   private handle: fs.promises.FileHandle | undefined;
   private lines = 0;
@@ -138,16 +139,18 @@ export class JournalFile {
     private readonly file: string,
     private readonly snapshot: () => unknown[],
     private readonly liveCount: () => number,
-    private readonly onError: (err: Error) => void,
   ) {}
 
-  append(entry: unknown): void {
-    this.queued.push(JSON.stringify(entry));
-    if (!this.writing) this.writing = this.drain();
+  append(entry: unknown): Promise<void> {
+    return new Promise((written, failed) => {
+      this.queued.push({ line: JSON.stringify(entry), written, failed });
+      if (!this.writing) this.writing = this.drain();
+    });
   }
 
-  async flushed(): Promise<void> {
-    while (this.writing) await this.writing;
+  /** The next write rewrites the file whole from the state (another process wrote it meanwhile). */
+  rewrite(): void {
+    this.compactFirst = true;
   }
 
   private async drain(): Promise<void> {
@@ -164,12 +167,13 @@ export class JournalFile {
           this.compactFirst = false;
         } else {
           this.handle ??= await fs.promises.open(this.file, 'a', 0o600);
-          await this.handle.appendFile(`${batch.join('\n')}\n`, 'utf8');
+          await this.handle.appendFile(`${batch.map((queued) => queued.line).join('\n')}\n`, 'utf8');
           await this.handle.datasync();
           this.lines += batch.length;
         }
+        for (const queued of batch) queued.written();
       } catch (err) {
-        this.onError(err instanceof Error ? err : new Error(String(err)));
+        for (const queued of batch) queued.failed(err instanceof Error ? err : new Error(String(err)));
         await this.handle?.close().catch(() => undefined);
         this.handle = undefined;
         // Written whole from the state at the next change, rather than with a line missing.

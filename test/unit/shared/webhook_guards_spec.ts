@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,27 +57,108 @@ describe('webhook guards', function () {
     after(function () {
       fs.rmSync(dir, { recursive: true, force: true });
     });
+    /** A `deliver` that counts its calls. */
+    const delivery = (result = true) => {
+      const calls = { count: 0 };
+      return Object.assign(calls, {
+        deliver: () => {
+          calls.count++;
+          return result;
+        },
+      });
+    };
 
-    it('remembers an entry per path until the last millisecond of its window, on disk before accepting', async function () {
+    it('delivers an entry once per path, on disk first; a copy within its window is a duplicate, delivered no more', async function () {
       const file = path.join(dir, 'replays.jsonl');
-      const replays = ReplayFile.at(file, (err) => should.fail(err, undefined, 'no write error expected'));
+      const replays = ReplayFile.at(file);
       const now = Date.now();
       const entry = { key: 't:digest', expiresAt: now + 1000 };
       const a = new ReplayGuard(replays, '/a');
-      should(await a.accept(entry, now)).be.true();
+      const first = delivery();
+      should(await a.admit(entry, first.deliver, now)).eql({ outcome: 'delivered' });
+      should(first.count).equal(1);
       should(fs.readFileSync(file, 'utf8')).equal(`["/a","t:digest",${now + 1000}]\n`);
-      should(await a.accept(entry, now + 1000)).be.false();
-      should(await new ReplayGuard(replays, '/b').accept(entry, now)).be.true();
-      await a.withdraw(entry);
-      should(fs.readFileSync(file, 'utf8')).equal(`["/a","t:digest",${now + 1000}]\n["/b","t:digest",${now + 1000}]\n["/a","t:digest",0]\n`);
-      should(await a.accept(entry, now)).be.true();
-      // Read back as another process would: /a and /b remembered, a torn last line skipped.
+      const copy = delivery();
+      should(await a.admit(entry, copy.deliver, now + 1000)).eql({ outcome: 'duplicate' });
+      should(copy.count).equal(0);
+      should(await new ReplayGuard(replays, '/b').admit(entry, delivery().deliver, now)).eql({ outcome: 'delivered' });
+      // Declined (the node closing): forgotten, so the retry is delivered.
+      const other = { key: 't:other', expiresAt: now + 1000 };
+      should(await a.admit(other, delivery(false).deliver, now)).eql({ outcome: 'withdrawn' });
+      should(await a.admit(other, delivery().deliver, now)).eql({ outcome: 'delivered' });
+      should(fs.readFileSync(file, 'utf8')).equal(
+        [
+          `["/a","t:digest",${now + 1000}]`,
+          `["/b","t:digest",${now + 1000}]`,
+          `["/a","t:other",${now + 1000}]`,
+          `["/a","t:other",0]`,
+          `["/a","t:other",${now + 1000}]`,
+          '',
+        ].join('\n'),
+      );
+      // Read back as a restarted process would (the same file under another name is a new ReplayFile): a torn last line skipped.
       fs.appendFileSync(file, '["/c","t:dig');
-      // The same file under another name: a new ReplayFile, reading the journal as a restarted Node-RED would.
-      const reopened = ReplayFile.at(`${dir}/../${path.basename(dir)}/replays.jsonl`, () => undefined);
-      should(reopened.remember('/a', entry, now)).be.false();
-      should(reopened.remember('/b', entry, now)).be.false();
-      should(reopened.remember('/c', entry, now)).be.true();
+      const reopened = ReplayFile.at(`${dir}/../${path.basename(dir)}/replays.jsonl`);
+      should(reopened.lookup('/a', 't:digest', now)).equal('recorded');
+      should(reopened.lookup('/b', 't:digest', now)).equal('recorded');
+      should(reopened.lookup('/a', 't:other', now)).equal('recorded');
+      should(reopened.lookup('/c', 't:digest', now)).equal('absent');
+    });
+
+    it("gives a copy that arrives while the original is being written the original's outcome, delivering once", async function () {
+      const replays = ReplayFile.at(path.join(dir, 'together.jsonl'));
+      const guard = new ReplayGuard(replays, '/together');
+      const entry = { key: 't:together', expiresAt: Date.now() + 1000 };
+      const deliveries = delivery();
+      const admissions = await Promise.all([1, 2, 3].map(() => guard.admit(entry, deliveries.deliver)));
+      should(admissions).eql([{ outcome: 'delivered' }, { outcome: 'duplicate' }, { outcome: 'duplicate' }]);
+      should(deliveries.count).equal(1);
+    });
+
+    it('delivers nothing it cannot write (a directory where the journal should be), and records again once it can', async function () {
+      const file = path.join(dir, 'blocked', 'replays.jsonl');
+      fs.mkdirSync(file, { recursive: true });
+      const replays = ReplayFile.at(file);
+      const guard = new ReplayGuard(replays, '/blocked');
+      const entry = { key: 't:blocked', expiresAt: Date.now() + 60_000 };
+      const deliveries = delivery();
+      const refused = await guard.admit(entry, deliveries.deliver);
+      should(refused).match({ outcome: 'unrecorded', problem: 'not written' });
+      should((refused as { cause: string }).cause).match(/EISDIR|EEXIST|ENOTEMPTY|directory/i);
+      should(deliveries.count).equal(0);
+      // Not remembered: the sender's retry is new once the journal can be written.
+      fs.rmSync(file, { recursive: true });
+      should(await guard.admit(entry, deliveries.deliver)).eql({ outcome: 'delivered' });
+      should(deliveries.count).equal(1);
+      should(fs.readFileSync(file, 'utf8')).equal(`["/blocked","t:blocked",${entry.expiresAt}]\n`);
+    });
+
+    it('records nothing while another live process holds the journal, then reads what that process wrote before recording', async function () {
+      const file = path.join(dir, 'held.jsonl');
+      const now = Date.now();
+      // The parent of this process: alive, on this host.
+      fs.writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: os.hostname(), token: 'theirs' }));
+      const replays = ReplayFile.at(file);
+      should(replays.ready()).eql({ problem: 'in use', holder: { pid: process.ppid, host: os.hostname() } });
+      const guard = new ReplayGuard(replays, '/held');
+      const deliveries = delivery();
+      should(await guard.admit({ key: 't:mine', expiresAt: now + 60_000 }, deliveries.deliver)).match({ outcome: 'unrecorded', problem: 'in use' });
+      should(deliveries.count).equal(0);
+      // The other process wrote one entry and stopped (its lock left behind, its pid no longer running).
+      fs.writeFileSync(file, `["/held","t:theirs",${now + 60_000}]\n`);
+      fs.writeFileSync(`${file}.lock`, JSON.stringify({ pid: deadPid(), host: os.hostname(), token: 'theirs' }));
+      should(await guard.admit({ key: 't:theirs', expiresAt: now + 60_000 }, deliveries.deliver)).eql({ outcome: 'duplicate' });
+      should(await guard.admit({ key: 't:mine', expiresAt: now + 60_000 }, deliveries.deliver)).eql({ outcome: 'delivered' });
+      should(deliveries.count).equal(1);
+      // Rewritten whole from both, by the one holder now.
+      should(fs.readFileSync(file, 'utf8').trim().split('\n').sort()).eql([`["/held","t:mine",${now + 60_000}]`, `["/held","t:theirs",${now + 60_000}]`]);
+      should(JSON.parse(fs.readFileSync(`${file}.lock`, 'utf8'))).match({ pid: process.pid });
     });
   });
 });
+
+/** The pid of a process that has ended. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', '0']);
+  return child.pid;
+}
