@@ -50,7 +50,7 @@ export = function register(RED: NodeAPI): void {
             signal,
             onWait,
           }));
-        if (!cached) await shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
+        if (!cached) shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
         const feature = bestFeature(response.body);
         const location = featurePoint(feature);
         const geohash = location ? encodeGeohash(location, precision) : undefined;

@@ -140,6 +140,8 @@ describe('RedisStore on a real redis-server', function () {
       redis.resume();
       await waitUntil(() => state.mode === 'shared', 5000);
       should(await store.get('where')).equal('redis');
+      // The recovery is told once Redis has worked for 5 s (a relapse before is the same outage).
+      await waitUntil(() => recoveries.length === 1, 7000);
       should(warnings).have.length(1);
       should(recoveries).have.length(1);
     } finally {

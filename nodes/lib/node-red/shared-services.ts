@@ -63,15 +63,16 @@ export class SharedServices {
       this.quota = new DailyQuota(this.state, this.counters, scope, settings.dailyLimit);
     }
     if (settings.cacheTtlSec > 0) this.cache = new ResponseCache(this.state, scope, settings.cacheTtlSec * 1000);
-    this.state.onModeChange((mode) => {
-      for (const node of this.nodes) setStatusNote(node, mode === 'unavailable' ? unavailableNote() : undefined);
+    this.state.onModeChange(() => {
+      for (const node of this.nodes) setStatusNote(node, sharedNote(this.state));
     });
   }
 
-  /** A node using this configuration: its status tells when shared state is unavailable, until it closes. */
+  /** A node using this configuration: its status tells when shared state is unavailable or slow, until it closes. */
   register(node: Node): void {
     this.nodes.add(node);
-    if (this.state.mode === 'unavailable') setStatusNote(node, unavailableNote());
+    const note = sharedNote(this.state);
+    if (note) setStatusNote(node, note);
     node.on('close', () => this.nodes.delete(node));
   }
 
@@ -101,7 +102,8 @@ function redisUrlOf(owner: Node, given: string | undefined): string | undefined 
   return url || undefined;
 }
 
-/** The note every status carries while the config node's Redis is away, in the runtime's language. */
-function unavailableNote(): string {
-  return translate(catalogText('status.sharedUnavailable'));
+/** The note every status carries while the config node's Redis is away or slow, in the runtime's language. */
+function sharedNote(state: SharedState): string | undefined {
+  if (state.mode === 'unavailable') return translate(catalogText('status.sharedUnavailable'));
+  return state.slow ? translate(catalogText('status.sharedSlow')) : undefined;
 }

@@ -139,8 +139,11 @@ export class RequestGate {
       this.admitting = true;
       if (typeof wait === 'number') this.admitAt(reservedAt + wait, missedSlot);
       else {
+        // A slot that began before the shared schedule's reply came goes at once, as its own: reserving
+        // again would cost another round trip and another slot, and a slow schedule delays every
+        // instance's replies alike, which shifts the whole schedule rather than crowding it.
         wait.then(
-          (ms) => this.admitAt(reservedAt + ms, missedSlot),
+          (ms) => this.admitAt(reservedAt + ms, missedSlot || reservedAt + ms <= this.clock.now()),
           () => this.admitAt(reservedAt, missedSlot),
         );
       }
@@ -149,9 +152,9 @@ export class RequestGate {
   }
 
   /**
-   * Admits the head of the queue at `due`. A slot missed by more than a quarter interval (a stalled
-   * event loop, a slow reply from a shared schedule) is given up and a new one reserved, once: sent
-   * late on its old slot, the request would crowd the next slots, which another instance may hold.
+   * Admits the head of the queue at `due`. A slot whose timer fired more than a quarter interval late
+   * (a stalled event loop) is given up and a new one reserved, once: sent late on its old slot, the
+   * request would crowd the next slots, which another instance may hold.
    */
   private admitAt(due: number, missedSlot: boolean): void {
     if (this.closed) return;

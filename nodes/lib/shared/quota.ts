@@ -2,6 +2,7 @@ import { SvcError } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { CoalescedWriter, onePerFile, readJson } from './json-file';
 import type { SharedState } from './shared-state';
+import type { RedisStore } from './redis-store';
 import { MemoryStore } from './store';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -46,9 +47,23 @@ export class CounterFile {
 }
 
 /**
+ * Units left below the limit, by the last figure this instance knows, under which a request is let go
+ * without waiting for Redis's count (see DailyQuota).
+ */
+export function quotaMargin(limit: number): number {
+  return Math.max(100, Math.ceil(limit / 100));
+}
+
+/**
  * The platform's daily request limit for one API key, per UTC day: counted in Redis across instances
  * while it responds, in this instance's counter file otherwise (which also keeps the last shared figure,
- * so an outage continues from it rather than from this instance's own share).
+ * so an outage continues from it rather than from this instance's own share, and so does a count
+ * Redis lost).
+ *
+ * While that figure leaves more than `quotaMargin` units, a request does not wait for Redis's count:
+ * it is counted in Redis alongside the request, and the reply updates the figure. So a message waits
+ * for at most one round trip to Redis (its rate slot), and the limit holds exactly near its end, where
+ * each request waits for the shared count.
  */
 export class DailyQuota {
   constructor(
@@ -62,14 +77,18 @@ export class DailyQuota {
   /** Counts one request, or throws QUOTA_EXCEEDED (before any request) when the day's limit is used up. */
   async take(now = Date.now()): Promise<number> {
     const key = `quota:${this.scope}:${new Date(now).toISOString().slice(0, 10)}`;
-    const result = await this.state.withShared(
-      async (redis) => {
-        const shared = await redis.take(key, this.limit, COUNTER_TTL_MS);
-        this.local.raise(key, shared.used);
-        return shared;
-      },
-      () => this.local.take(key, this.limit),
-    );
+    const known = Number((await this.local.counters.get(key)) ?? 0);
+    const shared = (redis: RedisStore) =>
+      redis.take(key, this.limit, COUNTER_TTL_MS, known).then((counted) => {
+        this.local.raise(key, counted.used);
+        return counted;
+      });
+    if (this.state.configured && this.limit - known > quotaMargin(this.limit)) {
+      const counted = this.local.take(key, this.limit);
+      this.state.background(shared, () => undefined);
+      return counted.used;
+    }
+    const result = await this.state.withShared(shared, () => this.local.take(key, this.limit));
     if (!result.taken) {
       throw new SvcError('QUOTA_EXCEEDED', catalogText('error.quotaExceeded', { limit: this.limit, used: result.used }), {
         notSent: true,

@@ -21,12 +21,20 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1`;
 
+/**
+ * A counter never counts below ARGV[3], what the caller knew it to be: a counter Redis lost (FLUSHALL,
+ * an eviction, a restart without persistence) continues from there rather than from 0.
+ */
 const TAKE = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local stored = tonumber(redis.call('GET', KEYS[1]) or '-1')
+local used = math.max(stored, tonumber(ARGV[3]))
 if used >= tonumber(ARGV[1]) then return {0, used} end
-used = redis.call('INCR', KEYS[1])
-if used == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return {1, used}`;
+if stored < 0 then
+  redis.call('SET', KEYS[1], used + 1, 'PX', ARGV[2])
+else
+  redis.call('INCRBY', KEYS[1], used + 1 - stored)
+end
+return {1, used + 1}`;
 
 /**
  * Stored jobs (see RedisJobHashes). KEYS of every job script: the records hash, the descriptions
@@ -112,6 +120,9 @@ local nextSlot = slot + interval
 redis.call('SET', KEYS[1], string.format('%.0f', nextSlot), 'PX', math.ceil((nextSlot - now) / 1000) + 1000)
 return string.format('%.0f', slot - now)`;
 
+/** A write through a script: it proves that Redis runs scripts (most operations of the pack are one) and accepts writes. */
+const PROBE = `return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])`;
+
 /** `KeyValueStore` on a Redis connection; every key gets `prefix`. Errors reach the caller. */
 export class RedisStore implements KeyValueStore {
   constructor(
@@ -143,9 +154,15 @@ export class RedisStore implements KeyValueStore {
     return (await this.redis.eval(RELEASE, 1, this.prefix + key, owner)) === 1;
   }
 
-  async take(key: string, limit: number, ttlMs: number): Promise<{ taken: boolean; used: number }> {
-    const [taken, used] = (await this.redis.eval(TAKE, 1, this.prefix + key, limit, ttl(ttlMs))) as [number, number];
+  /** `KeyValueStore.take`, counting from at least `known` (see TAKE). */
+  async take(key: string, limit: number, ttlMs: number, known = 0): Promise<{ taken: boolean; used: number }> {
+    const [taken, used] = (await this.redis.eval(TAKE, 1, this.prefix + key, limit, ttl(ttlMs), known)) as [number, number];
     return { taken: taken === 1, used };
+  }
+
+  /** Writes `key` for `ttlMs` through a script; rejects as Redis refuses (READONLY, OOM, MISCONF…). */
+  async proveWritable(key: string, ttlMs: number): Promise<void> {
+    await this.redis.eval(PROBE, 1, this.prefix + key, String(Date.now()), ttl(ttlMs));
   }
 
   /** The stored jobs named `name` (below this store's prefix); done markers live `doneTtlMs`. */

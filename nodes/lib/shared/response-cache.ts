@@ -39,10 +39,11 @@ export class ResponseCache {
     return text === undefined ? undefined : (JSON.parse(text) as CachedResponse);
   }
 
-  async set(query: string, response: CachedResponse): Promise<void> {
+  /** Stores a response while the caller goes on: no message waits for a slow Redis to store it. */
+  set(query: string, response: CachedResponse): void {
     const key = this.keyOf(query);
     const text = JSON.stringify(response);
-    await this.state.withShared(
+    this.state.background(
       (redis) => redis.set(key, text, this.ttlMs),
       () => this.memory.set(key, text, this.ttlMs),
     );

@@ -21,8 +21,10 @@ const DELIVERY_RETRY_MS = 1000;
  * - A job Redis no longer holds, with no done marker (Redis restarted without persistence), is
  *   registered again from the file of the instance that has it: by its runner at the next lease
  *   renewal, or by an instance that finds it in its file when resuming.
- * - A job started while Redis is away is this instance's alone (not `registered`): it resumes and
- *   is delivered only here, from the file, as without Redis.
+ * - A job started while Redis is away, or whose registration Redis refused (a replica after a
+ *   failover: READONLY; a full Redis: OOM) is this instance's alone (not `registered`): it resumes
+ *   and is delivered only here, from the file, as without Redis. So is a registered job Redis lost
+ *   when Redis refuses to register it again.
  */
 export class SharedJobStore implements JobStore {
   readonly shared = true;
@@ -54,7 +56,7 @@ export class SharedJobStore implements JobStore {
     // Written to the file first: if the Redis write fails half-way, the next renewal registers it again.
     const registered = await this.state.connected();
     await this.local.put({ ...job, registered });
-    if (registered) await this.register({ ...job, registered }, owner, ttlMs);
+    if (registered && (await this.register({ ...job, registered }, owner, ttlMs)) === undefined) await this.keepHere(job);
   }
 
   async update(key: string, job: JsonObject): Promise<void> {
@@ -133,17 +135,30 @@ export class SharedJobStore implements JobStore {
     );
     if (lease === undefined) return whileAway;
     if (lease === 'held') return true;
-    if (lease === 'missing' && Date.now() - Date.parse(job.startedAt) < DONE_TTL_MS && (await this.register(job, owner, ttlMs))) return true;
+    if (lease === 'missing' && Date.now() - Date.parse(job.startedAt) < DONE_TTL_MS) {
+      const registered = await this.register(job, owner, ttlMs);
+      if (registered) return true;
+      // Redis lost it and refuses it back: no one else can hold it, so it stays here.
+      if (registered === undefined) return this.keepHere(job);
+    }
     await this.local.cancel(job.key);
     return false;
   }
 
-  private async register(job: StoredJob, owner: string, ttlMs: number): Promise<boolean> {
+  /** Stores a job in Redis under `owner`'s lease: false when it was delivered, cancelled or taken there, undefined when Redis is away or refused it. */
+  private async register(job: StoredJob, owner: string, ttlMs: number): Promise<boolean | undefined> {
     const { job: description, ...record } = job;
     return this.state.withShared(
       (store) => this.hashes(store).register(job.key, JSON.stringify(record), JSON.stringify(description), owner, ttlMs),
-      () => false,
+      () => undefined,
     );
+  }
+
+  /** Makes a job this instance's alone (see the class): resumed and delivered from its file only. */
+  private async keepHere(job: StoredJob): Promise<true> {
+    const stored = await this.local.get(job.key);
+    await this.local.put({ ...(stored ?? job), registered: false });
+    return true;
   }
 
   /** Resolves when Redis responds again, after DELIVERY_RETRY_MS at most, or when `signal` ends the wait. */

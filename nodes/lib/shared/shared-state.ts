@@ -18,7 +18,7 @@ export interface SharedStateOptions {
   log: TextLog;
   /** A command with no reply within this is taken as an outage (every caller falls back to local state). */
   commandTimeoutMs?: number;
-  /** How long the probe that looks for Redis responding again waits for its PING. */
+  /** How long the probe that looks for Redis accepting writes again waits for its reply; the command timeout unless given. */
   probeTimeoutMs?: number;
   /** Prefix of every key this pack writes to Redis. */
   keyPrefix?: string;
@@ -28,8 +28,38 @@ export interface SharedStateOptions {
 const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 const RECONNECT_STEP_MS = 200;
 const RECONNECT_MAX_MS = 2000;
-const DEFAULT_PROBE_TIMEOUT_MS = 500;
+/**
+ * A Redis whose replies all take longer than SLOW_REPLY_MS for SLOW_FOR_MS is reported slow (one
+ * warning, a status note) until a reply comes faster: it still serves, but every message waits for it.
+ */
+export const SLOW_REPLY_MS = 250;
+export const SLOW_FOR_MS = 10_000;
+/**
+ * An outage ends, for the log, once Redis has worked this long: a full Redis that accepts a write now
+ * and then (as its keys expire) is one outage, with one warning and one recovery line.
+ */
+const RECOVERED_AFTER_MS = 5000;
 export const DEFAULT_KEY_PREFIX = 'svc-location:';
+/** The key (below the prefix) the probe writes, with a short expiry, to prove that Redis accepts writes. */
+const PROBE_KEY = 'probe';
+const PROBE_TTL_MS = 5000;
+
+/**
+ * Redis errors that say nothing about Redis being usable: a cluster redirects the command
+ * (MOVED, ASK), asks for it again (TRYAGAIN) or refuses keys of several slots (CROSSSLOT).
+ */
+export const NOT_OUTAGES: ReadonlySet<string> = new Set(['MOVED', 'ASK', 'TRYAGAIN', 'CROSSSLOT']);
+
+/**
+ * Whether an error of a Redis operation means Redis is unavailable: every error but those in
+ * `NOT_OUTAGES`. So a Redis that responds but refuses is an outage like one that is gone: a replica
+ * (READONLY), one full with `noeviction` (OOM), one that cannot save (MISCONF), one still loading its
+ * data (LOADING), one without a script (NOSCRIPT), a timeout, a lost connection.
+ */
+export function isRedisOutage(err: unknown): boolean {
+  const code = err instanceof Error ? /^[A-Z]+/.exec(err.message)?.[0] : undefined;
+  return code === undefined || !NOT_OUTAGES.has(code);
+}
 
 /** Checks a Redis address; returns it without credentials, for logs and status texts. */
 export function describeRedisUrl(url: string): string {
@@ -62,11 +92,13 @@ function redisSecrets(url: string): string[] {
  * the nodes keep working through an outage. Reconnects by itself; reports each outage once (not per
  * operation) and each recovery; never throws or leaves a rejection unhandled because Redis is away.
  *
- * A Redis that hangs (stopped, overloaded: the connection stays open, nothing replies) is an outage
- * too: the first operation that fails or times out opens a circuit breaker, which sends every
- * operation waiting for Redis and every later one to local state at once, so no caller waits more
- * than one command timeout; a PING with a short timeout, repeated after a growing delay, closes it
- * when Redis responds again.
+ * A Redis that hangs (stopped, overloaded: the connection stays open, nothing replies) or refuses
+ * (see `isRedisOutage`) is an outage too: the first operation that fails or times out opens a
+ * circuit breaker, which sends every operation waiting for Redis and every later one to local state
+ * at once, so no caller waits more than one command timeout. Redis is used again only once it has
+ * accepted a write (the probe: a script that sets a short-lived key), on every (re)connection and
+ * after a growing delay while the breaker is open; a Redis that responds to a PING but refuses writes
+ * stays an outage, reported once.
  */
 export class SharedState {
   private readonly redis: Redis | undefined;
@@ -76,6 +108,11 @@ export class SharedState {
   private currentMode: SharedMode;
   private lastError: string | undefined;
   private closed = false;
+  /** Since when every reply has been slower than SLOW_REPLY_MS; undefined after a faster one. */
+  private slowSince: number | undefined;
+  private reportedSlow = false;
+  /** Pending while Redis, back after an outage, has not yet worked for RECOVERED_AFTER_MS. */
+  private recovering: NodeJS.Timeout | undefined;
   /** Settles once the first connection attempt has succeeded or failed. */
   private firstAttempt: Promise<void> = Promise.resolve();
   /** The Redis address without credentials; empty without Redis. */
@@ -109,7 +146,7 @@ export class SharedState {
       retryStrategy: (attempt) => Math.min(attempt * RECONNECT_STEP_MS, RECONNECT_MAX_MS),
     });
     this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX);
-    this.redis.on('ready', () => this.available());
+    this.redis.on('ready', () => this.proveWritable());
     // Without an 'error' listener ioredis would print every failed reconnection attempt.
     this.redis.on('error', (err: Error) => {
       this.lastError = redact(err.message, this.secrets);
@@ -120,14 +157,14 @@ export class SharedState {
     this.firstAttempt = new Promise((resolve) => {
       const settle = () => {
         clearTimeout(longest);
-        redis.off('ready', settle);
+        stopListening();
         redis.off('close', settle);
         resolve();
       };
       // A first attempt that neither succeeds nor fails (packets dropped) is not waited for longer than a command.
-      const longest = setTimeout(settle, options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
+      const longest = setTimeout(settle, this.commandTimeoutMs);
       longest.unref();
-      redis.on('ready', settle);
+      const stopListening = this.onModeChange(settle);
       redis.on('close', settle);
     });
   }
@@ -136,12 +173,21 @@ export class SharedState {
     return this.currentMode;
   }
 
+  /** Whether Redis is in use but its replies have stayed slower than SLOW_REPLY_MS for SLOW_FOR_MS. */
+  get slow(): boolean {
+    return this.reportedSlow;
+  }
+
+  private get commandTimeoutMs(): number {
+    return this.options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  }
+
   /** Whether a Redis connection is configured (whatever its state). */
   get configured(): boolean {
     return this.redis !== undefined;
   }
 
-  /** Calls `listener` on every change of mode until the returned function is called. */
+  /** Calls `listener` on every change of mode, and of `slow`, until the returned function is called. */
   onModeChange(listener: (mode: SharedMode) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -164,17 +210,26 @@ export class SharedState {
     if (this.currentMode === 'connecting') await this.firstAttempt;
     if (!this.store || !this.usable()) return local();
     let outcome: { value: T } | undefined;
+    const startedAt = Date.now();
     try {
       outcome = await this.breaker.race(shared(this.store));
     } catch (err) {
+      // A cluster's redirection is no outage: this one operation is served locally.
+      if (!isRedisOutage(err)) return local();
       this.lastError = redact(err instanceof Error ? err.message : String(err), this.secrets);
       this.outage();
       return local();
     }
     // Undefined: another operation found Redis away while this one waited for it.
     if (!outcome) return local();
-    this.available();
+    this.replied(startedAt);
     return outcome.value;
+  }
+
+  /** `withShared` for an operation no message waits for: started now, its outcome left to `shared` and `local`. */
+  background(shared: (store: RedisStore) => Promise<unknown>, local: () => unknown): void {
+    // Neither path rejects (a failing Redis operation is served by `local`); a `local` that throws is dropped here.
+    this.withShared(shared, local).catch(() => undefined);
   }
 
   /** A store that is Redis while it responds and `local` otherwise. */
@@ -202,33 +257,65 @@ export class SharedState {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.recovering);
     this.breaker.stop();
     this.listeners.clear();
     this.redis?.disconnect(false);
   }
 
-  /** Connected, and not found hung since (the breaker is closed). */
+  /** Connected, found accepting writes, and not found hung or refusing since (the breaker is closed). */
   private usable(): boolean {
-    return this.redis !== undefined && !this.closed && this.redis.status === 'ready' && !this.breaker.isOpen;
+    return this.currentMode === 'shared' && !this.closed && this.redis?.status === 'ready' && !this.breaker.isOpen;
   }
 
-  /** The breaker's probe: a PING reply within the probe timeout (on a connection that is up at all). */
+  /** On each (re)connection: Redis is used once it has accepted a write, else it is (still) an outage. */
+  private proveWritable(): void {
+    // The probe never rejects.
+    this.probe().then(
+      (written) => (written ? this.available() : this.outage()),
+      () => this.outage(),
+    );
+  }
+
+  /** The breaker's probe: a write (see PROBE) that succeeds within the probe timeout, on a connection that is up at all. */
   private async probe(): Promise<boolean> {
     const redis = this.redis;
-    if (!redis || this.closed || redis.status !== 'ready') return false;
+    if (!redis || !this.store || this.closed || redis.status !== 'ready') return false;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
+      timer = setTimeout(() => resolve(false), this.options.probeTimeoutMs ?? this.commandTimeoutMs);
     });
-    const pong = redis.ping().then(
-      (reply) => reply === 'PONG',
-      () => false,
+    const written = this.store.proveWritable(PROBE_KEY, PROBE_TTL_MS).then(
+      () => true,
+      (err: unknown) => {
+        this.lastError = redact(err instanceof Error ? err.message : String(err), this.secrets);
+        return false;
+      },
     );
     try {
-      return await Promise.race([pong, timeout]);
+      return await Promise.race([written, timeout]);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A reply to an operation started at `startedAt`: Redis works; a slow one counts towards reporting Redis slow. */
+  private replied(startedAt: number): void {
+    this.available();
+    const now = Date.now();
+    if (now - startedAt <= SLOW_REPLY_MS) {
+      this.slowSince = undefined;
+      if (!this.reportedSlow) return;
+      this.reportedSlow = false;
+      this.options.log.info(catalogText('log.sharedFastAgain', { address: this.address }));
+      this.setMode(this.currentMode);
+      return;
+    }
+    this.slowSince ??= startedAt;
+    if (this.reportedSlow || now - this.slowSince < SLOW_FOR_MS) return;
+    this.reportedSlow = true;
+    this.options.log.warn(catalogText('warn.shared.slow', { address: this.address, ms: SLOW_REPLY_MS, seconds: SLOW_FOR_MS / 1000 }));
+    this.setMode(this.currentMode);
   }
 
   private available(): void {
@@ -237,13 +324,24 @@ export class SharedState {
     const wasDown = this.currentMode === 'unavailable';
     this.lastError = undefined;
     this.setMode('shared');
-    if (wasDown) this.options.log.info(catalogText('log.sharedAvailableAgain', { address: this.address }));
+    if (!wasDown) return;
+    // Told once Redis has worked for RECOVERED_AFTER_MS: a relapse before is the same outage.
+    this.recovering = setTimeout(() => {
+      this.recovering = undefined;
+      this.options.log.info(catalogText('log.sharedAvailableAgain', { address: this.address }));
+    }, RECOVERED_AFTER_MS);
+    this.recovering.unref();
   }
 
   private outage(): void {
     this.breaker.trip();
     if (this.closed || this.currentMode === 'unavailable') return;
     this.setMode('unavailable');
+    if (this.recovering) {
+      clearTimeout(this.recovering);
+      this.recovering = undefined;
+      return;
+    }
     const reason = this.lastError ? `: ${this.lastError}` : '';
     this.options.log.warn(catalogText('warn.shared.unavailable', { address: this.address, reason }));
   }

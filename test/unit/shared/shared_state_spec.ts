@@ -165,7 +165,7 @@ describe('shared state without Redis (one instance)', function () {
     const clock = new ManualClock();
     const cache = new ResponseCache(new SharedState({ log: recordingLog().log }), 'scope', 50, clock);
     should(await cache.get('1 Main Street')).be.undefined();
-    await cache.set('1 Main Street', { statusCode: 200, body: { items: [1] } });
+    cache.set('1 Main Street', { statusCode: 200, body: { items: [1] } });
     should(await cache.get('1 Main Street')).eql({ statusCode: 200, body: { items: [1] } });
     should(await cache.get('2 Main Street')).be.undefined();
     await clock.advance(49);
