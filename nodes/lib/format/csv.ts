@@ -9,26 +9,41 @@ export class CsvError extends Error {
   }
 }
 
-const NEEDS_QUOTES = /[",\r\n]/;
+/**
+ * What makes a field quoted: a quote, a line break, and every separator a reader may split on: the
+ * comma, the semicolon (the list separator of Excel in de-DE, fr-FR and most of Europe) and the tab.
+ */
+const NEEDS_QUOTES = /[",;\t\r\n]/;
 const BYTE_ORDER_MARK = '\uFEFF';
 
-/** One field as RFC 4180 writes it: quoted, with quotes doubled, when it holds a comma, quote or line break. */
+/** One field as RFC 4180 writes it: quoted, with quotes doubled, when it holds a quote, a line break or a separator (see `NEEDS_QUOTES`). */
 export function csvField(value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
-/** First characters that make a spreadsheet evaluate a cell (OWASP, CSV Injection): `=`, `+`, `-`, `@`, tab, CR. */
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** First characters that make a spreadsheet evaluate a cell (OWASP, CSV Injection): `=`, `+`, `-`, `@`, tab, CR, LF. */
+const FORMULA_START = /^[=+\-@\t\r\n]/;
+/**
+ * Inside a cell, a `;`, tab or line break that a formula character follows (after any quotes): where a
+ * reader that splits on `;` (or tabs), or ends its line there, would start a cell of its own. Such a
+ * reader does not see our quotes as quotes when the cell is not first on its line.
+ */
+const FORMULA_INSIDE = /([;\t\r\n])(?="*[=+\-@\t\r\n])/g;
 /** A plain number (`-33.8688`, `+1`, `1e-5`) is read as that number, not as a formula. */
 const PLAIN_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /**
- * A cell a spreadsheet shows as the text it is: one it would evaluate as a formula (`=HYPERLINK(…)`,
- * `+1+2`, `-3+cmd|…`, `@SUM(…)`, a tab or CR first) gets a leading `'`, which spreadsheets take as
- * "text" and do not show (the OWASP rule). A plain number, a negative latitude say, stays as it is.
+ * A cell a spreadsheet shows as the text it is, whether it reads the file with `,` or `;` as the
+ * separator: one it would evaluate as a formula (`=HYPERLINK(…)`, `+1+2`, `-3+cmd|…`, `@SUM(…)`, a
+ * tab, CR or LF first) gets a leading `'`, which spreadsheets take as "text" and do not show (the OWASP
+ * rule), and so does every place inside it where a `;`, tab or line break is followed by one of those
+ * characters (`Major 1;=HYPERLINK(…)` becomes `Major 1;'=HYPERLINK(…)`). A plain number, a negative
+ * latitude say, stays as it is. `csvField` then quotes a cell that holds a separator or a line break.
  */
 export function spreadsheetText(value: string): string {
-  return FORMULA_START.test(value) && !PLAIN_NUMBER.test(value) ? `'${value}` : value;
+  if (PLAIN_NUMBER.test(value)) return value;
+  const inside = value.replace(FORMULA_INSIDE, "$1'");
+  return FORMULA_START.test(inside) ? `'${inside}` : inside;
 }
 
 /** One record with its CRLF line ending; a lone empty field is written `""`, so it does not read as an empty line. */

