@@ -352,4 +352,69 @@ describe('hostile responses (issue 20)', function () {
       });
     });
   });
+
+  describe('response headers are masked as bodies are (issue 27 point 7)', function () {
+    const KEY = SANDBOX_DEFAULTS.apiKey;
+    /** The key with every character percent-escaped: the same URL, and no plain search finds it. */
+    const ESCAPED_KEY = [...KEY].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join('');
+    beforeEach(() => resetBulk(ctx.sandbox));
+    const bulk = (extra: Json = {}) =>
+      loadWithSandbox(ctx.sandbox, {
+        types: ['svc-bulk-geocode'],
+        nodes: [{ id: 'n1', type: 'svc-bulk-geocode', pollIntervalSec: 0.01, maxWait: 5, ...extra }],
+      });
+    const upload = (location: string): Fault => ({ status: 201, body: '{}', headers: { location } });
+
+    it('svc-bulk-geocode: a key repeated in the Location header never becomes the job id in msg.jobs, a request path or the log', async function () {
+      for (const written of [KEY, ESCAPED_KEY]) {
+        ctx.sandbox.setFault('bulk-upload', upload(`/v1/geocode/bulk/job-${written}`));
+        ctx.sandbox.setFault('bulk-status', { status: 200, body: JSON.stringify({ status: 'completed', payload: { link: '/v1/download?token=t1' } }) });
+        ctx.sandbox.setFault('bulk-download', { status: 200, body: JSON.stringify([{ address: '12 Main Street', lat: 1, lon: 2 }]) });
+        await bulk();
+        const msg = await expectOutput('n1', { payload: ['12 Main Street'] });
+        should((msg.jobs as Json[])[0].jobId).equal('job-***', written);
+        const paths = ctx.sandbox.requests('bulk-status').map((r) => r.path);
+        should(paths.length).be.above(0);
+        shouldNotShow([userVisible([msg]), ...paths].join('\n'), [KEY, ESCAPED_KEY]);
+        await helper.unload();
+        ctx.sandbox.clearFaults();
+        ctx.sandbox.log.splice(0);
+      }
+    });
+
+    it('svc-bulk-geocode: a key repeated in the Location header never reaches the stored job file', async function () {
+      ctx.sandbox.setFault('bulk-upload', upload(`/v1/geocode/bulk/job-${KEY}`));
+      ctx.sandbox.setFault('bulk-status', { status: 200, body: JSON.stringify({ status: 'running' }) });
+      await bulk({ maxWait: 60 });
+      helper.getNode('n1').receive({ payload: ['12 Main Street'] });
+      await waitUntil(() => ctx.sandbox.requests('bulk-status').length >= 2, 'two polls');
+      const visible = userVisible();
+      await helper.unload();
+      await storedJobStore().flush();
+      const stored = await storedJobStore().list('n1');
+      should(stored).not.be.empty();
+      should(JSON.stringify(stored)).containEql('job-***');
+      shouldNotShow(`${visible}\n${JSON.stringify(stored)}`, [KEY]);
+    });
+
+    it('a key repeated in Content-Type (svc-bulk-geocode) or Content-Encoding (svc-geocode) never reaches msg.error or the log', async function () {
+      ctx.sandbox.setFault('bulk-download', {
+        status: 200,
+        body: JSON.stringify({ nothing: 1 }),
+        headers: { 'content-type': `application/json; profile=${KEY}` },
+      });
+      await bulk();
+      const bulkError = await expectError('n1', { payload: ['12 Main Street'] });
+      should(bulkError.error.code).equal('BAD_RESPONSE');
+      should(bulkError.error.message).containEql('application/json; profile=***');
+      shouldNotShow(userVisible([bulkError.error, bulkError.error.stack, bulkError.msg]), [KEY]);
+      await helper.unload();
+      ctx.sandbox.setFault('geocode', { status: 200, body: '{}', headers: { 'content-encoding': `x-${KEY}` } });
+      await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }] });
+      const { error } = await expectError('n1', { payload: '1 Main Street' });
+      should(error.code).equal('BAD_RESPONSE');
+      should(error.message).containEql('x-***');
+      shouldNotShow(userVisible([error, error.stack]), [KEY]);
+    });
+  });
 });

@@ -455,8 +455,7 @@ export class Sandbox {
     }
     if (fault.status !== undefined) {
       if (fault.retryAfter !== undefined) ctx.res.setHeader('retry-after', fault.retryAfter);
-      for (const [name, value] of Object.entries(fault.headers ?? {})) ctx.res.setHeader(name, value);
-      ctx.res.writeHead(fault.status, { 'content-type': 'application/json' });
+      ctx.res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
       ctx.res.end(fault.body ?? JSON.stringify({ error: 'fault', message: `injected ${fault.status}` }));
       return true;
     }

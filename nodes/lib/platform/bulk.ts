@@ -189,8 +189,8 @@ function readJobId(response: PlatformResponse, overridePath: string): string {
     const id = memberAt(body, path);
     if ((typeof id === 'string' && id !== '') || typeof id === 'number') return String(id);
   }
-  const location = response.headers.location;
-  if (!overridePath && typeof location === 'string' && location !== '') {
+  const location = response.location;
+  if (!overridePath && location !== '') {
     // The path as written: a URL parser would resolve `..` and `%2e%2e` and hand out the segment above.
     const path = location.replace(/^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/)[0];
     const lastSegment = path.split('/').filter(Boolean).pop();

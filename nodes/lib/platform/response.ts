@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { PlatformError, SvcError, codeForStatus, redact, scrubBody, scrubBytes } from '../util/errors';
+import { PlatformError, SvcError, codeForStatus, redact, redactHeader, scrubBody, scrubBytes } from '../util/errors';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { BoundedBody, contentCodings, decodedBody, describeSize, readBounded, unreadableCoding } from './body';
 import { isHeaderValue } from '../util/text';
@@ -16,7 +16,8 @@ const ERROR_BODY_BYTES = 64 * 1024;
 /**
  * Reads a response within `limit`: a 2xx as its parsed body (the bytes for `buffer`), any other
  * status as a PlatformError with the start of its body. `secrets` (everything secret the request
- * carried) never come back: masked in errors, and in the response itself wherever it repeats one.
+ * carried) never come back: masked in errors, and in the response itself wherever it repeats one,
+ * its headers included (a header's text can become a job id, or part of an error).
  */
 export async function readResponse<T>(
   res: Dispatcher.ResponseData,
@@ -24,9 +25,9 @@ export async function readResponse<T>(
   limit: number,
   secrets: readonly string[],
 ): Promise<PlatformResponse<T>> {
-  const contentType = headerValue(res.headers['content-type']);
+  const contentType = redactHeader(headerValue(res.headers['content-type']), secrets);
   const declaredLength = headerValue(res.headers['content-length']) || undefined;
-  const codings = contentCodings(headerValue(res.headers['content-encoding']));
+  const codings = contentCodings(redactHeader(headerValue(res.headers['content-encoding']), secrets));
   const unreadable = unreadableCoding(codings);
   if (res.statusCode < 200 || res.statusCode >= 300) {
     // Whatever length it declares, the start of an error body says what went wrong (when it can be decoded).
@@ -50,7 +51,7 @@ export async function readResponse<T>(
   const { bytes, complete, declaredBytes } = await readDecoded(res, codings, limit, declaredLength);
   if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
   const parsed = kind === 'buffer' ? scrubBytes(bytes, secrets) : parseJson(bytes, res.statusCode, secrets);
-  return { statusCode: res.statusCode, headers: res.headers, body: parsed as T, contentType };
+  return { statusCode: res.statusCode, body: parsed as T, contentType, location: redactHeader(headerValue(res.headers.location), secrets) };
 }
 
 /**

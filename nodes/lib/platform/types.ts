@@ -61,9 +61,11 @@ export type WaitEvent =
 
 export interface PlatformResponse<T = unknown> {
   statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
   body: T;
+  /** The headers the pack reads, masked as the body is (see `redactHeader`); `''` when absent. */
   contentType: string;
+  /** Where a created resource is (a bulk job's upload may say only there). */
+  location: string;
 }
 
 export interface ProxySettings {

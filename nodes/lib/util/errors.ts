@@ -168,6 +168,20 @@ export function redact(text: string, secrets: readonly string[] = []): string {
   return maskForms(out, secretForms(secrets));
 }
 
+/** A percent-escape of a character that URLs never need to escape (RFC 3986, 2.3): it means that character. */
+const UNRESERVED_ESCAPE = /%(2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/g;
+
+/**
+ * A response header's text as it may reach a message, an error, a stored job or the log, redacted as
+ * a body's text is (`redact`), with escapes of unreserved characters written out first, as they mean
+ * the same URL, so that none spells a secret out of sight (`/jobs/%6Bey`).
+ */
+export function redactHeader(value: string, secrets: readonly string[]): string {
+  if (value === '') return value;
+  const plain = value.includes('%') ? value.replace(UNRESERVED_ESCAPE, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16))) : value;
+  return redact(plain, secrets);
+}
+
 /**
  * Every way a secret can come back in text: as it is, JSON-escaped (with `/` as `\/` too), and
  * URL-encoded (as a path or query part and as a form value), longest first so that a longer form is
