@@ -19,6 +19,9 @@ const RUNTIME = runtimeUnderTest();
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 const UNCHANGED = { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: '__PWRD__', apiKey: '__PWRD__', pubsubApiKey: '__PWRD__' };
 const RETYPE_ALL = 'token: type it again · API key: type it again · topics key: type it again';
+/** Environment variables of the Node-RED process: one holding a secret (a Redis URL with its password, as README suggests), one the audience. */
+const SECRET_VARIABLE = { name: 'SVC_TEST_REDIS_URL', value: 'redis://:env-password-7f3a@127.0.0.1:6390' };
+const AUDIENCE_VARIABLE = 'SVC_TEST_AUDIENCE';
 
 describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, function () {
   this.timeout(60_000);
@@ -33,7 +36,10 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
     dir = userDirWithPack();
     // Node-RED writes audit lines only when the settings ask for them.
     fs.writeFileSync(path.join(dir.userDir, 'settings.js'), "module.exports = { logging: { console: { level: 'info', audit: true } } };\n");
-    nodeRed = await NodeRedProcess.start(dir.userDir, RUNTIME);
+    nodeRed = await NodeRedProcess.start(dir.userDir, RUNTIME, undefined, {
+      [SECRET_VARIABLE.name]: SECRET_VARIABLE.value,
+      [AUDIENCE_VARIABLE]: SANDBOX_DEFAULTS.audience,
+    });
   });
   after(async function () {
     await nodeRed?.stop(10_000);
@@ -114,6 +120,42 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
       }
     });
   }
+
+  describe('environment variables (issue 27 point 8)', function () {
+    const TYPED = { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: 'typed-secret', apiKey: 'typed-key', pubsubApiKey: 'typed-topics-key' };
+    const reference = `\${${SECRET_VARIABLE.name}}`;
+
+    it('${NAME} in audience or project id is refused and nothing is sent: with typed addresses, typed secrets only, or no running node', async function () {
+      for (const running of [true, false]) {
+        await deploy(nodeRed, running ? [{ id: 'tab', type: 'tab', label: 'on' }, storedConfig()] : [{ id: 'tab', type: 'tab', label: 'on' }]);
+        for (const url of [attacker.url, sandbox.url]) {
+          for (const credentials of [TYPED, UNCHANGED]) {
+            // The one case where variables are read: the running node's stored secrets at its own addresses.
+            if (running && url === sandbox.url && credentials === UNCHANGED) continue;
+            for (const setting of ['audience', 'projectId']) {
+              const { status, response } = await testConnection({ ...dialog(url, credentials), [setting]: reference });
+              const what = `${url} ${setting} ${String(credentials.clientSecret)} running: ${String(running)}`;
+              should(attacker.seen).eql([], what);
+              should(sandbox.log).eql([], what);
+              should(status).equal(200);
+              should(response).containDeep({ ok: false, code: 'INVALID_INPUT', checks: [] });
+              should(response.message).match(/environment variable/);
+              should(JSON.stringify(response)).not.containEql(SECRET_VARIABLE.value);
+            }
+          }
+        }
+      }
+      should(nodeRed.log.join('\n')).not.containEql(SECRET_VARIABLE.value);
+    });
+
+    it("with a running node's stored secrets at its own addresses, ${NAME} is read as the node reads it", async function () {
+      await deploy(nodeRed, [{ id: 'tab', type: 'tab', label: 'on' }, storedConfig({ audience: `\${${AUDIENCE_VARIABLE}}` })]);
+      const { status, response } = await testConnection({ ...dialog(sandbox.url), audience: `\${${AUDIENCE_VARIABLE}}` });
+      should(status).equal(200);
+      should(response).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
+      should(sandbox.requests('token')).have.length(1);
+    });
+  });
 
   it('refuses a form-encoded or plain-text body with 415 before anything is sent (a cross-site page can send those)', async function () {
     await deploy(nodeRed, [{ id: 'tab', type: 'tab', label: 'on' }, storedConfig()]);

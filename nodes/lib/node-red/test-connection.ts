@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Request, Response } from 'express';
-import type { Node, NodeAPI } from './types';
+import type { NodeAPI } from './types';
 import type { ConnectionSettings, DeployedConnection, SvcConfigNode } from './config';
 import { PlatformClient } from '../platform/client';
 import type { ClientCredentials, ProxySettings } from '../platform/types';
@@ -35,6 +35,10 @@ const SECRETS: Record<Credential, { field: 'clientSecret' | 'apiKey' | 'pubsubAp
 };
 /** Settings that decide the way every request goes. */
 const ROUTE: Array<keyof ConnectionSettings> = ['proxy', 'tls'];
+/** Where a test's requests go: a node's own addresses when these are as deployed. */
+const ADDRESSES: Array<keyof ConnectionSettings> = ['baseUrl', 'authUrl', ...ROUTE];
+/** The settings that may name an environment variable (`${NAME}`). */
+const TEXT_SETTINGS = ['baseUrl', 'authUrl', 'audience', 'projectId'] as const;
 
 const SETTING_NAMES: Record<keyof ConnectionSettings, string> = {
   baseUrl: 'setting.baseUrl',
@@ -66,7 +70,7 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
       res.status(415).json({ ok: false, code: 'UNSUPPORTED_MEDIA_TYPE', statusCode: 415, message: translate(catalogText('test.jsonOnly')) });
       return;
     }
-    let test: PreparedTest;
+    let test: PreparedTest | Refusal;
     try {
       test = prepareTest(RED, req.body, resolvers);
     } catch (err) {
@@ -74,6 +78,12 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
       audit({ id: idOf(req.body), result: 'error' }, req);
       res.status(500).json({ ok: false, code: 'CONFIG_INVALID', statusCode: null, message: translate(catalogText('test.failed.setup')) });
       RED.log.warn(String(err));
+      return;
+    }
+    if ('refused' in test) {
+      // Nothing was sent: the settings name environment variables this test may not read.
+      audit({ id: test.id, result: 'variables-refused' }, req);
+      res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: translate(test.refused), checks: [] });
       return;
     }
     const { id, client, plan } = test;
@@ -94,12 +104,26 @@ interface PreparedTest {
   plan: Plan;
 }
 
-/** The client a test runs with, and what it checks: the dialog's values, and stored secrets as `planChecks` allows. */
-function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers): PreparedTest {
+/** A test that sends nothing: why, in the pack's words. */
+interface Refusal {
+  id: string;
+  refused: CatalogText;
+}
+
+/**
+ * The client a test runs with, and what it checks: the dialog's values, and stored secrets as
+ * `planChecks` allows; or a refusal when settings name environment variables it may not read.
+ */
+function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers): PreparedTest | Refusal {
   const node = runningNode(RED, idOf(body) ?? '');
-  // Without a running node Node-RED's getSetting reads the process environment.
-  const request = readRequest(body, (name) => RED.util.getSetting(node as Node, name));
   const deployed = node?.connection;
+  const typed = readRequest(body);
+  const env = node ? (name: string) => RED.util.getSetting(node, name) : undefined;
+  const request = withVariables(typed, deployed, env);
+  if (!request) {
+    const settings = TEXT_SETTINGS.filter((setting) => ENV_REFERENCE.test(typed.settings[setting]));
+    return { id: typed.id, refused: catalogText('test.variablesRefused', { settings: settings.map((setting) => catalogText(SETTING_NAMES[setting])) }) };
+  }
   const sameRoute = !!deployed && ROUTE.every((setting) => request.settings[setting] === deployed.settings[setting]);
   const { plan, credentials } = planChecks(request, deployed);
   const client = new PlatformClient({
@@ -131,32 +155,51 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
-/**
- * The request's values. A setting that names an environment variable (`${NAME}`) is read as Node-RED
- * reads it for the deployed node (its flow's env, then the process's), so it compares equal; secrets
- * are taken as typed, never from the environment.
- */
-function readRequest(body: unknown, env: (name: string) => string | undefined): TestRequest {
+/** The request's values as typed: secrets are never read from the environment. */
+function readRequest(body: unknown): TestRequest {
   const record = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const given = (record.credentials && typeof record.credentials === 'object' ? record.credentials : {}) as Record<string, unknown>;
   const nodeId = (value: unknown) => (text(value) === NO_CONFIG_NODE ? '' : text(value));
-  const setting = (value: unknown) => {
-    const name = ENV_REFERENCE.exec(text(value))?.[1];
-    return (name === undefined ? undefined : env(name)) ?? text(value);
-  };
   return {
     id: text(record.id),
     settings: {
-      baseUrl: setting(record.baseUrl),
-      authUrl: setting(record.authUrl),
-      audience: setting(record.audience),
-      projectId: setting(record.projectId),
+      baseUrl: text(record.baseUrl),
+      authUrl: text(record.authUrl),
+      audience: text(record.audience),
+      projectId: text(record.projectId),
       tls: nodeId(record.tls),
       proxy: nodeId(record.proxy),
     },
     clientId: text(given.clientId),
     secrets: { token: text(given.clientSecret), apiKey: text(given.apiKey), topicsKey: text(given.pubsubApiKey) },
   };
+}
+
+/**
+ * The request with its environment variables read, or undefined when it may not read them. A setting
+ * that names one (`${NAME}`) is read as Node-RED reads it for the running node (its flow's env, then
+ * the process's), and only when the test uses that node's stored secret at that node's own addresses
+ * (base URL, token URL, TLS and proxy as deployed): where the variables' values already go. With
+ * addresses typed, or no running node, a variable's value would go wherever the caller says.
+ */
+function withVariables(
+  typed: TestRequest,
+  deployed: DeployedConnection | undefined,
+  env: ((name: string) => string | undefined) | undefined,
+): TestRequest | undefined {
+  if (!TEXT_SETTINGS.some((setting) => ENV_REFERENCE.test(typed.settings[setting]))) return typed;
+  if (!env || !deployed) return undefined;
+  const settings = { ...typed.settings };
+  for (const setting of TEXT_SETTINGS) {
+    const name = ENV_REFERENCE.exec(settings[setting])?.[1];
+    const value = name === undefined ? undefined : env(name);
+    if (value !== undefined) settings[setting] = value;
+  }
+  const request = { ...typed, settings };
+  const ownAddresses = ADDRESSES.every((setting) => settings[setting] === deployed.settings[setting]);
+  const { plan } = planChecks(request, deployed);
+  const storedSecret = CREDENTIALS.some((credential) => typed.secrets[credential] === UNCHANGED_PASSWORD && plan[credential].check);
+  return ownAddresses && storedSecret ? request : undefined;
 }
 
 /** The svc-config node with this id, if it runs (deployed, enabled, on an enabled tab, not inside a subflow). */
