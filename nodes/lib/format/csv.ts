@@ -29,6 +29,7 @@ const FORMULA_START = /^[=+\-@\t\r\n]/;
  * reader does not see our quotes as quotes when the cell is not first on its line.
  */
 const FORMULA_INSIDE = /([;\t\r\n])(?="*[=+\-@\t\r\n])/g;
+const MAY_START_INSIDE = /[;\t\r\n]/;
 /** A plain number (`-33.8688`, `+1`, `1e-5`) is read as that number, not as a formula. */
 const PLAIN_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
@@ -41,9 +42,9 @@ const PLAIN_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
  * latitude say, stays as it is. `csvField` then quotes a cell that holds a separator or a line break.
  */
 export function spreadsheetText(value: string): string {
-  if (PLAIN_NUMBER.test(value)) return value;
-  const inside = value.replace(FORMULA_INSIDE, "$1'");
-  return FORMULA_START.test(inside) ? `'${inside}` : inside;
+  // Most cells hold no separator or line break: the search inside is skipped for them (it is run for every cell of a file).
+  const inside = MAY_START_INSIDE.test(value) ? value.replace(FORMULA_INSIDE, "$1'") : value;
+  return FORMULA_START.test(inside) && !PLAIN_NUMBER.test(value) ? `'${inside}` : inside;
 }
 
 /** One record with its CRLF line ending; a lone empty field is written `""`, so it does not read as an empty line. */

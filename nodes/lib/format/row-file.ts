@@ -130,7 +130,14 @@ export class RowFile {
   private addColumns(rows: ReadonlyArray<Record<string, unknown>>): void {
     const columns = this.columns ?? [];
     const known = new Set(columns);
-    const added = unionOfMembers(rows).filter((name) => !known.has(name));
+    const added: string[] = [];
+    for (const row of rows) {
+      for (const name of Object.keys(row)) {
+        if (known.has(name)) continue;
+        known.add(name);
+        added.push(name);
+      }
+    }
     if (added.length === 0) return;
     this.headerColumns ??= [...columns];
     columns.push(...added);

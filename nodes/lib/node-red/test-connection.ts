@@ -180,7 +180,8 @@ function readRequest(body: unknown): TestRequest {
  * that names one (`${NAME}`) is read as Node-RED reads it for the running node (its flow's env, then
  * the process's), and only when the test uses that node's stored secret at that node's own addresses
  * (base URL, token URL, TLS and proxy as deployed): where the variables' values already go. With
- * addresses typed, or no running node, a variable's value would go wherever the caller says.
+ * addresses typed, typed secrets only, or no running node, the test is refused: a variable's value
+ * would go wherever the caller says.
  */
 function withVariables(
   typed: TestRequest,
