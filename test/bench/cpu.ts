@@ -18,7 +18,8 @@ import type { ProfileSummary } from './profile';
  *   user directory's counter file (a config of its own per run, so that no run uses up the day's limit);
  * - raw undici: a plain Node process (the load generator) straight to the sandbox, whose own CPU
  *   per request is what the outgoing exchange costs a client at the least.
- * CPU time, not wall time, so that the figures depend little on what else the machine runs.
+ * CPU time, not wall time, so that the figures depend little on what else the machine runs; each run
+ * takes the flows in a rotated order, so that none always runs right after the same one.
  * Then a profile of Node-RED under each flow says where svc-geocode's extra time goes.
  *
  * Issue 31: the least one geocode through Node-RED can cost (the limit) is the floor's Node-RED CPU plus
@@ -70,6 +71,8 @@ export interface CpuResult {
 export interface LimitFigures {
   /** Node-RED CPU per message ÷ (the floor's Node-RED CPU per message + raw undici's client CPU per request). */
   cpu: Spread;
+  /** The same over the floor with the response's CPU + raw undici's: the floor then writes the same response (but parses none). */
+  cpuSameResponse: Spread;
   /** Requests a second ÷ the floor's. */
   throughput: Spread;
 }
@@ -138,7 +141,8 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     );
     for (let run = 0; run < runs; run++) {
       const targets = templates(bench, run);
-      for (const flow of CPU_FLOWS) {
+      // Each run starts one flow later, so that no flow always follows the same one.
+      for (const flow of CPU_FLOWS.map((_flow, i) => CPU_FLOWS[(i + run) % CPU_FLOWS.length])) {
         const before = await nodeRedCpuMicros(bench);
         const result = await bench.load({ origin: targets[flow].origin, templates: [targets[flow].template], concurrency, warmupMs: 300, durationMs });
         const after = await nodeRedCpuMicros(bench);
@@ -172,8 +176,10 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     const figures = (flow: CpuFlow) => measured.get(flow) ?? { nodeRed: [], client: [], rate: [], failures: 0 };
     const floorRate = figures('floor').rate;
     const limits = floor.map((micros, run) => micros + figures('raw undici').client[run]);
+    const sameResponseLimits = sameResponse.map((micros, run) => micros + figures('raw undici').client[run]);
     const overTheLimit = (flow: CpuFlow): LimitFigures => ({
       cpu: spread(figures(flow).nodeRed.map((micros, run) => micros / limits[run])),
+      cpuSameResponse: spread(figures(flow).nodeRed.map((micros, run) => micros / sameResponseLimits[run])),
       throughput: spread(figures(flow).rate.map((rate, run) => rate / floorRate[run])),
     });
     const limitOff = figures('svc-geocode, daily limit off').nodeRed;

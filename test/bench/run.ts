@@ -271,7 +271,7 @@ function markdown(report: Report): string {
       '31',
       `svc-geocode, default config (daily limit on): Node-RED CPU per message ÷ the limit (floor + raw undici's client CPU), ${runs}`,
       at64 ? '≤ 1.05' : '–',
-      `${range(defaultConfig.cpu, n2)}${at64 ? ` ${yesNo(defaultConfig.cpu.median <= 1.05)}` : ''}; daily limit off: ${range(dailyLimitOff.cpu, n2)}`,
+      `${range(defaultConfig.cpu, n2)}${at64 ? ` ${yesNo(defaultConfig.cpu.median <= 1.05)}` : ''}; daily limit off: ${range(dailyLimitOff.cpu, n2)}; over the floor with the response + raw undici: ${range(defaultConfig.cpuSameResponse, n2)}, limit off ${range(dailyLimitOff.cpuSameResponse, n2)}`,
     ]);
     targets.push([
       '31',

@@ -50,9 +50,13 @@ export function english(text: CatalogText | string): string {
 
 /** The parameters as text, nested catalog texts rendered by `render`. */
 export function stringParams(params: TextParams | undefined, render: (text: CatalogText) => string): Record<string, string> {
-  const text = (value: string | number | CatalogText | CatalogText[]): string =>
-    Array.isArray(value) ? value.map(render).join('; ') : isCatalogText(value) ? render(value) : String(value);
-  return Object.fromEntries(Object.entries(params ?? {}).map(([name, value]) => [name, text(value)]));
+  // A loop rather than Object.entries/fromEntries: this runs for every status of every message.
+  const strings: Record<string, string> = {};
+  for (const name in params) {
+    const value = params[name];
+    strings[name] = Array.isArray(value) ? value.map(render).join('; ') : isCatalogText(value) ? render(value) : String(value);
+  }
+  return strings;
 }
 
 /** A `__name__` placeholder of a catalog template, the name captured. */
