@@ -313,12 +313,13 @@ describe('the editor in a real browser (Chromium)', function () {
           }
         });
 
-        it('a job node written by 1.0.0 (version 0, legacy pollInterval in its old unit) is migrated when its dialog opens: it shows the wait in seconds; Done stores seconds only, at version 1', async function () {
+        it('a job node written by 1.0.0 (version 0, legacy pollInterval in its old unit) is migrated when its dialog opens: it shows the wait in seconds; Done stores seconds only, at its current version', async function () {
           const page = editor().page;
           const legacyNodes = [
-            { type: 'svc-bulk-geocode', pollInterval: 500, seconds: '0.5' },
-            { type: 'svc-isoline', pollInterval: 3, seconds: '3' },
-            { type: 'svc-sequence', pollInterval: 2, seconds: '2' },
+            { type: 'svc-bulk-geocode', pollInterval: 500, seconds: '0.5', version: '1' },
+            { type: 'svc-isoline', pollInterval: 3, seconds: '3', version: '1' },
+            // Version 2 of svc-sequence also writes an instant departure in UTC (issue 28 point 3).
+            { type: 'svc-sequence', pollInterval: 2, seconds: '2', version: '2' },
           ];
           for (const legacy of legacyNodes) {
             const id = await editor().addNode(legacy.type);
@@ -339,7 +340,7 @@ describe('the editor in a real browser (Chromium)', function () {
               const node = (globalThis as unknown as EditorWindow).RED.nodes.node(nodeId) as unknown as Record<string, unknown>;
               return { pollInterval: node.pollInterval, pollIntervalSec: String(node.pollIntervalSec), version: String(node.version) };
             }, id);
-            should(saved).eql({ pollInterval: '', pollIntervalSec: legacy.seconds, version: '1' }, legacy.type);
+            should(saved).eql({ pollInterval: '', pollIntervalSec: legacy.seconds, version: legacy.version }, legacy.type);
             await editor().deleteNode(id);
           }
         });
