@@ -91,9 +91,9 @@ describe('several Node-RED instances on a Redis that refuses, loses its keys or 
       await startMessage(a(), 'registered-before', request);
       await waitUntil(() => polls() >= pollsBefore + 2, 'two polls of the first job', 30_000);
       should(await client.hlen(jobsKey)).equal(1);
-      // The job gone from Redis as well (the replica never had it; the full Redis was flushed before it
+      // The job gone from Redis as well (the replica never had it; the full Redis lost it before it
       // filled up): its runner's renewal finds it missing and Redis refuses it back.
-      await client.flushall();
+      await client.del(jobsKey, `${jobsKey}:job`, ...(await client.keys(`${jobsKey}:lease:*`)));
       await refuse();
       await startMessage(b(), 'started-while-refused', request);
       const until = Date.now() + 8000;
@@ -137,9 +137,11 @@ describe('several Node-RED instances on a Redis that refuses, loses its keys or 
   }
 
   // First: the counts in each instance's file start from 0 (the later tests count too).
-  it('FLUSHALL: the daily count continues from what each instance knew, not from 0', async function () {
+  it('FLUSHALL: one warning and one recovery line each, and the daily count continues from what each instance knew, not from 0', async function () {
     await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url, dailyLimit: 6 }));
     const before = sandbox.requests('geocode').length;
+    const lost = /lost its keys \(FLUSHALL/;
+    const recovered = [a(), b()].map((instance) => lines(instance.log, AVAILABLE_AGAIN));
     for (let n = 0; n < 4; n++) should((await geocodeThrough(a(), `${n} Counted Road`)).status).equal(200);
     await client.flushall();
     const after = [];
@@ -147,6 +149,17 @@ describe('several Node-RED instances on a Redis that refuses, loses its keys or 
     should(after.map((response) => response.status)).eql([200, 200, 500, 500]);
     should(after[3].body.code).equal('QUOTA_EXCEEDED');
     should(sandbox.requests('geocode').length - before).equal(6);
+    // Told by each instance (its marker gone), traffic or not: one warning, then one recovery line.
+    await waitUntil(
+      () => [a(), b()].every((instance, i) => lines(instance.log, lost) === 1 && lines(instance.log, AVAILABLE_AGAIN) === recovered[i] + 1),
+      'one warning and one recovery line each',
+      15_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    for (const [i, instance] of [a(), b()].entries()) {
+      should(lines(instance.log, lost)).equal(1);
+      should(lines(instance.log, AVAILABLE_AGAIN)).equal(recovered[i] + 1);
+    }
   });
 
   it('switched to a replica (REPLICAOF: READONLY): one outage, one warning and one recovery line each, and no job lost', async function () {

@@ -96,6 +96,8 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
       should(await rig.deploy(flows(redis.url))).be.within(200, 299);
       const t = String(Math.floor(Date.now() / 1000));
       should((await postSigned(rig.nodeRed, '/scope-a', '{"event":"restart"}', SECRET, t)).status).equal(200);
+      // Its message reaches the collector through the flow's own request, which a kill right after the 200 can cut short.
+      await rig.reports((r) => r.kind === 'message' && r.source === 'hook-a' && (r.payload as { event?: string }).event === 'restart');
       await rig.nodeRed.kill();
       // Without this instance's own file, only Redis remembers it.
       fs.rmSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.jsonl'));

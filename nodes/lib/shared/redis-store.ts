@@ -120,8 +120,19 @@ local nextSlot = slot + interval
 redis.call('SET', KEYS[1], string.format('%.0f', nextSlot), 'PX', math.ceil((nextSlot - now) / 1000) + 1000)
 return string.format('%.0f', slot - now)`;
 
-/** A write through a script: it proves that Redis runs scripts (most operations of the pack are one) and accepts writes. */
-const PROBE = `return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])`;
+/**
+ * A write through a script: it proves that Redis runs scripts (most operations of the pack are one)
+ * and accepts writes. It also sets the caller's marker (KEYS[2], for ARGV[3] ms; see KEEP_MARKER).
+ */
+const PROBE = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])`;
+
+/** 1 and the marker's life extended while it is there; 0 when Redis lost it (and it is set again). */
+const KEEP_MARKER = `
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 1 then return 1 end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+return 0`;
 
 /** `KeyValueStore` on a Redis connection; every key gets `prefix`. Errors reach the caller. */
 export class RedisStore implements KeyValueStore {
@@ -160,9 +171,14 @@ export class RedisStore implements KeyValueStore {
     return { taken: taken === 1, used };
   }
 
-  /** Writes `key` for `ttlMs` through a script; rejects as Redis refuses (READONLY, OOM, MISCONF…). */
-  async proveWritable(key: string, ttlMs: number): Promise<void> {
-    await this.redis.eval(PROBE, 1, this.prefix + key, String(Date.now()), ttl(ttlMs));
+  /** Writes `key` for `ttlMs` and sets `marker` for `markerTtlMs` through a script; rejects as Redis refuses (READONLY, OOM, MISCONF…). */
+  async proveWritable(key: string, ttlMs: number, marker: string, markerTtlMs: number): Promise<void> {
+    await this.redis.eval(PROBE, 2, this.prefix + key, this.prefix + marker, String(Date.now()), ttl(ttlMs), ttl(markerTtlMs));
+  }
+
+  /** Whether `marker` (set by `proveWritable`) is still there, its life extended; false when Redis lost it (set again then). */
+  async keepMarker(marker: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.eval(KEEP_MARKER, 1, this.prefix + marker, ttl(ttlMs))) === 1;
   }
 
   /** The stored jobs named `name` (below this store's prefix); done markers live `doneTtlMs`. */

@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import type { KeyValueStore } from './store';
 import { RedisStore } from './redis-store';
 import { CircuitBreaker } from './breaker';
 import { ConfigError, redact } from '../util/errors';
-import { TextLog, catalogText } from '../util/catalog-text';
+import { CatalogText, TextLog, catalogText } from '../util/catalog-text';
 
 /**
  * `local`: no Redis configured, everything is this process's own (the embedded default).
@@ -43,6 +44,13 @@ export const DEFAULT_KEY_PREFIX = 'svc-location:';
 /** The key (below the prefix) the probe writes, with a short expiry, to prove that Redis accepts writes. */
 const PROBE_KEY = 'probe';
 const PROBE_TTL_MS = 5000;
+/**
+ * Each connection's marker (`alive:<random>`), set by every probe and looked for every
+ * MARKER_CHECK_MS while Redis is used: gone, it tells that Redis lost its keys (FLUSHALL, an eviction)
+ * without an outage, which is then reported as one. It lives MARKER_TTL_MS past its last check.
+ */
+const MARKER_CHECK_MS = 2000;
+const MARKER_TTL_MS = 10 * 60_000;
 
 /**
  * Redis errors that say nothing about Redis being usable: a cluster redirects the command
@@ -113,6 +121,8 @@ export class SharedState {
   private reportedSlow = false;
   /** Pending while Redis, back after an outage, has not yet worked for RECOVERED_AFTER_MS. */
   private recovering: NodeJS.Timeout | undefined;
+  private readonly marker = `alive:${randomUUID()}`;
+  private markerTimer: NodeJS.Timeout | undefined;
   /** Settles once the first connection attempt has succeeded or failed. */
   private firstAttempt: Promise<void> = Promise.resolve();
   /** The Redis address without credentials; empty without Redis. */
@@ -258,6 +268,7 @@ export class SharedState {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.recovering);
+    clearInterval(this.markerTimer);
     this.breaker.stop();
     this.listeners.clear();
     this.redis?.disconnect(false);
@@ -285,7 +296,7 @@ export class SharedState {
     const timeout = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), this.options.probeTimeoutMs ?? this.commandTimeoutMs);
     });
-    const written = this.store.proveWritable(PROBE_KEY, PROBE_TTL_MS).then(
+    const written = this.store.proveWritable(PROBE_KEY, PROBE_TTL_MS, this.marker, MARKER_TTL_MS).then(
       () => true,
       (err: unknown) => {
         this.lastError = redact(err instanceof Error ? err.message : String(err), this.secrets);
@@ -324,6 +335,7 @@ export class SharedState {
     const wasDown = this.currentMode === 'unavailable';
     this.lastError = undefined;
     this.setMode('shared');
+    this.markerTimer ??= setInterval(() => this.checkMarker(), MARKER_CHECK_MS).unref();
     if (!wasDown) return;
     // Told once Redis has worked for RECOVERED_AFTER_MS: a relapse before is the same outage.
     this.recovering = setTimeout(() => {
@@ -333,7 +345,19 @@ export class SharedState {
     this.recovering.unref();
   }
 
-  private outage(): void {
+  /** Redis lost this connection's marker, so its keys (see MARKER_CHECK_MS): an outage until the probe has set it again. */
+  private checkMarker(): void {
+    if (!this.usable()) return;
+    this.background(
+      async (store) => {
+        if (!(await store.keepMarker(this.marker, MARKER_TTL_MS))) this.outage(catalogText('warn.shared.keysLost', { address: this.address }));
+      },
+      () => undefined,
+    );
+  }
+
+  /** Redis is away or refuses: local state until the probe succeeds; one warning per outage (`warning` or the usual one). */
+  private outage(warning?: CatalogText): void {
     this.breaker.trip();
     if (this.closed || this.currentMode === 'unavailable') return;
     this.setMode('unavailable');
@@ -343,7 +367,7 @@ export class SharedState {
       return;
     }
     const reason = this.lastError ? `: ${this.lastError}` : '';
-    this.options.log.warn(catalogText('warn.shared.unavailable', { address: this.address, reason }));
+    this.options.log.warn(warning ?? catalogText('warn.shared.unavailable', { address: this.address, reason }));
   }
 
   private setMode(mode: SharedMode): void {
