@@ -17,7 +17,14 @@ interface SvcConfigDef extends NodeDef {
   audience: string;
   projectId: string;
   timeout: number | string;
+  /** Requests per minute: single geocodes (`rateScope` 'family'), or every request ('all', as 1.0.0). */
   rateLimit: number | string;
+  /** 'family': each endpoint family has its own rate; 'all': one rate for every request (what a 1.0.0 node is migrated to). */
+  rateScope?: string;
+  rateWords?: number | string;
+  rateRouting?: number | string;
+  rateBulk?: number | string;
+  rateTopics?: number | string;
   maxConcurrency: number | string;
   maxQueue?: number | string;
   maxRetries?: number | string;
@@ -47,7 +54,9 @@ interface HttpProxyNode extends Node<{ username?: string; password?: string }> {
 
 const DEFAULTS = {
   timeout: 30_000,
+  // The platform's recommended rate for single geocode (spec: 80 requests per minute); the other families are off.
   rateLimit: 80,
+  familyRate: 0,
   maxConcurrency: 8,
   maxQueue: 1000,
   maxRetries: 3,
@@ -72,7 +81,7 @@ export = function register(RED: NodeAPI): void {
       cacheTtlSec: nonNegativeSetting(def.cacheTtl, DEFAULTS.cacheTtl),
     });
     const config = clientConfig(def, credentials);
-    this.client = new PlatformClient({ ...config, pacer: this.shared.pacer });
+    this.client = new PlatformClient({ ...config, pacerFor: this.shared.pacerFor });
     this.connection = {
       settings: {
         baseUrl: config.baseUrl,
@@ -104,6 +113,15 @@ export = function register(RED: NodeAPI): void {
       // 0 would time every request out at once (and make every token stale at once): not a valid setting.
       timeoutMs: positiveSetting(def.timeout) ?? DEFAULTS.timeout,
       ratePerMinute: nonNegativeSetting(def.rateLimit, DEFAULTS.rateLimit),
+      familyRates:
+        def.rateScope === 'all'
+          ? undefined
+          : {
+              words: nonNegativeSetting(def.rateWords, DEFAULTS.familyRate),
+              routing: nonNegativeSetting(def.rateRouting, DEFAULTS.familyRate),
+              bulk: nonNegativeSetting(def.rateBulk, DEFAULTS.familyRate),
+              topics: nonNegativeSetting(def.rateTopics, DEFAULTS.familyRate),
+            },
       maxConcurrency: nonNegativeSetting(def.maxConcurrency, DEFAULTS.maxConcurrency),
       maxQueue: nonNegativeSetting(def.maxQueue, DEFAULTS.maxQueue),
       maxRetries: nonNegativeSetting(def.maxRetries, DEFAULTS.maxRetries),

@@ -36,19 +36,27 @@ export = function register(RED: NodeAPI): void {
       async (msg, { signal, onWait }) => {
         const { client, shared } = config();
         const address = readAddress((await inputs.read(msg)).address);
-        // A response still in the cache costs neither a request nor a unit of the daily quota.
+        // A response still in the cache costs neither a request nor a unit of the daily limit; every
+        // attempt sent costs one, retries included, as the platform counts requests.
         const cached = await shared.cache?.get(address);
-        const used = cached ? undefined : await shared.quota?.take();
+        let used: number | undefined;
+        const quota = shared.quota;
         const response =
           cached ??
           (await client.request({
             auth: 'project',
+            rate: 'geocode',
             method: 'POST',
             path: '/v1/geocode',
             query: { address },
             retry: 'read',
             signal,
             onWait,
+            beforeAttempt: quota
+              ? async () => {
+                  used = await quota.take();
+                }
+              : undefined,
           }));
         if (!cached) shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
         const feature = bestFeature(response.body);
@@ -62,10 +70,10 @@ export = function register(RED: NodeAPI): void {
         out.statusCode = response.statusCode;
         if (cached) out.cached = true;
         const result = catalogText(location ? 'status.found' : 'status.noMatch');
-        const quota = used === undefined ? '' : ` (${used}/${shared.quota?.limit})`;
+        const count = used === undefined || !quota ? '' : catalogText('status.requestsToday', { used, limit: quota.limit });
         return {
           msg: out,
-          statusText: catalogText(cached ? 'status.resultCached' : 'status.result', { result, quota }),
+          statusText: catalogText(cached ? 'status.resultCached' : 'status.result', { result, quota: count }),
           map: (layer) => geocodeShapes(address, feature, location, layer),
         };
       },

@@ -53,7 +53,16 @@ export = function register(RED: NodeAPI): void {
             preference: readChoice(fields.preference, PREFERENCES, 'preference'),
           }),
         };
-        const response = await platform.request<Json>({ auth: 'vpm', method: 'POST', path: '/v1/routing', json: body, retry: 'read', signal, onWait });
+        const response = await platform.request<Json>({
+          auth: 'vpm',
+          rate: 'routing',
+          method: 'POST',
+          path: '/v1/routing',
+          json: body,
+          retry: 'read',
+          signal,
+          onWait,
+        });
         const route = response.body !== null && typeof response.body === 'object' ? response.body : {};
         const segments = Array.isArray(route.segments) ? (route.segments as Json[]) : [];
         const summary = { length: total(segments, 'length'), duration: total(segments, 'duration'), segments: segments.length };

@@ -242,7 +242,7 @@ async function createSubscription(call: OperationCall): Promise<HandlerResult> {
  * One pubsub request of an operation, aborted with its message: the response's body out of its
  * envelope; the response's status code goes on the output message.
  */
-async function send({ platform, out, context }: OperationCall, request: Omit<PlatformRequest, 'auth' | 'signal' | 'onWait'>): Promise<unknown> {
+async function send({ platform, out, context }: OperationCall, request: Omit<PlatformRequest, 'auth' | 'rate' | 'signal' | 'onWait'>): Promise<unknown> {
   const response = await pubsubRequest(platform, { ...request, signal: context.signal, onWait: context.onWait });
   out.statusCode = response.statusCode;
   return unwrapEnvelope(response.body);

@@ -42,6 +42,7 @@ export = function register(RED: NodeAPI): void {
         const response = await platform
           .request({
             auth: 'bearer',
+            rate: 'words',
             method: 'GET',
             path: `/v1/location/words/${pathSegment(words.join('.'), catalogText('label.threeWords'), 'input')}`,
             retry: 'read',

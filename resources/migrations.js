@@ -60,9 +60,21 @@ var SvcMigrations = (function () {
     /** Version 1 of a node with nothing to move: its settings carry a version from now on. */
     var VERSIONED = { version: 1 };
 
+    /**
+     * Version 2 of the config node: `rateLimit` is the rate of single geocodes, and each other endpoint
+     * family has a rate of its own (`rateScope` 'family'). Up to version 1 it spaced every request of the
+     * connection: such a node keeps exactly that (`rateScope` 'all'), so no saved flow sends more than its
+     * owner set, until the owner chooses the rates per family in the dialog.
+     * @param {Settings} settings
+     * @returns {Settings}
+     */
+    function oneRateForAll(settings) {
+        return Object.assign({}, settings, { rateScope: 'all' });
+    }
+
     /** @type {Record<string, Migration[]>} */
     var TABLES = {
-        'svc-config': [VERSIONED],
+        'svc-config': [VERSIONED, { version: 2, up: oneRateForAll }],
         'svc-geocode': [VERSIONED],
         'svc-words': [VERSIONED],
         'svc-bulk-geocode': [{ version: 1, up: pollIntervalInSeconds(1) }],

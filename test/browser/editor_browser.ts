@@ -92,7 +92,19 @@ const CONFIG_TABS = { connection: 'Connection', credentials: 'Credentials', limi
 const CONFIG_GROUPS: Record<keyof typeof CONFIG_TABS, string[]> = {
   connection: ['baseUrl', 'authUrl', 'sandboxUrl', 'audience', 'projectId'],
   credentials: ['clientId', 'clientSecret', 'apiKey', 'pubsubApiKey'],
-  limits: ['rateLimit', 'maxConcurrency', 'maxQueue', 'maxRetries', 'dailyLimit', 'cacheTtl'],
+  limits: [
+    'rateScope',
+    'rateLimit',
+    'rateWords',
+    'rateRouting',
+    'rateBulk',
+    'rateTopics',
+    'maxConcurrency',
+    'maxQueue',
+    'maxRetries',
+    'dailyLimit',
+    'cacheTtl',
+  ],
   advanced: ['timeout', 'tokenLifetime', 'maxResponseSize', 'maxFileSize', 'tls', 'proxy', 'redisUrl'],
 };
 

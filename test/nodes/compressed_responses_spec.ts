@@ -94,7 +94,7 @@ describe('compressed responses at the client', function () {
       ctx.res.end(ctx.params.kind.startsWith('empty') ? undefined : '{"a":1}');
     });
   });
-  const get = (kind: string) => ({ auth: 'none', method: 'GET', path: `/v1/test/encoded/${kind}`, retry: 'read' }) as const;
+  const get = (kind: string) => ({ rate: 'geocode', auth: 'none', method: 'GET', path: `/v1/test/encoded/${kind}`, retry: 'read' }) as const;
 
   it('an empty body declared as gzip or br (a 200, a 204) is an empty response, not a broken one', async function () {
     const client = suite.clients.create(suite.sandbox);

@@ -127,10 +127,13 @@ describe('svc-config', function () {
       should((await client.fetchToken()).token).be.a.String();
       await helper.unload();
       should(
-        await client.gate.acquire().then(
-          () => 'admitted',
-          (err: { code: string }) => err.code,
-        ),
+        await client
+          .gateFor('geocode')
+          .acquire()
+          .then(
+            () => 'admitted',
+            (err: { code: string }) => err.code,
+          ),
       ).equal('CANCELLED');
     });
   });

@@ -27,7 +27,7 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     should(error.code).equal('QUOTA_EXCEEDED');
     should(msg.payload).equal('3 Main Street');
     should(geocodeRequests()).equal(2);
-    should(callsOf('n1', 'status')).containEql({ fill: 'green', shape: 'dot', text: 'found (2/2)' });
+    should(callsOf('n1', 'status')).containEql({ fill: 'green', shape: 'dot', text: 'found (2/2 requests today)' });
     should(callsOf('n1', 'status').at(-1)).eql({ fill: 'red', shape: 'ring', text: 'QUOTA_EXCEEDED 2/2: daily limit reached' });
     // Counted in the user directory, where a restarted Node-RED finds the count.
     const stored = () => (fs.existsSync(path.join(testUserDir(), QUOTA_FILE)) ? fs.readFileSync(path.join(testUserDir(), QUOTA_FILE), 'utf8') : '');
@@ -62,7 +62,7 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     const msg = await expectOutput('n1', { payload: '12 Main Street' });
     should(msg.statusCode).equal(200);
     should(callsOf('n1', 'status')).containEql({ fill: 'yellow', shape: 'ring', text: 'shared state unavailable' });
-    should(callsOf('n1', 'status').at(-1)).eql({ fill: 'yellow', shape: 'dot', text: 'found (1/5) · shared state unavailable' });
+    should(callsOf('n1', 'status').at(-1)).eql({ fill: 'yellow', shape: 'dot', text: 'found (1/5 requests today) · shared state unavailable' });
     await expectOutput('n1', { payload: '12 Main Street' });
     should(callsOf(CONFIG_ID, 'warn')).have.length(1);
     should(String(callsOf(CONFIG_ID, 'warn')[0])).match(/shared state unavailable \(Redis at redis:\/\/127\.0\.0\.1:\d+/);

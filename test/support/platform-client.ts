@@ -35,6 +35,7 @@ export function sandboxClientConfig(sandbox: Sandbox, overrides: Partial<ClientC
 /** A single-geocode request to the sandbox; `extra` changes any part of it. */
 export const geocode = (extra: Partial<PlatformRequest> = {}): PlatformRequest => ({
   auth: 'project',
+  rate: 'geocode',
   method: 'POST',
   path: '/v1/geocode',
   query: { address: '12 Main Street' },

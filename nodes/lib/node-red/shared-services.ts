@@ -7,6 +7,7 @@ import { catalogText } from '../util/catalog-text';
 import { ConfigError, causeOf } from '../util/errors';
 import { failure } from './failure';
 import { LocalPacer, Pacer } from '../platform/request-gate';
+import type { RateFamily } from '../platform/types';
 import { ResponseCache } from '../shared/response-cache';
 import { sharedPacer } from '../shared/pacer';
 import { CounterFile, DailyQuota } from '../shared/quota';
@@ -32,8 +33,8 @@ export interface SharedSettings {
  */
 export class SharedServices {
   readonly state: SharedState;
-  /** The schedule of the rate limit: shared in Redis when configured, the gate's own otherwise. */
-  readonly pacer: Pacer | undefined;
+  /** The schedule of a family's rate limit: shared in Redis when configured, the gate's own otherwise. */
+  readonly pacerFor: ((family: RateFamily) => Pacer) | undefined;
   readonly quota: DailyQuota | undefined;
   readonly cache: ResponseCache | undefined;
   private readonly nodes = new Set<Node>();
@@ -54,7 +55,10 @@ export class SharedServices {
       .update(settings.scopeParts.map((part) => part ?? '').join('\n'))
       .digest('hex')
       .slice(0, 32);
-    this.pacer = this.state.configured ? sharedPacer(this.state, `rate:${scope}`, new LocalPacer()) : undefined;
+    // Single geocodes keep the key every request shared before the families had rates of their own.
+    this.pacerFor = this.state.configured
+      ? (family) => sharedPacer(this.state, family === 'geocode' ? `rate:${scope}` : `rate:${scope}:${family}`, new LocalPacer())
+      : undefined;
     if (settings.dailyLimit > 0) {
       const userDir = (RED.settings as { userDir?: string }).userDir;
       this.counters = CounterFile.at(userDir ? path.join(userDir, QUOTA_FILE) : undefined, (err) =>

@@ -105,6 +105,7 @@ export async function uploadBatch(
   form.append('file', new Blob([csv], { type: 'text/csv; charset=utf-8' }), `addresses-${batch.batch + 1}.csv`);
   const response = await client.request({
     auth: 'project',
+    rate: 'bulk',
     method: 'POST',
     path: UPLOAD_PATH,
     form,
@@ -218,7 +219,7 @@ function decodeSegment(segment: string, statusCode: number): string {
  * the request, as the credentials are: never repeated in an error.
  */
 function fetchFile(client: PlatformClient, download: Download, context: PollContext): Promise<PlatformResponse<Buffer>> {
-  const request = { method: 'GET', retry: 'read', response: 'buffer', signal: context.signal, onWait: context.onWait } as const;
+  const request = { method: 'GET', rate: 'bulk', retry: 'read', response: 'buffer', signal: context.signal, onWait: context.onWait } as const;
   if (!download.link) {
     const secrets = download.token ? [download.token] : [];
     return client.request<Buffer>({ ...request, auth: 'project', path: DOWNLOAD_PATH, query: { token: download.token }, secrets });

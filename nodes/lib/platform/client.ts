@@ -10,7 +10,8 @@ import { createDispatcher } from './dispatcher';
 import { readResponse, readTokenResponse } from './response';
 import { retryDelay, toSvcError } from './retry';
 import { MAX_SEGMENT_LENGTH, hasDotSegment } from './paths';
-import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, ResponseKind } from './types';
+import { RATE_FAMILIES } from './types';
+import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, RateFamily, ResponseKind } from './types';
 
 /**
  * The one way the pack talks to the platform: one keep-alive dispatcher per config node
@@ -19,7 +20,8 @@ import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, Respo
  */
 export class PlatformClient {
   readonly tokens: TokenManager;
-  readonly gate: RequestGate;
+  /** The queue of each rate family; one queue for all of them without `familyRates`. */
+  private readonly gates: ReadonlyMap<RateFamily, RequestGate>;
   private readonly dispatcher: Dispatcher;
   private readonly secrets: string[];
   /** Aborted by close(): ends the shared token fetch and retry waits that no caller's signal covers. */
@@ -28,12 +30,7 @@ export class PlatformClient {
 
   constructor(private readonly config: ClientConfig) {
     this.dispatcher = createDispatcher(config);
-    this.gate = new RequestGate({
-      ratePerMinute: config.ratePerMinute,
-      maxConcurrency: config.maxConcurrency,
-      maxQueue: config.maxQueue,
-      pacer: config.pacer,
-    });
+    this.gates = gatesFor(config);
     this.tokens = new TokenManager({
       // The shared fetch follows the client's life, not one caller's signal (TokenManager passes none).
       fetchToken: () => this.fetchToken(this.lifetime.signal),
@@ -64,12 +61,18 @@ export class PlatformClient {
     return problems;
   }
 
+  /** The queue that admits the requests of a rate family. */
+  gateFor(family: RateFamily): RequestGate {
+    return this.gates.get(family) as RequestGate;
+  }
+
   /** Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration cannot serve it. */
   async request<T = unknown>(req: PlatformRequest): Promise<PlatformResponse<T>> {
     this.refuseUnless(req.auth);
     let refreshedAfter401 = false;
     for (let attempt = 0; ; attempt++) {
-      // Outside the try: a failed token fetch has made its own retries and is not retried again.
+      // Outside the try: what it throws (QUOTA_EXCEEDED) ends the request; so does a failed token fetch, which has made its own retries.
+      await req.beforeAttempt?.();
       const headers = await this.headersFor(req);
       const secrets = this.secretsOf(req, headers);
       try {
@@ -128,7 +131,7 @@ export class PlatformClient {
   /** Aborts queued requests and closes every connection. */
   async close(): Promise<void> {
     this.lifetime.abort();
-    this.gate.close();
+    for (const gate of new Set(this.gates.values())) gate.close();
     await this.dispatcher.destroy();
   }
 
@@ -173,7 +176,7 @@ export class PlatformClient {
     } else if (req.form) {
       body = req.form;
     }
-    const release = await this.gate.acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position }));
+    const release = await this.gateFor(req.rate).acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position }));
     try {
       return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal, secrets);
     } finally {
@@ -287,6 +290,18 @@ const REFUSED_CREDENTIAL: Record<AuthScheme, 'apiKey' | 'topicsKey' | 'bearer' |
   bearer: 'bearer',
   none: undefined,
 };
+
+/** A queue per rate family, each on its own schedule; or one for every family, at the geocode rate (see `ClientConfig`). */
+function gatesFor(config: ClientConfig): Map<RateFamily, RequestGate> {
+  const gate = (family: RateFamily, ratePerMinute: number) =>
+    new RequestGate({ ratePerMinute, maxConcurrency: config.maxConcurrency, maxQueue: config.maxQueue, pacer: config.pacerFor?.(family) });
+  const { familyRates } = config;
+  if (!familyRates) {
+    const one = gate('geocode', config.ratePerMinute);
+    return new Map(RATE_FAMILIES.map((family) => [family, one]));
+  }
+  return new Map(RATE_FAMILIES.map((family) => [family, gate(family, family === 'geocode' ? config.ratePerMinute : familyRates[family])]));
+}
 
 function joinUrl(base: string, path: string): URL {
   return new URL(trimTrailing(base, '/') + (path.startsWith('/') ? path : `/${path}`));

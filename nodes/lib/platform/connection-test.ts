@@ -85,9 +85,9 @@ function probe(client: PlatformClient, credential: Credential): Promise<unknown>
     case 'token':
       return client.fetchToken();
     case 'apiKey':
-      return client.request({ auth: 'project', method: 'POST', ...API_KEY_PROBE, retry: 'read' });
+      return client.request({ auth: 'project', rate: 'geocode', method: 'POST', ...API_KEY_PROBE, retry: 'read' });
     case 'topicsKey':
-      return client.request({ auth: 'pubsub', method: 'GET', ...TOPICS_KEY_PROBE, retry: 'read' });
+      return client.request({ auth: 'pubsub', rate: 'topics', method: 'GET', ...TOPICS_KEY_PROBE, retry: 'read' });
   }
 }
 

@@ -167,6 +167,8 @@ const FAILED_STATUS = /fail|error|cancel|abort|reject|expire/i;
 export function fetchJobStatus(client: PlatformClient, job: JobState, context: PollContext): Promise<PlatformResponse> {
   return client.request({
     auth: 'project',
+    // A job's status counts against the rate of the endpoint that started it.
+    rate: job.kind === 'bulk-geocode' ? 'bulk' : 'routing',
     method: 'GET',
     path: job.statusPath,
     retry: 'read',
@@ -225,6 +227,7 @@ export async function compute(computation: Computation): Promise<ComputationResu
   const { client, context } = computation;
   const first = await client.request({
     auth: 'project',
+    rate: 'routing',
     method: 'POST',
     path: computation.path,
     json: computation.body,

@@ -31,10 +31,10 @@ export function isEnvelope(body: unknown): body is TopicEnvelope {
  * start of the response, bounded and with every secret masked (see `excerpt`), never the envelope
  * itself; other responses are returned as sent.
  */
-export async function pubsubRequest(client: PlatformClient, request: Omit<PlatformRequest, 'auth'>): Promise<PlatformResponse> {
+export async function pubsubRequest(client: PlatformClient, request: Omit<PlatformRequest, 'auth' | 'rate'>): Promise<PlatformResponse> {
   let response: PlatformResponse;
   try {
-    response = await client.request({ ...request, auth: 'pubsub' });
+    response = await client.request({ ...request, auth: 'pubsub', rate: 'topics' });
   } catch (err) {
     throw withFailedEnvelope(err);
   }

@@ -20,6 +20,19 @@ import type { Clock } from '../util/async';
 export type AuthScheme = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
 
 /**
+ * Which rate limit a request counts against: the spec's recommended rate is for single geocodes, so
+ * each of the other endpoint families has its own (README, Rate limits):
+ * - `geocode`: single geocodes (`POST /v1/geocode`)
+ * - `words`: the three-word lookup
+ * - `routing`: isoline, sequence and standard routing, and the status requests of their jobs
+ * - `bulk`: bulk upload, job status and result download
+ * - `topics`: data topics, publishes and subscriptions
+ */
+export type RateFamily = 'geocode' | 'words' | 'routing' | 'bulk' | 'topics';
+
+export const RATE_FAMILIES: readonly RateFamily[] = ['geocode', 'words', 'routing', 'bulk', 'topics'];
+
+/**
  * `read`: reads and computations; retried on network errors, 5xx and 429.
  * `create`: requests that create or publish something; retried only on 429 and on failures
  * before the request was sent, so nothing is done twice.
@@ -31,6 +44,8 @@ export type ResponseKind = 'json' | 'buffer';
 
 export interface PlatformRequest {
   auth: AuthScheme;
+  /** The rate limit the request counts against. */
+  rate: RateFamily;
   method: 'GET' | 'POST' | 'DELETE';
   /** Path below the base address (`baseUrl`, or `sandboxUrl` for `bearer`), already percent-encoded. */
   path?: string;
@@ -51,6 +66,11 @@ export interface PlatformRequest {
   secrets?: readonly string[];
   /** Called when the request has to wait for the rate limit or the concurrency cap, and when it retries. */
   onWait?: (event: WaitEvent) => void;
+  /**
+   * Called before every attempt (the first and each retry) is queued: the daily limit counts each one
+   * there, as the platform counts requests. What it throws ends the request, unsent.
+   */
+  beforeAttempt?: () => Promise<void>;
 }
 
 /** `outage`: an accepted job waits out a platform outage before its status or result is asked for again (see jobs.ts). */
@@ -97,11 +117,19 @@ export interface ClientConfig {
   maxResponseBytes: number;
   /** Largest file (a `buffer` response: bulk results) read, likewise. */
   maxFileBytes: number;
+  /** Requests per minute (0 = off): single geocodes, or every request when `familyRates` is not given. */
   ratePerMinute: number;
+  /**
+   * The rates of the other families (0 = off), each its own queue and schedule; without them every
+   * request goes through one queue at `ratePerMinute`, as 1.0.0 did (a config node's `rateScope` 'all').
+   */
+  familyRates?: Record<Exclude<RateFamily, 'geocode'>, number>;
+  /** In flight at once, per queue. */
   maxConcurrency: number;
+  /** Waiting at most, per queue. */
   maxQueue: number;
-  /** The rate limit's schedule when it is shared with other instances; the gate's own otherwise. */
-  pacer?: Pacer;
+  /** A rate limit's schedule when it is shared with other instances (`geocode`'s for the one queue); the gate's own otherwise. */
+  pacerFor?: (family: RateFamily) => Pacer;
   maxRetries: number;
   tokenLifetimeSec: number;
   /** The time retry waits go by; the system clock unless a test moves one by hand. */

@@ -82,12 +82,24 @@ describe('settings migrations', function () {
     should(migrated<FlowSettings>({ type: 'svc-geocode', name: 'g' })).eql({ type: 'svc-geocode', name: 'g', version: 1 });
   });
 
+  it('keeps a 1.0.0 config node at one rate for every request: version 0 or 1 becomes rateScope all, its rateLimit untouched (issue 28)', function () {
+    for (const version of [undefined, 0, 1, '1']) {
+      should(migrated<FlowSettings>({ type: 'svc-config', version, rateLimit: '600', name: 'p' })).eql(
+        { type: 'svc-config', rateLimit: '600', name: 'p', rateScope: 'all', version: 2 },
+        String(version),
+      );
+    }
+    const current = { type: 'svc-config', version: 2, rateScope: 'family', rateLimit: 80, rateTopics: 600 };
+    should(migrated<FlowSettings>(current)).eql(current);
+  });
+
   it('runs the same table in the editor as at run time', function () {
     const { SvcMigrations } = runEditorScripts();
     const samples: FlowSettings[] = [
       { type: 'svc-bulk-geocode', pollInterval: 2000 },
       { type: 'svc-isoline', pollInterval: '0.5', pollIntervalSec: 9 },
       { type: 'svc-config', name: 'platform' },
+      { type: 'svc-config', version: 1, rateLimit: 80 },
       { type: 'svc-sequence', version: 1, pollInterval: 7 },
     ];
     // Compared as JSON: the editor's objects are made in a context of their own, with its own Object.

@@ -85,7 +85,8 @@ describe('bounded responses', function () {
 
   it('a file response has its own, larger limit', async function () {
     const client = clients.create(sandbox, { maxResponseBytes: 64 * KB, maxFileBytes: 1 * MB });
-    const file = (bytes: number) => client.request<Buffer>({ auth: 'none', method: 'GET', path: `/v1/test/file/${bytes}`, retry: 'read', response: 'buffer' });
+    const file = (bytes: number) =>
+      client.request<Buffer>({ rate: 'geocode', auth: 'none', method: 'GET', path: `/v1/test/file/${bytes}`, retry: 'read', response: 'buffer' });
     should((await file(1 * MB)).body.length).equal(1 * MB);
     const error = await rejectionOf(file(1 * MB + 1));
     should(error.code).equal('BAD_RESPONSE');
@@ -96,7 +97,7 @@ describe('bounded responses', function () {
 
   it('an error response is read only as far as its message and excerpt need; its status still decides', async function () {
     const client = clients.create(sandbox, { maxRetries: 0 });
-    const error = await rejectionOf(client.request({ auth: 'none', method: 'GET', path: '/v1/test/big-error', retry: 'read' }));
+    const error = await rejectionOf(client.request({ rate: 'geocode', auth: 'none', method: 'GET', path: '/v1/test/big-error', retry: 'read' }));
     should(error.code).equal('SERVER');
     should(error.statusCode).equal(503);
     should(error.bodyExcerpt).startWith('{"message":"overloaded"');

@@ -34,6 +34,7 @@ describe('an accepted job through a platform outage', function () {
     const client = suite.clients.create(suite.sandbox, { maxRetries: 0 });
     const accepted = await client.request<{ jobId: string }>({
       auth: 'project',
+      rate: 'routing',
       method: 'POST',
       path: '/v1/routing/isoline',
       json: { async: true, origins: [{ type: 'coordinates', latitude: 52.52, longitude: 13.405 }], range: { type: 'time', value: 600 } },

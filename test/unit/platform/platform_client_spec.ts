@@ -127,7 +127,7 @@ describe('platform client', function () {
     it('sends exactly the headers of each auth family, and accept: application/json', async function () {
       const client = clients.create(sandbox);
       for (const family of ['project', 'vpm', 'pubsub', 'bearer'] as const) {
-        const response = await client.request({ auth: family, method: 'GET', path: `/v1/test/family/${family}`, retry: 'read' });
+        const response = await client.request({ rate: 'geocode', auth: family, method: 'GET', path: `/v1/test/family/${family}`, retry: 'read' });
         should(response.body).eql({ family });
       }
       const sent = sandbox.requests('family').map((r) => r.headers);
@@ -155,6 +155,7 @@ describe('platform client', function () {
       const client = clients.create(sandbox);
       const response = await client.request({
         auth: 'project',
+        rate: 'geocode',
         method: 'POST',
         path: '/v1/test/json',
         query: { q: 'a b&c=d', skipped: undefined },
@@ -178,7 +179,8 @@ describe('platform client', function () {
   });
 
   describe('401 on a bearer request', function () {
-    const whoami = (client: PlatformClient) => client.request({ auth: 'bearer', method: 'GET', path: '/v1/test/family/bearer', retry: 'read' });
+    const whoami = (client: PlatformClient) =>
+      client.request({ rate: 'geocode', auth: 'bearer', method: 'GET', path: '/v1/test/family/bearer', retry: 'read' });
 
     it('drops the token, fetches a new one and retries once', async function () {
       const client = clients.create(sandbox);
@@ -443,9 +445,9 @@ describe('platform client', function () {
       const client = clients.create(sandbox, { maxRetries: 0 });
       const errors: SvcError[] = [];
       for (const auth of ['project', 'pubsub', 'bearer'] as const) {
-        errors.push(await rejectionOf(client.request({ auth, method: 'GET', path: '/v1/test/echo/json', retry: 'read' })));
+        errors.push(await rejectionOf(client.request({ rate: 'geocode', auth, method: 'GET', path: '/v1/test/echo/json', retry: 'read' })));
       }
-      errors.push(await rejectionOf(client.request({ auth: 'project', method: 'GET', path: '/v1/test/echo/malformed', retry: 'read' })));
+      errors.push(await rejectionOf(client.request({ rate: 'geocode', auth: 'project', method: 'GET', path: '/v1/test/echo/malformed', retry: 'read' })));
       const token = String(sandbox.requests('echo')[2].headers.authorization).replace(/^Bearer /, '');
       for (const error of errors) {
         const text = `${error.message}\n${error.bodyExcerpt}`;
@@ -477,7 +479,9 @@ describe('platform client', function () {
     it('never has more than maxConcurrency requests at the server', async function () {
       const client = clients.create(sandbox, { maxConcurrency: 3 });
       const responses = await Promise.all(
-        Array.from({ length: 9 }, (_v, n) => client.request({ auth: 'project', method: 'GET', path: '/v1/test/slow', query: { n }, retry: 'read' })),
+        Array.from({ length: 9 }, (_v, n) =>
+          client.request({ rate: 'geocode', auth: 'project', method: 'GET', path: '/v1/test/slow', query: { n }, retry: 'read' }),
+        ),
       );
       should(responses.map((a) => (a.body as Json).n)).eql(['0', '1', '2', '3', '4', '5', '6', '7', '8']);
       should(slow.slowPeak()).be.belowOrEqual(3);
@@ -488,7 +492,9 @@ describe('platform client', function () {
     it('a queue overflow is a QUEUE_FULL error for the extra messages, never a silent drop', async function () {
       const client = clients.create(sandbox, { maxConcurrency: 1, maxQueue: 2 });
       const outcomes = await Promise.allSettled(
-        Array.from({ length: 5 }, (_v, n) => client.request({ auth: 'project', method: 'GET', path: '/v1/test/slow', query: { n }, retry: 'read' })),
+        Array.from({ length: 5 }, (_v, n) =>
+          client.request({ rate: 'geocode', auth: 'project', method: 'GET', path: '/v1/test/slow', query: { n }, retry: 'read' }),
+        ),
       );
       const fulfilled = outcomes.filter((o) => o.status === 'fulfilled');
       const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
@@ -669,9 +675,9 @@ describe('platform client', function () {
       const hanging = rejectionOf(client.request(geocode()));
       await waitUntil(() => sandbox.requests('geocode').length === 1, 'the hanging request');
       const queued = rejectionOf(client.request(geocode()));
-      const waitingForToken = rejectionOf(client.request({ auth: 'bearer', method: 'GET', path: '/v1/test/family/bearer', retry: 'read' }));
+      const waitingForToken = rejectionOf(client.request({ rate: 'geocode', auth: 'bearer', method: 'GET', path: '/v1/test/family/bearer', retry: 'read' }));
       await waitUntil(() => sandbox.requests('token').length === 1, 'the token request');
-      should(client.gate.waiting).equal(1);
+      should(client.gateFor('geocode').waiting).equal(1);
 
       await client.close();
       for (const pending of [hanging, queued, waitingForToken]) should((await pending).code).equal('CANCELLED');

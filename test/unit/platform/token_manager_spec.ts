@@ -217,7 +217,7 @@ describe('token manager', function () {
       sandbox = await startSandbox({ tokenResponse: 'opaque-no-expiry' });
       addBearerRoute(sandbox);
       const client = clients.create(sandbox, { tokenLifetimeSec: 1, maxQueue: 5000 });
-      const whoami = () => client.request({ auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
+      const whoami = () => client.request({ rate: 'geocode', auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
       await whoami();
       should(tokenRequests()).equal(1);
 
@@ -232,7 +232,7 @@ describe('token manager', function () {
       sandbox = await startSandbox();
       addBearerRoute(sandbox);
       const client = clients.create(sandbox, { maxQueue: 5000 });
-      const whoami = () => client.request({ auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
+      const whoami = () => client.request({ rate: 'geocode', auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
       await whoami();
       expireAllTokens(sandbox);
 
@@ -248,7 +248,7 @@ describe('token manager', function () {
       sandbox = await startSandbox({ tokenLifetimeSec: 120 });
       addBearerRoute(sandbox);
       const client = clients.create(sandbox);
-      await client.request({ auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
+      await client.request({ rate: 'geocode', auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
       const [tokenRequest] = sandbox.requests('token');
       should(tokenRequest.method).equal('POST');
       should(tokenRequest.path).equal('/oauth/token');
@@ -265,7 +265,7 @@ describe('token manager', function () {
       sandbox = await startSandbox({ tokenLifetimeSec: 300, tokenResponse: 'jwt-only' });
       addBearerRoute(sandbox);
       const client = clients.create(sandbox, { tokenLifetimeSec: 10 });
-      await client.request({ auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
+      await client.request({ rate: 'geocode', auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
       should(client.tokens.remainingMs).be.within(280_000, 300_000);
     });
 
@@ -277,12 +277,13 @@ describe('token manager', function () {
       const controller = new AbortController();
       const cancelledRequest = client.request({
         auth: 'bearer',
+        rate: 'words',
         method: 'GET',
         path: '/v1/test/whoami',
         retry: 'read',
         signal: controller.signal,
       });
-      const patientRequest = client.request({ auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
+      const patientRequest = client.request({ rate: 'geocode', auth: 'bearer', method: 'GET', path: '/v1/test/whoami', retry: 'read' });
       await waitUntil(() => tokenRequests() === 1, 'the token request');
       controller.abort();
       should((await rejectionOf(cancelledRequest)).code).equal('CANCELLED');
