@@ -24,6 +24,8 @@ interface WordsDef extends NodeDef {
 
 interface WordsLocation extends LatLon {
   elevation: number | undefined;
+  /** What the elevation is measured from, as the result names it (the spec does not list the values); absent when it gives none. */
+  elevationType?: string;
 }
 
 export = function register(RED: NodeAPI): void {
@@ -91,7 +93,11 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
   try {
     const point = coordinates ? checkLatLon(coordinates.lat, coordinates.lon, 'coordinates') : decodeGeohash(geohash as string);
     return {
-      location: { ...point, elevation: toNumber(coordinates?.elevation) },
+      location: {
+        ...point,
+        elevation: toNumber(coordinates?.elevation),
+        ...(typeof coordinates?.elevationType === 'string' ? { elevationType: coordinates.elevationType } : {}),
+      },
       geohash: geohash ?? encodeGeohash(point),
     };
   } catch (err) {

@@ -27,6 +27,7 @@ import { REPO_ROOT } from '../support/paths';
 import { SharedRatePhase, SharedRateResult, sharedRate } from './shared-rate';
 import { BulkStreamResult, bulkStream } from './bulk-stream';
 import { CpuResult, Spread, cpuPerMessage } from './cpu';
+import { FamilyFigures, FamilyRatesResult, familyRates } from './families';
 
 /**
  * `npm run bench`: the measurements of issue 7 in one run, on loopback. Node-RED, the sandbox and
@@ -34,7 +35,7 @@ import { CpuResult, Spread, cpuPerMessage } from './cpu';
  * test/bench/results/bench-<time>.json.
  *
  * BENCH_QUICK=1 shortens every measurement (for trying it out; not the issue's figures).
- * BENCH_ONLY=throughput,cpu,storm,bulk,bulk-file,webhooks,rate,shared,soak runs only those.
+ * BENCH_ONLY=throughput,cpu,storm,bulk,bulk-file,webhooks,rate,families,shared,soak runs only those.
  * BENCH_NODE_FLAGS="--max-old-space-size=256" adds Node flags to Node-RED's process (that one is what
  * Node-RED's Raspberry Pi start script, node-red-pi, passes on small hosts).
  */
@@ -59,6 +60,7 @@ interface Report {
   bulkStream?: BulkStreamResult;
   webhooks?: WebhookResult | { skipped: string };
   rateLimit?: RateLimitResult;
+  familyRates?: FamilyRatesResult;
   sharedRate?: SharedRateResult;
   soak?: SoakResult;
   failures: Record<string, string>;
@@ -82,6 +84,7 @@ const SECTIONS: Section[] = [
     run: (bench) => (bench.available.has('svc-webhook-in') ? webhooks(bench) : Promise.resolve({ skipped: 'svc-webhook-in is not installed' })),
   },
   { key: 'rateLimit', name: 'rate', run: rateLimit },
+  { key: 'familyRates', name: 'families', run: familyRates },
   { key: 'sharedRate', name: 'shared', run: sharedRate },
   { key: 'soak', name: 'soak', run: redeploySoak },
 ];
@@ -365,6 +368,18 @@ function markdown(report: Report): string {
       'rate limit: throughput',
       `within 2% of ${r.ratePerMinute}/min`,
       `${n2(r.measuredPerMinute)}/min (${r.deviationPercent >= 0 ? '+' : ''}${n2(r.deviationPercent)}%) ${yesNo(Math.abs(r.deviationPercent) <= 2)}`,
+    ]);
+  }
+  if (report.familyRates) {
+    const r = report.familyRates;
+    const rate = (f: FamilyFigures) =>
+      `${n1(f.measuredPerMinute)}/min (${f.deviationPercent >= 0 ? '+' : ''}${n2(f.deviationPercent)}%, ${f.tooManyRequests} × 429)`;
+    const met = (f: FamilyFigures) => Math.abs(f.deviationPercent) <= 2 && f.tooManyRequests === 0;
+    targets.push([
+      '28',
+      `publishing at ${r.publish.ratePerMinute}/min beside geocoding at ${r.geocode.ratePerMinute}/min, one config node, over ${r.windowMinutes} min`,
+      'each within 2% of its rate, no 429',
+      `publish ${rate(r.publish)}, geocode ${rate(r.geocode)} ${yesNo(met(r.publish) && met(r.geocode))}`,
     ]);
   }
   if (report.sharedRate) {

@@ -149,6 +149,12 @@ describe('svc-config checked when flows start', function () {
     await expectConfigError('bearer', /: the client secret is not set$/);
   });
 
+  it('refuses an empty audience for the nodes that need a token, at deploy and for each message, sending nothing (issue 28)', async function () {
+    await deploy({ audience: '' });
+    should(refusedAtDeploy()).eql({ bearer: 'CONFIG_INVALID: the audience is not set' });
+    await expectConfigError('bearer', /: the audience is not set$/);
+  });
+
   it('shows nothing at deploy for a usable configuration', async function () {
     await deploy({});
     should(refusedAtDeploy()).eql({});

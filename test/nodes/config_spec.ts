@@ -204,6 +204,14 @@ describe('svc-config', function () {
       should(ctx.sandbox.log.map((r) => `${r.method} ${r.endpoint} ${r.status}`).sort()).eql(['GET topic-list 200', 'POST geocode 200', 'POST token 200']);
     });
 
+    it('says an empty audience is not set, and sends no token request (issue 28)', async function () {
+      await loadConfigOnly(configNode(ctx.sandbox));
+      const response = await testConnection(dialog(ALL_SET, { audience: '' }));
+      should(response).containDeep({ ok: false, message: 'token ✗ CONFIG_INVALID · API key ✓ · topics key ✓' });
+      should(checkOf(response, 'token')).containDeep({ outcome: 'failed', code: 'CONFIG_INVALID', message: 'the svc-config node cannot be used: the audience is not set' });
+      should(ctx.sandbox.requests('token')).have.length(0);
+    });
+
     it('reports each wrong credential in turn, one line each, with the field to fix', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       const cases: Array<[Json, Json, string, string, string]> = [

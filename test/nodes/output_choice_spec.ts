@@ -71,8 +71,15 @@ describe('Output choice: the whole response or the location in msg.payload', fun
       });
       should((await expectOutput('old', { payload: 'wheat.ribbon.magnet' })).payload).eql(lookup('wheat.ribbon.magnet'));
       const msg = await expectOutput('n1', { payload: '///Wheat.Ribbon.Magnet' });
-      const { coordinates } = lookup('wheat.ribbon.magnet') as { coordinates: { lat: number; lon: number; elevation?: number } };
-      should(msg.payload).match({ name: '///wheat.ribbon.magnet', lat: coordinates.lat, lon: coordinates.lon, words: 'wheat.ribbon.magnet' });
+      const { coordinates } = lookup('wheat.ribbon.magnet') as { coordinates: { lat: number; lon: number; elevation?: number; elevationType: string } };
+      should(msg.payload).match({
+        name: '///wheat.ribbon.magnet',
+        lat: coordinates.lat,
+        lon: coordinates.lon,
+        elevation: coordinates.elevation,
+        elevationType: coordinates.elevationType,
+        words: 'wheat.ribbon.magnet',
+      });
       should((msg.payload as Json).geohash).equal(msg.geohash);
       should(msg.location).match({ lat: coordinates.lat, lon: coordinates.lon });
     });

@@ -138,6 +138,15 @@ describe('svc-route', function () {
         should(features(msg)[0].geometry?.type).equal('LineString');
       });
     }
+
+    it('routes to an indoor waypoint given by its unitId alone, which node and sandbox both accept (the spec requires no combination; issue 28)', async function () {
+      await load();
+      const msg = await expectOutput('n1', { payload: { waypoints: [from, { type: 'indoor', unitId: 'unit-40' }] } });
+      should(lastBody(ctx.sandbox, 'route').waypoints).match({ 1: { type: 'indoor', unitId: 'unit-40' } });
+      should((lastBody(ctx.sandbox, 'route').waypoints as Json[])[1]).not.have.property('venueId');
+      should(msg.statusCode).equal(200);
+      should(features(msg)[0].geometry?.type).equal('LineString');
+    });
   });
 
   it('gives each waypoint its own transport mode, the configured one as default, every value unchanged', async function () {
@@ -343,7 +352,7 @@ describe('svc-route', function () {
       ['coordinates in exponent notation', post({ waypoints: [{ type: 'point', coordinates: '1e-7,52.5' }, b] }), 400, /coordinates must be the string/],
       ['a latitude out of range in coordinates', post({ waypoints: [{ type: 'point', coordinates: '52.5,113.4' }, b] }), 400, /latitude 113.4 out of range/],
       ['a geohash waypoint with coordinates', post({ waypoints: [a, { ...b, coordinates: '13.4,52.5' }] }), 400, /unknown member "coordinates"/],
-      ['an indoor waypoint without a venue', post({ waypoints: [a, { type: 'indoor', unitId: 'u1' }] }), 400, /needs a venueId/],
+      ['an indoor waypoint without venue or unit', post({ waypoints: [a, { type: 'indoor' }] }), 400, /needs a venueId or a unitId/],
       ['an unknown transport mode', post({ waypoints: [{ ...a, transportMode: ['boat'] }, b] }), 400, /transportMode\[0\] must be one of pedestrian/],
       ['both arriveBy and departAt', post({ waypoints: [a, b], arriveBy: '10:00:00', departAt: '08:00:00' }), 400, /cannot both be given/],
       ['a partial-time without seconds', post({ waypoints: [a, b], departAt: '08:00' }), 400, /departAt must be an RFC 3339/],

@@ -14,9 +14,15 @@ describe('svc-words', function () {
   it('looks up three words from msg.payload with a bearer token and outputs location and geohash', async function () {
     await load();
     const msg = await expectOutput('n1', { payload: 'index.home.raft' });
-    const expected = lookup('index.home.raft') as { geohash: string; coordinates: { lat: number; lon: number; elevation: number } };
+    const expected = lookup('index.home.raft') as { geohash: string; coordinates: { lat: number; lon: number; elevation: number; elevationType: string } };
     should(msg.payload).eql(expected);
-    should(msg.location).eql({ lat: expected.coordinates.lat, lon: expected.coordinates.lon, elevation: expected.coordinates.elevation });
+    // The elevation's type stays beside it (issue 28): without it an elevation cannot be read.
+    should(msg.location).eql({
+      lat: expected.coordinates.lat,
+      lon: expected.coordinates.lon,
+      elevation: expected.coordinates.elevation,
+      elevationType: expected.coordinates.elevationType,
+    });
     should(msg.geohash).equal(expected.geohash);
     should(msg.statusCode).equal(200);
     const [request] = ctx.sandbox.requests('words');

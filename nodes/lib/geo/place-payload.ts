@@ -39,13 +39,14 @@ export function geocodePlace(address: string, feature: GeoJsonFeature | undefine
   });
 }
 
-/** Three words: `///word.word.word` as `name`, the elevation and the geohash. */
-export function wordsPlace(words: readonly string[], location: LatLon & { elevation?: number }, geohash: string): PlacePayload {
+/** Three words: `///word.word.word` as `name`, the elevation with its type and the geohash. */
+export function wordsPlace(words: readonly string[], location: LatLon & { elevation?: number; elevationType?: string }, geohash: string): PlacePayload {
   return withoutUndefined({
     name: escapeHtml(formatThreeWords(words)),
     lat: location.lat,
     lon: location.lon,
     elevation: location.elevation,
+    elevationType: location.elevationType === undefined ? undefined : escapeHtml(location.elevationType),
     geohash,
     words: escapeHtml(words.join('.')),
   });

@@ -7,7 +7,7 @@ import { isHeaderValue } from '../util/text';
 export type Requirement = AuthScheme | 'token';
 
 /** The settings of a config node that requests depend on, named as in flow JSON. */
-export type Setting = 'baseUrl' | 'authUrl' | 'sandboxUrl' | 'projectId' | 'apiKey' | 'pubsubApiKey' | 'clientId' | 'clientSecret';
+export type Setting = 'baseUrl' | 'authUrl' | 'sandboxUrl' | 'audience' | 'projectId' | 'apiKey' | 'pubsubApiKey' | 'clientId' | 'clientSecret';
 
 export interface ConfigProblem {
   setting: Setting;
@@ -26,13 +26,16 @@ type UrlExtra = 'has-query' | 'has-fragment' | 'has-user-info';
 
 const URL_SETTINGS = ['baseUrl', 'authUrl', 'sandboxUrl'] as const;
 
-/** The settings each requirement cannot do without (see AuthScheme for the families). */
+/**
+ * The settings each requirement cannot do without (see AuthScheme for the families). The token request
+ * sends the audience, which the spec lists as required: an empty one is refused before any request.
+ */
 const REQUIRED: Record<Requirement, readonly Setting[]> = {
   project: ['baseUrl', 'projectId', 'apiKey'],
   vpm: ['baseUrl', 'projectId', 'apiKey'],
   pubsub: ['baseUrl', 'pubsubApiKey'],
-  token: ['authUrl', 'clientId', 'clientSecret'],
-  bearer: ['sandboxUrl', 'authUrl', 'clientId', 'clientSecret'],
+  token: ['authUrl', 'clientId', 'clientSecret', 'audience'],
+  bearer: ['sandboxUrl', 'authUrl', 'clientId', 'clientSecret', 'audience'],
   none: [],
 };
 
@@ -64,6 +67,7 @@ function settingValue(config: ClientConfig, setting: Setting): string | undefine
     case 'baseUrl':
     case 'authUrl':
     case 'sandboxUrl':
+    case 'audience':
     case 'projectId':
       return config[setting];
     default:

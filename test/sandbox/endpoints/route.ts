@@ -30,8 +30,9 @@ import {
  * `routing`). The body is checked against the spec's tables, unknown members included. Choices where
  * the spec is silent:
  * - `point` needs `coordinates` ("longitude,latitude", plain decimals) or a `geohash`; `geohash`
- *   needs a `geohash`; `indoor` needs a `venueId` (a `unitId`, `geohash` or `coordinates` may
- *   follow); venue and unit ids place the waypoint near the sandbox city, deterministically;
+ *   needs a `geohash`; `indoor` needs a `venueId` or a `unitId` (the spec gives both as optional and
+ *   requires no combination; a `geohash` or `coordinates` may follow); venue and unit ids place the
+ *   waypoint near the sandbox city, deterministically;
  * - each leg runs east-west, then north-south; one segment per straight stretch plus an `arrive`
  *   segment, `text` with HTML span markup and entities, `firstPoint`/`lastPoint` indexing
  *   `overview.linestring` (9-character geohashes); `length` in meters, `duration` in seconds;
@@ -142,10 +143,12 @@ function validateWaypoint(value: unknown, label: string): Waypoint {
   for (const name of ['venueId', 'unitId']) {
     check(waypoint[name] === undefined || (typeof waypoint[name] === 'string' && waypoint[name] !== ''), `${label}.${name} must be a non-empty string`);
   }
-  check(waypoint.venueId !== undefined, `${label}: an indoor waypoint needs a venueId`);
-  const venueId = waypoint.venueId as string;
+  check(waypoint.venueId !== undefined || waypoint.unitId !== undefined, `${label}: an indoor waypoint needs a venueId or a unitId`);
+  const venueId = waypoint.venueId as string | undefined;
   const unitId = waypoint.unitId as string | undefined;
-  return { position: position ?? indoorPosition(venueId, unitId), indoor: true, mode: modes?.[0], venueId, unitId };
+  // A unit alone is placed as a venue would be.
+  const place = venueId === undefined ? indoorPosition(unitId as string) : indoorPosition(venueId, unitId);
+  return { position: position ?? place, indoor: true, mode: modes?.[0], venueId, unitId };
 }
 
 function checkRfc3339(value: unknown, label: string): void {
