@@ -208,7 +208,11 @@ describe('svc-config', function () {
       await loadConfigOnly(configNode(ctx.sandbox));
       const response = await testConnection(dialog(ALL_SET, { audience: '' }));
       should(response).containDeep({ ok: false, message: 'token ✗ CONFIG_INVALID · API key ✓ · topics key ✓' });
-      should(checkOf(response, 'token')).containDeep({ outcome: 'failed', code: 'CONFIG_INVALID', message: 'the svc-config node cannot be used: the audience is not set' });
+      should(checkOf(response, 'token')).containDeep({
+        outcome: 'failed',
+        code: 'CONFIG_INVALID',
+        message: 'the svc-config node cannot be used: the audience is not set',
+      });
       should(ctx.sandbox.requests('token')).have.length(0);
     });
 
