@@ -97,6 +97,13 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     def = migrated(def);
     const warn = (text: CatalogText) => this.warn(translate(text));
+    // One warning, not one per upload: the next upload gets the same status.
+    let warnedUploadStatus = false;
+    const onUploadStatus = (statusCode: number) => {
+      if (warnedUploadStatus) return;
+      warnedUploadStatus = true;
+      warn(catalogText('warn.bulk.uploadStatus', { statusCode }));
+    };
     const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
     const batchSize = countSetting(def.batchSize, DEFAULTS.batchSize);
@@ -176,6 +183,7 @@ export = function register(RED: NodeAPI): void {
         deliver,
         uploaded: run?.jobs.slice(),
         uploadedBefore,
+        onUploadStatus,
         ...uploads,
         delivered: fileRun?.delivered,
       })

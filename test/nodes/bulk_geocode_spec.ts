@@ -53,6 +53,8 @@ describe('svc-bulk-geocode', function () {
       should(Date.parse(jobs[0].finishedAt)).be.aboveOrEqual(Date.parse(jobs[0].startedAt));
       should(jobs[0].durationMs).be.aboveOrEqual(0);
       should(msg.files).be.undefined();
+      // The bulk outputs carry the status of the response they come from, as every other node's (issue 28).
+      should(msg.statusCode).equal(200);
 
       const [upload] = ctx.sandbox.requests('bulk-upload');
       should(upload.method).equal('POST');
@@ -68,6 +70,19 @@ describe('svc-bulk-geocode', function () {
       const [download] = ctx.sandbox.requests('bulk-download');
       should(download.status).equal(200);
       should(download.query.token).match(/\+/).and.match(/\//).and.match(/=/);
+    });
+
+    it('accepts an upload whose response is another 2xx than the 201 of the spec, with one warning for all its jobs (issue 28)', async function () {
+      await load({ batchSize: 2 });
+      bulkControls(ctx.sandbox).uploadStatus = 202;
+      const msg = await expectOutput('n1', { payload: ['1 Main Street', '2 Main Street', '3 Main Street'] });
+      should(rowsOf(msg).map((row) => row.error)).eql([undefined, undefined, undefined]);
+      should(ctx.sandbox.requests('bulk-upload').map((r) => r.status)).eql([202, 202]);
+      await expectOutput('n1', { payload: ['4 Main Street'] });
+      const warnings = (helper.getNode('n1').warn as unknown as { args: unknown[][] }).args.map((args) => String(args[0]));
+      should(warnings).eql([
+        'a bulk upload was accepted with status 202, not the 201 the platform documents: its job is run as usual (warned once until the node is redeployed)',
+      ]);
     });
 
     it('writes addresses with commas, quotes, line breaks and Unicode so that they arrive intact', async function () {

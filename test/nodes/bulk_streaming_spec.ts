@@ -43,6 +43,8 @@ describe('svc-bulk-geocode streaming', function () {
       should(parts.map((p) => p.type)).matchEach('array');
       should(partsOf(outputs).map((m) => m.topic)).matchEach('run-1');
       should(partsOf(outputs).map((m) => (m.job as JobReport).batch)).eql([0, 1, 2]);
+      // Each part and the summary carry the status of the result file they come from (issue 28).
+      should(outputs.map((m) => m.statusCode)).eql([200, 200, 200, 200]);
       const rows = rowsOf(outputs);
       should(rows.map((row) => row.index)).eql([0, 1, 2, 3, 4, 5, 6, 7]);
       should(rows.map((row) => row.input)).eql(addresses);

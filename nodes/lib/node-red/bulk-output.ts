@@ -61,6 +61,8 @@ export class BulkOutput {
   private partsId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   private counts: BulkCounts = { ...NO_COUNTS };
   private file: RowFile | undefined;
+  /** The HTTP status of the last result file delivered, for `msg.statusCode`. */
+  private statusCode: number | undefined;
 
   private constructor(
     private readonly msg: OutputMessage,
@@ -98,6 +100,7 @@ export class BulkOutput {
   /** Takes a finished batch in input order. */
   async deliver(batch: FinishedBatch): Promise<void> {
     const rows = outputRows(batch);
+    this.statusCode = batch.statusCode ?? this.statusCode;
     this.count(batch, rows);
     this.warnMismatch(batch);
     if (this.options.mode === 'message') {
@@ -115,6 +118,7 @@ export class BulkOutput {
     await this.file?.close();
     const out = this.msg;
     out.jobs = summary.jobs;
+    if (this.statusCode !== undefined) out.statusCode = this.statusCode;
     const { rows: count, failed } = this.counts;
     const statusText = failed > 0 ? catalogText('status.rowsFailed', { count, failed }) : catalogText('status.rows', { count });
     if (this.options.mode === 'message') {
@@ -168,7 +172,13 @@ export class BulkOutput {
     if (batch.last) parts.count = batch.number + 1;
     if (this.msg.parts !== undefined) parts.parts = this.msg.parts;
     // Without _msgid: Node-RED gives each part an id of its own when it is sent.
-    return { ...members, payload: rows, job: batch.job, parts } as unknown as OutputMessage;
+    return {
+      ...members,
+      payload: rows,
+      job: batch.job,
+      ...(batch.statusCode === undefined ? {} : { statusCode: batch.statusCode }),
+      parts,
+    } as unknown as OutputMessage;
   }
 }
 

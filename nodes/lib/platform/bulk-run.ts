@@ -44,6 +44,8 @@ export interface FinishedBatch {
   file?: Buffer;
   /** The job's error, when failed jobs do not stop the run. */
   error?: SvcError;
+  /** The HTTP status of the batch's result file download. */
+  statusCode?: number;
   /** True for the input's last batch. */
   last: boolean;
 }
@@ -67,6 +69,8 @@ export interface BulkRunOptions {
   onUploadStart?: (batch: number) => Promise<void>;
   /** Keep each batch's downloaded result file (for `rawFiles`); otherwise it is let go once its records are read, so held batches hold less. */
   keepFiles?: boolean;
+  /** Called when an upload's response is a 2xx other than the spec's 201 (the job is still run). */
+  onUploadStatus?: (statusCode: number) => void;
   /** Called with each new job once uploaded, before it is polled (to store it for a restart). */
   onUpload?: (job: BulkJobState) => Promise<void>;
   /**
@@ -204,7 +208,13 @@ export class BulkRun {
       job = this.options.uploaded?.find((earlier) => earlier.batch === number);
       if (!job) {
         await this.options.onUploadStart?.(number);
-        job = await uploadBatch(client, protocol, { batch: number, firstIndex: rows[0].index, lastIndex: rows[rows.length - 1].index, addresses }, pollContext);
+        job = await uploadBatch(
+          client,
+          protocol,
+          { batch: number, firstIndex: rows[0].index, lastIndex: rows[rows.length - 1].index, addresses },
+          pollContext,
+          this.options.onUploadStatus,
+        );
         await this.options.onUpload?.(job);
       }
       const result = await bulkResult(client, protocol, job, addresses, pollContext);
@@ -213,6 +223,7 @@ export class BulkRun {
       batch.records = rows.map((row) => recordOf.get(row));
       batch.unmatched = rows.map((row) => unmatchedOf.get(row));
       batch.pairing = result.pairing;
+      batch.statusCode = result.statusCode;
       if (this.options.keepFiles) batch.file = result.file;
     } catch (err) {
       if (this.options.jobFailures === 'stop' || !(err instanceof SvcError) || RUN_ERRORS.has(err.code)) throw err;

@@ -49,6 +49,8 @@ export interface Download {
  */
 export interface BulkResult {
   file: Buffer;
+  /** The HTTP status of the result file's download. */
+  statusCode: number;
   records: unknown[];
   /** How the records were paired: see `Pairing`. */
   pairing: Pairing;
@@ -90,12 +92,20 @@ const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
 /** Bulk jobs run for minutes: polling slows down to at most this interval (or the configured one, when longer). */
 const MAX_POLL_INTERVAL_MS = 30_000;
 
-/** Step 1: the addresses as a CSV file with the single column `address`, in the multipart field `file`; resolves with the new job. */
+/** The status of an upload that created its job (spec). */
+const JOB_CREATED = 201;
+
+/**
+ * Step 1: the addresses as a CSV file with the single column `address`, in the multipart field `file`;
+ * resolves with the new job. The spec says 201: another 2xx is accepted (its job id read as usual)
+ * and told to `onOtherStatus`.
+ */
 export async function uploadBatch(
   client: PlatformClient,
   protocol: BulkProtocol,
   batch: { batch: number; firstIndex: number; lastIndex: number; addresses: readonly string[] },
   context: PollContext,
+  onOtherStatus?: (statusCode: number) => void,
 ): Promise<BulkJobState> {
   const form = new FormData();
   const csv = writeCsv(
@@ -114,6 +124,7 @@ export async function uploadBatch(
     onWait: context.onWait,
   });
   const jobId = readJobId(response, protocol.jobIdPath);
+  if (response.statusCode !== JOB_CREATED) onOtherStatus?.(response.statusCode);
   return {
     kind: 'bulk-geocode',
     jobId,
@@ -155,7 +166,7 @@ export async function bulkResult(
     file = await ask(() => fetchFile(client, fresh, context));
   }
   const { records, pairing } = pairRecords(addresses, readResultFile(file, job.jobId), job.jobId);
-  return { file: file.body, records, pairing };
+  return { file: file.body, statusCode: file.statusCode, records, pairing };
 }
 
 /** Reads bulk status responses: the status by the override path or the guesses, the download link or token once complete. */

@@ -36,6 +36,8 @@ export interface BulkControls {
   downloadTokenTtlMs: number;
   /** The next this-many download tokens are issued already expired. */
   expiredTokens: number;
+  /** The status of an upload that created its job: the spec's 201, or another 2xx for a platform that strays from it. */
+  uploadStatus: number;
 }
 
 export interface BulkJob {
@@ -59,6 +61,7 @@ const CONTROL_DEFAULTS: BulkControls = {
   outcome: 'complete',
   downloadTokenTtlMs: 10 * 60_000,
   expiredTokens: 0,
+  uploadStatus: 201,
 };
 
 const RESULT_COLUMNS = ['address', 'latitude', 'longitude', 'match_type', 'accuracy', 'match_component', 'label', 'error'];
@@ -92,7 +95,7 @@ export default function bulkEndpoints(sandbox: Sandbox): void {
     const response: Record<string, unknown> = { status: 'accepted', message: `${addresses.length} addresses queued` };
     if (controls.jobIdMember) setAt(response, controls.jobIdMember, job.id);
     ctx.res.setHeader('location', `/v1/geocode/bulk/${job.id}`);
-    sendJson(ctx.res, 201, response);
+    sendJson(ctx.res, controls.uploadStatus, response);
   });
 
   sandbox.route('GET', '/v1/geocode/bulk/:jobId', { endpoint: 'bulk-status', auth: 'project', permission: 'bulk' }, (ctx) => {
