@@ -134,7 +134,7 @@ function isolineOutput(out: OutputMessage, result: ComputationResult, ranges: Ra
   out.payload = result.body;
   out.geojson = { type: 'FeatureCollection', features };
   out.statusCode = result.statusCode;
-  if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
+  if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls, ...setMembers({ message: result.message }) }];
   return {
     msg: out,
     statusText: catalogText(features.length === 1 ? 'status.polygon' : 'status.polygons', { count: features.length }),

@@ -99,7 +99,7 @@ function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints
   out.order = order;
   out.geojson = geojson;
   out.statusCode = result.statusCode;
-  if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls }];
+  if (result.jobId !== undefined) out.jobs = [{ jobId: result.jobId, polls: result.polls, ...setMembers({ message: result.message }) }];
   const unmatched = order.filter((i) => i === null).length;
   return {
     msg: out,

@@ -79,7 +79,7 @@ describe('svc-bulk-geocode', function () {
       should(rowsOf(msg).map((row) => row.error)).eql([undefined, undefined, undefined]);
       should(ctx.sandbox.requests('bulk-upload').map((r) => r.status)).eql([202, 202]);
       await expectOutput('n1', { payload: ['4 Main Street'] });
-      const warnings = (helper.getNode('n1').warn as unknown as { args: unknown[][] }).args.map((args) => String(args[0]));
+      const warnings = (helper.getNode('n1').warn as { args: unknown[][] }).args.map((args) => String(args[0]));
       should(warnings).eql([
         'a bulk upload was accepted with status 202, not the 201 the platform documents: its job is run as usual (warned once until the node is redeployed)',
       ]);

@@ -297,7 +297,20 @@ describe('svc-isoline', function () {
       should(polls[0].headers['x-svc-project-id']).equal('sandbox-project');
       should(features(msg)).have.length(1);
       should((msg.payload as Json).isoline).be.an.Object();
-      should(statusTexts('n1').some((text) => /^job running \(poll \d\)$/.test(text))).be.true();
+      // The job handle's message shows beside its status, and the last one in msg.jobs (issue 28).
+      should(statusTexts('n1')).containEql('job pending: job accepted');
+      should(statusTexts('n1').some((text) => /^job running: computing \(\d\/\d\) \(poll \d\)$/.test(text))).be.true();
+      const polled = ctx.sandbox.options.jobPolls;
+      should(msg.jobs).match([{ polls: polled, message: `computing (${polled - 1}/${polled})` }]);
+    });
+
+    it('shows a job message masked, on one line and short in the status (issue 28)', async function () {
+      await load({ pollInterval: 0.02 });
+      const said = `queued behind 3 jobs:\n Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0.sig ${'x'.repeat(400)}`;
+      ctx.sandbox.setFault('isoline-job', { status: 200, body: JSON.stringify({ status: 'running', message: said }), times: 2 });
+      await expectOutput('n1', request({ async: true }));
+      const shown = statusTexts('n1').filter((text) => text.startsWith('job running: queued'));
+      should(shown).eql(['job running: queued behind 3 jobs: Bearer *** xxxxxx… (poll 1)', 'job running: queued behind 3 jobs: Bearer *** xxxxxx… (poll 2)']);
     });
 
     it('survives a 503 while polling', async function () {

@@ -222,7 +222,11 @@ describe('svc-sequence', function () {
       should(polls[0].path).match(/^\/v1\/routing\/sequence\/async\/sandbox-project\/jobs\/job-[0-9a-f]+$/);
       should(polls[0].headers['x-svc-project-id']).equal('sandbox-project');
       should(msg.order).eql(LINE_ORDER);
-      should(statusTexts('n1').some((text) => /^job running \(poll \d\)$/.test(text))).be.true();
+      // The job handle's message shows beside its status, and the last one in msg.jobs (issue 28).
+      should(statusTexts('n1')).containEql('job pending: job accepted');
+      should(statusTexts('n1').some((text) => /^job running: computing \(\d\/\d\) \(poll \d\)$/.test(text))).be.true();
+      const polled = ctx.sandbox.options.jobPolls;
+      should(msg.jobs).match([{ polls: polled, message: `computing (${polled - 1}/${polled})` }]);
     });
 
     it('ends a job whose status reads as failed with JOB_FAILED', async function () {

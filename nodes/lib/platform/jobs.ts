@@ -1,4 +1,4 @@
-import { ErrorCode, PlatformError, SvcError } from '../util/errors';
+import { ErrorCode, PlatformError, SvcError, redact } from '../util/errors';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { Clock, SYSTEM_CLOCK, sleep } from '../util/async';
 import { isRecord, setMembers } from '../util/values';
@@ -39,6 +39,8 @@ export interface JobState {
   polls: number;
   /** The status the service last reported, if any. */
   status?: string;
+  /** The `message` of the job handle the service last reported, masked and short (see `jobMessage`), if any. */
+  message?: string;
 }
 
 /** How one kind of job's status responses read. */
@@ -47,6 +49,8 @@ export interface JobReader<R> {
   awaiting: CatalogText;
   /** The status a response body reports, if any. */
   status(body: unknown): string | undefined;
+  /** The message a response body reports about the job's progress, if this kind of job has one. */
+  message?(body: unknown): string | undefined;
   /** The finished job's result, or undefined while it runs. Throws (JOB_FAILED) when the body says it failed. */
   result(body: unknown): R | undefined;
 }
@@ -115,6 +119,7 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
     const response = await askAboutJob(job, reader.awaiting, polling, context, () => fetchJobStatus(client, job, context));
     job.polls++;
     job.status = reader.status(response.body) ?? job.status;
+    job.message = reader.message?.(response.body) ?? job.message;
     await context.onPoll?.(job);
     const result = reader.result(response.body);
     if (result !== undefined) return { result, body: response.body, statusCode: response.statusCode };
@@ -216,6 +221,8 @@ export interface ComputationResult {
   statusCode: number;
   jobId?: string;
   polls: number;
+  /** The job's last message (see `JobState`). */
+  message?: string;
 }
 
 /**
@@ -237,15 +244,17 @@ export async function compute(computation: Computation): Promise<ComputationResu
   });
   if (computation.isResult(first.body)) return { body: first.body, statusCode: first.statusCode, polls: 0 };
   const jobId = handleJobId(first.body);
-  const status = computationReader(computation.isResult).status(first.body);
-  context.onProgress(status === undefined ? catalogText('status.jobAccepted') : catalogText('status.job', { status }));
+  const reader = computationReader(computation.isResult);
+  const status = reader.status(first.body);
+  const message = reader.message?.(first.body);
+  context.onProgress(status === undefined ? catalogText('status.jobAccepted') : catalogText('status.job', { status: jobProgress(status, message) }));
   const job: JobState = {
     kind: computation.kind,
     jobId,
     statusPath: computation.jobPath(pathSegment(jobId, catalogText('label.jobId'), 'response')),
     createdAt: Date.now(),
     polls: 0,
-    ...setMembers({ status }),
+    ...setMembers({ status, message }),
   };
   await computation.onJob?.(job);
   return awaitComputation(computation, job);
@@ -264,12 +273,35 @@ export async function awaitComputation(computation: ComputationJob, job: JobStat
       context.onProgress(
         state.status === undefined
           ? catalogText('status.jobRunningPoll', { poll: state.polls })
-          : catalogText('status.jobPoll', { status: state.status, poll: state.polls }),
+          : catalogText('status.jobPoll', { status: jobProgress(state.status, state.message), poll: state.polls }),
       );
       await computation.onJob?.(state);
     },
   });
-  return { body: polled.body, statusCode: polled.statusCode, jobId: job.jobId, polls: job.polls };
+  return { body: polled.body, statusCode: polled.statusCode, jobId: job.jobId, polls: job.polls, ...setMembers({ message: job.message }) };
+}
+
+/** The longest job message kept (in `msg.jobs` and the stored job), and the longest shown in a status. */
+const MAX_MESSAGE_LENGTH = 200;
+const MAX_STATUS_MESSAGE_LENGTH = 40;
+
+/**
+ * A job handle's `message` as the node passes it on: masked (a bearer token or a secret-like member the
+ * service repeats), on one line and at most MAX_MESSAGE_LENGTH characters; undefined when there is none.
+ */
+export function jobMessage(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = redact(value).replace(/\s+/g, ' ').trim();
+  return text === '' ? undefined : shortened(text, MAX_MESSAGE_LENGTH);
+}
+
+/** The job's status for its node's status, with its message shortened: "running: 40 % of the graph". */
+function jobProgress(status: string, message: string | undefined): string {
+  return message === undefined ? status : `${status}: ${shortened(message, MAX_STATUS_MESSAGE_LENGTH)}`;
+}
+
+function shortened(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 /** Reads the status responses of an isoline or sequence job: `{jobId, status, message}` until one carries the result. */
@@ -278,6 +310,7 @@ export function computationReader(isResult: (body: unknown) => boolean): JobRead
   return {
     awaiting: catalogText('value.result'),
     status: (body) => member(body, 'status'),
+    message: (body) => jobMessage(member(body, 'message')),
     result: (body) => {
       if (isResult(body)) return body;
       const status = member(body, 'status');
