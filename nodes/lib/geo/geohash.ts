@@ -8,8 +8,17 @@ export interface LatLon {
   lon: number;
 }
 
-/** The standard geohash alphabet; ngeohash is the authority (the spec's list wrongly adds `l`). */
-const GEOHASH = /^[0123456789bcdefghjkmnpqrstuvwxyz]{1,22}$/;
+/**
+ * The longest geohash read or written: 12 characters (a cell of a few centimetres), as the sandbox
+ * and common geohash libraries take; longer ones add nothing a coordinate of a double carries.
+ */
+export const MAX_GEOHASH_LENGTH = 12;
+
+/**
+ * The standard base-32 geohash alphabet (digits and letters without a, i, l and o), as ngeohash
+ * writes it; the spec's list wrongly adds `l`, which no geohash holds.
+ */
+const GEOHASH = new RegExp(`^[0123456789bcdefghjkmnpqrstuvwxyz]{1,${MAX_GEOHASH_LENGTH}}$`);
 
 export const DEFAULT_GEOHASH_PRECISION = 9;
 
@@ -33,7 +42,7 @@ export function encodeGeohash(point: LatLon, precision = DEFAULT_GEOHASH_PRECISI
 }
 
 export function decodeGeohash(geohash: string, label: Label = 'geohash'): LatLon {
-  if (!isGeohash(geohash)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(geohash) ?? 'undefined' }));
+  if (!isGeohash(geohash)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(geohash) ?? 'undefined', max: MAX_GEOHASH_LENGTH }));
   const { latitude, longitude } = ngeohash.decode(geohash.toLowerCase());
   return { lat: latitude, lon: longitude };
 }

@@ -1,6 +1,6 @@
 import { InputError } from '../util/errors';
 import { Label, CatalogText, catalogText } from '../util/catalog-text';
-import { LatLon, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
+import { LatLon, MAX_GEOHASH_LENGTH, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
 import { Json, describeValue, readChoices, setMembers, toNumber } from '../util/values';
 
 /**
@@ -56,7 +56,7 @@ const ACCEPTED_FORMS = catalogText('error.location.acceptedForms');
 export function readLocation(value: unknown, label: Label, options: LocationOptions): Place {
   if (typeof value === 'string') {
     const geohash = value.trim().toLowerCase();
-    if (!isGeohash(geohash)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
+    if (!isGeohash(geohash)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value), max: MAX_GEOHASH_LENGTH }));
     return { geohash, point: decodeGeohash(geohash, label) };
   }
   if (Array.isArray(value)) {
@@ -236,7 +236,7 @@ function readCoordinatesString(value: unknown, label: Label): LatLon {
 }
 
 function requireGeohash(value: unknown, label: Label): string {
-  if (!isGeohash(value)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value) }));
+  if (!isGeohash(value)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(value), max: MAX_GEOHASH_LENGTH }));
   return value.toLowerCase();
 }
 

@@ -1,5 +1,5 @@
 import type { Polling } from '../platform/jobs';
-import { DEFAULT_GEOHASH_PRECISION } from '../geo/geohash';
+import { DEFAULT_GEOHASH_PRECISION, MAX_GEOHASH_LENGTH } from '../geo/geohash';
 import type { LocationVariant } from '../geo/locations';
 import { toNumber } from '../util/values';
 
@@ -30,12 +30,11 @@ export function textSetting(value: unknown, fallback = ''): string {
   return (typeof value === 'string' ? value.trim() : '') || fallback;
 }
 
-const MAX_GEOHASH_PRECISION = 12;
 
 /** Geohash length: a whole number from 1 to 12. */
 export function precisionSetting(value: unknown): number {
   const n = positiveSetting(value);
-  return n !== undefined && Number.isInteger(n) && n <= MAX_GEOHASH_PRECISION ? n : DEFAULT_GEOHASH_PRECISION;
+  return n !== undefined && Number.isInteger(n) && n <= MAX_GEOHASH_LENGTH ? n : DEFAULT_GEOHASH_PRECISION;
 }
 
 /** How a node writes spec Location objects (its origin or waypoint format): `geohash`, else coordinates. */

@@ -44,8 +44,17 @@ describe('locations (shared location converter)', function () {
       const place = readLocation(' U33DC0 ', 'w', strict);
       const { latitude, longitude } = ngeohash.decode('u33dc0');
       should(place).eql({ geohash: 'u33dc0', point: { lat: latitude, lon: longitude } });
-      should(refusal(() => readLocation('u33dl', 'waypoint 4', strict))).equal('waypoint 4: "u33dl" is not a geohash');
-      should(refusal(() => readLocation('u33da', 'waypoint 4', strict))).equal('waypoint 4: "u33da" is not a geohash');
+      const notGeohash = (value: string) => `waypoint 4: "${value}" is not a geohash (1 to 12 characters of 0123456789bcdefghjkmnpqrstuvwxyz)`;
+      // Standard base 32 leaves out a, i, l and o: the spec's list, which adds l, is not followed (issue 28).
+      for (const letter of ['a', 'i', 'l', 'o']) should(refusal(() => readLocation(`u33d${letter}`, 'waypoint 4', strict))).equal(notGeohash(`u33d${letter}`));
+    });
+
+    it('takes geohashes of 1 to 12 characters, the length the sandbox takes too, and refuses longer ones (issue 28)', function () {
+      should(readLocation('u33dc0pqrstu', 'w', strict).geohash).equal('u33dc0pqrstu');
+      should(readLocation('u', 'w', strict).geohash).equal('u');
+      should(refusal(() => readLocation('u33dc0pqrstuv', 'waypoint 4', strict))).equal(
+        'waypoint 4: "u33dc0pqrstuv" is not a geohash (1 to 12 characters of 0123456789bcdefghjkmnpqrstuvwxyz)',
+      );
     });
 
     it('passes spec Location objects through after validation', function () {
