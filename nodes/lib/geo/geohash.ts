@@ -42,7 +42,8 @@ export function encodeGeohash(point: LatLon, precision = DEFAULT_GEOHASH_PRECISI
 }
 
 export function decodeGeohash(geohash: string, label: Label = 'geohash'): LatLon {
-  if (!isGeohash(geohash)) throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(geohash) ?? 'undefined', max: MAX_GEOHASH_LENGTH }));
+  if (!isGeohash(geohash))
+    throw new InputError(catalogText('error.geo.notGeohash', { label, value: JSON.stringify(geohash) ?? 'undefined', max: MAX_GEOHASH_LENGTH }));
   const { latitude, longitude } = ngeohash.decode(geohash.toLowerCase());
   return { lat: latitude, lon: longitude };
 }

@@ -30,7 +30,6 @@ export function textSetting(value: unknown, fallback = ''): string {
   return (typeof value === 'string' ? value.trim() : '') || fallback;
 }
 
-
 /** Geohash length: a whole number from 1 to 12. */
 export function precisionSetting(value: unknown): number {
   const n = positiveSetting(value);
