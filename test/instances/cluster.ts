@@ -179,3 +179,12 @@ export function showLogsOnFailure(cluster: () => Cluster | undefined, lines = 12
     for (const instance of cluster()?.instances ?? []) console.log(`--- ${instance.url} ---\n${instance.log.slice(-lines).join('\n')}`);
   });
 }
+
+/** A flow node with `prefix` on its id, its wires and its Catch scope (another copy of a flow on the same tab), its http in on `/start-…`. */
+export function prefixed(node: Record<string, unknown>, prefix: string): Record<string, unknown> {
+  const renamed: Record<string, unknown> = { ...node, id: `${prefix}${String(node.id)}`, y: 300 };
+  if (Array.isArray(node.wires)) renamed.wires = (node.wires as string[][]).map((port) => port.map((id) => `${prefix}${id}`));
+  if (Array.isArray(node.scope)) renamed.scope = (node.scope as string[]).map((id) => `${prefix}${id}`);
+  if (node.type === 'http in') renamed.url = `/start-${prefix.replace(/-$/, '')}`;
+  return renamed;
+}

@@ -2,9 +2,9 @@ import Redis from 'ioredis';
 import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { RedisServer } from '../support/redis-server';
-import { Cluster, CONFIG_ID, showLogsOnFailure } from './cluster';
+import { Cluster, CONFIG_ID, prefixed, showLogsOnFailure } from './cluster';
 import { Collector, FLOW_SECRETS, reportingFlow, startMessage } from '../support/process-flows';
-import { waitUntil } from '../support/wait';
+import { waitUntil, waitUntilAsync } from '../support/wait';
 
 /**
  * Job ownership across instances: two Node-RED processes with the same flows and one Redis. A job
@@ -22,7 +22,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
   const isoline = { type: 'svc-isoline', pollIntervalSec: 0.2, maxWait: 120 };
   const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
   const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
-  const jobsKey = `svc-location:jobs:${CONFIG_ID}`;
+  const jobsKey = `svc-location:{jobs:${CONFIG_ID}}`;
   const resumes = (instance: { log: string[] }) => instance.log.filter((line) => line.includes('resuming isoline job')).length;
 
   before(async function () {
@@ -74,12 +74,12 @@ describe('several Node-RED instances: a job outlives the instance that started i
       should(await client.hlen(jobsKey)).equal(0);
       const resumedBefore = resumes(a);
       // The runner's next lease renewal finds its job gone without a done marker and registers it again.
-      await untilAsync(async () => (await client.hlen(jobsKey)) === 1, 'the job registered again', 15_000);
+      await waitUntilAsync(async () => (await client.hlen(jobsKey)) === 1, 'the job registered again', 15_000);
       const [report] = await collector.waitFor(1, 60_000);
       should(report).have.properties({ resumed: false, tag: 'after-reset', polygons: 1 });
       // Registered again under its runner's lease: the other instance never took it.
       should(resumes(a)).equal(resumedBefore);
-      await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered job to leave Redis', 10_000);
+      await waitUntilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered job to leave Redis', 10_000);
       should(collector.reports).have.length(1);
     });
   });
@@ -106,7 +106,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
       const [report] = await collector.waitFor(1, 30_000);
       should(report).have.properties({ tag: 'through-outage', polygons: 1 });
       should(report.error).be.undefined();
-      await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered job to leave Redis', 10_000);
+      await waitUntilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered job to leave Redis', 10_000);
       // Delivered: the job's done marker stands, so no copy of it can be claimed or delivered again.
       should(await client.keys(`${jobsKey}:done:*`)).not.be.empty();
       should(collector.reports).have.length(1);
@@ -156,7 +156,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
       // No job was uploaded or computed again, and none is left in Redis.
       should(sandbox.requests('bulk-upload')).have.length(2);
       should(sandbox.requests('isoline')).have.length(4);
-      await untilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered jobs to leave Redis', 10_000);
+      await waitUntilAsync(async () => (await client.hlen(jobsKey)) === 0, 'the delivered jobs to leave Redis', 10_000);
     });
   });
 
@@ -184,15 +184,6 @@ describe('several Node-RED instances: a job outlives the instance that started i
 
 const OUTAGE_MS = 20_000;
 
-/** A flow node with `prefix` on its id, its wires and its Catch scope (another copy of a flow on the same tab), its http in on `/start-…`. */
-function prefixed(node: Record<string, unknown>, prefix: string): Record<string, unknown> {
-  const renamed: Record<string, unknown> = { ...node, id: `${prefix}${String(node.id)}`, y: 300 };
-  if (Array.isArray(node.wires)) renamed.wires = (node.wires as string[][]).map((port) => port.map((id) => `${prefix}${id}`));
-  if (Array.isArray(node.scope)) renamed.scope = (node.scope as string[]).map((id) => `${prefix}${id}`);
-  if (node.type === 'http in') renamed.url = `/start-${prefix.replace(/-$/, '')}`;
-  return renamed;
-}
-
 /** `startMessage` through another `http in` path of the flow. */
 async function startMessageAt(instance: { url: string }, path: string, tag: string, payload: unknown): Promise<void> {
   const started = await fetch(`${instance.url}${path}`, {
@@ -201,13 +192,4 @@ async function startMessageAt(instance: { url: string }, path: string, tag: stri
     body: JSON.stringify({ tag, payload }),
   });
   if (started.status !== 202) throw new Error(`POST /${path} responded with ${started.status}`);
-}
-
-/** As `until`, for a condition that needs a round trip. */
-async function untilAsync(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

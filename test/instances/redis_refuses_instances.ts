@@ -73,7 +73,7 @@ describe('several Node-RED instances on a Redis that refuses, loses its keys or 
   }
 
   const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
-  const jobsKey = `svc-location:jobs:${CONFIG_ID}`;
+  const jobsKey = `svc-location:{jobs:${CONFIG_ID}}`;
 
   /**
    * Redis made to refuse writes (`refuse`) while a job runs on instance a (registered before) and

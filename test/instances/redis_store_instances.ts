@@ -106,6 +106,35 @@ describe('RedisStore on a real redis-server', function () {
     }
   });
 
+  it('a refusal that is no outage (a job script on a key of the wrong type) is served locally for that operation alone: no outage, no flapping, reported once', async function () {
+    const warnings: string[] = [];
+    const state = new SharedState({ url: redis.url, log: { warn: (t) => warnings.push(english(t)), info: () => undefined }, keyPrefix: 'refusal:' });
+    try {
+      should(await state.connected()).be.true();
+      await storeOf('refusal:').set('{jobs:x}', 'not a hash', 60_000);
+      const leases = [];
+      for (let i = 0; i < 10; i++)
+        leases.push(
+          await state.withShared(
+            (store) => store.jobHashes('jobs:x', 60_000).lease('job', 'me', 1000),
+            () => 'local',
+          ),
+        );
+      should(leases).eql(Array(10).fill('local'));
+      should(state.mode).equal('shared');
+      should(
+        await state.withShared(
+          (store) => store.take('count', 10, 60_000),
+          () => undefined,
+        ),
+      ).eql({ taken: true, used: 1 });
+      should(warnings).have.length(1);
+      should(warnings[0]).match(/refused an operation \(WRONGTYPE/);
+    } finally {
+      state.close();
+    }
+  });
+
   it('a hung Redis (SIGSTOP) is unavailable after the first timeout: waiting operations go local at once, later ones never wait; a probe brings sharing back', async function () {
     const warnings: string[] = [];
     const recoveries: string[] = [];

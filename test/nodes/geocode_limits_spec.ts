@@ -72,7 +72,9 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     await load({}, { redisUrl: 'http://127.0.0.1:6379' });
     const [reported] = callsOf(CONFIG_ID, 'error');
     should(reported).match({ code: 'CONFIG_INVALID' });
-    should(String(reported)).equal('the Redis URL must start with redis:// or rediss://, not http://; shared state is off — fix the svc-config node');
+    should(String(reported)).equal(
+      'the Redis URL must start with redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or rediss-cluster://, not http://; shared state is off — fix the svc-config node',
+    );
     should(callsOf(CONFIG_ID, 'error')).have.length(1);
     should((await expectOutput('n1', { payload: '12 Main Street' })).statusCode).equal(200);
   });

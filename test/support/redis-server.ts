@@ -7,6 +7,8 @@ import { freePort } from './node-red-process';
 
 /** Debian's redis-server (`apt-get install redis-server`; .ci/run installs it when missing). */
 export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+/** Debian's redis-sentinel (`apt-get install redis-sentinel`; .ci/run installs it when missing). */
+export const REDIS_SENTINEL = process.env.REDIS_SENTINEL ?? '/usr/bin/redis-sentinel';
 
 /**
  * A real redis-server on a free loopback port, in memory only (no RDB or AOF file), for the suites
@@ -20,6 +22,20 @@ export interface RedisTls {
   caFile: string;
 }
 
+/** How a server of a Sentinel deployment or a Cluster is started, beyond a plain one. */
+export interface RedisRole {
+  /** A configuration file (written to the server's directory and named first), as a Sentinel needs one it can rewrite. */
+  config?: string;
+  /** More command-line options (`--replicaof …`, `--cluster-enabled yes`). */
+  args?: string[];
+  /** The program, when not redis-server (REDIS_SENTINEL). */
+  program?: string;
+  /** The log line that says the server is ready (a Sentinel's differs). */
+  ready?: string;
+  /** The port, when it must be known before the server starts (a Sentinel's configuration names the master's). */
+  port?: number;
+}
+
 export class RedisServer {
   readonly log: string[] = [];
   private child: ChildProcess | undefined;
@@ -27,16 +43,17 @@ export class RedisServer {
 
   private constructor(
     readonly port: number,
-    private readonly dir: string,
+    readonly dir: string,
     private readonly tls?: RedisTls,
+    private readonly role: RedisRole = {},
   ) {}
 
   static available(): boolean {
     return fs.existsSync(REDIS_SERVER);
   }
 
-  static async start(tls?: RedisTls): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'svc-redis-')), tls);
+  static async start(tls?: RedisTls, role?: RedisRole): Promise<RedisServer> {
+    const server = new RedisServer(role?.port ?? (await freePort()), fs.mkdtempSync(path.join(os.tmpdir(), 'svc-redis-')), tls, role);
     await server.launch();
     return server;
   }
@@ -56,8 +73,25 @@ export class RedisServer {
         ['--port', '0', '--tls-port', String(this.port), '--tls-cert-file', this.tls.certFile, '--tls-key-file', this.tls.keyFile]
       : ['--port', String(this.port)];
     const tlsCa = this.tls ? ['--tls-ca-cert-file', this.tls.caFile, '--tls-auth-clients', 'no'] : [];
-    const args = [...listen, ...tlsCa, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--loglevel', 'notice'];
-    const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const config = this.role.config === undefined ? [] : [path.join(this.dir, 'redis.conf')];
+    if (this.role.config !== undefined && !fs.existsSync(config[0])) fs.writeFileSync(config[0], this.role.config);
+    const args = [
+      ...config,
+      ...listen,
+      ...tlsCa,
+      ...(this.role.args ?? []),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.dir,
+      '--loglevel',
+      'notice',
+    ];
+    const child = spawn(this.role.program ?? REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let ready: () => void = () => undefined;
@@ -70,7 +104,7 @@ export class RedisServer {
       if (!stream) continue;
       readline.createInterface({ input: stream }).on('line', (line) => {
         this.log.push(line);
-        if (line.includes('Ready to accept connections')) ready();
+        if (line.includes(this.role.ready ?? 'Ready to accept connections')) ready();
       });
     }
     let timer: NodeJS.Timeout | undefined;

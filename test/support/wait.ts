@@ -9,5 +9,14 @@ export async function waitUntil(predicate: () => boolean, what: string, timeoutM
   }
 }
 
+/** `waitUntil` for a condition that asks a server: a look that fails counts as not yet. */
+export async function waitUntilAsync(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Lets resolved promises run their callbacks. */
 export const settle = () => new Promise<void>((resolve) => setImmediate(resolve));

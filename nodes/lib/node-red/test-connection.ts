@@ -6,6 +6,7 @@ import { PlatformClient } from '../platform/client';
 import type { ClientCredentials, ProxySettings } from '../platform/types';
 import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
 import { CatalogText, catalogText } from '../util/catalog-text';
+import { SharedCheck, checkSharedState } from '../shared/shared-state';
 import { translate } from './i18n';
 
 /**
@@ -54,6 +55,8 @@ interface TestRequest {
   settings: ConnectionSettings;
   clientId: string;
   secrets: Record<Credential, string>;
+  /** The Redis URL as typed ('' for none, UNCHANGED_PASSWORD for the stored one), `${NAME}` read as the deployed node reads it. */
+  redisUrl: string;
 }
 
 interface AuditLog {
@@ -86,9 +89,10 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
       res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: translate(test.refused), checks: [] });
       return;
     }
-    const { id, client, plan } = test;
-    checkCredentials(client, plan)
-      .then((results) => {
+    const { id, client, plan, shared } = test;
+    Promise.all([checkCredentials(client, plan), shared])
+      .then(([platform, sharedResult]) => {
+        const results = sharedResult ? [...platform, sharedResult] : platform;
         const reply = replyFor(results);
         audit({ id, result: reply.ok ? 'ok' : 'failed', checks: Object.fromEntries(results.map((r) => [r.credential, auditText(r)])) }, req);
         res.json(reply);
@@ -102,6 +106,18 @@ interface PreparedTest {
   id: string;
   client: PlatformClient;
   plan: Plan;
+  /** The shared-state check, when the dialog names a Redis URL. */
+  shared: Promise<SharedResult> | undefined;
+}
+
+/** A check's result as the report shows it: the platform's credentials and shared state alike. */
+type Result = CheckResult | SharedResult;
+interface SharedResult {
+  credential: 'shared';
+  outcome: 'accepted' | 'failed' | 'retype';
+  code: string | null;
+  statusCode: null;
+  message: CatalogText;
 }
 
 /** A test that sends nothing: why, in the pack's words. */
@@ -143,7 +159,49 @@ function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers
     tls: sameRoute ? deployed.tls : resolvers.tls(request.settings.tls),
     proxy: sameRoute ? deployed.proxy : resolvers.proxy(request.settings.proxy),
   });
-  return { id: request.id, client, plan };
+  return { id: request.id, client, plan, shared: sharedCheck(request.redisUrl, node, env) };
+}
+
+/**
+ * The shared-state check: the typed Redis URL, or the running node's stored one (which needs no other
+ * setting to match: the URL is the whole destination); none when the dialog has no Redis URL. A typed
+ * `${NAME}` is read only when it gives the running node's own Redis URL (as withVariables rules for the
+ * other settings): a variable's value never goes anywhere else.
+ */
+function sharedCheck(
+  typed: string,
+  node: SvcConfigNode | undefined,
+  env: ((name: string) => string | undefined) | undefined,
+): Promise<SharedResult> | undefined {
+  if (typed === '') return undefined;
+  const resolve = (value: string) => {
+    const name = ENV_REFERENCE.exec(value)?.[1];
+    return name === undefined ? value : (env?.(name) ?? '').trim();
+  };
+  const stored = resolve(node?.credentials.redisUrl ?? '');
+  const reference = ENV_REFERENCE.test(typed);
+  if (!node && (typed === UNCHANGED_PASSWORD || reference)) return Promise.resolve(retypeRedisUrl());
+  if (reference && (stored === '' || resolve(typed) !== stored)) return Promise.resolve(retypeRedisUrl());
+  const url = typed === UNCHANGED_PASSWORD || reference ? stored : typed;
+  if (url === '') return undefined;
+  return checkSharedState(url).then(sharedResult);
+}
+
+function retypeRedisUrl(): SharedResult {
+  return {
+    credential: 'shared',
+    outcome: 'retype',
+    code: 'INVALID_INPUT',
+    statusCode: null,
+    message: catalogText('test.retype.notRunning', { secret: catalogText('test.secret.shared') }),
+  };
+}
+
+function sharedResult(check: SharedCheck): SharedResult {
+  const { outcome, problem, code, address, cause } = check;
+  const message =
+    problem === null ? catalogText('test.shared.accepted', { address }) : catalogText(`test.shared.${problem}`, { address, cause, code: code ?? '' });
+  return { credential: 'shared', outcome, code, statusCode: null, message };
 }
 
 function idOf(body: unknown): string | undefined {
@@ -160,6 +218,7 @@ function readRequest(body: unknown): TestRequest {
   const record = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const given = (record.credentials && typeof record.credentials === 'object' ? record.credentials : {}) as Record<string, unknown>;
   const nodeId = (value: unknown) => (text(value) === NO_CONFIG_NODE ? '' : text(value));
+  const redisUrl = text(given.redisUrl).trim();
   return {
     id: text(record.id),
     settings: {
@@ -172,6 +231,7 @@ function readRequest(body: unknown): TestRequest {
     },
     clientId: text(given.clientId),
     secrets: { token: text(given.clientSecret), apiKey: text(given.apiKey), topicsKey: text(given.pubsubApiKey) },
+    redisUrl,
   };
 }
 
@@ -249,10 +309,10 @@ interface Reply {
   /** The first check that did not pass, if any. */
   code: string | null;
   statusCode: number | null;
-  checks: Array<{ credential: Credential; outcome: CheckResult['outcome']; code: string | null; statusCode: number | null; message: string }>;
+  checks: Array<{ credential: Result['credential']; outcome: Result['outcome']; code: string | null; statusCode: number | null; message: string }>;
 }
 
-function replyFor(results: CheckResult[]): Reply {
+function replyFor(results: Result[]): Reply {
   const problem = results.find((r) => r.outcome === 'refused' || r.outcome === 'failed' || r.outcome === 'retype');
   return {
     ok: !problem && results.some((r) => r.outcome === 'accepted'),
@@ -264,7 +324,7 @@ function replyFor(results: CheckResult[]): Reply {
 }
 
 /** "API key ✗ 401": the credential's part of the one-line summary. */
-function lineOf(result: CheckResult): CatalogText {
+function lineOf(result: Result): CatalogText {
   return catalogText(`test.line.${result.outcome}`, {
     credential: catalogText(`test.name.${result.credential}`),
     status: result.statusCode === null ? (result.code ?? '') : String(result.statusCode),
@@ -272,6 +332,6 @@ function lineOf(result: CheckResult): CatalogText {
 }
 
 /** What the audit log keeps of a check: its outcome and status, never a secret or a text. */
-function auditText(result: CheckResult): string {
+function auditText(result: Result): string {
   return [result.outcome, result.code, result.statusCode].filter((part) => part !== null).join(' ');
 }

@@ -1,5 +1,5 @@
-import type Redis from 'ioredis';
 import type { KeyValueStore } from './store';
+import type { RedisClient } from './redis-deployment';
 
 /**
  * Each operation that reads and then writes is one Lua script, which Redis runs atomically: two
@@ -134,12 +134,46 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 1 then return 1 end
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
 return 0`;
 
-/** `KeyValueStore` on a Redis connection; every key gets `prefix`. Errors reach the caller. */
+/** How long a write waits for its replicas (WAIT) before it counts as not confirmed. */
+const REPLICATION_TIMEOUT_MS = 1000;
+
+/**
+ * A write that the connected replicas did not confirm in time: a failover now could lose it. Not an
+ * outage (the master responds): the operation is served as when Redis refuses it, and the delivery
+ * claim that needs it is tried again.
+ */
+export class NotReplicatedError extends Error {
+  constructor(wanted: number) {
+    super(`NOTREPLICATED no replica of ${wanted} confirmed the write within ${REPLICATION_TIMEOUT_MS} ms`);
+  }
+}
+
+/**
+ * `KeyValueStore` on a Redis connection (one Redis, one followed through Sentinel, or a Cluster);
+ * every key gets `prefix`. Errors reach the caller. Keys that one script takes together share a
+ * hash tag (`{…}`), so that a Cluster keeps them in one slot; every other key hashes on its own.
+ */
 export class RedisStore implements KeyValueStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
+    /** Whether `replicated` waits for a replica (under Sentinel, whose failover promotes one). */
+    private readonly replicas = false,
   ) {}
+
+  /**
+   * Resolves once a replica holds every write this connection made so far, when the master has one
+   * connected (ROLE); rejects with NotReplicatedError when none confirms it (WAIT) within a second.
+   * For the writes whose loss in a failover would deliver a job twice or let a replay through (Redis
+   * replicates asynchronously). A master without a connected replica (its replica down, or not yet
+   * resynchronised after a failover) is not waited for: there is nothing a failover could promote.
+   */
+  async replicated(): Promise<void> {
+    if (!this.replicas) return;
+    const [, , connected] = (await this.redis.role()) as [string, number, unknown[] | undefined];
+    if (!Array.isArray(connected) || connected.length === 0) return;
+    if ((await this.redis.wait(1, REPLICATION_TIMEOUT_MS)) < 1) throw new NotReplicatedError(connected.length);
+  }
 
   async get(key: string): Promise<string | undefined> {
     return (await this.redis.get(this.prefix + key)) ?? undefined;
@@ -173,17 +207,25 @@ export class RedisStore implements KeyValueStore {
 
   /** Writes `key` for `ttlMs` and sets `marker` for `markerTtlMs` through a script; rejects as Redis refuses (READONLY, OOM, MISCONF…). */
   async proveWritable(key: string, ttlMs: number, marker: string, markerTtlMs: number): Promise<void> {
-    await this.redis.eval(PROBE, 2, this.prefix + key, this.prefix + marker, String(Date.now()), ttl(ttlMs), ttl(markerTtlMs));
+    // The probe's key beside the marker (the marker as hash tag of both): one slot in a Cluster.
+    await this.redis.eval(PROBE, 2, `${this.prefix}${key}:{${marker}}`, this.markerKey(marker), String(Date.now()), ttl(ttlMs), ttl(markerTtlMs));
+  }
+
+  private markerKey(marker: string): string {
+    return `${this.prefix}{${marker}}`;
   }
 
   /** Whether `marker` (set by `proveWritable`) is still there, its life extended; false when Redis lost it (set again then). */
   async keepMarker(marker: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.eval(KEEP_MARKER, 1, this.prefix + marker, ttl(ttlMs))) === 1;
+    return (await this.redis.eval(KEEP_MARKER, 1, this.markerKey(marker), ttl(ttlMs))) === 1;
   }
 
-  /** The stored jobs named `name` (below this store's prefix); done markers live `doneTtlMs`. */
+  /**
+   * The stored jobs named `name` (below this store's prefix, as the hash tag of all their keys: every
+   * job script takes the two hashes of its configuration); done markers live `doneTtlMs`.
+   */
   jobHashes(name: string, doneTtlMs: number): RedisJobHashes {
-    return new RedisJobHashes(this.redis, this.prefix + name, doneTtlMs);
+    return new RedisJobHashes(this.redis, `${this.prefix}{${name}}`, doneTtlMs, () => this.replicated());
   }
 
   /**
@@ -209,9 +251,11 @@ const LEASES: Record<number, JobLease> = { 1: 'held', 0: 'taken', [-1]: 'done', 
  */
 export class RedisJobHashes {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly name: string,
     private readonly doneTtlMs: number,
+    /** Resolves once the replicas hold the delivery or cancellation just made (RedisStore.replicated). */
+    private readonly replicated: () => Promise<void>,
   ) {}
 
   private keys(key: string): [string, string, string, string] {
@@ -241,12 +285,17 @@ export class RedisJobHashes {
     await this.redis.eval(RELEASE, 1, this.keys(key)[2], owner);
   }
 
+  /** Confirmed by the replicas: a delivery a failover forgot would let another instance deliver the job again. */
   async deliver(key: string, owner: string): Promise<boolean> {
-    return (await this.redis.eval(DELIVER_JOB, 4, ...this.keys(key), key, owner, ttl(this.doneTtlMs))) === 1;
+    const delivered = (await this.redis.eval(DELIVER_JOB, 4, ...this.keys(key), key, owner, ttl(this.doneTtlMs))) === 1;
+    await this.replicated();
+    return delivered;
   }
 
+  /** Confirmed by the replicas: a cancellation a failover forgot would let another instance run the job on. */
   async cancel(key: string): Promise<void> {
     await this.redis.eval(CANCEL_JOB, 4, ...this.keys(key), key, ttl(this.doneTtlMs));
+    await this.replicated();
   }
 }
 

@@ -184,8 +184,13 @@ export class ReplayGuard {
     }
     if (this.shared) {
       const first = await this.shared.withShared(
-        // Kept in Redis up to and including the window's last millisecond.
-        (redis) => redis.claim(this.sharedKey(entry), randomUUID(), entry.expiresAt - Date.now() + 1),
+        // Kept in Redis up to and including the window's last millisecond, and held by a replica
+        // before the request is delivered: a failover cannot forget it and let a replay through.
+        async (redis) => {
+          const claimed = await redis.claim(this.sharedKey(entry), randomUUID(), entry.expiresAt - Date.now() + 1);
+          await redis.replicated();
+          return claimed;
+        },
         () => true,
       );
       // Claimed by another instance, which recorded it on its disk first and delivers it.

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
+import { ReplyError } from 'ioredis';
 import type { KeyValueStore } from './store';
-import { RedisStore } from './redis-store';
+import { NotReplicatedError, RedisStore } from './redis-store';
 import { CircuitBreaker } from './breaker';
-import { ConfigError, redact } from '../util/errors';
+import { type RedisClient, redisDeployment } from './redis-deployment';
+import { redact } from '../util/errors';
 import { CatalogText, TextLog, catalogText } from '../util/catalog-text';
 
 /**
@@ -14,7 +15,7 @@ import { CatalogText, TextLog, catalogText } from '../util/catalog-text';
 export type SharedMode = 'local' | 'connecting' | 'shared' | 'unavailable';
 
 export interface SharedStateOptions {
-  /** `redis://…` or `rediss://…`; none keeps every piece of state in this process. */
+  /** `redis://…`, `redis-sentinel://…` or `redis-cluster://…` (`rediss…` with TLS; see redisDeployment); none keeps every piece of state in this process. */
   url?: string;
   log: TextLog;
   /** A command with no reply within this is taken as an outage (every caller falls back to local state). */
@@ -45,53 +46,56 @@ export const DEFAULT_KEY_PREFIX = 'svc-location:';
 const PROBE_KEY = 'probe';
 const PROBE_TTL_MS = 5000;
 /**
- * Each connection's marker (`alive:<random>`), set by every probe and looked for every
+ * Each connection's marker (`{alive:<random>}`, a hash tag: the probe's key shares its slot), set by every probe and looked for every
  * MARKER_CHECK_MS while Redis is used: gone, it tells that Redis lost its keys (FLUSHALL, an eviction)
  * without an outage, which is then reported as one. It lives MARKER_TTL_MS past its last check.
  */
 const MARKER_CHECK_MS = 2000;
 const MARKER_TTL_MS = 10 * 60_000;
 
+/** Checks a shared-state URL; returns it without credentials, for logs and status texts. */
+export function describeRedisUrl(url: string): string {
+  return redisDeployment(url).address;
+}
+
 /**
- * Redis errors that say nothing about Redis being usable: a cluster redirects the command
- * (MOVED, ASK), asks for it again (TRYAGAIN) or refuses keys of several slots (CROSSSLOT).
+ * Replies that are not an outage: a cluster redirects the command (MOVED, ASK), asks for it again
+ * during a slot migration (TRYAGAIN) or refuses keys of several slots (CROSSSLOT), after ioredis's own
+ * retries; a script fails (ERR), a key has the wrong type (WRONGTYPE), a transaction is refused
+ * (EXECABORT); no replica confirmed a write (NOTREPLICATED, see RedisStore.replicated). The operation
+ * they refuse is served by local state, but nothing else is: Redis responds, and every other
+ * operation goes on to it.
  */
-export const NOT_OUTAGES: ReadonlySet<string> = new Set(['MOVED', 'ASK', 'TRYAGAIN', 'CROSSSLOT']);
+export const NOT_OUTAGES: ReadonlySet<string> = new Set(['MOVED', 'ASK', 'TRYAGAIN', 'CROSSSLOT', 'ERR', 'WRONGTYPE', 'EXECABORT', 'NOTREPLICATED']);
+const REDIRECTIONS = /^Too many Cluster redirections\. Last error: (\w+)/;
+
+/** A refusal inside a script, as Redis before 7 reports it: `ERR Error running script … -READONLY You can't write …`. */
+const IN_SCRIPT = /^ERR Error running script .*?-([A-Z]+) /;
 
 /**
  * Whether an error of a Redis operation means Redis is unavailable: every error but those in
  * `NOT_OUTAGES`. So a Redis that responds but refuses is an outage like one that is gone: a replica
- * (READONLY), one full with `noeviction` (OOM), one that cannot save (MISCONF), one still loading its
- * data (LOADING), one without a script (NOSCRIPT), a timeout, a lost connection.
+ * or a demoted master (READONLY), one full with `noeviction` (OOM), one that cannot save (MISCONF),
+ * one still loading its data (LOADING), a Sentinel's master down (MASTERDOWN), a cluster without a
+ * majority (CLUSTERDOWN), a master without the replicas it requires (NOREPLICAS), a timeout, a lost
+ * connection.
  */
 export function isRedisOutage(err: unknown): boolean {
-  const code = err instanceof Error ? /^[A-Z]+/.exec(err.message)?.[0] : undefined;
-  return code === undefined || !NOT_OUTAGES.has(code);
+  if (!(err instanceof Error)) return true;
+  return !NOT_OUTAGES.has(refusalOf(err));
 }
 
-/** Checks a Redis address; returns it without credentials, for logs and status texts. */
-export function describeRedisUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new ConfigError(catalogText('error.shared.notUrl'));
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new ConfigError(catalogText('error.shared.notRedisUrl', { protocol: parsed.protocol }));
-  }
-  return `${parsed.protocol}//${parsed.host}`;
+/** The reply code of a refusal (`READONLY`, `MOVED` …; the last one of a chain of redirections, the one inside a script's error), '' for other errors. */
+function refusalOf(err: Error): string {
+  if (err instanceof NotReplicatedError) return 'NOTREPLICATED';
+  const code = REDIRECTIONS.exec(err.message)?.[1] ?? IN_SCRIPT.exec(err.message)?.[1];
+  if (code) return code;
+  return err instanceof ReplyError ? err.message.split(' ')[0] : '';
 }
 
-/** The password of a Redis URL, as given and percent-decoded (as ioredis sends it). */
-function redisSecrets(url: string): string[] {
-  const { password } = new URL(url);
-  if (password === '') return [];
-  try {
-    return [password, decodeURIComponent(password)];
-  } catch {
-    return [password];
-  }
+/** A demoted master's refusal of a write: the connection is made again, to the master Sentinel names now. */
+function isReadOnly(err: Error): boolean {
+  return refusalOf(err) === 'READONLY';
 }
 
 /**
@@ -109,7 +113,7 @@ function redisSecrets(url: string): string[] {
  * stays an outage, reported once.
  */
 export class SharedState {
-  private readonly redis: Redis | undefined;
+  private readonly redis: RedisClient | undefined;
   private readonly store: RedisStore | undefined;
   private readonly breaker: CircuitBreaker;
   private readonly listeners = new Set<(mode: SharedMode) => void>();
@@ -127,8 +131,10 @@ export class SharedState {
   private firstAttempt: Promise<void> = Promise.resolve();
   /** The Redis address without credentials; empty without Redis. */
   readonly address: string;
-  /** The password of the Redis URL: masked in every error text kept from Redis (a server may repeat what AUTH sent). */
+  /** The passwords of the Redis URL: masked in every error text kept from Redis (a server may repeat what AUTH sent). */
   private readonly secrets: string[] = [];
+  /** The kinds of refusal (NOT_OUTAGES) reported so far: each once, not per operation. */
+  private readonly refusals = new Set<string>();
 
   constructor(private readonly options: SharedStateOptions) {
     this.breaker = new CircuitBreaker({
@@ -142,10 +148,11 @@ export class SharedState {
       this.address = '';
       return;
     }
-    this.address = describeRedisUrl(options.url);
-    this.secrets = redisSecrets(options.url);
+    const deployment = redisDeployment(options.url);
+    this.address = deployment.address;
+    this.secrets = deployment.secrets;
     this.currentMode = 'connecting';
-    this.redis = new Redis(options.url, {
+    this.redis = deployment.connect({
       // Fail at once while disconnected instead of queueing: the caller then uses local state.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -154,8 +161,9 @@ export class SharedState {
       connectTimeout: 5000,
       connectionName: 'node-red-location',
       retryStrategy: (attempt) => Math.min(attempt * RECONNECT_STEP_MS, RECONNECT_MAX_MS),
+      reconnectOnError: isReadOnly,
     });
-    this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX);
+    this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX, deployment.replicas);
     this.redis.on('ready', () => this.proveWritable());
     // Without an 'error' listener ioredis would print every failed reconnection attempt.
     this.redis.on('error', (err: Error) => {
@@ -224,9 +232,13 @@ export class SharedState {
     try {
       outcome = await this.breaker.race(shared(this.store));
     } catch (err) {
-      // A cluster's redirection is no outage: this one operation is served locally.
-      if (!isRedisOutage(err)) return local();
-      this.lastError = redact(err instanceof Error ? err.message : String(err), this.secrets);
+      const reason = redact(err instanceof Error ? err.message : String(err), this.secrets);
+      // A cluster's redirection, a script error …: this one operation is served locally, reported once.
+      if (!isRedisOutage(err)) {
+        this.refused(refusalOf(err as Error), reason);
+        return local();
+      }
+      this.lastError = reason;
       this.outage();
       return local();
     }
@@ -370,8 +382,82 @@ export class SharedState {
     this.options.log.warn(warning ?? catalogText('warn.shared.unavailable', { address: this.address, reason }));
   }
 
+  /** An operation Redis refused without being away (NOT_OUTAGES): reported once per kind of refusal. */
+  private refused(kind: string, reason: string): void {
+    if (this.closed || this.refusals.has(kind)) return;
+    this.refusals.add(kind);
+    this.options.log.warn(catalogText('warn.shared.refused', { address: this.address, reason }));
+  }
+
   private setMode(mode: SharedMode): void {
     this.currentMode = mode;
     for (const listener of this.listeners) listener(mode);
+  }
+}
+
+/** What Test connection found of a shared-state URL (see checkSharedState). */
+export interface SharedCheck {
+  outcome: 'accepted' | 'failed';
+  /** `url` (not one of the forms), `connect`, `auth`, `readonly`, `refused` (another refusal, `code` says which); null when accepted. */
+  problem: 'url' | 'connect' | 'auth' | 'readonly' | 'refused' | null;
+  /** A Redis reply code (`NOAUTH`, `READONLY`, `OOM` …) or CONFIG_INVALID / NETWORK; null when accepted. */
+  code: string | null;
+  /** The URL without credentials, or the reason it is not one. */
+  address: string;
+  /** Why a connection could not be made, without a secret of the URL. */
+  cause: string;
+}
+
+const TEST_TIMEOUT_MS = 5000;
+/** A write that leaves nothing: the key is removed by the same script (and expires in a second anyway). */
+const TEST_WRITE = `redis.call('SET', KEYS[1], ARGV[1], 'PX', 1000)
+redis.call('DEL', KEYS[1])
+return 1`;
+const AUTH_REFUSED = /NOAUTH|WRONGPASS|invalid password|invalid username-password/i;
+
+/**
+ * Test connection's look at shared state: the URL is one of the forms, its servers can be reached
+ * (through the Sentinels, or the cluster's seed nodes), they take the credentials, and the master
+ * accepts a write (a script that sets and removes a key of its own: nothing lasts). Never rejects.
+ */
+export async function checkSharedState(url: string, keyPrefix = DEFAULT_KEY_PREFIX): Promise<SharedCheck> {
+  let deployment: ReturnType<typeof redisDeployment>;
+  try {
+    deployment = redisDeployment(url);
+  } catch (err) {
+    return { outcome: 'failed', problem: 'url', code: 'CONFIG_INVALID', address: '', cause: err instanceof Error ? err.message : String(err) };
+  }
+  const client = deployment.connect({
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: TEST_TIMEOUT_MS,
+    connectTimeout: TEST_TIMEOUT_MS,
+    connectionName: 'node-red-location-test',
+    lazyConnect: true,
+    // One attempt: a test reports what it finds rather than wait for a server to come.
+    retryStrategy: () => null,
+  });
+  const failed = (err: unknown): SharedCheck => {
+    const cause = redact(err instanceof Error ? err.message : String(err), deployment.secrets);
+    const code = err instanceof ReplyError ? cause.split(' ')[0] : 'NETWORK';
+    if (AUTH_REFUSED.test(cause)) return { outcome: 'failed', problem: 'auth', code, address: deployment.address, cause };
+    if (code === 'READONLY') return { outcome: 'failed', problem: 'readonly', code, address: deployment.address, cause };
+    return { outcome: 'failed', problem: err instanceof ReplyError ? 'refused' : 'connect', code, address: deployment.address, cause };
+  };
+  let firstError: Error | undefined;
+  client.on('error', (err: Error) => (firstError ??= err));
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(firstError ?? new Error(`no connection within ${TEST_TIMEOUT_MS / 1000} s`)), TEST_TIMEOUT_MS);
+    });
+    await Promise.race([client.connect(), timeout]);
+    await Promise.race([client.eval(TEST_WRITE, 1, `${keyPrefix}{test}:${randomUUID()}`, '1'), timeout]);
+    return { outcome: 'accepted', problem: null, code: null, address: deployment.address, cause: '' };
+  } catch (err) {
+    return failed(err instanceof ReplyError ? err : (firstError ?? err));
+  } finally {
+    clearTimeout(timer);
+    client.disconnect();
   }
 }

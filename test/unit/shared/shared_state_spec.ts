@@ -8,6 +8,7 @@ import { ResponseCache } from '../../../nodes/lib/shared/response-cache';
 import { CoalescedWriter, readJson } from '../../../nodes/lib/shared/json-file';
 import { CounterFile, DailyQuota } from '../../../nodes/lib/shared/quota';
 import { SharedMode, SharedState, describeRedisUrl } from '../../../nodes/lib/shared/shared-state';
+import { redisDeployment } from '../../../nodes/lib/shared/redis-deployment';
 import { MemoryStore } from '../../../nodes/lib/shared/store';
 import type { CatalogText } from '../../../nodes/lib/util/catalog-text';
 import { english } from '../../support/english';
@@ -232,10 +233,30 @@ describe('shared state without Redis (one instance)', function () {
       }
     });
 
-    it('refuses an address that is not redis:// or rediss://', function () {
-      should(() => describeRedisUrl('http://127.0.0.1:6379')).throw(/must start with redis:\/\/ or rediss:\/\//);
+    it('refuses an address that is not one of the three forms (one Redis, Sentinel, Cluster)', function () {
+      should(() => describeRedisUrl('http://127.0.0.1:6379')).throw(/must start with redis:\/\/, rediss:\/\/, redis-sentinel:\/\//);
       should(() => describeRedisUrl('not a url')).throw(/not a URL/);
       should(describeRedisUrl('rediss://user:pw@cache.example:6380/2')).equal('rediss://cache.example:6380');
+      should(() => describeRedisUrl('redis-sentinel://s1:26379,s2:26379')).throw(/names no master/);
+      should(() => describeRedisUrl('redis-sentinel://s1:26379/m?password=x')).throw(/parameter password/);
+      should(() => describeRedisUrl('redis-sentinel://s1:26379/m?db=x')).throw(/db=x/);
+      should(() => describeRedisUrl('redis-sentinel://s1:26379,/m')).throw(/names , which is not host:port/);
+      should(() => describeRedisUrl('redis-cluster://n1:7000,n2:port')).throw(/n2:port, which is not host:port/);
+      should(() => describeRedisUrl('redis-cluster://n1:7000/1')).throw(/takes no path or parameters/);
+    });
+
+    it('reads a Sentinel and a Cluster address: several hosts, default ports, no credentials in what it shows, every secret known', function () {
+      const sentinel = redisDeployment('rediss-sentinel://app:p%40ss@s1.example,s2.example:26380,[::1]:26381/my%20master?db=2&sentinelPassword=s3cret');
+      should(sentinel).have.properties({
+        kind: 'sentinel',
+        address: 'rediss-sentinel://s1.example:26379,s2.example:26380,[::1]:26381/my%20master',
+        replicas: true,
+      });
+      should(sentinel.secrets).eql(['p%40ss', 'p@ss', 's3cret']);
+      const cluster = redisDeployment('redis-cluster://:pw@10.0.0.1,10.0.0.2:7001');
+      should(cluster).have.properties({ kind: 'cluster', address: 'redis-cluster://10.0.0.1:6379,10.0.0.2:7001', replicas: false });
+      should(cluster.secrets).eql(['pw']);
+      should(redisDeployment('redis://127.0.0.1:6379')).have.properties({ kind: 'single', address: 'redis://127.0.0.1:6379', replicas: false });
     });
   });
 });
