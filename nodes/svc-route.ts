@@ -11,6 +11,7 @@ import { locationsOf, nodeInputs, payloadFields } from './lib/node-red/inputs';
 import { plainText } from './lib/util/text';
 import { handleInputs } from './lib/node-red/runner';
 import { routeShapes } from './lib/geo/worldmap-routes';
+import { durationText, lengthText } from './lib/geo/worldmap';
 import { migrated } from './lib/node-red/migrations';
 import { translateWith } from './lib/node-red/i18n';
 
@@ -73,7 +74,15 @@ export = function register(RED: NodeAPI): void {
         out.instructions = segments.map((s) => (typeof s.text === 'string' ? plainText(s.text) : '')).filter((text) => text !== '');
         out.summary = summary;
         out.statusCode = response.statusCode;
-        return { msg: out, statusText: catalogText('status.segments', { count: segments.length }), map: (layer) => routeShapes(geojson, places, layer) };
+        return {
+          msg: out,
+          statusText: catalogText('status.segments', {
+            count: segments.length,
+            length: lengthText(summary.length) ?? '?',
+            duration: durationText(summary.duration) ?? '?',
+          }),
+          map: (layer) => routeShapes(geojson, places, layer),
+        };
       },
       def,
     );

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from './lib/node-red/types';
 import { NodeStatus } from './lib/node-red/status';
-import { Failure, failure, reportFailure } from './lib/node-red/failure';
+import { Failure, failure } from './lib/node-red/failure';
 import type { SvcConfigNode } from './lib/node-red/config';
 import { positiveSetting, textSetting } from './lib/node-red/settings';
 import { InputError, SvcError, causeOf } from './lib/util/errors';
@@ -95,7 +95,11 @@ export = function register(RED: NodeAPI): void {
     try {
       config = readConfig(def, this.credentials ?? {});
     } catch (err) {
-      reportFailure(this, status, new InputError(catalogText('error.webhook.notListening', { cause: causeOf(err) })));
+      // A setting keeps it from listening: the status says which (the error line says what to do).
+      const cause = causeOf(err);
+      this.error(notListening(catalogText('error.webhook.notListening', { cause })));
+      const reason = typeof cause === 'object' ? SETTING_STATUS[cause.key] : undefined;
+      status.show('red', 'ring', catalogText('status.webhook.notListening', { reason: reason ? catalogText(reason) : cause }));
       return;
     }
     // A subscription sends to one fixed address: a pattern would match paths that other routes, the editor's among them, serve.
@@ -299,6 +303,14 @@ export = function register(RED: NodeAPI): void {
       headerValue: { type: 'password' },
     },
   });
+};
+
+/** The short reason the status shows for each setting that keeps the node from listening. */
+const SETTING_STATUS: Record<string, string> = {
+  'error.webhook.noPath': 'status.webhook.setting.noPath',
+  'error.webhook.noSecret': 'status.webhook.setting.noSecret',
+  'error.webhook.headerName': 'status.webhook.setting.headerName',
+  'error.webhook.headerValue': 'status.webhook.setting.headerValue',
 };
 
 function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {

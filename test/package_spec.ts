@@ -30,7 +30,7 @@ const RUNTIMES: NodeRedRuntime[] = [NODE_RED_4, NODE_RED_5_NODE_22, NODE_RED_5_N
 const BUDGET = { packedBytes: 320_000, unpackedBytes: 1_200_000, files: 190 };
 
 /** What a release must never carry: sources, tests, compiled tests, source maps, README screenshots, CI. */
-const FORBIDDEN = [/\.ts$/, /\.map$/, /(^|\/)test\//, /^dist\/test\//, /^examples\/images\//, /^\.ci\//, /^node_modules\//];
+const FORBIDDEN = [/\.ts$/, /\.map$/, /(^|\/)test\//, /^dist\/test\//, /^docs\//, /^\.ci\//, /^node_modules\//];
 
 /** Everything a release may carry; anything new is a decision to make here. */
 const ALLOWED = [

@@ -675,6 +675,71 @@ describe('the editor in a real browser (Chromium)', function () {
         });
       });
 
+      describe('the small things (issue 29 point 7), in English', function () {
+        const editor = useBrowser('en-US');
+
+        it('the geocode example shows its Output chosen; the config dialog reads "none" for TLS and Proxy, shows the Redis placeholder whole and keeps the Test connection result right of the labels; its help explains the placeholders', async function () {
+          const page = editor().page;
+          const flow = await editor().importExample('geocode-an-address');
+          const [geocode] = await editor().nodeIds({ type: 'svc-geocode', z: flow });
+          await editor().openNodeDialog(geocode);
+          should(await page.locator('#node-input-output').inputValue()).equal('location');
+          should((await page.locator('#node-input-output option:checked').innerText()).trim()).not.be.empty();
+
+          await editor().openConfigDialog('server', 'edit');
+          await editor().showTab('svc-config-tab-advanced');
+          for (const select of ['tls', 'proxy']) {
+            should((await page.locator(`#node-config-input-${select} option:checked`).innerText()).trim()).equal('none', `${select} with none chosen`);
+          }
+          // The placeholder is as wide as its text at most: nothing of it is cut.
+          const redis = await page.evaluate(() => {
+            interface Measured {
+              placeholder: string;
+              textContent: string;
+              clientWidth: number;
+              offsetWidth: number;
+              style: Record<string, string>;
+              remove(): void;
+            }
+            const { document, getComputedStyle } = globalThis as unknown as {
+              document: { getElementById(id: string): Measured; createElement(tag: string): Measured; body: { appendChild(element: Measured): void } };
+              getComputedStyle: (element: Measured) => { font: string };
+            };
+            const input = document.getElementById('node-config-input-redisUrl');
+            const probe = document.createElement('span');
+            probe.textContent = input.placeholder;
+            probe.style.font = getComputedStyle(input).font;
+            probe.style.position = 'absolute';
+            probe.style.whiteSpace = 'pre';
+            document.body.appendChild(probe);
+            const width = probe.offsetWidth;
+            probe.remove();
+            return { width, room: input.clientWidth };
+          });
+          should(redis.width).be.belowOrEqual(redis.room - 8, 'the Redis URL placeholder fits its input');
+
+          await fillSandboxConfig(editor(), running().sandbox.url);
+          await page.fill('#node-config-input-apiKey', 'not-the-key');
+          await testConnection(editor());
+          const layout = await page.evaluate(() => {
+            const { document } = globalThis as unknown as EditorWindow;
+            const left = (id: string) => (document.getElementById(id) as unknown as { getBoundingClientRect(): { left: number } }).getBoundingClientRect().left;
+            const rects = (document.getElementById('svc-config-test-result') as unknown as { getClientRects(): ArrayLike<{ left: number }> }).getClientRects();
+            return { button: left('svc-config-test'), details: left('svc-config-test-details'), result: Array.from(rects).map((rect) => rect.left) };
+          });
+          for (const left of [layout.details, ...layout.result])
+            should(left).be.aboveOrEqual(layout.button - 1, 'the result and its details stay right of the label column');
+          await editor().closeConfigDialog('cancel');
+          await editor().closeNodeDialog('cancel');
+
+          const help = await editor().showHelp(CONFIG_TYPE);
+          should(help.text)
+            .match(/documentation writes as \{base_url\}/)
+            .and.match(/not the local sandbox/)
+            .and.match(/calls the project id the VPM id/);
+        });
+      });
+
       describe('in Japanese (ja)', function () {
         const editor = useBrowser('ja');
         const dialogTexts = new Map<string, string>();

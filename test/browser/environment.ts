@@ -30,14 +30,14 @@ export const ARTIFACTS_DIR = path.join(REPO_ROOT, 'test', 'artifacts', 'browser'
 export const CHROMIUM = '/usr/bin/chromium';
 
 /**
- * The README's screenshots (examples/images/) are taken by this suite: with `README_IMAGES=1`
+ * The README's screenshots (docs/images/) are taken by this suite: with `README_IMAGES=1`
  * (`README_IMAGES=1 npm run test:browser`), the screenshots of Node-RED 4.1 in English that the
  * README shows are copied there as they are taken. Off by default, so that a test run leaves the
  * work tree as it was.
  */
 export function publishReadmeImage(target: { name: string }, screenshot: string, image: 'palette' | 'config-node' | 'example-flow' | 'map'): void {
   if (process.env.README_IMAGES !== '1' || target.name !== TARGETS[0].name) return;
-  fs.copyFileSync(screenshot, path.join(REPO_ROOT, 'examples', 'images', `${image}.png`));
+  fs.copyFileSync(screenshot, path.join(REPO_ROOT, 'docs', 'images', `${image}.png`));
 }
 /** Headless Chromium for a machine without internet; the user-data-dir is a new temp dir per launch. */
 const CHROMIUM_ARGS = [
@@ -237,6 +237,11 @@ export class BrowserSession {
       throw err;
     }
     return session;
+  }
+
+  /** Another tab of the same browser (its console is not recorded). */
+  newPage(): Promise<Page> {
+    return this.context.newPage();
   }
 
   private async record(): Promise<void> {

@@ -35,12 +35,18 @@ const LOG_WARN = 30;
 const DISPLAY_TYPES = new Set(['debug', 'worldmap']);
 /** One shape or several: what a Map output message carries. */
 const shapesOf = (msg: Json): Json[] => (Array.isArray(msg.payload) ? msg.payload : [msg.payload]) as Json[];
-/** A Map output message: named shapes on the node's layer (its type: the example nodes have no name). */
+/**
+ * The Map output messages of one result: named shapes on the node's layer (its type: the example nodes have no name),
+ * the first carrying the command that shows them all (issue 29 point 4).
+ */
 const drawnOn = (layer: string, check: (shapes: Json[]) => void) => (msg: Json) => {
   const shapes = shapesOf(msg);
   for (const shape of shapes) should(shape).have.properties({ layer }).and.have.property('name').which.is.a.String();
+  should(shapes[0].command).be.an.Object();
   check(shapes);
 };
+/** The Map tab's debug node shows each result (issue 29 point 4). */
+const shownInDebug: Expectation = { at: 'ex-map-debug', check: (msg) => should(msg).have.property('payload') };
 
 type FlowNode = Json & { id: string; type: string; wires?: string[][] };
 
@@ -71,6 +77,10 @@ interface Expectation {
   /** A debug node of the example; its message must hold what the debug node shows, and pass `check`. */
   at: string;
   check: (msg: Json) => void;
+  /** The Map output's messages of one result (one per shape, in one send), checked together as one `{ payload: shapes }`. */
+  shapes?: true;
+  /** The message as it is, even when the member the debug node shows is not set (a delete's response has no data). */
+  raw?: true;
 }
 
 interface Step {
@@ -83,6 +93,38 @@ interface Step {
 interface ExampleRun {
   steps?: Step[];
   pages?: (baseUrl: string) => Promise<void>;
+  /** Members the comment names as what the user sends (not what a debug node shows): left out of the claims check. */
+  inputs?: string[];
+}
+
+/**
+ * What an example's comment says the run shows, checked against the messages its debug and Catch nodes
+ * received (issue 29 point 5): every `msg.<member>` it names is set in one of them; every member of a
+ * `{ a, b, … }` it gives for `msg.payload` is in a payload (an object, or the rows of an array); a
+ * `msg.error.cause` said to be text is a string.
+ */
+function checkClaims(info: string, seen: Json[], inputs: string[]): string[] {
+  const problems: string[] = [];
+  for (const [, member] of info.matchAll(/`msg\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`/g)) {
+    if (inputs.includes(member)) continue;
+    if (!seen.some((msg) => memberAt(msg, member) !== undefined)) problems.push(`msg.${member} is in no message shown`);
+  }
+  const payloadShape = /`msg\.payload`[^`]*`\{ ([\w, ]+) \}`/.exec(info);
+  if (payloadShape) {
+    const keys = new Set(
+      seen.flatMap((msg) => {
+        const payload = msg.payload;
+        const objects: unknown[] = Array.isArray(payload) ? payload : [payload];
+        return objects.flatMap((object) => (object !== null && typeof object === 'object' ? Object.keys(object) : []));
+      }),
+    );
+    for (const key of payloadShape[1].split(/, */)) if (!keys.has(key)) problems.push(`msg.payload.${key} is in no payload shown`);
+  }
+  if (/`msg\.error\.cause` holds [^.]* as text/.test(info)) {
+    const causes = seen.map((msg) => memberAt(msg, 'error.cause')).filter((cause) => cause !== undefined);
+    if (causes.length === 0 || !causes.every((cause) => typeof cause === 'string')) problems.push('msg.error.cause is not text');
+  }
+  return problems;
 }
 
 const isNumber = (value: unknown) => should(value).be.a.Number();
@@ -169,26 +211,40 @@ const RUNS: Record<string, ExampleRun> = {
   },
   'map-every-result.json': {
     steps: [
-      { trigger: 'ex-map-inject-geocode', expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-geocode', (s) => should(s).have.length(1)) }] },
+      {
+        trigger: 'ex-map-inject-geocode',
+        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-geocode', (s) => should(s).have.length(1)) }],
+      },
       {
         trigger: 'ex-map-inject-words',
-        expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-words', (s) => should(s[0].name).equal('///wheat.ribbon.magnet')) }],
+        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-words', (s) => should(s[0].name).equal('///wheat.ribbon.magnet')) }],
       },
       {
         trigger: 'ex-map-inject-sequence',
         expect: [
+          shownInDebug,
           {
             at: 'ex-map-worldmap',
+            shapes: true,
             check: drawnOn('svc-sequence', (s) => should(s.map((shape) => shape.label).filter(Boolean)).eql(['1', '2', '3', '4', '5'])),
           },
         ],
       },
-      { trigger: 'ex-map-inject-isoline', expect: [{ at: 'ex-map-worldmap', check: drawnOn('5 and 10 minutes by car', (s) => should(s).have.length(2)) }] },
+      {
+        trigger: 'ex-map-inject-isoline',
+        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('5 and 10 minutes by car', (s) => should(s).have.length(2)) }],
+      },
       {
         trigger: 'ex-map-inject-route',
-        expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-route', (s) => should(s.filter((shape) => shape.line)).have.length(2)) }],
+        expect: [
+          shownInDebug,
+          { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-route', (s) => should(s.filter((shape) => shape.line)).have.length(2)) },
+        ],
       },
-      { trigger: 'ex-map-inject-bulk', expect: [{ at: 'ex-map-worldmap', check: drawnOn('svc-bulk-geocode', (s) => should(s).have.length(4)) }] },
+      {
+        trigger: 'ex-map-inject-bulk',
+        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-bulk-geocode', (s) => should(s).have.length(4)) }],
+      },
     ],
   },
   'route-with-instructions.json': {
@@ -212,7 +268,6 @@ const RUNS: Record<string, ExampleRun> = {
     ],
   },
   'topic-management.json': {
-    // Not its delete inject: a delete's response has no data, which its msg.payload debug node would show as undefined.
     steps: [
       { trigger: 'ex-topics-create', expect: [{ at: 'ex-topics-response', check: (msg) => isNumber((msg.payload as Json).id) }] },
       { trigger: 'ex-topics-list', expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).items).not.be.empty() }] },
@@ -221,6 +276,21 @@ const RUNS: Record<string, ExampleRun> = {
       {
         trigger: 'ex-topics-list-all',
         expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).items).have.length((msg.payload as Json).totalCount as number) }],
+      },
+      // A delete's response has no data: its msg.payload debug node shows undefined.
+      { trigger: 'ex-topics-delete', expect: [{ at: 'ex-topics-response', raw: true, check: (msg) => should(msg.statusCode).equal(204) }] },
+      // The deleted topic is unknown: the error reaches the Catch node, its cause the start of the response as text.
+      {
+        trigger: 'ex-topics-get',
+        expect: [
+          {
+            at: 'ex-topics-errors',
+            check: (msg) =>
+              should((msg.error as Json).cause)
+                .be.a.String()
+                .and.match(/"isSuccess":\s*false/),
+          },
+        ],
       },
     ],
   },
@@ -318,6 +388,7 @@ const RUNS: Record<string, ExampleRun> = {
     ],
   },
   'scenario-three-words-form.json': {
+    inputs: ['payload.words'],
     pages: async (baseUrl) => {
       const form = await fetch(`${baseUrl}/three-words`);
       should(form.status).equal(200);
@@ -334,11 +405,14 @@ const RUNS: Record<string, ExampleRun> = {
         .and.match(/Geohash <code>[0-9a-z]+<\/code>/);
       const unknown = await lookup('nowhere.to.be');
       should(unknown.status).equal(404);
-      should(unknown.body).containEql('Sorry, no location').and.containEql('no such three-word address');
+      // The page speaks to its visitor (issue 29 point 6): what to do, not the flow's error message.
+      should(unknown.body).containEql('Sorry, no location').and.containEql('No place has the three words “nowhere.to.be”: check their spelling.');
+      should(unknown.body).not.containEql('fix the message');
       const invalid = await lookup('<b>two words</b>');
       should(invalid.status).equal(400);
       // The user's text comes back HTML-escaped.
-      should(invalid.body).not.containEql('<b>').and.containEql('&lt;b&gt;');
+      should(invalid.body).not.containEql('<b>').and.containEql('&lt;b&gt;two words&lt;&#x2F;b&gt;” is not a three-word address: type three words');
+      should(invalid.body).not.containEql('fix the message');
     },
   },
 };
@@ -439,6 +513,10 @@ describe('examples', function () {
     .filter((file) => file.endsWith('.json'))
     .sort();
   const sandboxConfig = readExample('geocode-an-address.json', EXAMPLE_NODE_RED_URL).find((node) => node.id === SANDBOX_CONFIG_ID);
+
+  it('examples/ holds flow files only: Import > Examples lists each folder in it, and an empty one says nothing (issue 29 point 7)', function () {
+    should(fs.readdirSync(EXAMPLES_DIR).filter((entry) => !entry.endsWith('.json'))).deepEqual([]);
+  });
 
   it('knows how to run every example', function () {
     should(files.filter((file) => !RUNS[file])).deepEqual([]);
@@ -569,17 +647,30 @@ describe('examples', function () {
         for (const id of shows.keys()) arrivals.watch(id);
         const errorSinks = example.filter((node) => node.type === 'catch').flatMap((node) => node.wires?.flat() ?? []);
 
+        const seen: Json[] = [];
         for (const step of run.steps ?? []) {
           const outputs = step.expect.map((expectation) => arrivals.next(expectation.at));
           if (step.trigger) helper.getNode(step.trigger).receive({});
           const messages = await Promise.all(outputs);
+          // The other messages of the same send have arrived by the next turn.
+          await new Promise((resolve) => setImmediate(resolve));
+          step.expect.forEach((expectation, i) => {
+            if (expectation.shapes) messages[i] = { payload: [messages[i], ...arrivals.all(expectation.at).splice(0)].map((msg) => msg.payload) };
+          });
           step.expect.forEach((expectation, i) => {
             const shown = shows.get(expectation.at) as FlowNode;
             const complete = shown.complete as string;
-            if (shown.targetType === 'msg') should(memberAt(messages[i], complete)).not.equal(undefined, `msg.${complete} at ${expectation.at}`);
+            if (shown.targetType === 'msg' && !expectation.raw)
+              should(memberAt(messages[i], complete)).not.equal(undefined, `msg.${complete} at ${expectation.at}`);
             expectation.check(messages[i]);
+            if (!expectation.shapes) seen.push(messages[i]);
           });
         }
+        const comment = example[0].info as string;
+        should(checkClaims(comment, [...seen, ...[...shows.keys()].flatMap((id) => arrivals.all(id))], run.inputs ?? [])).deepEqual(
+          [],
+          'what the comment says the run shows',
+        );
         await run.pages?.(nodeRedUrl);
 
         for (const id of errorSinks) should(arrivals.all(id)).deepEqual([], `a Catch node of ${file} reported an error`);

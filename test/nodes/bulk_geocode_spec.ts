@@ -103,6 +103,23 @@ describe('svc-bulk-geocode', function () {
       should(texts).containEql('2/3 rows, 1/2 jobs');
       should(texts[texts.length - 1]).equal('3 rows');
     });
+
+    it('shows every run while several run at once, each with its own progress or outcome (issue 29 point 6)', async function () {
+      await load({ batchSize: 2, parallel: 1 });
+      const texts: string[] = [];
+      helper.getNode('n1').on('call:status', (call: { args: Array<{ text?: string }> }) => texts.push(call.args[0].text ?? ''));
+      const outputs: Json[] = [];
+      helper.getNode('n1').on('call:send', (call: { args: Json[] }) => outputs.push(call.args[0]));
+      helper.getNode('n1').receive({ payload: ['Main Street', 'High Street', 'Station Road', 'Market Square', 'Church Lane', 'Main Street 2'] });
+      helper.getNode('n1').receive({ payload: ['High Street', 'nowhere at all'] });
+      await waitUntil(() => outputs.length === 2, 'both runs to end', 10_000);
+      await new Promise((resolve) => setImmediate(resolve));
+      const both = texts.filter((text) => text.startsWith('2 runs: '));
+      should(both.length).be.above(0);
+      should(both.some((text) => /^2 runs: \d\/\d\+? rows, \d\/\d\+? jobs; /.test(text))).be.true(both.join(' | '));
+      // The run that ends first is shown with its outcome beside the other's progress, and the last status lists both outcomes.
+      should(texts[texts.length - 1]).match(/^2 runs: (6 rows; 2 rows, 1 not geocoded|2 rows, 1 not geocoded; 6 rows)$/);
+    });
   });
 
   describe('inputs', function () {

@@ -269,7 +269,7 @@ describe('svc-config', function () {
         outcome: 'failed',
         code: 'NETWORK',
         statusCode: null,
-        message: 'could not connect (ECONNREFUSED): check the address and the proxy',
+        message: 'could not connect (ECONNREFUSED): check the Token URL and Proxy fields',
       });
     });
 

@@ -134,7 +134,7 @@ describe('svc-webhook-in', function () {
       should(webhook.headers['svc-signature']).equal(sign(t, SECRET, body));
       should(webhook.headers['content-type']).equal('application/json');
       should(webhook.headers.authorization).be.undefined();
-      should(statusText()).equal('1 accepted, 0 rejected');
+      should(statusText()).equal('1 accepted, 0 refused');
     });
 
     it('accepts the previous secret (rotation) and t in milliseconds', async function () {
@@ -301,7 +301,7 @@ describe('svc-webhook-in', function () {
         should(res.status).equal(status);
         await settle();
         should(outputs).have.length(0);
-        should(statusText()).equal(`0 accepted, 1 rejected (${reason})`);
+        should(statusText()).equal(`0 accepted, 1 refused (${reason})`);
       });
     }
 
@@ -314,7 +314,7 @@ describe('svc-webhook-in', function () {
       should((await post(PATH, `${body} `, headers)).status).equal(401);
       await settle();
       should(outputs).have.length(1);
-      should(statusText()).equal('1 accepted, 1 rejected (signature mismatch)');
+      should(statusText()).equal('1 accepted, 1 refused (signature mismatch)');
     });
 
     it('refuses a wrong or missing custom header', async function () {
@@ -324,7 +324,7 @@ describe('svc-webhook-in', function () {
       should((await post(PATH, body, signature())).status).equal(401);
       await settle();
       should(outputs).have.length(0);
-      should(statusText()).equal('0 accepted, 2 rejected (header mismatch)');
+      should(statusText()).equal('0 accepted, 2 refused (header mismatch)');
     });
 
     it('applies a configured tolerance and body limit', async function () {
@@ -346,16 +346,16 @@ describe('svc-webhook-in', function () {
       await settle();
       should(outputs.map((m) => m.payload)).eql([{ open: true }]);
       should((outputs[0].webhook as Json).timestamp).be.undefined();
-      should(statusText()).equal('1 accepted, 1 rejected (header mismatch), unsigned');
+      should(statusText()).equal('1 accepted, 1 refused (header mismatch), unsigned');
     });
 
-    it('does not listen when the signature mode has no secret, and says so in the shape every node reports errors in', async function () {
+    it('does not listen when the signature mode has no secret, and says why in its status and what to enter in one error line (issue 29 point 6)', async function () {
       await load([webhookNode()], {});
       const [reported] = (helper.getNode('wh').error as unknown as { getCalls(): Array<{ args: unknown[] }> }).getCalls().map((call) => call.args[0]);
-      should(reported).match({ code: 'INVALID_INPUT' });
+      should(reported).match({ code: 'CONFIG_INVALID' });
       should(Object.hasOwn(reported as object, 'stack')).be.false();
-      should(String(reported)).match(/^not listening: no secret is set: .* — fix the message or the node's settings$/);
-      should(statusText()).equal('INVALID_INPUT: bad input');
+      should(String(reported)).equal('not listening: no secret is set: enter the SecretToken the subscription was created with, or choose "no signature"');
+      should(statusText()).equal('not listening: no secret set');
       should(routesFor(PATH)).equal(0);
       should((await post(PATH, '{}')).status).equal(404);
     });
@@ -368,7 +368,7 @@ describe('svc-webhook-in', function () {
       should(statusText('wh2')).equal('path in use by wh');
       should(routesFor(PATH)).equal(1);
       should((await post(PATH, '{}', { 'svc-signature': sign(nowSec(), SECRET, '{}') })).status).equal(200);
-      should(statusText('wh')).equal('1 accepted, 0 rejected');
+      should(statusText('wh')).equal('1 accepted, 0 refused');
     });
 
     it('leaves exactly one handler after redeploys and none after the flow stops', async function () {

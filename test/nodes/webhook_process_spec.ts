@@ -339,7 +339,7 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       fs.rmSync(journal(), { recursive: true });
       should(await postSigned(rig.nodeRed, '/durable', first, SECRET, t)).eql({ status: 200, text: '' });
       await rig.reports((r) => r.kind === 'message' && r.source === 'durable');
-      should(await rig.statusOf('durable')).match({ fill: 'green', text: '1 accepted, 0 rejected' });
+      should(await rig.statusOf('durable')).match({ fill: 'green', text: '1 accepted, 0 refused' });
       await waitUntil(
         () => warned().some((line) => line.includes('the replay journal is written again (3 request(s) got a 503 response meanwhile)')),
         'the recovery line',

@@ -9,8 +9,10 @@ import {
   ROUTE_COLOR,
   START_COLOR,
   STOP_COLOR,
+  durationText,
   escapeHtml,
   latLon,
+  lengthText,
   placeLabel,
   placesLabel,
   popupTable,
@@ -132,8 +134,8 @@ export function routeShapes(geojson: Json, places: Place[], layer: string): MapP
       clickable: true,
       popup:
         popupTable([
-          ['length', summary.length],
-          ['duration', summary.duration],
+          ['length', lengthText(summary.length)],
+          ['duration', durationText(summary.duration)],
           ['segments', summary.segments],
           ['indoor legs', indoor.length || undefined],
         ]) + list,

@@ -67,3 +67,66 @@ export function placesLabel(places: Place[]): string {
 export function latLon(point: LatLon): [number, number] {
   return [point.lat, point.lon];
 }
+
+/**
+ * A route's length with its unit: metres below a kilometre, else kilometres to 0.1 km. The spec gives
+ * no unit for a segment's `length` and `duration`; the pack reads them as metres and seconds, the units
+ * of the isoline ranges (README: Decisions where the spec is silent).
+ */
+export function lengthText(meters: unknown): string | undefined {
+  if (typeof meters !== 'number' || !Number.isFinite(meters)) return undefined;
+  return meters < 1000 ? `${Math.round(meters)} m` : `${(meters / 1000).toFixed(1)} km`;
+}
+
+/** A duration in seconds with its units: `49 s`, `13 min 49 s`, `2 h 5 min`. */
+export function durationText(seconds: unknown): string | undefined {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return undefined;
+  const total = Math.round(seconds);
+  if (total < 60) return `${total} s`;
+  if (total < 3600) return `${Math.floor(total / 60)} min ${total % 60} s`;
+  return `${Math.floor(total / 3600)} h ${Math.floor((total % 3600) / 60)} min`;
+}
+
+/** How close worldmap zooms to a result that is one point (a street, at Leaflet's scale). */
+const POINT_ZOOM = 16;
+
+/** Every [lat, lon] a shape draws: a marker's position, a line's vertices, a GeoJSON geometry's positions. */
+function pointsOf(shape: MapShape): Array<[number, number]> {
+  const points: Array<[number, number]> = [];
+  if (typeof shape.lat === 'number' && typeof shape.lon === 'number') points.push([shape.lat, shape.lon]);
+  if (Array.isArray(shape.line)) {
+    for (const vertex of shape.line as unknown[]) {
+      if (Array.isArray(vertex) && typeof vertex[0] === 'number' && typeof vertex[1] === 'number') points.push([vertex[0], vertex[1]]);
+    }
+  }
+  const walk = (coordinates: unknown): void => {
+    if (!Array.isArray(coordinates)) return;
+    if (typeof coordinates[0] === 'number' && typeof coordinates[1] === 'number') points.push([coordinates[1], coordinates[0]]);
+    else for (const inner of coordinates) walk(inner);
+  };
+  const geometry = (shape.geojson as { geometry?: { coordinates?: unknown } } | undefined)?.geometry;
+  walk(geometry?.coordinates);
+  return points;
+}
+
+/**
+ * The worldmap command that shows what a result draws: `bounds` around all its shapes, or a view
+ * centred on it when it is one point; undefined when nothing has a position.
+ */
+export function viewCommand(shapes: MapShape[]): Record<string, unknown> | undefined {
+  const points = shapes.flatMap(pointsOf);
+  if (points.length === 0) return undefined;
+  const lats = points.map(([lat]) => lat);
+  const lons = points.map(([, lon]) => lon);
+  const south = Math.min(...lats);
+  const north = Math.max(...lats);
+  const west = Math.min(...lons);
+  const east = Math.max(...lons);
+  if (south === north && west === east) return { lat: south, lon: west, zoom: POINT_ZOOM };
+  return {
+    bounds: [
+      [south, west],
+      [north, east],
+    ],
+  };
+}

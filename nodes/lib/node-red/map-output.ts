@@ -1,4 +1,5 @@
 import type { NodeMessage } from './types';
+import { viewCommand } from '../geo/worldmap';
 import type { MapPayload } from '../geo/worldmap';
 
 /**
@@ -24,9 +25,16 @@ export function mapLayerOf(def: MapOutputDef | undefined): string | undefined {
   return def.worldmapLayer?.trim() || def.name?.trim() || def.type;
 }
 
-/** The Map output's message for one result: a fresh message (no `_sessionid` to narrow it), or null when there is nothing to draw. */
-export function mapMessage(build: MapBuilder | undefined, layer: string): NodeMessage | null {
+/**
+ * The Map output's messages for one result (null when there is nothing to draw): one fresh message
+ * per shape (no `_sessionid` to narrow it), as worldmap keeps a shape by its name and draws it again
+ * on a map page opened later only when a message carries that one shape. The first also carries the
+ * worldmap command that shows them all (`bounds`, or a centre and zoom for one point).
+ */
+export function mapMessages(build: MapBuilder | undefined, layer: string): NodeMessage[] | null {
   const payload = build?.(layer);
-  if (payload === undefined || (Array.isArray(payload) && payload.length === 0)) return null;
-  return { payload };
+  const shapes = payload === undefined ? [] : Array.isArray(payload) ? payload : [payload];
+  if (shapes.length === 0) return null;
+  const view = viewCommand(shapes);
+  return shapes.map((shape, i) => ({ payload: i === 0 && view ? { ...shape, command: view } : shape }));
 }

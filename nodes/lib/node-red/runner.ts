@@ -4,9 +4,9 @@ import type { JobContext } from '../platform/jobs';
 import type { JsonObject } from '../platform/job-store';
 import { NodeStatus } from './status';
 import { failure } from './failure';
-import type { CatalogText } from '../util/catalog-text';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { ResumableJobs, StoredJobsOptions } from './resumable';
-import { MapBuilder, MapOutputDef, mapLayerOf, mapMessage } from './map-output';
+import { MapBuilder, MapOutputDef, mapLayerOf, mapMessages } from './map-output';
 
 /**
  * `signal` is aborted when the node closes (redeploy, shutdown): pass it to every request and wait.
@@ -42,7 +42,7 @@ export interface Resumable extends StoredJobsOptions {
   resume: (job: JsonObject, msg: OutputMessage, context: InputContext) => Promise<HandlerResult>;
 }
 
-type Send = (msg: NodeMessage | Array<NodeMessage | null>) => void;
+type Send = (msg: NodeMessage | Array<NodeMessage | NodeMessage[] | null>) => void;
 type Done = (err?: Error) => void;
 
 /**
@@ -60,6 +60,12 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
   const inFlight = new Set<AbortController>();
   const stored = resumable ? new ResumableJobs(node, resumable) : undefined;
   let removing = false;
+  /**
+   * While several runs that report progress (jobs) are under way at once, the status shows each one's
+   * last progress or outcome: "2 runs: 0/2500 rows, 0/3 jobs; 5 rows" (cleared once none is left).
+   */
+  const runs = new Map<AbortController, CatalogText>();
+  const runsText = () => catalogText('status.runs', { count: runs.size, runs: [...runs.values()] });
 
   /** Runs one message (new or resumed) through `work`, then delivers its output or its error once. */
   function run(msg: NodeMessageInFlow, work: (context: InputContext) => Promise<HandlerResult>, send: Send, done: Done, key?: string): void {
@@ -75,9 +81,12 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         else if (event.kind === 'outage') status.outage(event.reason, event.delayMs);
         else status.retrying(event.attempt, event.reason);
       },
-      onProgress: (text) => status.progress(text),
+      onProgress: (text) => {
+        runs.set(controller, text);
+        status.progress(runs.size > 1 ? runsText() : text);
+      },
       track: (description) => job?.track(description) ?? Promise.resolve(),
-      sendPart: (part, map) => send(mapLayer === undefined ? part : [part, mapMessage(map, mapLayer)]),
+      sendPart: (part, map) => send(mapLayer === undefined ? part : [part, mapMessages(map, mapLayer)]),
     };
     work(context)
       .then(
@@ -85,9 +94,18 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
           if (controller.signal.aborted) throw cancelled('message');
           // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
           if (job && !(await job.claimDelivery(controller.signal))) return done();
-          const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessage(result.map, mapLayer)];
+          const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessages(result.map, mapLayer)];
           const { statusCode } = result.msg;
-          status.done(result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok'));
+          const doneText = result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok');
+          if (runs.size > 1 && runs.has(controller) && typeof doneText !== 'string') {
+            runs.set(controller, doneText);
+            const othersRunning = [...runs.keys()].some((other) => other !== controller && inFlight.has(other));
+            if (othersRunning) status.progress(runsText());
+            else status.done(runsText());
+          } else {
+            runs.delete(controller);
+            status.done(doneText);
+          }
           send(outputs);
           done();
         },
@@ -107,12 +125,14 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         if (err instanceof SvcError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
         else delete failed.statusCode;
         const reported = failure(err);
+        runs.delete(controller);
         if (!controller.signal.aborted) status.error(reported);
         // Node-RED's types want an Error; it reads only what a Failure has (see failure.ts).
         done(reported as unknown as Error);
       })
       .finally(() => {
         inFlight.delete(controller);
+        if (inFlight.size === 0) runs.clear();
         job?.finished();
       });
   }

@@ -2,7 +2,7 @@ import should from 'should';
 import { escapeHtml, placeLabel, MapShape } from '../../../nodes/lib/geo/worldmap';
 import { geocodeShapes, isolineShapes, wordsShapes, bulkShapes } from '../../../nodes/lib/geo/worldmap-places';
 import { routeLegs, routeShapes, sequenceShapes } from '../../../nodes/lib/geo/worldmap-routes';
-import { mapLayerOf, mapMessage } from '../../../nodes/lib/node-red/map-output';
+import { mapLayerOf, mapMessages } from '../../../nodes/lib/node-red/map-output';
 import type { Place } from '../../../nodes/lib/geo/locations';
 import { expectError, helper, loadWithSandbox, useSandbox, Json } from '../../support/harness';
 
@@ -126,6 +126,8 @@ describe('worldmap shapes (geo/worldmap)', function () {
     should(shapes.map((s) => s.name)).eql(['route A → B', 'route A → B indoor 1', 'route A → B start', 'route A → B end']);
     should(shapes[0].line).eql(coordinates.map(([lon, lat]) => [lat, lon]));
     should(shapes[0].popup).match(/<ol><li>Head east on &lt;Main&gt; Street<\/li><li>Arrive at B<\/li><\/ol>/);
+    // With units (issue 29 point 7).
+    should(shapes[0].popup).containEql('<tr><td>length</td><td>1.4 km</td></tr><tr><td>duration</td><td>1 min 40 s</td></tr>');
     should(shapes[1]).containEql({ dashArray: '4 8' });
     should(shapes[2]).containEql({ lat: 52.5, lon: 13.3, icon: 'play' });
     should(shapes[3]).containEql({ lat: 52.5, lon: 13.32, icon: 'building' });
@@ -147,11 +149,53 @@ describe('Map output option (node-red/map-output)', function () {
     should(mapLayerOf({ type: 'svc-geocode', worldmapLayer: 'x' })).be.undefined();
   });
 
-  it('sends a fresh message, or null when there is nothing to draw', function () {
-    should(mapMessage((layer) => ({ name: 'a', layer }), 'L')).eql({ payload: { name: 'a', layer: 'L' } });
-    should(mapMessage(() => [], 'L')).be.null();
-    should(mapMessage(() => undefined, 'L')).be.null();
-    should(mapMessage(undefined, 'L')).be.null();
+  it('sends a fresh message per shape, the first with the command that shows them all, or null when there is nothing to draw (issue 29 point 4)', function () {
+    should(mapMessages((layer) => ({ name: 'a', layer, lat: 1, lon: 2 }), 'L')).eql([
+      { payload: { name: 'a', layer: 'L', lat: 1, lon: 2, command: { lat: 1, lon: 2, zoom: 16 } } },
+    ]);
+    const line = {
+      name: 'r',
+      layer: 'L',
+      line: [
+        [1, 2],
+        [3, 4],
+      ],
+    };
+    const polygon = {
+      name: 'p',
+      layer: 'L',
+      geojson: {
+        type: 'Feature',
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [5, -1],
+              [6, -1],
+              [5, 0],
+              [5, -1],
+            ],
+          ],
+        },
+      },
+    };
+    should(mapMessages(() => [line, polygon], 'L')).eql([
+      {
+        payload: {
+          ...line,
+          command: {
+            bounds: [
+              [-1, 2],
+              [3, 6],
+            ],
+          },
+        },
+      },
+      { payload: polygon },
+    ]);
+    should(mapMessages(() => [], 'L')).be.null();
+    should(mapMessages(() => undefined, 'L')).be.null();
+    should(mapMessages(undefined, 'L')).be.null();
   });
 });
 
@@ -220,14 +264,14 @@ describe('Map output on the locating nodes', function () {
   const ctx = useSandbox();
 
   /** Sends one message and resolves with both outputs, checking they came in one send. */
-  async function bothOutputs(nodeId: string, input: Json): Promise<{ out: Json; map: Json | undefined }> {
+  async function bothOutputs(nodeId: string, input: Json): Promise<{ out: Json; map: Json[] }> {
     const out = helper.getNode('out');
     const map = helper.getNode('map');
     // The helper spies on Node.prototype.send: the calls of every node, ours picked by `this`.
     const sends = () => (helper.getNode(nodeId).send as { getCalls(): SendCall[] }).getCalls().filter((call) => call.thisValue?.id === nodeId);
     const before = sends().length;
-    let mapMsg: Json | undefined;
-    const onMap = (msg: Json) => (mapMsg = msg);
+    const mapMsgs: Json[] = [];
+    const onMap = (msg: Json) => mapMsgs.push(msg);
     map.on('input', onMap);
     const received = new Promise<Json>((resolve) => out.once('input', resolve));
     helper.getNode(nodeId).receive(input);
@@ -238,7 +282,7 @@ describe('Map output on the locating nodes', function () {
     const ours = sends().slice(before);
     should(ours).have.length(1);
     should(ours[0].args[0]).be.an.Array().and.have.length(2);
-    return { out: outMsg, map: mapMsg };
+    return { out: outMsg, map: mapMsgs };
   }
 
   for (const testCase of CASES) {
@@ -251,10 +295,18 @@ describe('Map output on the locating nodes', function () {
         ],
       });
       const { out, map } = await bothOutputs('n1', testCase.input);
-      should(map).be.an.Object();
-      const shapes = list((map as Json).payload);
+      // One message per shape (worldmap keeps single shapes by name, to draw them again on a page opened later), each a payload of one shape.
+      should(map.length).be.above(0);
+      const shapes = map.map((msg) => msg.payload as MapShape);
+      for (const shape of shapes) should(Array.isArray(shape)).be.false();
       for (const shape of shapes) should(shape.layer).equal(testCase.type);
-      testCase.check(out, shapes);
+      // The first shows the whole result (worldmap's view command), the others carry no command.
+      should(shapes[0].command).be.an.Object();
+      should(shapes.slice(1).filter((shape) => shape.command !== undefined)).eql([]);
+      testCase.check(
+        out,
+        shapes.map(({ command: _command, ...shape }) => shape),
+      );
     });
   }
 
@@ -267,10 +319,10 @@ describe('Map output on the locating nodes', function () {
       ],
     });
     const empty = await bothOutputs('n1', { payload: 'nowhere at all' });
-    should(empty.map).be.undefined();
+    should(empty.map).eql([]);
     should(empty.out.location).be.undefined();
     const found = await bothOutputs('n1', { payload: 'Church Lane' });
-    should((found.map as { payload: Json }).payload.layer).equal('depots');
+    should(found.map.map((msg) => (msg.payload as Json).layer)).eql(['depots']);
   });
 
   it('fails an input with one error and nothing on either output', async function () {

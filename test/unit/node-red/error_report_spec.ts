@@ -69,11 +69,12 @@ describe('errors a person reads at a glance', function () {
     should(shown).equal("address is empty — fix the message or the node's settings");
   });
 
-  it('svc-webhook-in reports in the same shape: a code, one line with what to fix, the same status', async function () {
+  it('svc-webhook-in reports in the same shape: a code and one line with what to fix; its status names the setting (issue 29 point 6)', async function () {
     await helper.load([nodeModule('svc-webhook-in')], [{ id: 'w1', type: 'svc-webhook-in', url: '/error-shape', verify: 'signature', wires: [[]] }], {});
     const [reported] = (helper.getNode('w1').error as unknown as { getCalls(): Array<{ args: unknown[] }> }).getCalls().map((call) => call.args[0]);
-    should(reported).match({ code: 'INVALID_INPUT' });
-    should(sidebarView(reported).shown).match(/^not listening: no secret is set: .* — fix the message or the node's settings$/);
-    should(lastStatus('w1')).equal('INVALID_INPUT: bad input');
+    should(reported).match({ code: 'CONFIG_INVALID' });
+    should(sidebarView(reported).shown).match(/^not listening: no secret is set: enter the SecretToken/);
+    should(sidebarView(reported).shown).not.match(/fix the message/);
+    should(lastStatus('w1')).equal('not listening: no secret set');
   });
 });
