@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Node, NodeAPI } from './types';
 import { SvcError } from '../util/errors';
-import { CatalogText, PLACEHOLDER, TextLog, fill, stringParams, useEnglishCatalog } from '../util/catalog-text';
+import { CatalogText, PLACEHOLDER, TextLog, fill, fillParts, stringParams, templateParts, useEnglishCatalog } from '../util/catalog-text';
 
 /**
  * The one place where runtime texts (statuses, warnings, errors) are put into the language of the
@@ -69,9 +69,9 @@ let runtimeTranslate: Translate | undefined;
  * (`found (123/50000)`), and i18next's lookup and interpolation cost more than all the rest of a
  * status update (a fifth of Node-RED's CPU per svc-geocode message in the bench's profile). The
  * catalogs use plain `__name__` placeholders only (no plurals, no nesting), which `fill` fills as
- * i18next would; one entry per catalog key.
+ * i18next would; one entry per catalog key, split at its placeholders once (`templateParts`).
  */
-const templates = new Map<string, string>();
+const templates = new Map<string, string[]>();
 
 /** Called by each node's registration with its RED: any node set's RED._ reads every catalog of the pack. */
 export function translateWith(RED: Pick<NodeAPI, '_'>): void {
@@ -85,18 +85,18 @@ export function translate(text: CatalogText | string): string {
   const params = stringParams(text.params, translate);
   const entry = catalogEntries().get(text.key);
   if (!entry) return fill(text.key, params);
-  return fill(templateOf(text.key, entry), params);
+  return fillParts(templateOf(text.key, entry), params);
 }
 
-/** The template of `key` in the runtime's language: the en-US one where the runtime's catalogs lack the key. */
-function templateOf(key: string, entry: CatalogEntry): string {
+/** The template of `key` in the runtime's language (the en-US one where the runtime's catalogs lack the key), split at its placeholders. */
+function templateOf(key: string, entry: CatalogEntry): string[] {
   const known = templates.get(key);
   if (known !== undefined) return known;
   // Each placeholder filled with itself: i18next returns the template with the placeholders where they were.
   const placeholders = Object.fromEntries([...entry.english.matchAll(PLACEHOLDER)].map(([placeholder, name]) => [name, placeholder]));
   const inCatalog = runtimeTranslate?.(`${entry.namespace}:${entry.path}`, placeholders);
   // i18next translates a key it lacks (or one of a namespace it does not know) to the key itself.
-  const template = inCatalog === undefined || inCatalog === '' || inCatalog.endsWith(entry.path) ? entry.english : inCatalog;
+  const template = templateParts(inCatalog === undefined || inCatalog === '' || inCatalog.endsWith(entry.path) ? entry.english : inCatalog);
   // Not remembered before a node set gave RED._: the runtime's language may not be known yet.
   if (runtimeTranslate) templates.set(key, template);
   return template;

@@ -64,5 +64,17 @@ export const PLACEHOLDER = /__(\w+?)__/g;
 
 /** Fills `__name__` placeholders, as Node-RED's i18next does. */
 export function fill(template: string, params: Record<string, string>): string {
-  return template.replace(PLACEHOLDER, (placeholder, name: string) => params[name] ?? placeholder);
+  return fillParts(templateParts(template), params);
+}
+
+/** A template split at its placeholders: text, name, text, …, text (names at odd indices). */
+export function templateParts(template: string): string[] {
+  return template.split(PLACEHOLDER);
+}
+
+/** `fill` for a template split once by `templateParts`: joins its parts, without a search per text. */
+export function fillParts(parts: readonly string[], params: Record<string, string>): string {
+  let text = parts[0];
+  for (let i = 1; i < parts.length; i += 2) text += (params[parts[i]] ?? `__${parts[i]}__`) + parts[i + 1];
+  return text;
 }
