@@ -210,10 +210,16 @@ export class NodeRedProcess {
       );
   }
 
-  /** Resolves once the flows have started; rejects if Node-RED exits or takes longer than `timeoutMs`. */
+  /**
+   * Resolves once the flows have started and the HTTP server listens; rejects if Node-RED exits or
+   * takes longer than `timeoutMs`. Node-RED starts its flows while the editor loads its catalogs, and
+   * only then listens: under load "Started flows" comes first, and a request then is refused.
+   */
   private async started(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.log.some(flowsStarted)) {
+    // Node-RED's "Server now running at <url>" in any language: an info line naming this port (a port in use is an error line).
+    const listening = new RegExp(`\\[info\\] .*//127\\.0\\.0\\.1:${this.port}(/|$)`);
+    while (!this.log.some(flowsStarted) || !this.log.some((line) => listening.test(line))) {
       if (this.hasExited()) throw new Error(`Node-RED exited early:\n${this.log.join('\n')}`);
       if (Date.now() > deadline) throw new Error(`Node-RED did not start within ${timeoutMs} ms:\n${this.log.join('\n')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
