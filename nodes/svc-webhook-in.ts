@@ -138,7 +138,7 @@ export = function register(RED: NodeAPI): void {
     sharedConfig?.shared.register(this);
     const userDir = (RED.settings as { userDir?: string }).userDir;
     const replayFile = ReplayFile.at(userDir ? path.join(userDir, REPLAY_FILE) : undefined);
-    // Per path, with and without Redis (README: Security): see ReplayGuard.
+    // Per path, with and without Redis (docs/security.md): see ReplayGuard.
     const replays = new ReplayGuard(replayFile, normalisePath(config.path), sharedConfig?.shared.state);
     const unsigned = config.verifier === undefined;
     const counts = { accepted: 0, rejected: 0 };

@@ -71,7 +71,7 @@ export function latLon(point: LatLon): [number, number] {
 /**
  * A route's length with its unit: metres below a kilometre, else kilometres to 0.1 km. The spec gives
  * no unit for a segment's `length` and `duration`; the pack reads them as metres and seconds, the units
- * of the isoline ranges (README: Decisions where the spec is silent).
+ * of the isoline ranges (docs/decisions.md).
  */
 export function lengthText(meters: unknown): string | undefined {
   if (typeof meters !== 'number' || !Number.isFinite(meters)) return undefined;

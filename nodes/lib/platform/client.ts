@@ -246,7 +246,7 @@ export class PlatformClient {
     }
     // The attempt ends at the timeout or at the caller's abort, whichever comes first. Our own timer, cleared
     // when the exchange ends: AbortSignal.timeout's stays armed for the whole timeout and AbortSignal.any
-    // links signals through weak references, both measured on this hot path (README, CPU per message).
+    // links signals through weak references, both measured on this hot path (docs/performance.md, CPU per message).
     const attempt = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {

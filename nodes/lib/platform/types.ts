@@ -21,7 +21,7 @@ export type AuthScheme = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
 
 /**
  * Which rate limit a request counts against: the spec's recommended rate is for single geocodes, so
- * each of the other endpoint families has its own (README, Rate limits):
+ * each of the other endpoint families has its own (docs/configuration.md, Rate limits):
  * - `geocode`: single geocodes (`POST /v1/geocode`)
  * - `words`: the three-word lookup
  * - `routing`: isoline, sequence and standard routing, and the status requests of their jobs
