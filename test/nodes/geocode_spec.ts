@@ -266,6 +266,27 @@ describe('svc-geocode', function () {
       should(ctx.sandbox.requests('geocode')).have.length(5);
     });
 
+    it('names the Base URL, and the Proxy when one is set, when the connection is refused', async function () {
+      await load({}, { baseUrl: 'http://127.0.0.1:1', maxRetries: 0 });
+      const { error } = await expectError('n1', { payload: '12 Main Street' });
+      should(error.code).equal('NETWORK');
+      should(error.message).endWith(' — check Base URL in the svc-config node, and the network');
+      await helper.unload();
+      await helper.load(
+        [nodeModule('svc-config'), nodeModule('svc-geocode'), require(require.resolve('@node-red/nodes/core/network/06-httpproxy.js'))],
+        [
+          configNode(ctx.sandbox, { proxy: 'px', maxRetries: 0 }),
+          { id: 'px', type: 'http proxy', name: '', url: 'http://127.0.0.1:1', noproxy: [] },
+          { ...geocodeNode(), server: CONFIG_ID, wires: [['out']] },
+          { id: 'out', type: 'helper' },
+        ],
+        sandboxCredentials(),
+      );
+      const proxied = await expectError('n1', { payload: '12 Main Street' });
+      should(proxied.error.code).equal('NETWORK');
+      should(proxied.error.message).endWith(' — check Base URL and Proxy in the svc-config node, and the network');
+    });
+
     it('reports a key lacking the geocode permission as UNAUTHORIZED', async function () {
       await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [geocodeNode()], credentials: { apiKey: 'unknown-key' } });
       const { error, msg } = await expectError('n1', { payload: '12 Main Street' });

@@ -1,6 +1,6 @@
 import ngeohash from 'ngeohash';
 import should from 'should';
-import { expectError, expectOutput, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
 import { expireAllTokens } from '../sandbox/endpoints/auth';
 import { lookup } from '../sandbox/endpoints/words';
 
@@ -158,6 +158,18 @@ describe('svc-words', function () {
     should(msg.statusCode).equal(401);
     should(ctx.sandbox.requests('words')).have.length(2);
     should(ctx.sandbox.requests('token')).have.length(2);
+  });
+
+  it('names the Token URL, or the Words URL, whose connection was refused', async function () {
+    await load({}, { authUrl: 'http://127.0.0.1:1', maxRetries: 0 });
+    const token = await expectError('n1', { payload: 'index.home.raft' });
+    should(token.error.code).equal('NETWORK');
+    should(token.error.message).endWith(' — check Token URL in the svc-config node, and the network');
+    await helper.unload();
+    await load({}, { sandboxUrl: 'http://127.0.0.1:1', maxRetries: 0 });
+    const words = await expectError('n1', { payload: 'index.home.raft' });
+    should(words.error.code).equal('NETWORK');
+    should(words.error.message).endWith(' — check Words URL in the svc-config node, and the network');
   });
 
   it('reports a refused client secret without calling the lookup', async function () {

@@ -1,6 +1,6 @@
 import type { Node } from './types';
 import { ErrorCode, SvcError, describeCause } from '../util/errors';
-import { catalogText } from '../util/catalog-text';
+import { CatalogText, catalogText } from '../util/catalog-text';
 import { translate } from './i18n';
 import type { NodeStatus } from './status';
 
@@ -46,7 +46,15 @@ export function failure(err: unknown): Failure {
   const reason = oneLine(err.text ? translate(err.text) : err.message);
   // What to do is said after the reason, unless the reason says it; a cancelled message needs nothing done.
   if (err.code === 'CANCELLED' || err.saysWhatToDo) return new Failure(reason, err);
-  return new Failure(translate(catalogText('error.report', { reason, hint: catalogText(`error.hint.${err.code}`) })), err);
+  return new Failure(translate(catalogText('error.report', { reason, hint: hintFor(err) })), err);
+}
+
+/** What to do about a failure of its code; for a failed connection, naming the settings it went by (Base URL … and Proxy when one is set). */
+function hintFor(err: SvcError): CatalogText {
+  if (!err.connection) return catalogText(`error.hint.${err.code}`);
+  const { address, proxy } = err.connection;
+  const settings = proxy ? catalogText('error.settings.withProxy', { address }) : address;
+  return catalogText(`error.hint.connection.${err.code}`, { settings });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Dispatcher, FormData } from 'undici';
-import { InputError, PlatformError, SvcError, cancelled } from '../util/errors';
+import { ConnectionSettings, InputError, PlatformError, SvcError, cancelled } from '../util/errors';
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep } from '../util/async';
@@ -78,7 +78,7 @@ export class PlatformClient {
       try {
         return await this.attempt<T>(req, headers, secrets);
       } catch (err) {
-        const error = toSvcError(err, secrets);
+        const error = toSvcError(err, secrets, this.connectionTo(addressOf(req)));
         const staleToken = req.auth === 'bearer' ? headers.authorization?.slice('Bearer '.length) : undefined;
         if (error.code === 'UNAUTHORIZED' && staleToken && !refreshedAfter401) {
           // The token may have been revoked or expired early: drop it, fetch one more, try once more.
@@ -111,7 +111,7 @@ export class PlatformClient {
         const res = await this.send<unknown>(url, 'POST', { 'content-type': 'application/json' }, JSON.stringify(body), 'json', signal, this.secrets);
         return readTokenResponse(res.body);
       } catch (err) {
-        const error = toSvcError(err, this.secrets);
+        const error = toSvcError(err, this.secrets, this.connectionTo('authUrl'));
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, 'read', attempt) : undefined;
         if (delayMs === undefined) {
           if (error.code === 'UNAUTHORIZED' || error.code === 'FORBIDDEN') {
@@ -148,6 +148,11 @@ export class PlatformClient {
       body: error.bodyExcerpt,
       cause: error,
     });
+  }
+
+  /** The settings a connection to the address of `setting` depends on: named when it fails (at run time and by Test connection). */
+  private connectionTo(setting: AddressSetting): ConnectionSettings {
+    return { address: catalogText(`field.${setting}`), proxy: this.config.proxy !== undefined };
   }
 
   /** "svc-config 'Sandbox platform'", or "svc-config" for a client made without a name. */
@@ -215,7 +220,7 @@ export class PlatformClient {
   }
 
   private urlFor(req: PlatformRequest): URL {
-    const base = req.auth === 'bearer' ? this.config.sandboxUrl : this.config.baseUrl;
+    const base = this.config[addressOf(req)];
     // The last check: a path whose values were not made segments by `pathSegment` (a stored job's) climbs nowhere.
     if (req.path && hasDotSegment(req.path)) {
       throw new InputError(
@@ -301,6 +306,14 @@ function gatesFor(config: ClientConfig): Map<RateFamily, RequestGate> {
     return new Map(RATE_FAMILIES.map((family) => [family, one]));
   }
   return new Map(RATE_FAMILIES.map((family) => [family, gate(family, family === 'geocode' ? config.ratePerMinute : familyRates[family])]));
+}
+
+/** The settings that hold the platform's addresses. */
+type AddressSetting = 'baseUrl' | 'authUrl' | 'sandboxUrl';
+
+/** The setting whose address a request goes to: the words endpoints (bearer token) at the Words URL, the others at the Base URL (links it hands out included). */
+function addressOf(req: PlatformRequest): Exclude<AddressSetting, 'authUrl'> {
+  return req.auth === 'bearer' ? 'sandboxUrl' : 'baseUrl';
 }
 
 function joinUrl(base: string, path: string): URL {

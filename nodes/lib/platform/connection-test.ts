@@ -109,7 +109,7 @@ function failure(credential: Credential, err: unknown): CheckResult {
       message: catalogText('test.refused', { statusCode: String(statusCode), fix: SETTINGS_TO_CHECK[credential] }),
     };
   }
-  return { credential, outcome: 'failed', code: err.code, statusCode, message: failureText(credential, err) };
+  return { credential, outcome: 'failed', code: err.code, statusCode, message: failureText(err) };
 }
 
 /** The platform refuses a key with 401 (spec); the token endpoint also with 403 (a wrong audience). */
@@ -121,7 +121,7 @@ function isRefusal(credential: Credential, err: SvcError): boolean {
  * The pack's own text for a failure: the status, the error code of a failed connection (ECONNREFUSED,
  * CERT_HAS_EXPIRED …) or the settings that are missing; never what the response said.
  */
-function failureText(credential: Credential, err: SvcError): CatalogText {
+function failureText(err: SvcError): CatalogText {
   if (err.code === 'CONFIG_INVALID' && err.text) return err.text;
   if (err.code === 'TIMEOUT') return catalogText('test.failed.timeout', { seconds: TEST_LIMITS.timeoutMs / 1000 });
   if (err.statusCode !== undefined) {
@@ -129,11 +129,12 @@ function failureText(credential: Credential, err: SvcError): CatalogText {
       ? catalogText('test.failed.unreadable', { statusCode: err.statusCode })
       : catalogText('test.failed.status', { statusCode: err.statusCode });
   }
-  const cause = causeCode(err.cause);
-  // The address this credential is checked at: the token at the Token URL, the keys at the Base URL.
-  const address = credential === 'token' ? catalogText('test.address.token') : catalogText('test.address.platform');
-  if (err.code === 'TLS') return catalogText('test.failed.tls', { cause, address });
-  if (err.code === 'NETWORK') return catalogText('test.failed.network', { cause, address });
+  // The address setting the failed connection went to, as the client names it (the token's at the Token URL).
+  if (err.connection) {
+    const params = { cause: causeCode(err.cause), address: err.connection.address };
+    if (err.code === 'TLS') return catalogText('test.failed.tls', params);
+    if (err.code === 'NETWORK') return catalogText('test.failed.network', params);
+  }
   return catalogText('test.failed.other');
 }
 

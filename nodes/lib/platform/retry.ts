@@ -1,4 +1,4 @@
-import { PlatformError, SvcError, describeCause, redact } from '../util/errors';
+import { ConnectionSettings, PlatformError, SvcError, describeCause, redact } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { PROXY_TUNNEL_CODE } from './dispatcher';
 import type { RetryPolicy } from './types';
@@ -39,17 +39,19 @@ export function retryDelay(error: SvcError, policy: RetryPolicy, attempt: number
   return Math.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
 }
 
-export function toSvcError(err: unknown, secrets: string[]): SvcError {
+/** A failure as an SvcError; a failed connection carries the settings it depends on (`connection`), for what to do to name them. */
+export function toSvcError(err: unknown, secrets: string[], connection: ConnectionSettings): SvcError {
   if (err instanceof SvcError) return err;
   const code = (err as { code?: unknown })?.code;
   const text = redact(describeCause(err), secrets);
   const notSent = typeof code === 'string' && NOT_SENT_CODES.has(code);
   if (typeof code === 'string' && TLS_CODE.test(code)) {
     // A certificate problem does not go away by trying again: report it at once.
-    return new PlatformError('TLS', catalogText('error.tls', { text, code }), { cause: err, notSent: true });
+    return new PlatformError('TLS', catalogText('error.tls', { text, code }), { cause: err, notSent: true, connection });
   }
   return new PlatformError('NETWORK', catalogText('error.network', { text, code: typeof code === 'string' ? ` (${code})` : '' }), {
     cause: err,
     notSent,
+    connection,
   });
 }

@@ -41,6 +41,14 @@ export interface SvcErrorOptions {
   saysWhatToDo?: boolean;
   /** An error response's JSON body, parsed, with the request's secrets masked: for the layer that knows the service's error format. */
   parsedBody?: unknown;
+  /** A connection that failed (NETWORK, TLS): the settings it depends on, which what to do names. */
+  connection?: ConnectionSettings;
+}
+
+/** The svc-config settings a request's connection depends on: the address setting it went to (Base URL, Token URL, Words URL), and the proxy when one is set. */
+export interface ConnectionSettings {
+  address: CatalogText;
+  proxy: boolean;
 }
 
 /**
@@ -62,6 +70,8 @@ export class SvcError extends Error {
   readonly saysWhatToDo: boolean;
   /** See SvcErrorOptions.parsedBody. */
   readonly parsedBody?: unknown;
+  /** See SvcErrorOptions.connection. */
+  readonly connection?: ConnectionSettings;
 
   /** `text` is a catalog message (see util/messages), or plain English for texts that are not translated. */
   constructor(code: ErrorCode, text: string | CatalogText, options: SvcErrorOptions = {}) {
@@ -76,6 +86,7 @@ export class SvcError extends Error {
     this.statusDetail = options.statusDetail;
     this.saysWhatToDo = options.saysWhatToDo ?? false;
     this.parsedBody = options.parsedBody;
+    this.connection = options.connection;
   }
 
   /** The text alone: Node-RED puts an error's toString() in msg.error.message, where a class name helps no one. */
