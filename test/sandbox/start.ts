@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { LocalSettings } from '@node-red/runtime';
-import RED from 'node-red';
 import { credentialLines, DEMO_WEBHOOK_SECRET } from './banner';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './index';
 import { describeModes, modesFromEnv } from './modes';
@@ -10,7 +9,7 @@ import { SandboxStateFile } from './state-store';
 import { REPO_ROOT } from '../support/paths';
 
 /**
- * `npm start`: the sandbox platform and a local Node-RED (the `node-red` dev dependency) with this
+ * `npm start`: the sandbox platform and a local Node-RED (the `node-red` dev dependency, or NODE_RED_PATH's) with this
  * pack loaded as an installed module and every example flow deployed, each on its own tab, the Map
  * first. Node-RED finds worldmap (a dev dependency too) beside itself in node_modules, and serves
  * the map at /worldmap. Both listen on 127.0.0.1 only. Ctrl-C stops both.
@@ -29,6 +28,12 @@ const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.j
 /** The shared config node every example uses (see examples/geocode-an-address.json). */
 const SANDBOX_CONFIG_ID = 'svc-sandbox';
 const HOST = '127.0.0.1';
+const WORLDMAP = 'node-red-contrib-web-worldmap';
+/**
+ * The Node-RED that runs: the `node-red` dev dependency, or the install NODE_RED_PATH names (the
+ * browser suite runs npm start so on Node-RED 5, with that install's Node; CONTRIBUTING).
+ */
+const RED = require(process.env.NODE_RED_PATH ? path.resolve(process.env.NODE_RED_PATH) : 'node-red') as typeof import('node-red');
 
 type FlowNode = Record<string, unknown> & { id: string; type: string };
 /** An Express app is also a plain `(req, res, next)` handler; its typings only admit Express' own Request. */
@@ -38,17 +43,23 @@ type ChainedHandler = (req: http.IncomingMessage, res: http.ServerResponse, next
  * Makes Node-RED find the pack the way it finds an installed one: a link at
  * `<userDir>/node_modules/<package name>` to the repository. Node-RED scans `<userDir>/node_modules`
  * for packages with a `node-red` section and registers their `examples/` under Import > Examples.
+ * A Node-RED from NODE_RED_PATH has no worldmap beside it: worldmap is linked there too.
  */
-function linkPackage(): void {
-  const link = path.join(USER_DIR, 'node_modules', ...PACKAGE_NAME.split('/'));
+function linkPackages(): void {
+  linkModule(PACKAGE_NAME, REPO_ROOT);
+  if (process.env.NODE_RED_PATH) linkModule(WORLDMAP, path.dirname(require.resolve(`${WORLDMAP}/package.json`)));
+}
+
+function linkModule(name: string, target: string): void {
+  const link = path.join(USER_DIR, 'node_modules', ...name.split('/'));
   fs.mkdirSync(path.dirname(link), { recursive: true });
   try {
-    if (fs.readlinkSync(link) === REPO_ROOT) return;
+    if (fs.readlinkSync(link) === target) return;
     fs.unlinkSync(link);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  fs.symlinkSync(REPO_ROOT, link, 'dir');
+  fs.symlinkSync(target, link, 'dir');
 }
 
 /**
@@ -206,7 +217,7 @@ function readJson<T>(file: string): T | undefined {
  * flows_cred.previous.json) first.
  */
 function writeUserDir(sandboxUrl: string, keepFlows: boolean): string {
-  linkPackage();
+  linkPackages();
   const flowsFile = path.join(USER_DIR, 'flows.json');
   const credentialsFile = path.join(USER_DIR, 'flows_cred.json');
   const previous = readJson<FlowNode[]>(flowsFile);

@@ -3,23 +3,34 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { BUILD_DIR } from './paths';
 import { freePort, flowsStarted, userEnv } from './node-red-process';
+import type { NodeRed5Install } from './node-red-5';
 import { killGroup, spawnGroup } from './process-group';
 
 /**
  * `npm start` as a user runs it (the built dist/test/sandbox/start.js, which `npm start` runs after
  * building), on free ports and a user directory of the test's own (START_USERDIR), its whole output
- * kept. Stopped with SIGTERM, as Ctrl-C stops it; every start is stopped by `stop()`.
+ * kept. Stopped with SIGTERM, as Ctrl-C stops it; every start is stopped by `stop()`. With a
+ * Node-RED 5 install it runs on that install's Node, with NODE_RED_PATH naming its Node-RED.
+ * Started once its flows have started and its editor listens (the line it prints after both).
  */
 export class NpmStart {
   readonly output: string[] = [];
   private readonly child: ChildProcess;
   private readonly exited: Promise<number | null>;
 
-  static async start(userDir: string, args: string[] = [], ports?: { editor: number; sandbox: number }, timeoutMs = 60_000): Promise<NpmStart> {
+  static async start(
+    userDir: string,
+    args: string[] = [],
+    ports?: { editor: number; sandbox: number },
+    nodeRed5?: NodeRed5Install,
+    timeoutMs = 60_000,
+  ): Promise<NpmStart> {
     const chosen = ports ?? { editor: await freePort(), sandbox: await freePort() };
-    const started = new NpmStart(userDir, args, chosen);
+    nodeRed5?.prepare();
+    const started = new NpmStart(userDir, args, chosen, nodeRed5);
     const deadline = Date.now() + timeoutMs;
-    while (!started.output.some(flowsStarted)) {
+    const listening = `Node-RED editor: ${started.editorUrl}/`;
+    while (!started.output.some(flowsStarted) || !started.output.some((line) => line.startsWith(listening))) {
       if (started.child.exitCode !== null) throw new Error(`npm start exited early:\n${started.output.join('\n')}`);
       if (Date.now() > deadline) {
         await started.stop();
@@ -34,9 +45,11 @@ export class NpmStart {
     readonly userDir: string,
     args: string[],
     readonly ports: { editor: number; sandbox: number },
+    nodeRed5: NodeRed5Install | undefined,
   ) {
-    this.child = spawnGroup(process.execPath, [path.join(BUILD_DIR, 'test', 'sandbox', 'start.js'), ...args], {
-      env: userEnv({ START_USERDIR: userDir, PORT: String(ports.editor), SANDBOX_PORT: String(ports.sandbox) }),
+    const env = { START_USERDIR: userDir, PORT: String(ports.editor), SANDBOX_PORT: String(ports.sandbox) };
+    this.child = spawnGroup(nodeRed5?.node ?? process.execPath, [path.join(BUILD_DIR, 'test', 'sandbox', 'start.js'), ...args], {
+      env: userEnv(nodeRed5 ? { ...env, NODE_RED_PATH: nodeRed5.nodeRedDir } : env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     for (const stream of [this.child.stdout, this.child.stderr]) {
