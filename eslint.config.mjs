@@ -1,8 +1,7 @@
 // ESLint flat config: type-checked typescript-eslint rules for the TypeScript in nodes/ and test/,
-// the recommended JavaScript rules for the editor scripts in nodes/*.html and resources/.
+// the recommended JavaScript rules for the editor scripts in resources/.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
-import html from 'eslint-plugin-html';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
@@ -107,6 +106,11 @@ export default defineConfig(
     },
   },
   {
+    // The editor definitions run on the editor page: their types are tsconfig.editor.json's (DOM and the editor's globals).
+    files: ['nodes/*/editor.ts'],
+    languageOptions: { parserOptions: { projectService: false, project: './tsconfig.editor.json' } },
+  },
+  {
     // No module of nodes/ imports itself back through others, not even for a type (see noCycleWithTypes).
     files: ['nodes/**/*.ts'],
     plugins: { 'import-x': importX, svc: { rules: { 'no-cycle': noCycleWithTypes } } },
@@ -133,8 +137,7 @@ export default defineConfig(
     },
   },
   {
-    files: ['nodes/**/*.html', 'resources/**/*.js'],
-    plugins: { html },
+    files: ['resources/**/*.js'],
     extends: [js.configs.recommended],
     languageOptions: {
       sourceType: 'script',
@@ -147,15 +150,6 @@ export default defineConfig(
         SvcEditor: 'readonly',
       },
     },
-  },
-  {
-    // The settings migrations: a global of the editor page (resources/migrations.js), which the runtime loads as a CommonJS module.
-    files: ['resources/editor.js'],
-    languageOptions: { globals: { SvcMigrations: 'readonly' } },
-  },
-  {
-    files: ['resources/migrations.js'],
-    languageOptions: { globals: { module: 'readonly' } },
   },
   {
     files: ['eslint.config.mjs'],

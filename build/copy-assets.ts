@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeEditorHtml } from './editor-html';
 
 /**
- * The build's step after tsc: copies what Node-RED loads beside the compiled code (editor HTML,
- * message catalogs, help, icons) into dist/nodes, writing each help page whole. A help section that
+ * The build's step after tsc: writes each node's editor HTML (build/editor-html.ts) and copies what
+ * Node-RED loads beside the compiled code (message catalogs, help, icons) into dist/nodes, writing each
+ * help page whole. A help section that
  * several nodes share is written once, in `nodes/locales/<lang>/_partials/<name>.html`, and a page takes
  * it with a line of its own, `<!-- include <name> -->`. A shared frame around a page's own lines (the
  * output ports around the node's own output members) is a partial with a line `<!-- content -->`,
@@ -46,17 +48,34 @@ export function includedPartials(page: string): string[] {
   return [...page.matchAll(/^[ \t]*<!-- (?:include|begin) ([\w-]+) -->[ \t]*$/gm)].map((match) => match[1]);
 }
 
+/** The node folders below `sourceDir`: each `nodes/<type>/` holding its runtime `<type>.ts`. */
+export function nodeFolders(sourceDir: string): string[] {
+  return fs
+    .readdirSync(sourceDir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(sourceDir, entry.name, `${entry.name}.ts`)))
+    .map((entry) => entry.name)
+    .sort();
+}
+
+/**
+ * Node-RED's layout in dist/nodes, one folder per node as in the sources: `<type>/<type>.js` (tsc),
+ * the `<type>.html` beside it (written from the editor definition), `locales/<lang>/<type>.json|.html`
+ * (help pages whole) and the node's icon in `icons/`, where Node-RED looks for it beside the node file.
+ */
 function copyAssets(repoRoot: string): void {
   const sourceDir = path.join(repoRoot, 'nodes');
   const targetDir = path.join(repoRoot, 'dist', 'nodes');
-  fs.cpSync(sourceDir, targetDir, { recursive: true, filter: (file) => !file.endsWith('.ts') && path.basename(file) !== PARTIALS_FOLDER });
-  fs.cpSync(path.join(repoRoot, 'icons'), path.join(targetDir, 'icons'), { recursive: true });
-  for (const language of fs.readdirSync(path.join(targetDir, 'locales'))) {
-    const helpDir = path.join(targetDir, 'locales', language);
-    for (const file of fs.readdirSync(helpDir).filter((name) => name.endsWith('.html'))) {
-      const page = path.join(helpDir, file);
+  for (const type of nodeFolders(sourceDir)) {
+    const nodeDir = path.join(targetDir, type);
+    const locales = path.join(sourceDir, type, 'locales');
+    fs.cpSync(locales, path.join(nodeDir, 'locales'), { recursive: true });
+    for (const language of fs.readdirSync(locales)) {
+      const page = path.join(nodeDir, 'locales', language, `${type}.html`);
       fs.writeFileSync(page, resolveIncludes(fs.readFileSync(page, 'utf8'), path.join(sourceDir, 'locales', language, PARTIALS_FOLDER)));
     }
+    const icon = path.join(repoRoot, 'icons', `${type}.svg`);
+    if (fs.existsSync(icon)) fs.cpSync(icon, path.join(nodeDir, 'icons', `${type}.svg`));
+    writeEditorHtml(type, sourceDir, targetDir);
   }
 }
 

@@ -9,8 +9,10 @@
  * the node's catalog), so that Node-RED fills, validates and saves the inputs as for any node; then
  * `form.prepare(node)` in oneditprepare adds what markup cannot: TypedInputs (default source msg, set
  * to the matching msg member by the node's defaults), spinners, rows shown for one choice only, and the
- * node's settings migrations (resources/migrations.js, loaded before this file). The defaults stay inline in each registerType, where the Flow Library
- * and the scorecard read them statically; their validators are here.
+ * node's settings migrations (its folder's migrations.ts, which the build ships into its .html). Each node's
+ * .html is written by the build from the node's editor definition (nodes/<type>/editor.ts, see
+ * build/editor-html.ts), with the defaults inline in registerType, where the Flow Library and the
+ * scorecard read them statically; the validators they name are here.
  *
  * A row is an object whose kind names the property it edits (the input is node-input-<property>):
  *   { typed: 'address', types: ['str', 'jsonata'] }   TypedInput: the sources, then these types;
@@ -144,14 +146,15 @@
     /**
      * Writes the dialog template of `type` from its rows and returns the form: `prepare(node)` for
      * oneditprepare, `save()` for oneditsave, and `keys`, every catalog key the dialog uses.
-     * `options.config`: the dialog of a config node (inputs named node-config-input-*).
+     * `options.config`: the dialog of a config node (inputs named node-config-input-*);
+     * `options.migrations`: the node's settings migrations (its folder's migrations.ts, shipped in its .html).
      * @param {string} type
      * @param {Array<SvcRow | string>} rows
-     * @param {{ config?: boolean }} [options]
+     * @param {{ config?: boolean, migrations: SvcMigrations }} options
      * @returns {SvcForm}
      */
     function form(type, rows, options) {
-        var prefix = options && options.config ? 'node-config-input' : 'node-input';
+        var prefix = options.config ? 'node-config-input' : 'node-input';
         /** @type {string[]} */
         var keys = [];
         // prepare and save are set below, once the template is written.
@@ -308,7 +311,7 @@
         $('<script>').attr({ type: 'text/html', 'data-template-name': type }).text(template).appendTo('body');
 
         self.prepare = function (node) {
-            writeMigrated(self, node);
+            writeMigrated(self, options.migrations, node);
             var dialog = $('#' + self.id('name')).closest('form');
             if (self.tabs.length) {
                 var strip = RED.tabs.create({
@@ -396,13 +399,14 @@
     }
 
     /**
-     * Writes into the dialog what the node's migrations (resources/migrations.js, the table the runtime
-     * applies too) change, so that saving the dialog stores the node at its current version.
+     * Writes into the dialog what the node's migrations (the table the runtime applies too) change, so
+     * that saving the dialog stores the node at its current version.
      * @param {SvcForm} dialog
+     * @param {SvcMigrations} migrations
      * @param {EditorNode} node
      */
-    function writeMigrated(dialog, node) {
-        var migrated = SvcMigrations.migrate(node);
+    function writeMigrated(dialog, migrations, node) {
+        var migrated = migrations.migrate(node);
         Object.keys(migrated).forEach(function (property) {
             var input = $('#' + dialog.id(property));
             var value = migrated[property];

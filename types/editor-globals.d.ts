@@ -30,6 +30,7 @@ interface EditorTabStrip {
 
 interface EditorRED {
   _(key: string, substitutions?: Record<string, unknown>): string;
+  settings: { httpNodeRoot?: string };
   nodes: {
     eachNode(visit: (node: EditorNode) => boolean | void): void;
     eachConfig(visit: (node: EditorNode) => boolean | void): void;
@@ -52,7 +53,10 @@ interface EditorQuery {
   prop(name: 'checked', value: boolean): EditorQuery;
   attr(attributes: Record<string, string>): EditorQuery;
   text(text: string): EditorQuery;
-  appendTo(target: string): EditorQuery;
+  empty(): EditorQuery;
+  css(property: string, value: string): EditorQuery;
+  addClass(name: string): EditorQuery;
+  appendTo(target: string | EditorQuery): EditorQuery;
   closest(selector: string): EditorQuery;
   find(selector: string): EditorQuery;
   children(): EditorQuery;
@@ -61,13 +65,22 @@ interface EditorQuery {
   hide(): EditorQuery;
   on(event: string, handler: () => void): EditorQuery;
   data(key: string): unknown;
-  spinner(options: { min?: number; max?: number; step?: number }): EditorQuery;
+  spinner(options: { min?: number; max?: number; step?: number | 'any' }): EditorQuery;
   typedInput(options: { default: string; types: TypedInputType[]; typeField: string }): EditorQuery;
   typedInput(method: 'type' | 'value'): string;
 }
 
 declare const RED: EditorRED;
-declare function $(selector: string): EditorQuery;
+/** What a jQuery request returns (svc-config's Test connection). */
+interface EditorRequest {
+  done(handler: (response: SvcTestResponse) => void): EditorRequest;
+  fail(handler: (xhr: { status: number; statusText: string }) => void): EditorRequest;
+}
+
+declare const $: {
+  (selector: string): EditorQuery;
+  ajax(options: { url: string; type: string; contentType: string; data: string }): EditorRequest;
+};
 
 /** The fixed choices of a TypedInput row (`fixed` in resources/editor.js), shown before the sources. */
 interface SvcFixedChoice {
@@ -93,7 +106,7 @@ interface SvcRow {
   number?: string;
   min?: number;
   max?: number;
-  step?: number;
+  step?: number | 'any';
   select?: string;
   options?: string[];
   checkbox?: string;
@@ -134,13 +147,26 @@ interface SvcForm {
 /** A validator of a node's defaults: `this` is the node; with `opt`, a text says what is wrong. */
 type SvcValidator = (this: EditorNode, value: unknown, opt?: unknown) => boolean | string;
 
-/** The pack's shared editor code (resources/editor.js) and settings migrations (resources/migrations.js). */
+/** The pack's shared editor code (resources/editor.js). */
 interface Window {
   SvcEditor?: unknown;
 }
 
-/** resources/migrations.js: a global of the editor page, a CommonJS module in Node. */
-declare const SvcMigrations: typeof import('../resources/migrations.js');
+/** A node's settings migrations (nodes/<type>/migrations.ts), shipped into its .html by the build. */
+type SvcMigrations = import('../nodes/lib/node-red/migrations').Migrations;
 
-/** Set in Node (the runtime loads resources/migrations.js with require), undefined in the browser. */
-declare const module: { exports: unknown } | undefined;
+/** What the editor definitions' functions (nodes/<type>/editor.ts) use of resources/editor.js's window.SvcEditor. */
+declare const SvcEditor: {
+  validate: {
+    positive(value: unknown): boolean;
+    /** A validator that applies `test` while the property's type (in `typeProperty`) is one of `types`. */
+    typedAs(typeProperty: string, types: string[], test: (value: unknown) => boolean): SvcValidator;
+  };
+};
+
+/** What svc-config's Test connection receives (nodes/lib/node-red/test-connection.ts). */
+interface SvcTestResponse {
+  ok: boolean;
+  message: string;
+  checks?: Array<{ credential: string; outcome: string; message: string }>;
+}

@@ -26,8 +26,8 @@ interface CatalogEntry {
   english: string;
 }
 
-/** The catalogs beside the compiled code (dist/nodes/locales), the package.json two folders above. */
-const LOCALES_DIR = path.join(__dirname, '..', '..', 'locales');
+/** The node folders (dist/nodes/<type>/, each with its catalogs in locales/), the package.json two folders above. */
+const NODES_DIR = path.join(__dirname, '..', '..');
 const PACKAGE_JSON = path.join(__dirname, '..', '..', '..', '..', 'package.json');
 const SECTIONS = ['runtime', 'common'];
 
@@ -36,11 +36,12 @@ let entries: Map<string, CatalogEntry> | undefined;
 function catalogEntries(): Map<string, CatalogEntry> {
   if (entries) return entries;
   const moduleName = (JSON.parse(fs.readFileSync(PACKAGE_JSON, 'utf8')) as { name: string }).name;
-  const englishDir = path.join(LOCALES_DIR, 'en-US');
   const found = new Map<string, CatalogEntry>();
-  for (const file of fs.readdirSync(englishDir).filter((name) => name.endsWith('.json'))) {
-    const catalog = JSON.parse(fs.readFileSync(path.join(englishDir, file), 'utf8')) as Catalog;
-    const namespace = `${moduleName}/${path.basename(file, '.json')}`;
+  for (const type of fs.readdirSync(NODES_DIR)) {
+    const file = path.join(NODES_DIR, type, 'locales', 'en-US', `${type}.json`);
+    if (!fs.existsSync(file)) continue;
+    const catalog = JSON.parse(fs.readFileSync(file, 'utf8')) as Catalog;
+    const namespace = `${moduleName}/${type}`;
     for (const section of SECTIONS) {
       const texts = catalog[section];
       if (typeof texts !== 'object') continue;

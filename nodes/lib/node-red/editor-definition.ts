@@ -1,0 +1,104 @@
+/**
+ * What a node's editor is written as: data and a few functions in TypeScript, in the node's folder
+ * (`nodes/<type>/defaults.ts` and `nodes/<type>/editor.ts`), which the build writes into the .html
+ * Node-RED loads (build/editor-html.ts). Types only: the runtime, the tests and the editor definitions
+ * share them, and nothing of this module runs anywhere.
+ *
+ * The defaults are data, read by the runtime and the tests as they are and written inline into
+ * `RED.nodes.registerType`, where the Flow Library and the scorecard read them statically. A default
+ * names its validator (`Validator`); a validator of the node's own is a function of its editor
+ * definition (`validators`), written out as the function's source, so it may use only the editor
+ * page's globals (RED, $, SvcEditor) and its arguments.
+ */
+
+/**
+ * A validator by name: Node-RED's `number` (`numberOrEmpty`: number(true)), `typedInput` of the named
+ * type property, `regex` (the source of a regular expression) or one of SvcEditor.validate's
+ * (resources/editor.js; `httpUrl` requires a URL, `httpUrlOrEmpty` takes none).
+ */
+export type Validator =
+  | 'number'
+  | 'numberOrEmpty'
+  | 'positive'
+  | 'positiveOrEmpty'
+  | 'wholeNumber'
+  | 'memberPath'
+  | 'pollInterval'
+  | 'webhookPath'
+  | 'httpUrl'
+  | 'httpUrlOrEmpty'
+  | { typedInput: string }
+  | { regex: string };
+
+/** A flow property of a node: its value when the node is added, and how the editor checks it. */
+export interface Default {
+  value?: string | number | boolean;
+  required?: boolean;
+  /** A config node's type: the property holds such a node's id. */
+  type?: string;
+  validate?: Validator;
+}
+
+/** The flow properties of a node, by name (its `version` default is its migrations' version, added by the build). */
+export type Defaults = Record<string, Default>;
+
+export type Credentials = Record<string, { type: 'text' | 'password' }>;
+
+/**
+ * A node's editor. `Node` is the node as the editor page holds it, `Row` a row of its dialog and `Form`
+ * the dialog (types/editor-globals.d.ts: EditorNode, SvcRow, SvcForm); the functions are written out
+ * by their source and run on the editor page (write them as `function` expressions).
+ */
+export interface EditorDefinition<Node, Row, Form> {
+  /** `location` for the palette's category of the pack, `config` for a config node. */
+  category: 'location' | 'config';
+  color?: string;
+  defaults: Defaults;
+  credentials?: Credentials;
+  inputs?: 0 | 1;
+  outputs?: 1;
+  /** The node's palette label; its label too while it has no name, unless `label` says otherwise. */
+  paletteLabel?: string;
+  label?: (this: Node) => string;
+  /** The dialog's rows (resources/editor.js lists their kinds). */
+  rows: Array<Row | string>;
+  /** Validators of the node's own, by property: they take the place of a default's named one. */
+  validators?: Record<string, (this: Node, value: unknown, opt?: unknown) => boolean | string>;
+  /** Run when the dialog opens, after the form has filled it in. */
+  prepare?: (this: Node, form: Form) => void;
+}
+
+/** What every node of the palette's `location` category has: its colour, one input and one output. */
+export const LOCATION_NODE = { category: 'location', color: '#a6d4e8', inputs: 1, outputs: 1 } as const;
+
+/** The shared rows' defaults (resources/editor.js's named rows `name`, `server`, `mapOutput` and the poll rows). */
+export const NAME = { name: { value: '' } } satisfies Defaults;
+/** A node that calls the platform: its name, and the svc-config node it calls through. */
+export const PLATFORM_NODE = { ...NAME, server: { value: '', type: 'svc-config', required: true } } satisfies Defaults;
+/** The Map output option: a second output with ready-to-draw worldmap messages; `outputs` rewires the ports on save. */
+export const MAP_OUTPUT = { worldmap: { value: false }, worldmapLayer: { value: '' }, outputs: { value: 1 } } satisfies Defaults;
+
+/**
+ * The poll rows of the job nodes, in seconds: the first wait for a job and the longest. A 1.0.0
+ * `pollInterval`, in the node's own unit, is moved into `pollIntervalSec` by the node's migration.
+ */
+export function polling(pollIntervalSec: number, maxWait: number) {
+  return {
+    pollIntervalSec: { value: pollIntervalSec, validate: 'pollInterval' },
+    maxWait: { value: maxWait, required: true, validate: 'positive' },
+    pollInterval: { value: '' },
+  } satisfies Defaults;
+}
+
+/**
+ * TypedInput rows' properties, each read from the `msg` member given by default (`{ waypoints: 'payload.waypoints' }`),
+ * with their type properties (`waypointsType`).
+ */
+export function typedInputs<Name extends string>(members: Record<Name, string>): Record<Name | `${Name}Type`, Default> {
+  const defaults: Defaults = {};
+  for (const [name, member] of Object.entries<string>(members)) {
+    defaults[name] = { value: member, validate: { typedInput: `${name}Type` } };
+    defaults[`${name}Type`] = { value: 'msg' };
+  }
+  return defaults as Record<Name | `${Name}Type`, Default>;
+}
