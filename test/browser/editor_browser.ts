@@ -31,7 +31,7 @@ import { REPO_ROOT, SOURCE_NODES_DIR } from '../support/paths';
  */
 
 type Catalog = Record<string, Record<string, Record<string, string>>>;
-const CONFIG_CATALOG = JSON.parse(fs.readFileSync(path.join(SOURCE_NODES_DIR, 'locales', 'en-US', `${CONFIG_TYPE}.json`), 'utf8')) as Catalog;
+const CONFIG_CATALOG = JSON.parse(fs.readFileSync(path.join(SOURCE_NODES_DIR, CONFIG_TYPE, 'locales', 'en-US', `${CONFIG_TYPE}.json`), 'utf8')) as Catalog;
 const TEST_TEXT = CONFIG_CATALOG[CONFIG_TYPE].test;
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 /** What Node-RED puts in a password input for a credential it has stored: never the value itself. */
@@ -62,7 +62,7 @@ function mapSettings(editor: Editor, id: string): Promise<{ outputs: unknown; wo
 const ALL_ACCEPTED = 'token ✓ · API key ✓ · topics key ✓';
 
 function hasJapaneseCatalog(type: string, file: 'json' | 'html'): boolean {
-  return fs.existsSync(path.join(SOURCE_NODES_DIR, 'locales', 'ja', `${type}.${file}`));
+  return fs.existsSync(path.join(SOURCE_NODES_DIR, type, 'locales', 'ja', `${type}.${file}`));
 }
 
 type ExampleNode = { type: string; name?: string; info?: string };

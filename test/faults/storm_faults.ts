@@ -139,7 +139,7 @@ const SCENARIOS: Scenario[] = [
 ];
 
 function installed(type: string): boolean {
-  return fs.existsSync(path.join(NODES_DIR, `${type}.js`));
+  return fs.existsSync(path.join(NODES_DIR, type, `${type}.js`));
 }
 
 describe('fault storm: one outcome per message whatever the platform does', function () {

@@ -219,7 +219,7 @@ function genuinePair(request: FuzzRequest, now: number): string | undefined {
 
 describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', function () {
   this.timeout(120_000);
-  const installed = fs.existsSync(path.join(NODES_DIR, 'svc-webhook-in.js'));
+  const installed = fs.existsSync(path.join(NODES_DIR, 'svc-webhook-in', 'svc-webhook-in.js'));
   const seed = suiteSeed('webhook fuzz');
   const failures = new ProcessFailures();
   /** RED.httpNode, an express app: also a plain `(req, res, next)` handler. */

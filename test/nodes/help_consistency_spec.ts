@@ -26,12 +26,12 @@ const LABEL = /<label for="node-(?:config-)?input-(\w+)"><i class="fa fa-[\w-]+"
 const scripts = runEditorScripts(TYPES);
 
 function catalog(language: string, type: string): Catalog {
-  return JSON.parse(fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.json`), 'utf8')) as Catalog;
+  return JSON.parse(fs.readFileSync(path.join(NODES_DIR, type, 'locales', language, `${type}.json`), 'utf8')) as Catalog;
 }
 
 /** The help page as Node-RED serves it (the build writes the shared sections in). */
 function help(language: string, type: string): string {
-  return fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
+  return fs.readFileSync(path.join(NODES_DIR, type, 'locales', language, `${type}.html`), 'utf8');
 }
 
 /** A catalog text by its key, `<namespace>:<key>` for another node's catalog. */

@@ -35,7 +35,7 @@ function flatKeys(catalog: Catalog, prefix = ''): string[] {
 }
 
 function catalogKeys(type: string, language: Language): string[] {
-  const file = path.join(SOURCE_NODES_DIR, 'locales', language, `${type}.json`);
+  const file = path.join(SOURCE_NODES_DIR, type, 'locales', language, `${type}.json`);
   return flatKeys(JSON.parse(fs.readFileSync(file, 'utf8')) as Catalog).sort();
 }
 
@@ -114,7 +114,7 @@ function nodesLoading(sources: Array<{ file: string; text: string }>): Map<strin
 /** The runtime keys (leaf paths below `runtime.`/`common.`) the en-US catalogs hold, all catalogs together. */
 function catalogRuntimeKeys(): string[] {
   return nodeTypes.flatMap((type) => {
-    const catalog = JSON.parse(fs.readFileSync(path.join(SOURCE_NODES_DIR, 'locales', 'en-US', `${type}.json`), 'utf8')) as Catalog;
+    const catalog = JSON.parse(fs.readFileSync(path.join(SOURCE_NODES_DIR, type, 'locales', 'en-US', `${type}.json`), 'utf8')) as Catalog;
     return RUNTIME_SECTIONS.flatMap((section) => (typeof catalog[section] === 'object' ? flatKeys(catalog[section]) : []));
   });
 }
@@ -198,7 +198,7 @@ function sentenceCount(text: string, language: Language): number {
 
 /** The shape of a help page as Node-RED serves it: built, its shared sections included. */
 function helpShape(type: string, language: Language): HelpShape {
-  const html = fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
+  const html = fs.readFileSync(path.join(NODES_DIR, type, 'locales', language, `${type}.html`), 'utf8');
   const body = html.replace(/^[\s\S]*?<script[^>]*>/, '').trim();
   return {
     helpName: /<script type="text\/html" data-help-name="([^"]+)">/.exec(html)?.[1],
@@ -225,14 +225,14 @@ describe('message catalogs and help', function () {
         .map((file) => path.basename(file, '.html'))
         .sort();
     should(partials('ja')).deepEqual(partials('en-US'));
-    const sourcePage = (type: string, language: Language) => fs.readFileSync(path.join(SOURCE_NODES_DIR, 'locales', language, `${type}.html`), 'utf8');
+    const sourcePage = (type: string, language: Language) => fs.readFileSync(path.join(SOURCE_NODES_DIR, type, 'locales', language, `${type}.html`), 'utf8');
     for (const type of nodeTypes) should(includedPartials(sourcePage(type, 'ja'))).deepEqual(includedPartials(sourcePage(type, 'en-US')), type);
     const uses = nodeTypes.flatMap((type) => includedPartials(sourcePage(type, 'en-US')));
     for (const partial of partials('en-US')) should(uses.filter((use) => use === partial).length).be.above(1, `${partial} is shared`);
     for (const language of LANGUAGES) {
       should(fs.existsSync(path.join(NODES_DIR, 'locales', language, PARTIALS_FOLDER))).be.false();
       for (const type of nodeTypes)
-        should(fs.readFileSync(path.join(NODES_DIR, 'locales', language, `${type}.html`), 'utf8')).not.match(/<!-- (include|begin|end|content)\b/);
+        should(fs.readFileSync(path.join(NODES_DIR, type, 'locales', language, `${type}.html`), 'utf8')).not.match(/<!-- (include|begin|end|content)\b/);
     }
   });
 

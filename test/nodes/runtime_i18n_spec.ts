@@ -61,7 +61,8 @@ describe('runtime texts in the runtime language', function () {
   before(async function () {
     await runtimeI18n.init({ lang: 'ja' });
     previousLanguage = runtimeI18n.i.language;
-    for (const type of NODE_TYPES) await runtimeI18n.registerMessageCatalog(`${PACKAGE_JSON.name}/${type}`, path.join(NODES_DIR, 'locales'), `${type}.json`);
+    for (const type of NODE_TYPES)
+      await runtimeI18n.registerMessageCatalog(`${PACKAGE_JSON.name}/${type}`, path.join(NODES_DIR, type, 'locales'), `${type}.json`);
     await runtimeI18n.i.changeLanguage('ja');
   });
   after(async function () {

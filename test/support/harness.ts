@@ -22,7 +22,7 @@ export const CONFIG_ID = 'cfg';
 
 /** The compiled node module of a node type, ready for helper.load(). */
 export function nodeModule(type: string): unknown {
-  return require(path.join(NODES_DIR, `${type}.js`));
+  return require(path.join(NODES_DIR, type, `${type}.js`));
 }
 
 export type Json = Record<string, unknown>;

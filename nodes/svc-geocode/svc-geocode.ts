@@ -1,0 +1,97 @@
+import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
+import { nodeInputs } from '../lib/node-red/inputs';
+import { configFor } from '../lib/node-red/config';
+import { InputError } from '../lib/util/errors';
+import { bestFeature, featurePoint } from '../lib/geo/geojson';
+import { encodeGeohash } from '../lib/geo/geohash';
+import { payloadSetting, precisionSetting } from '../lib/node-red/settings';
+import { handleInputs } from '../lib/node-red/runner';
+import { describeValue } from '../lib/util/values';
+import { catalogText } from '../lib/util/catalog-text';
+import { geocodeShapes } from '../lib/geo/worldmap-places';
+import { migrations } from './migrations';
+import { geocodePlace } from '../lib/geo/place-payload';
+import { translateWith } from '../lib/node-red/i18n';
+
+interface GeocodeDef extends NodeDef {
+  server: string;
+  address: string;
+  addressType: string;
+  precision?: number | string;
+  /** What msg.payload holds: the whole response (the default, as before 1.1) or the location. */
+  output?: string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function SvcGeocode(this: Node, def: GeocodeDef): void {
+    RED.nodes.createNode(this, def);
+    def = migrations.migrate(def);
+    const config = configFor(RED, this, def.server, 'project');
+    const inputs = nodeInputs(RED, this, def, { address: 'payload' });
+    const precision = precisionSetting(def.precision);
+    const payloadIs = payloadSetting(def.output);
+
+    handleInputs(
+      this,
+      async (msg, { signal, onWait }) => {
+        const { client, shared } = config();
+        const address = readAddress((await inputs.read(msg)).address);
+        // A response still in the cache costs neither a request nor a unit of the daily limit; every
+        // attempt sent costs one, retries included, as the platform counts requests.
+        const cached = await shared.cache?.get(address);
+        let used: number | undefined;
+        const quota = shared.quota;
+        const response =
+          cached ??
+          (await client.request({
+            auth: 'project',
+            rate: 'geocode',
+            method: 'POST',
+            path: '/v1/geocode',
+            query: { address },
+            retry: 'read',
+            signal,
+            onWait,
+            beforeAttempt: quota
+              ? async () => {
+                  used = await quota.take();
+                }
+              : undefined,
+          }));
+        if (!cached) shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
+        const feature = bestFeature(response.body);
+        const location = featurePoint(feature);
+        const geohash = location ? encodeGeohash(location, precision) : undefined;
+        const out = msg as OutputMessage;
+        out.payload = payloadIs === 'location' ? geocodePlace(address, feature, location, geohash) : response.body;
+        out.feature = feature;
+        out.location = location;
+        out.geohash = geohash;
+        out.statusCode = response.statusCode;
+        if (cached) out.cached = true;
+        const result = catalogText(location ? 'status.found' : 'status.noMatch');
+        const count = used === undefined || !quota ? '' : catalogText('status.requestsToday', { used, limit: quota.limit });
+        return {
+          msg: out,
+          statusText: catalogText(cached ? 'status.resultCached' : 'status.result', { result, quota: count }),
+          map: (layer) => geocodeShapes(address, feature, location, layer),
+        };
+      },
+      def,
+    );
+  }
+
+  translateWith(RED);
+  RED.nodes.registerType('svc-geocode', SvcGeocode);
+};
+
+/** A string, or an object with an `address` member; empty or other values are input errors. */
+function readAddress(value: unknown): string {
+  const candidate = value !== null && typeof value === 'object' && 'address' in value ? value.address : value;
+  if (typeof candidate !== 'string') {
+    throw new InputError(catalogText('error.geocode.address', { value: describeValue(candidate) }));
+  }
+  const address = candidate.trim();
+  if (address === '') throw new InputError(catalogText('error.geocode.addressEmpty'));
+  return address;
+}

@@ -1,0 +1,4 @@
+import { migrations as table, VERSIONED } from '../lib/node-red/migrations';
+
+/** The settings migrations of svc-words (lib/node-red/migrations.ts says how they run). */
+export const migrations = table([VERSIONED]);
