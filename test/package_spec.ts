@@ -93,9 +93,9 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
       const missing = nodeTypes.flatMap((type) =>
         [
           manifest['node-red'].nodes[type],
-          `dist/nodes/${type}.html`,
-          ...LANGUAGES.flatMap((lang) => [`dist/nodes/locales/${lang}/${type}.json`, `dist/nodes/locales/${lang}/${type}.html`]),
-          ...(CONFIG_TYPES.includes(type) ? [] : [`dist/nodes/icons/${type}.svg`]),
+          `dist/nodes/${type}/${type}.html`,
+          ...LANGUAGES.flatMap((lang) => [`dist/nodes/${type}/locales/${lang}/${type}.json`, `dist/nodes/${type}/locales/${lang}/${type}.html`]),
+          ...(CONFIG_TYPES.includes(type) ? [] : [`dist/nodes/${type}/icons/${type}.svg`]),
         ].filter((file) => !paths.has(file)),
       );
       should(missing).be.empty();

@@ -1,7 +1,5 @@
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { inspect } from 'node:util';
 import should from 'should';
 import type { PlatformClient } from '../../nodes/lib/platform/client';
@@ -20,7 +18,7 @@ import {
   sandboxCredentials,
   useSandbox,
 } from '../support/harness';
-import { SOURCE_NODES_DIR } from '../support/paths';
+import { credentials, defaults } from '../../nodes/svc-config/defaults';
 import { waitUntil } from '../support/wait';
 import { Recorder, startRecorder } from '../support/recorder';
 
@@ -63,18 +61,14 @@ describe('svc-config', function () {
     });
 
     it('the editor defines the flow-JSON properties of issue 2 with their defaults', function () {
-      const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, 'svc-config.html'), 'utf8');
-      const defaults = /defaults:\s*\{([\s\S]*?)\n\s*\},\n\s*credentials:/.exec(html)?.[1] ?? '';
-      const names = [...defaults.matchAll(/^\s*(\w+):\s*\{/gm)].map((m) => m[1]);
-      for (const name of FLOW_PROPERTIES) should(names).containEql(name);
-      should(defaults).match(/timeout: \{ value: 30000\b/);
-      should(defaults).match(/rateLimit: \{ value: 80\b/);
-      should(defaults).match(/maxConcurrency: \{ value: 8\b/);
-      should(defaults).match(/tls: \{ type: 'tls-config', required: false \}/);
-      should(defaults).match(/proxy: \{ type: 'http proxy', required: false \}/);
-      const credentials = /credentials:\s*\{([\s\S]*?)\}\s*,\s*label/.exec(html)?.[1] ?? '';
-      should(credentials).match(/clientId: \{ type: 'text' \}/);
-      for (const name of ['clientSecret', 'apiKey', 'pubsubApiKey']) should(credentials).match(new RegExp(`${name}: \\{ type: 'password' \\}`));
+      for (const name of FLOW_PROPERTIES) should(defaults).have.property(name);
+      should(defaults.timeout.value).equal(30000);
+      should(defaults.rateLimit.value).equal(80);
+      should(defaults.maxConcurrency.value).equal(8);
+      should(defaults.tls).eql({ type: 'tls-config', required: false });
+      should(defaults.proxy).eql({ type: 'http proxy', required: false });
+      should(credentials.clientId).eql({ type: 'text' });
+      for (const name of ['clientSecret', 'apiKey', 'pubsubApiKey'] as const) should(credentials[name]).eql({ type: 'password' });
     });
 
     it('uses timeout 30000 ms, rateLimit 80 per minute and maxConcurrency 8 when the flow leaves them out', async function () {

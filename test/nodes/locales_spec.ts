@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { includedPartials, PARTIALS_FOLDER } from '../../build/copy-assets';
+import ts from 'typescript';
+import { includedPartials, nodeFolders, PARTIALS_FOLDER } from '../../build/copy-assets';
 import { runEditorScripts } from '../support/editor-script';
 import { NODES_DIR, REPO_ROOT, SOURCE_NODES_DIR } from '../support/paths';
 
@@ -20,12 +21,8 @@ const HELP_SECTIONS: Record<'node' | 'config', Record<Language, string[]>> = {
   config: { 'en-US': ['Properties', 'Details', 'References'], ja: ['プロパティ', '詳細', '参考'] },
 };
 
-/** Every node type with an editor file: `nodes/<type>.html`. */
-const nodeTypes = fs
-  .readdirSync(SOURCE_NODES_DIR)
-  .filter((file) => file.endsWith('.html'))
-  .map((file) => path.basename(file, '.html'))
-  .sort();
+/** Every node type: a folder `nodes/<type>/` holding its runtime `<type>.ts`. */
+const nodeTypes = nodeFolders(SOURCE_NODES_DIR);
 
 type Catalog = { [key: string]: string | Catalog };
 
@@ -51,7 +48,9 @@ interface EditorKeys {
 
 /** The catalog keys the editor file of a node type uses. */
 function editorKeys(type: string): EditorKeys {
-  const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, `${type}.html`), 'utf8');
+  // The .html as the build writes it from the node's editor definition.
+  // (the rows are data there: a row's markup is a JSON string, its quotes escaped).
+  const html = fs.readFileSync(path.join(NODES_DIR, type, `${type}.html`), 'utf8').replace(/\\"/g, '"');
   const keys = new Set<string>();
   const prefixes = new Set<string>();
   for (const [, attribute] of html.matchAll(/data-i18n="([^"]*)"/g)) {
@@ -87,10 +86,26 @@ const RUNTIME_KEYS = [/\bcatalogText\(\s*['`]([\w.]+)(\$\{)?/g, /['`]((?:error|s
 /** An import that loads a module of ours (a type-only import loads nothing). */
 const IMPORT = /^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'(\.[^']+)'/gm;
 
+/** The code of a TypeScript source without its comments: a key a comment names is not used by the code. */
+function withoutComments(text: string): string {
+  const comments: ts.CommentRange[] = [];
+  const visit = (node: ts.Node): void => {
+    comments.push(...(ts.getLeadingCommentRanges(text, node.pos) ?? []), ...(ts.getTrailingCommentRanges(text, node.end) ?? []));
+    ts.forEachChild(node, visit);
+  };
+  const source = ts.createSourceFile('source.ts', text, ts.ScriptTarget.ESNext);
+  visit(source);
+  visit(source.endOfFileToken);
+  let code = text;
+  for (const { pos, end } of comments) code = code.slice(0, pos) + ' '.repeat(end - pos) + code.slice(end);
+  return code;
+}
+
 /** The TypeScript sources of the nodes and their lib, by path below nodes/ (`lib/geo/locations.ts`). */
 function nodeSources(): Array<{ file: string; text: string }> {
   return (fs.readdirSync(SOURCE_NODES_DIR, { recursive: true }) as string[])
-    .filter((file) => file.endsWith('.ts'))
+    // The editor definitions run on the editor page: their keys are the built .html's (editorKeys).
+    .filter((file) => file.endsWith('.ts') && path.basename(file) !== 'editor.ts')
     .map((file) => ({ file, text: fs.readFileSync(path.join(SOURCE_NODES_DIR, file), 'utf8') }));
 }
 
@@ -99,7 +114,7 @@ function nodesLoading(sources: Array<{ file: string; text: string }>): Map<strin
   const imports = new Map(sources.map(({ file, text }) => [file, [...text.matchAll(IMPORT)].map((match) => path.join(path.dirname(file), `${match[1]}.ts`))]));
   const loading = new Map<string, Set<string>>();
   for (const type of nodeTypes) {
-    const pending = [`${type}.ts`];
+    const pending = [path.join(type, `${type}.ts`)];
     const seen = new Set<string>();
     for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
       if (seen.has(file)) continue;
@@ -128,7 +143,8 @@ function runtimeTexts(): Map<string, EditorKeys> {
   const prefixUsedBy = new Map<string, Set<string>>();
   const use = (uses: Map<string, Set<string>>, key: string, file: string) => uses.set(key, (uses.get(key) ?? new Set()).add(file));
   for (const { file, text } of sources) {
-    for (const [, key, interpolated] of RUNTIME_KEYS.flatMap((pattern) => [...text.matchAll(pattern)])) {
+    const code = withoutComments(text);
+    for (const [, key, interpolated] of RUNTIME_KEYS.flatMap((pattern) => [...code.matchAll(pattern)])) {
       if (interpolated) use(prefixUsedBy, key, file);
       else if (!key.endsWith('.')) use(usedBy, key, file);
     }
@@ -230,7 +246,8 @@ describe('message catalogs and help', function () {
     const uses = nodeTypes.flatMap((type) => includedPartials(sourcePage(type, 'en-US')));
     for (const partial of partials('en-US')) should(uses.filter((use) => use === partial).length).be.above(1, `${partial} is shared`);
     for (const language of LANGUAGES) {
-      should(fs.existsSync(path.join(NODES_DIR, 'locales', language, PARTIALS_FOLDER))).be.false();
+      should(fs.existsSync(path.join(NODES_DIR, 'locales'))).be.false();
+      for (const type of nodeTypes) should(fs.existsSync(path.join(NODES_DIR, type, 'locales', language, PARTIALS_FOLDER))).be.false();
       for (const type of nodeTypes)
         should(fs.readFileSync(path.join(NODES_DIR, type, 'locales', language, `${type}.html`), 'utf8')).not.match(/<!-- (include|begin|end|content)\b/);
     }

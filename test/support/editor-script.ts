@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import vm from 'node:vm';
-import { REPO_ROOT, SOURCE_NODES_DIR } from './paths';
+import { NODES_DIR, REPO_ROOT } from './paths';
 
 /**
- * The editor scripts of the pack (resources/migrations.js, resources/editor.js and a node's .html) run
+ * The editor scripts of the pack (resources/editor.js and a node's .html as the build writes it) run
  * outside a browser, for unit specs: with a stand-in for jQuery that holds a dialog's input values by
  * property name (widgets and events do nothing) and keeps the dialog templates the scripts write, and a
  * stand-in for Node-RED's RED that keeps the definitions. The browser suite runs the same scripts in the
@@ -15,7 +15,7 @@ type Validator = (this: Record<string, unknown>, value: unknown, opt?: unknown) 
 
 /** What resources/editor.js offers (window.SvcEditor), as far as the specs use it. */
 export interface SvcEditor {
-  form(type: string, rows: unknown[], options?: { config?: boolean }): EditorForm;
+  form(type: string, rows: unknown[], options: { config?: boolean; migrations: SvcMigrations }): EditorForm;
   validate: Record<'positive' | 'positiveOrEmpty' | 'wholeNumber' | 'memberPath' | 'pollInterval', Validator>;
 }
 
@@ -27,10 +27,10 @@ export interface EditorForm {
   prepare(node: Record<string, unknown> & { type: string; _: (key: string) => string }): void;
 }
 
-/** What resources/migrations.js offers (the global SvcMigrations of the editor page). */
+/** A node's settings migrations as its .html ships them (nodes/<type>/migrations.ts). */
 export interface SvcMigrations {
   migrate<T extends { type: string }>(settings: T): T;
-  currentVersion(type: string): number;
+  version: number;
 }
 
 export interface EditorDefinition {
@@ -39,7 +39,8 @@ export interface EditorDefinition {
 
 export interface EditorScripts {
   SvcEditor: SvcEditor;
-  SvcMigrations: SvcMigrations;
+  /** The settings migrations each node's .html gave its form, by node type. */
+  migrations: Map<string, SvcMigrations>;
   /** The dialog forms written while the scripts ran, by node type. */
   forms: Map<string, EditorForm>;
   /** The dialog templates written, by node type. */
@@ -51,13 +52,14 @@ export interface EditorScripts {
 const ELEMENT_ID = /^#node-(?:config-)?input-/;
 
 /**
- * Runs resources/editor.js, then the editor scripts of `types` (their <script> blocks without src).
+ * Runs resources/editor.js, then the editor scripts of `types` (the <script> blocks without src of their built .html).
  * `fields` holds the dialog's input values by property name; the scripts read and write it.
  */
 export function runEditorScripts(types: string[] = [], fields: Record<string, string> = {}): EditorScripts {
   const templates = new Map<string, string>();
   const forms = new Map<string, EditorForm>();
   const definitions: EditorScripts['definitions'] = new Map();
+  const migrations = new Map<string, SvcMigrations>();
   const $ = (selector: string) => {
     if (!ELEMENT_ID.test(selector)) {
       // The one element the scripts make: a dialog template, `$('<script>').attr({...}).text(markup).appendTo('body')`.
@@ -98,22 +100,21 @@ export function runEditorScripts(types: string[] = [], fields: Record<string, st
   };
   const window: { SvcEditor?: SvcEditor } = {};
   const context = vm.createContext({ window, $, RED });
-  // In the order each node's .html loads them.
-  for (const script of ['migrations.js', 'editor.js']) vm.runInContext(fs.readFileSync(path.join(REPO_ROOT, 'resources', script), 'utf8'), context);
-  const SvcMigrations = (context as { SvcMigrations?: SvcMigrations }).SvcMigrations;
-  if (!SvcMigrations) throw new Error('resources/migrations.js defined no SvcMigrations');
+  // Each node's .html loads it first.
+  vm.runInContext(fs.readFileSync(path.join(REPO_ROOT, 'resources', 'editor.js'), 'utf8'), context);
   const SvcEditor = window.SvcEditor;
   if (!SvcEditor) throw new Error('resources/editor.js defined no window.SvcEditor');
   const writeForm = SvcEditor.form.bind(SvcEditor);
   SvcEditor.form = (type, rows, options) => {
     const form = writeForm(type, rows, options);
     forms.set(type, form);
+    migrations.set(type, options.migrations);
     return form;
   };
   (context as { SvcEditor?: SvcEditor }).SvcEditor = SvcEditor;
   for (const type of types) {
-    const html = fs.readFileSync(path.join(SOURCE_NODES_DIR, `${type}.html`), 'utf8');
+    const html = fs.readFileSync(path.join(NODES_DIR, type, `${type}.html`), 'utf8');
     for (const [, code] of html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)) vm.runInContext(code, context);
   }
-  return { SvcEditor, SvcMigrations, forms, templates, definitions };
+  return { SvcEditor, migrations, forms, templates, definitions };
 }

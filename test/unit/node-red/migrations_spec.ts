@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { currentVersion, migrated } from '../../../nodes/lib/node-red/migrations';
+import { currentVersion, migrated } from '../../support/migrations';
 import { runEditorScripts } from '../../support/editor-script';
 import { REPO_ROOT } from '../../support/paths';
 
 /**
- * One versioned migration table per node (resources/migrations.js), applied by the runtime when a
- * node starts (node-red/migrations.ts) and by the editor when a dialog opens (resources/editor.js).
+ * One versioned migration table per node (nodes/<type>/migrations.ts), applied by the runtime when a
+ * node starts and by the editor when a dialog opens (shipped into the node's .html, run by resources/editor.js).
  * settings_spec runs version-0 job nodes with a legacy pollInterval on a running Node-RED and in their
  * dialogs; test:browser opens one in the real editor.
  */
@@ -19,11 +19,11 @@ const NODE_TYPES = Object.keys(PACKAGE['node-red'].nodes);
 
 describe('settings migrations', function () {
   it('gives every node a settings version, the `version` default of its editor definition', function () {
-    const { definitions, SvcMigrations } = runEditorScripts(NODE_TYPES);
+    const { definitions, migrations } = runEditorScripts(NODE_TYPES);
     for (const type of NODE_TYPES) {
       should(currentVersion(type)).be.above(0, type);
       should(definitions.get(type)?.defaults.version?.value).equal(currentVersion(type), type);
-      should(SvcMigrations.currentVersion(type)).equal(currentVersion(type), type);
+      should(migrations.get(type)?.version).equal(currentVersion(type), type);
     }
   });
 
@@ -94,7 +94,6 @@ describe('settings migrations', function () {
   });
 
   it('runs the same table in the editor as at run time', function () {
-    const { SvcMigrations } = runEditorScripts();
     const samples: FlowSettings[] = [
       { type: 'svc-bulk-geocode', pollInterval: 2000 },
       { type: 'svc-isoline', pollInterval: '0.5', pollIntervalSec: 9 },
@@ -103,6 +102,7 @@ describe('settings migrations', function () {
       { type: 'svc-sequence', version: 1, pollInterval: 7 },
     ];
     // Compared as JSON: the editor's objects are made in a context of their own, with its own Object.
-    for (const settings of samples) should(JSON.stringify(SvcMigrations.migrate(settings))).equal(JSON.stringify(migrated(settings)));
+    const { migrations } = runEditorScripts([...new Set(samples.map((settings) => settings.type))]);
+    for (const settings of samples) should(JSON.stringify(migrations.get(settings.type)?.migrate(settings))).equal(JSON.stringify(migrated(settings)));
   });
 });

@@ -11,7 +11,7 @@ import {
 } from '../../../nodes/lib/node-red/settings';
 import { expectOutput, helper, loadWithSandbox, useSandbox } from '../../support/harness';
 import { resetBulk } from '../../sandbox/endpoints/bulk';
-import { migrated } from '../../../nodes/lib/node-red/migrations';
+import { migrated } from '../../support/migrations';
 import { runEditorScripts } from '../../support/editor-script';
 
 const BULK_POLLING = { pollIntervalSec: 2, maxWaitSec: 1800 };
