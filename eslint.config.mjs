@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 
 /**
  * The layer rule of nodes/lib (README, Architecture): imports run one way, node files -> node-red/
- * (Node-RED glue) -> platform/, shared/ and geo/ -> format/ -> util/. `notImported` lists the lib folders a
+ * (Node-RED glue) -> platform/, state/ and geo/ -> format/ -> util/. `notImported` lists the lib folders a
  * layer must not import (any folder not below it); Node-RED and Express stay in the glue layer.
  */
 function layer(folder, notImported) {
@@ -117,11 +117,11 @@ export default defineConfig(
     settings: { 'import-x/extensions': ['.ts'], 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })] },
     rules: { 'svc/no-cycle': ['error', { ignoreExternal: true }] },
   },
-  layer('platform', ['node-red', 'geo', 'shared']),
-  layer('shared', ['node-red', 'geo']),
-  layer('geo', ['node-red', 'platform', 'shared']),
-  layer('format', ['node-red', 'platform', 'shared', 'geo']),
-  layer('util', ['node-red', 'platform', 'shared', 'geo', 'format']),
+  layer('platform', ['node-red', 'geo', 'state']),
+  layer('state', ['node-red', 'geo']),
+  layer('geo', ['node-red', 'platform', 'state']),
+  layer('format', ['node-red', 'platform', 'state', 'geo']),
+  layer('util', ['node-red', 'platform', 'state', 'geo', 'format']),
   {
     // The glue layer may use Node-RED, but not the node files built on it.
     files: ['nodes/lib/node-red/**/*.ts'],

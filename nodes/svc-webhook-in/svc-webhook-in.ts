@@ -13,8 +13,8 @@ import { JsonTextProblem, isHeaderName, readJsonText } from '../lib/util/text';
 import { ThrottledReport } from '../lib/util/async';
 import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, routeFor, routeSyntaxIn } from '../lib/node-red/http-node';
 import { describeRouteOwner, ownRoute } from '../lib/node-red/route-owners';
-import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from '../lib/platform/signature';
-import { Admission, ReplayFile, ReplayGuard, Unrecorded } from '../lib/shared/replays';
+import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from '../lib/state/signature';
+import { Admission, ReplayFile, ReplayGuard, Unrecorded } from '../lib/state/replays';
 import { migrations } from './migrations';
 
 interface WebhookInDef extends NodeDef {

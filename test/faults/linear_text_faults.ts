@@ -1,7 +1,7 @@
 import should from 'should';
 import { plainText, trimTrailing } from '../../nodes/lib/util/text';
 import { PlatformError, redact, scrubBody, scrubBytes } from '../../nodes/lib/util/errors';
-import { parseSignatureHeader } from '../../nodes/lib/platform/signature';
+import { parseSignatureHeader } from '../../nodes/lib/state/signature';
 import { parseCsv } from '../../nodes/lib/format/csv';
 import { resultRecords } from '../../nodes/lib/format/result-file';
 import { parseThreeWords } from '../../nodes/lib/geo/words';

@@ -2,7 +2,7 @@ import net from 'node:net';
 import should from 'should';
 import { CONFIG_ID, Json, configNode, expectError, helper, nodeModule, sandboxCredentials, useSandbox } from '../support/harness';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SharedState } from '../../nodes/lib/shared/shared-state';
+import { SharedState } from '../../nodes/lib/state/shared-state';
 import { english } from '../support/english';
 
 /**

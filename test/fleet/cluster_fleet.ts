@@ -5,8 +5,8 @@ import { nowSeconds, signatureHeader } from '../bench/webhook-signing';
 import { Cluster, geocodeThrough, postWebhook, showLogsOnFailure } from '../instances/cluster';
 import { Collector } from '../support/process-flows';
 import { RedisClusterDeployment, adminClient, deploymentToolsAvailable } from '../support/redis-deployments';
-import { RedisJobHashes, RedisStore } from '../../nodes/lib/shared/redis-store';
-import { DEFAULT_KEY_PREFIX } from '../../nodes/lib/shared/shared-state';
+import { RedisJobHashes, RedisStore } from '../../nodes/lib/state/redis-store';
+import { DEFAULT_KEY_PREFIX } from '../../nodes/lib/state/shared-state';
 import {
   JOBS_KEY,
   RECOVERY,

@@ -1,8 +1,8 @@
 import Redis from 'ioredis';
 import should from 'should';
-import { RedisStore } from '../../nodes/lib/shared/redis-store';
-import { DEFAULT_KEY_PREFIX, SharedState } from '../../nodes/lib/shared/shared-state';
-import { MemoryStore } from '../../nodes/lib/shared/store';
+import { RedisStore } from '../../nodes/lib/state/redis-store';
+import { DEFAULT_KEY_PREFIX, SharedState } from '../../nodes/lib/state/shared-state';
+import { MemoryStore } from '../../nodes/lib/state/store';
 import { english } from '../support/english';
 import { RedisServer } from '../support/redis-server';
 

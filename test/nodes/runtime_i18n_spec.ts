@@ -8,7 +8,7 @@ import should from 'should';
 import { i18n } from '@node-red/util';
 import type { NodeAPI } from 'node-red';
 import { localize, nodeLog, translate, translateWith } from '../../nodes/lib/node-red/i18n';
-import { SharedState } from '../../nodes/lib/shared/shared-state';
+import { SharedState } from '../../nodes/lib/state/shared-state';
 import { PlatformError } from '../../nodes/lib/util/errors';
 import { catalogText } from '../../nodes/lib/util/catalog-text';
 import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, SANDBOX_DEFAULTS, sandboxCredentials, useSandbox } from '../support/harness';

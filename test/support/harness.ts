@@ -6,7 +6,7 @@ type TestNode = helper.TestNode;
 import { Sandbox, SANDBOX_DEFAULTS, SandboxOptions, startSandbox } from '../sandbox';
 import { NODES_DIR } from './paths';
 import { localJobStore } from '../../nodes/lib/node-red/resumable';
-import type { JobStore } from '../../nodes/lib/platform/job-store';
+import type { JobStore } from '../../nodes/lib/state/job-store';
 
 /**
  * Shared test plumbing: Node-RED (4.x by default, another build with NODE_RED_PATH),

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
 import { CONFIG_ID, storedJobStore, expectError, expectOutput, helper, loadWithSandbox, sendAndWait, testUserDir, Json, Sandbox } from './harness';
-import type { StoredJob } from '../../nodes/lib/platform/job-store';
+import type { StoredJob } from '../../nodes/lib/state/job-store';
 import { NODES_DIR } from './paths';
 import { waitUntil } from './wait';
 

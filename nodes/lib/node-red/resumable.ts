@@ -5,8 +5,8 @@ import { describeCause } from '../util/errors';
 import type { Node, NodeAPI, NodeMessageInFlow } from './types';
 import type { Place } from '../geo/locations';
 import type { SvcConfigNode } from './config';
-import { SharedJobStore } from '../shared/shared-jobs';
-import { FileJobStore, JobStore, JsonObject, JsonValue, StoredJob, newJobKey } from '../platform/job-store';
+import { SharedJobStore } from '../state/shared-jobs';
+import { FileJobStore, JobStore, JsonObject, JsonValue, StoredJob, newJobKey } from '../state/job-store';
 
 /**
  * Jobs that outlive the node: stored when the platform accepts them, resumed when the node starts

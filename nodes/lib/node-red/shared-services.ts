@@ -8,10 +8,10 @@ import { ConfigError, causeOf } from '../util/errors';
 import { failure } from './failure';
 import { LocalPacer, Pacer } from '../platform/request-gate';
 import type { RateFamily } from '../platform/types';
-import { ResponseCache } from '../shared/response-cache';
-import { sharedPacer } from '../shared/pacer';
-import { CounterFile, DailyQuota } from '../shared/quota';
-import { SharedState } from '../shared/shared-state';
+import { ResponseCache } from '../state/response-cache';
+import { sharedPacer } from '../state/pacer';
+import { CounterFile, DailyQuota } from '../state/quota';
+import { SharedState } from '../state/shared-state';
 
 /** The file in Node-RED's user directory that keeps the daily counts of an instance without Redis. */
 export const QUOTA_FILE = 'svc-location-quota.json';

@@ -6,7 +6,7 @@ import { PlatformClient } from '../platform/client';
 import type { ClientCredentials, ProxySettings } from '../platform/types';
 import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
 import { CatalogText, catalogText } from '../util/catalog-text';
-import { SharedCheck, checkSharedState } from '../shared/shared-state';
+import { SharedCheck, checkSharedState } from '../state/shared-state';
 import { translate } from './i18n';
 
 /**

@@ -1,5 +1,5 @@
 import should from 'should';
-import { ReplayCache, SignatureVerifier, computeDigest, constantTimeEqual, parseSignatureHeader, timestampToMs } from '../../../nodes/lib/platform/signature';
+import { ReplayCache, SignatureVerifier, computeDigest, constantTimeEqual, parseSignatureHeader, timestampToMs } from '../../../nodes/lib/state/signature';
 
 /** Vectors computed outside this code: printf '%s' '<t>.<secret>.<body>' | sha256sum */
 const RAW_BODY = '{"temperature": 21.5, "unit":"\\u00b0C"}';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ReplayCache } from '../platform/signature';
+import { ReplayCache } from './signature';
 import { FileLock, LockHolder } from './file-lock';
 import { JournalFile, onePerFile, readJsonLines } from './json-file';
 import type { SharedState } from './shared-state';

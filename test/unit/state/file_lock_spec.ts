@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
-import { FileLock } from '../../../nodes/lib/shared/file-lock';
+import { FileLock } from '../../../nodes/lib/state/file-lock';
 import { ManualClock } from '../../support/clock';
 import { waitUntil } from '../../support/wait';
 

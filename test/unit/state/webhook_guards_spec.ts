@@ -5,7 +5,7 @@ import path from 'node:path';
 import should from 'should';
 import { ThrottledReport } from '../../../nodes/lib/util/async';
 import { readJsonText } from '../../../nodes/lib/util/text';
-import { ReplayFile, ReplayGuard } from '../../../nodes/lib/shared/replays';
+import { ReplayFile, ReplayGuard } from '../../../nodes/lib/state/replays';
 import { ManualClock } from '../../support/clock';
 
 /** The pieces svc-webhook-in guards itself with, on their own (the node is tested in real Node-RED processes too). */

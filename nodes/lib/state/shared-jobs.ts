@@ -1,4 +1,4 @@
-import type { FileJobStore, JobStore, JsonObject, StoredJob } from '../platform/job-store';
+import type { FileJobStore, JobStore, JsonObject, StoredJob } from './job-store';
 import type { RedisJobHashes } from './redis-store';
 import type { SharedState } from './shared-state';
 

@@ -1,5 +1,5 @@
 import should from 'should';
-import { CircuitBreaker } from '../../../nodes/lib/shared/breaker';
+import { CircuitBreaker } from '../../../nodes/lib/state/breaker';
 import { ManualClock } from '../../support/clock';
 import { settle } from '../../support/wait';
 
