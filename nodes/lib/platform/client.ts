@@ -2,7 +2,7 @@ import type { Dispatcher, FormData } from 'undici';
 import { ConnectionSettings, InputError, PlatformError, SvcError, cancelled } from '../util/errors';
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
-import { sleep } from '../util/async';
+import { raceAbort, sleep } from '../util/async';
 import { isHeaderValue, trimTrailing } from '../util/text';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { configInvalid, ConfigProblem, Requirement, configProblems } from './config-check';
@@ -327,25 +327,5 @@ function joinUrl(base: string, path: string): URL {
  */
 function settleOnAbort(pending: Promise<Dispatcher.ResponseData>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
   const aborted = () => (signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
-  if (signal.aborted) return Promise.reject(aborted());
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      reject(aborted());
-      pending.then(
-        (late) => late.body.destroy(),
-        () => undefined,
-      );
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    pending.then(
-      (res) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(res);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
+  return raceAbort(pending, signal, aborted, (late) => late.body.destroy());
 }

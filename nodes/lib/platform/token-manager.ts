@@ -1,4 +1,5 @@
 import { cancelled } from '../util/errors';
+import { raceAbort } from '../util/async';
 
 export interface TokenResponse {
   token: string;
@@ -108,22 +109,4 @@ export function jwtExpiry(token: string): number | undefined {
     // Not a JWT after all: the caller falls back to the default lifetime.
   }
   return undefined;
-}
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(cancelled());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelled());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }

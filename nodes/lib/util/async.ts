@@ -34,6 +34,31 @@ export function sleep(ms: number, signal?: AbortSignal, timers: Timers = SYSTEM_
 }
 
 /**
+ * `promise`, unless `signal` aborts first: then rejected at once with `reason()`, and what the promise
+ * still gives is handed to `late` (a response to drop). Leaves no listener behind either way.
+ */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, reason: () => unknown = cancelled, late?: (value: T) => void): Promise<T> {
+  if (signal.aborted) return Promise.reject(reason());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(reason());
+      if (late) promise.then(late, () => undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/**
  * Counts events that would flood a log (failed requests from anyone on the network) and reports
  * them at most once per `intervalMs`: the first at once, the rest as one count when the interval
  * has passed. `close` stops the timer (a count not yet reported is dropped with it).
