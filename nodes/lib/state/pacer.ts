@@ -1,15 +1,11 @@
+import type { Pacer } from '../platform/request-gate';
 import type { SharedState } from './shared-state';
-
-/** What the request gate needs of a schedule (platform's `Pacer`, repeated structurally to keep the layers apart). */
-export interface SlotSource {
-  reserve(intervalMs: number): number | Promise<number>;
-}
 
 /**
  * A rate limit's schedule in Redis under `key`, shared by every instance with the same key; `local`
  * (this instance's own schedule) while Redis is away.
  */
-export function sharedPacer(state: SharedState, key: string, local: SlotSource): SlotSource {
+export function sharedPacer(state: SharedState, key: string, local: Pacer): Pacer {
   return {
     reserve: (intervalMs) =>
       state.withShared(
