@@ -4,7 +4,7 @@ import { nodeInputs } from '../lib/node-red/inputs';
 import { clientFor } from '../lib/node-red/config';
 import { HandlerResult, InputContext, handleInputs } from '../lib/node-red/runner';
 import { isJsonValue, jobStoreFor } from '../lib/node-red/resumable';
-import type { JsonObject } from '../lib/state/job-store';
+import type { JsonObject } from '../lib/util/values';
 import { AddressSource, InputRow, addressRows, fileRows } from '../lib/format/address-rows';
 import { BULK_OUTPUT_MODES, BulkOutput, BulkOutputOptions, BulkOutputState } from '../lib/node-red/bulk-output';
 import type { BulkJobState, BulkProtocol } from '../lib/platform/bulk';

@@ -3,7 +3,7 @@ import { clientFor } from '../lib/node-red/config';
 import { InputError, PlatformError, SvcError, causeOf } from '../lib/util/errors';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { LatLon, decodeGeohash, isGeohash, toPosition } from '../lib/geo/geohash';
-import { Json, isSet, readChoice, setMembers, toNumber } from '../lib/util/values';
+import { Fields, isSet, readChoice, setMembers, toNumber } from '../lib/util/values';
 import { numbered, readLocation, readRouteModes, toWaypointObject } from '../lib/geo/locations';
 import { readBox, toRouteBox } from '../lib/geo/boxes';
 import { formatRfc3339 } from '../lib/geo/dates';
@@ -45,7 +45,7 @@ export = function register(RED: NodeAPI): void {
         if (places.length < MIN_WAYPOINTS) throw new InputError(catalogText('error.route.fewWaypoints', { min: MIN_WAYPOINTS, count: places.length }));
         if (isSet(fields.arriveBy) && isSet(fields.departAt)) throw new InputError(catalogText('error.route.arriveAndDepart'));
         const defaultModes = isSet(fields.transportMode) ? readRouteModes(fields.transportMode, 'transportMode') : undefined;
-        const body: Json = {
+        const body: Fields = {
           waypoints: places.map((place, i) => toWaypointObject(place, defaultModes, numbered('waypoint', i + 1))),
           ...setMembers({
             arriveBy: isSet(fields.arriveBy) ? formatRfc3339(fields.arriveBy, 'arriveBy') : undefined,
@@ -54,7 +54,7 @@ export = function register(RED: NodeAPI): void {
             preference: readChoice(fields.preference, PREFERENCES, 'preference'),
           }),
         };
-        const response = await platform.request<Json>({
+        const response = await platform.request<Fields>({
           auth: 'vpm',
           rate: 'routing',
           method: 'POST',
@@ -65,7 +65,7 @@ export = function register(RED: NodeAPI): void {
           onWait,
         });
         const route = response.body !== null && typeof response.body === 'object' ? response.body : {};
-        const segments = Array.isArray(route.segments) ? (route.segments as Json[]) : [];
+        const segments = Array.isArray(route.segments) ? (route.segments as Fields[]) : [];
         const summary = { length: total(segments, 'length'), duration: total(segments, 'duration'), segments: segments.length };
         const out = msg as OutputMessage;
         out.payload = response.body;
@@ -93,7 +93,7 @@ export = function register(RED: NodeAPI): void {
 };
 
 /** Sum of a numeric segment member; units are the service's (not shown by the spec). */
-function total(segments: Json[], member: string): number {
+function total(segments: Fields[], member: string): number {
   return segments.reduce((sum, segment) => sum + (toNumber(segment[member]) ?? 0), 0);
 }
 
@@ -102,8 +102,8 @@ function total(segments: Json[], member: string): number {
  * ngeohash; GeoJSON positions are read too), then each segment as a feature over its
  * `firstPoint`..`lastPoint` slice (a Point when the slice has one point).
  */
-function routeGeoJson(route: Json, segments: Json[], summary: Json): Json {
-  const overview = routePositions((route.overview as Json | undefined)?.linestring);
+function routeGeoJson(route: Fields, segments: Fields[], summary: Fields): Fields {
+  const overview = routePositions((route.overview as Fields | undefined)?.linestring);
   // Without the overview line the route is still usable: drawn coarsely through the segments'
   // starting points to its end, each segment a Point (its indices refer to a line we do not have).
   const line = overview ?? coarseLine(route, segments);
@@ -122,7 +122,7 @@ function routeGeoJson(route: Json, segments: Json[], summary: Json): Json {
 }
 
 /** The segment's slice of the line; a Point at its `point` geohash when its indices do not fit the line. */
-function segmentGeometry(segment: Json, line: Position[]): Json | null {
+function segmentGeometry(segment: Fields, line: Position[]): Fields | null {
   const first = segment.firstPoint;
   const last = segment.lastPoint;
   const fits = typeof first === 'number' && typeof last === 'number' && Number.isInteger(first) && Number.isInteger(last);
@@ -136,8 +136,8 @@ function segmentGeometry(segment: Json, line: Position[]): Json | null {
 
 /** The overview line's positions, or undefined when the response has none. */
 function routePositions(linestring: unknown): Position[] | undefined {
-  const record = linestring !== null && typeof linestring === 'object' && !Array.isArray(linestring) ? (linestring as Json) : undefined;
-  const points = record ? ((record.geometry as Json | undefined)?.coordinates ?? record.coordinates) : linestring;
+  const record = linestring !== null && typeof linestring === 'object' && !Array.isArray(linestring) ? (linestring as Fields) : undefined;
+  const points = record ? ((record.geometry as Fields | undefined)?.coordinates ?? record.coordinates) : linestring;
   if (!Array.isArray(points) || points.length === 0) return undefined;
   return points.map((point, i) => {
     try {
@@ -148,7 +148,7 @@ function routePositions(linestring: unknown): Position[] | undefined {
   });
 }
 
-function coarseLine(route: Json, segments: Json[]): Position[] {
+function coarseLine(route: Fields, segments: Fields[]): Position[] {
   const line = [...segments.map((segment) => segment.point), route.end].filter(isGeohash).map((geohash) => toPosition(decodeGeohash(geohash)));
   if (line.length < 2) throw badRoute(catalogText('error.route.nothingToDraw'));
   return line;

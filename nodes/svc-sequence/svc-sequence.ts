@@ -8,7 +8,7 @@ import { storedPlaces } from '../lib/node-red/resumable';
 import { computationNode } from '../lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from '../lib/node-red/inputs';
 import { locationVariantSetting, precisionSetting } from '../lib/node-red/settings';
-import { Json, isSet, readBoolean, readChoice, readChoices, setMembers } from '../lib/util/values';
+import { Fields, isSet, readBoolean, readChoice, readChoices, setMembers } from '../lib/util/values';
 import { HandlerResult, handleInputs } from '../lib/node-red/runner';
 import { catalogText } from '../lib/util/catalog-text';
 import { sequenceShapes } from '../lib/geo/worldmap-routes';
@@ -61,7 +61,7 @@ export = function register(RED: NodeAPI): void {
         const fields = await read(msg);
         const places = locationsOf(fields.waypoints, inputs.waypoints, msg, 'waypoint', locationOptions);
         const waypoints = toLocationObjects(places, 'waypoint', variant, precision);
-        const body: Json = {
+        const body: Fields = {
           async: readBoolean(fields.async, 'async') ?? false,
           waypoints,
           ...setMembers({
@@ -91,7 +91,7 @@ function projectSegment(platform: PlatformClient): string {
 }
 
 function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints: LocationObject[], places: Place[]): HandlerResult {
-  const visited = (result.body as { waypoints: Json[] }).waypoints;
+  const visited = (result.body as { waypoints: Fields[] }).waypoints;
   const stops = visited.map((element, k) => returnedStop(element, k));
   const order = matchOrder(stops, waypoints.map(sentStop));
   const geojson = sequenceGeoJson(visited, stops, order, places);
@@ -110,7 +110,7 @@ function sequenceOutput(out: OutputMessage, result: ComputationResult, waypoints
 
 /** The finished result carries `waypoints` whose elements have a `location`; a job handle has none. */
 function isSequenceResult(body: unknown): boolean {
-  const waypoints = body !== null && typeof body === 'object' ? (body as Json).waypoints : undefined;
+  const waypoints = body !== null && typeof body === 'object' ? (body as Fields).waypoints : undefined;
   return Array.isArray(waypoints) && waypoints.every((w) => w !== null && typeof w === 'object' && 'location' in w);
 }
 
@@ -120,7 +120,7 @@ interface Stop {
 }
 
 /** A returned waypoint's `location` (a geohash, or any location form), or undefined when unreadable. */
-function returnedStop(element: Json, k: number): Stop | undefined {
+function returnedStop(element: Fields, k: number): Stop | undefined {
   try {
     const place = readLocation(element.location, numbered('resultWaypoint', k + 1), { lonLatArrays: true });
     if (!place.point) return undefined;
@@ -161,7 +161,7 @@ function matchOrder(stops: Array<Stop | undefined>, sent: Stop[]): Array<number 
 }
 
 /** The visited points in order (with the returned members as properties) and the legs between them as lines. */
-function sequenceGeoJson(visited: Json[], stops: Array<Stop | undefined>, order: Array<number | null>, places: Place[]): Json {
+function sequenceGeoJson(visited: Fields[], stops: Array<Stop | undefined>, order: Array<number | null>, places: Place[]): Fields {
   const positions = stops.map((stop, k) => {
     const input = order[k];
     const point = input !== null ? places[input].point : stop?.point;

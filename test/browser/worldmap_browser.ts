@@ -19,8 +19,8 @@ import { DrawnShape, countriesDrawn, drawnOn, markFirstDrawing, openMap, replace
  * Node-RED finds beside itself in node_modules.
  */
 
-type Json = Record<string, unknown>;
-type FlowNode = Json & { id: string; type: string };
+type Fields = Record<string, unknown>;
+type FlowNode = Fields & { id: string; type: string };
 
 const EXAMPLE = path.join(REPO_ROOT, 'examples', 'map-every-result.json');
 /** Coordinates the sandbox and our GeoJSON share are compared exactly, up to float noise. */
@@ -112,7 +112,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
       }
 
       /** The sandbox's response to the last request a node made, asked again (the sandbox is deterministic). */
-      async function responseTo(endpoint: string): Promise<Json> {
+      async function responseTo(endpoint: string): Promise<Fields> {
         const { sandbox } = running().server;
         const request = sandbox.requests(endpoint).at(-1);
         if (!request) throw new Error(`no ${endpoint} request`);
@@ -120,7 +120,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
           Object.entries(request.headers).filter(([name]) => name.startsWith('x-svc-') || name === 'authorization' || name === 'content-type'),
         ) as Record<string, string>;
         const response = await fetch(sandbox.url + request.path, { method: request.method, headers, body: request.body || undefined });
-        return (await response.json()) as Json;
+        return (await response.json()) as Fields;
       }
 
       before(async function () {
@@ -206,7 +206,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         await fire('ex-map-route');
         const shapes = await waitForShapes(running().page, 'svc-route', 4);
         should(kinds(shapes)).eql(['line', 'line', 'marker', 'marker']);
-        const returned = (((await responseTo('route')).overview as Json).linestring as string[]).map((geohash): [number, number] => {
+        const returned = (((await responseTo('route')).overview as Fields).linestring as string[]).map((geohash): [number, number] => {
           const { latitude, longitude } = ngeohash.decode(geohash);
           return [latitude, longitude];
         });

@@ -38,7 +38,7 @@ const CASE_DEADLINE_MS = 15_000;
 /** After the last response, how long a second outcome for a message is waited for. */
 const DUPLICATE_GRACE_MS = 1000;
 
-type Json = Record<string, unknown>;
+type Fields = Record<string, unknown>;
 
 interface NamedFault {
   name: string;
@@ -76,9 +76,9 @@ interface Endpoint {
   /** The sandbox endpoint that misbehaves. */
   endpoint: string;
   type: string;
-  node?: Json;
+  node?: Fields;
   /** The members of a message that reaches the endpoint. */
-  msg: (topicId: number) => Json;
+  msg: (topicId: number) => Fields;
   file?: boolean;
 }
 
@@ -155,7 +155,7 @@ function flowsFor(target: Endpoint, sandboxUrl: string): FlowNode[] {
   ];
 }
 
-async function call(url: string, method: 'GET' | 'POST', body?: unknown): Promise<{ status: number; body: Json }> {
+async function call(url: string, method: 'GET' | 'POST', body?: unknown): Promise<{ status: number; body: Fields }> {
   const res = await request(url, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -163,7 +163,7 @@ async function call(url: string, method: 'GET' | 'POST', body?: unknown): Promis
     headersTimeout: CASE_DEADLINE_MS * 2,
     bodyTimeout: CASE_DEADLINE_MS * 2,
   });
-  return { status: res.statusCode, body: (await res.body.json()) as Json };
+  return { status: res.statusCode, body: (await res.body.json()) as Fields };
 }
 
 describe('bounded responses in a real Node-RED: huge, endless and dripping responses on every endpoint', function () {

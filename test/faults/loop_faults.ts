@@ -1,6 +1,6 @@
 import net from 'node:net';
 import should from 'should';
-import { CONFIG_ID, Json, configNode, expectError, helper, nodeModule, sandboxCredentials, useSandbox } from '../support/harness';
+import { CONFIG_ID, Fields, configNode, expectError, helper, nodeModule, sandboxCredentials, useSandbox } from '../support/harness';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SharedState } from '../../nodes/lib/state/shared-state';
 import { english } from '../support/english';
@@ -84,7 +84,7 @@ async function refusingProxy(): Promise<FakeProxy> {
   return { url: `http://127.0.0.1:${port}`, connections: () => 0, close: async () => undefined };
 }
 
-const NODES: Array<{ type: string; msg: Json }> = [
+const NODES: Array<{ type: string; msg: Fields }> = [
   { type: 'svc-geocode', msg: { payload: '12 Main Street, Sandbox City' } },
   { type: 'svc-words', msg: { payload: 'index.home.raft' } },
 ];

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { resetBulk } from '../sandbox/endpoints/bulk';
 import { addTopic, resetPubsub } from '../sandbox/endpoints/pubsub';
 import {
@@ -52,16 +52,16 @@ const WORDS = ['index.home.raft', '///filled.count.soap', 'дом.слово.р�
 interface Scenario {
   type: string;
   /** Node properties besides id, type, server and wires. */
-  node?: Json;
+  node?: Fields;
   /** The sandbox endpoints the node calls; every one gets faults. */
   endpoints: string[];
   /** Extra faults (the token endpoint) on other endpoints. */
   tokenEndpoint?: boolean;
   messages: number;
   /** A message of the storm; about one in twenty is invalid on purpose (an input error is an outcome too). */
-  message(random: Random, topicId: number): Json;
+  message(random: Random, topicId: number): Fields;
   /** A message that must give an output once the faults are off. */
-  normal(topicId: number): Json;
+  normal(topicId: number): Fields;
 }
 
 const SCENARIOS: Scenario[] = [

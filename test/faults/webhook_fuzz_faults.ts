@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import should from 'should';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
-import { helper, nodeModule, Json } from '../support/harness';
+import { helper, nodeModule, Fields } from '../support/harness';
 import { nowSeconds, signatureHeader, webhookDigest } from '../bench/webhook-signing';
 import { ConsoleCapture, OutcomeLedger, ProcessFailures, Random, integer, leaks, pick, seededRandom, suiteSeed, userVisibleTexts } from '../support/faults';
 import { NODES_DIR } from '../support/paths';
@@ -261,8 +261,8 @@ describe('fuzz: svc-webhook-in accepts nothing that is not correctly signed', fu
       { n1: { secret: SECRET } },
     );
     const ledger = new OutcomeLedger('n1');
-    const outputs: Json[] = [];
-    helper.getNode('out').on('input', (msg: Json) => outputs.push(msg));
+    const outputs: Fields[] = [];
+    helper.getNode('out').on('input', (msg: Fields) => outputs.push(msg));
     const captured = new ConsoleCapture();
     const pool = new Pool(origin, { connections: CONCURRENCY, headersTimeout: 10_000, bodyTimeout: 10_000 });
     const exchanges: Exchange[] = [];

@@ -6,7 +6,7 @@ import path from 'node:path';
 import should from 'should';
 import { memberAt } from '../../nodes/lib/util/values';
 import { runEditorScripts } from '../support/editor-script';
-import { Json, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from '../support/harness';
+import { Fields, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from '../support/harness';
 import { REPO_ROOT } from '../support/paths';
 import { buildFlows, devSettings } from '../sandbox/start';
 import { pubsubState } from '../sandbox/endpoints/pubsub';
@@ -34,12 +34,12 @@ const LOG_WARN = 30;
 /** Node types the examples may use besides the pack's and the core's: the map of the Map outputs. */
 const DISPLAY_TYPES = new Set(['debug', 'worldmap']);
 /** One shape or several: what a Map output message carries. */
-const shapesOf = (msg: Json): Json[] => (Array.isArray(msg.payload) ? msg.payload : [msg.payload]) as Json[];
+const shapesOf = (msg: Fields): Fields[] => (Array.isArray(msg.payload) ? msg.payload : [msg.payload]) as Fields[];
 /**
  * The Map output messages of one result: named shapes on the node's layer (its type: the example nodes have no name),
  * the first carrying the command that shows them all (issue 29 point 4).
  */
-const drawnOn = (layer: string, check: (shapes: Json[]) => void) => (msg: Json) => {
+const drawnOn = (layer: string, check: (shapes: Fields[]) => void) => (msg: Fields) => {
   const shapes = shapesOf(msg);
   for (const shape of shapes) should(shape).have.properties({ layer }).and.have.property('name').which.is.a.String();
   should(shapes[0].command).be.an.Object();
@@ -48,7 +48,7 @@ const drawnOn = (layer: string, check: (shapes: Json[]) => void) => (msg: Json) 
 /** The Map tab's debug node shows each result (issue 29 point 4). */
 const shownInDebug: Expectation = { at: 'ex-map-debug', check: (msg) => should(msg).have.property('payload') };
 
-type FlowNode = Json & { id: string; type: string; wires?: string[][] };
+type FlowNode = Fields & { id: string; type: string; wires?: string[][] };
 
 /** Core node modules of the Node-RED the harness runs (NODE_RED_PATH or the dev dependency), by node type. */
 function coreModules(): Map<string, string> {
@@ -76,7 +76,7 @@ function captureNodeApi(red: { httpNode: typeof nodeApi.httpNode }): void {
 interface Expectation {
   /** A debug node of the example; its message must hold what the debug node shows, and pass `check`. */
   at: string;
-  check: (msg: Json) => void;
+  check: (msg: Fields) => void;
   /** The Map output's messages of one result (one per shape, in one send), checked together as one `{ payload: shapes }`. */
   shapes?: true;
   /** The message as it is, even when the member the debug node shows is not set (a delete's response has no data). */
@@ -103,7 +103,7 @@ interface ExampleRun {
  * `{ a, b, … }` it gives for `msg.payload` is in a payload (an object, or the rows of an array); a
  * `msg.error.cause` said to be text is a string.
  */
-function checkClaims(info: string, seen: Json[], inputs: string[]): string[] {
+function checkClaims(info: string, seen: Fields[], inputs: string[]): string[] {
   const problems: string[] = [];
   for (const [, member] of info.matchAll(/`msg\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`/g)) {
     if (inputs.includes(member)) continue;
@@ -134,17 +134,17 @@ const RUNS: Record<string, ExampleRun> = {
     steps: [
       {
         trigger: 'ex-geocode-inject',
-        expect: [{ at: 'ex-geocode-debug', check: (msg) => (isNumber((msg.location as Json).lat), should(msg.geohash).have.length(9)) }],
+        expect: [{ at: 'ex-geocode-debug', check: (msg) => (isNumber((msg.location as Fields).lat), should(msg.geohash).have.length(9)) }],
       },
-      { trigger: 'ex-geocode-inject-landmark', expect: [{ at: 'ex-geocode-debug', check: (msg) => isNumber((msg.location as Json).lat) }] },
+      { trigger: 'ex-geocode-inject-landmark', expect: [{ at: 'ex-geocode-debug', check: (msg) => isNumber((msg.location as Fields).lat) }] },
     ],
   },
   'three-words-to-location.json': {
     steps: [
-      { trigger: 'ex-words-inject', expect: [{ at: 'ex-words-debug', check: (msg) => isNumber((msg.location as Json).lon) }] },
-      { trigger: 'ex-words-inject-unicode', expect: [{ at: 'ex-words-debug', check: (msg) => isNumber((msg.location as Json).lon) }] },
+      { trigger: 'ex-words-inject', expect: [{ at: 'ex-words-debug', check: (msg) => isNumber((msg.location as Fields).lon) }] },
+      { trigger: 'ex-words-inject-unicode', expect: [{ at: 'ex-words-debug', check: (msg) => isNumber((msg.location as Fields).lon) }] },
       // The example's third inject shows an error reaching its Catch node.
-      { trigger: 'ex-words-inject-unknown', expect: [{ at: 'ex-words-error', check: (msg) => should((msg.error as Json).code).equal('NOT_FOUND') }] },
+      { trigger: 'ex-words-inject-unknown', expect: [{ at: 'ex-words-error', check: (msg) => should((msg.error as Fields).code).equal('NOT_FOUND') }] },
     ],
   },
   'bulk-geocode-addresses.json': {
@@ -155,7 +155,7 @@ const RUNS: Record<string, ExampleRun> = {
           {
             at: 'ex-bulk-debug',
             check: (msg) => {
-              const rows = msg.payload as Json[];
+              const rows = msg.payload as Fields[];
               should(rows.map((row) => row.index)).deepEqual([0, 1, 2, 3, 4]);
               should(rows.filter((row) => row.error !== undefined).map((row) => row.input)).deepEqual(['nowhere at all']);
             },
@@ -168,9 +168,9 @@ const RUNS: Record<string, ExampleRun> = {
           {
             at: 'ex-bulk-debug',
             check: (msg) => {
-              const rows = msg.payload as Json[];
+              const rows = msg.payload as Fields[];
               should(rows.map((row) => row.index)).deepEqual([0, 1, 2, 3]);
-              should(rows.map((row) => (row.input as Json).customer)).deepEqual(['Ada', 'Grace', 'Linus', 'Ken']);
+              should(rows.map((row) => (row.input as Fields).customer)).deepEqual(['Ada', 'Grace', 'Linus', 'Ken']);
             },
           },
         ],
@@ -185,7 +185,7 @@ const RUNS: Record<string, ExampleRun> = {
           {
             at: 'ex-isoline-debug',
             check: (msg) => {
-              const features = (msg.geojson as { features: Array<{ properties: Json }> }).features;
+              const features = (msg.geojson as { features: Array<{ properties: Fields }> }).features;
               should(features.map((feature) => feature.properties.range)).deepEqual([
                 { type: 'time', value: 300 },
                 { type: 'time', value: 600 },
@@ -199,7 +199,7 @@ const RUNS: Record<string, ExampleRun> = {
         expect: [
           {
             at: 'ex-isoline-debug',
-            check: (msg) => (should(msg.jobs).have.length(1), should((msg.geojson as { features: Json[] }).features).have.length(2)),
+            check: (msg) => (should(msg.jobs).have.length(1), should((msg.geojson as { features: Fields[] }).features).have.length(2)),
           },
         ],
       },
@@ -253,29 +253,29 @@ const RUNS: Record<string, ExampleRun> = {
         trigger: 'ex-route-inject',
         expect: [
           { at: 'ex-route-debug-instructions', check: (msg) => should(msg.instructions).be.an.Array().and.not.be.empty() },
-          { at: 'ex-route-debug-summary', check: (msg) => isNumber((msg.summary as Json).length) },
-          { at: 'ex-route-debug-geojson', check: (msg) => should((msg.geojson as { features: Json[] }).features).not.be.empty() },
+          { at: 'ex-route-debug-summary', check: (msg) => isNumber((msg.summary as Fields).length) },
+          { at: 'ex-route-debug-geojson', check: (msg) => should((msg.geojson as { features: Fields[] }).features).not.be.empty() },
         ],
       },
       {
         trigger: 'ex-route-inject-indoor',
         expect: [
           { at: 'ex-route-debug-instructions', check: (msg) => should(msg.instructions).be.an.Array().and.not.be.empty() },
-          { at: 'ex-route-debug-summary', check: (msg) => isNumber((msg.summary as Json).length) },
-          { at: 'ex-route-debug-geojson', check: (msg) => should((msg.geojson as { features: Json[] }).features).not.be.empty() },
+          { at: 'ex-route-debug-summary', check: (msg) => isNumber((msg.summary as Fields).length) },
+          { at: 'ex-route-debug-geojson', check: (msg) => should((msg.geojson as { features: Fields[] }).features).not.be.empty() },
         ],
       },
     ],
   },
   'topic-management.json': {
     steps: [
-      { trigger: 'ex-topics-create', expect: [{ at: 'ex-topics-response', check: (msg) => isNumber((msg.payload as Json).id) }] },
-      { trigger: 'ex-topics-list', expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).items).not.be.empty() }] },
-      { trigger: 'ex-topics-get', expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).name).equal('deliveries') }] },
-      { trigger: 'ex-topics-subscribe', expect: [{ at: 'ex-topics-response', check: (msg) => isNumber((msg.payload as Json).topicId) }] },
+      { trigger: 'ex-topics-create', expect: [{ at: 'ex-topics-response', check: (msg) => isNumber((msg.payload as Fields).id) }] },
+      { trigger: 'ex-topics-list', expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Fields).items).not.be.empty() }] },
+      { trigger: 'ex-topics-get', expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Fields).name).equal('deliveries') }] },
+      { trigger: 'ex-topics-subscribe', expect: [{ at: 'ex-topics-response', check: (msg) => isNumber((msg.payload as Fields).topicId) }] },
       {
         trigger: 'ex-topics-list-all',
-        expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Json).items).have.length((msg.payload as Json).totalCount as number) }],
+        expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Fields).items).have.length((msg.payload as Fields).totalCount as number) }],
       },
       // A delete's response has no data: its msg.payload debug node shows undefined.
       { trigger: 'ex-topics-delete', expect: [{ at: 'ex-topics-response', raw: true, check: (msg) => should(msg.statusCode).equal(204) }] },
@@ -286,7 +286,7 @@ const RUNS: Record<string, ExampleRun> = {
           {
             at: 'ex-topics-errors',
             check: (msg) =>
-              should((msg.error as Json).cause)
+              should((msg.error as Fields).cause)
                 .be.a.String()
                 .and.match(/"isSuccess":\s*false/),
           },
@@ -296,7 +296,7 @@ const RUNS: Record<string, ExampleRun> = {
   },
   'topic-publish.json': {
     steps: [
-      { trigger: 'ex-publish-create', expect: [{ at: 'ex-publish-created', check: (msg) => isNumber((msg.payload as Json).id) }] },
+      { trigger: 'ex-publish-create', expect: [{ at: 'ex-publish-created', check: (msg) => isNumber((msg.payload as Fields).id) }] },
       { trigger: 'ex-publish-inject', expect: [{ at: 'ex-publish-response', check: (msg) => should(msg.statusCode).equal(200) }] },
     ],
   },
@@ -308,7 +308,7 @@ const RUNS: Record<string, ExampleRun> = {
         expect: [
           {
             at: 'ex-roundtrip-received',
-            check: (msg) => (should(JSON.stringify(msg.payload)).containEql('21.5'), isNumber((msg.webhook as Json).timestamp)),
+            check: (msg) => (should(JSON.stringify(msg.payload)).containEql('21.5'), isNumber((msg.webhook as Fields).timestamp)),
           },
         ],
       },
@@ -322,7 +322,7 @@ const RUNS: Record<string, ExampleRun> = {
           {
             at: 'ex-vehicle-area',
             check: (msg) => {
-              const features = (msg.geojson as { features: Array<{ properties: Json; geometry: Json }> }).features;
+              const features = (msg.geojson as { features: Array<{ properties: Fields; geometry: Fields }> }).features;
               should(features).have.length(1);
               should(features[0].geometry.type).equal('Polygon');
               should(features[0].properties.range).deepEqual({ type: 'time', value: 600 });
@@ -341,7 +341,7 @@ const RUNS: Record<string, ExampleRun> = {
           {
             at: 'ex-delivery-summary',
             // Five stops give four legs, each with at least a departure and an arrival segment.
-            check: (msg) => should((msg.summary as Json).segments).be.aboveOrEqual(8),
+            check: (msg) => should((msg.summary as Fields).segments).be.aboveOrEqual(8),
           },
         ],
       },
@@ -381,7 +381,7 @@ const RUNS: Record<string, ExampleRun> = {
         expect: [
           {
             at: 'ex-sensor-received',
-            check: (msg) => (should(JSON.stringify(msg.payload)).containEql('greenhouse-1'), isNumber((msg.webhook as Json).timestamp)),
+            check: (msg) => (should(JSON.stringify(msg.payload)).containEql('greenhouse-1'), isNumber((msg.webhook as Fields).timestamp)),
           },
         ],
       },
@@ -419,12 +419,12 @@ const RUNS: Record<string, ExampleRun> = {
 
 /** Messages arriving at the helper nodes that stand in for debug nodes, in order, per node. */
 class Arrivals {
-  private readonly received = new Map<string, Json[]>();
-  private readonly waiting = new Map<string, (msg: Json) => void>();
+  private readonly received = new Map<string, Fields[]>();
+  private readonly waiting = new Map<string, (msg: Fields) => void>();
 
   watch(id: string): void {
     this.received.set(id, []);
-    helper.getNode(id).on('input', (msg: Json) => {
+    helper.getNode(id).on('input', (msg: Fields) => {
       const waiter = this.waiting.get(id);
       this.waiting.delete(id);
       if (waiter) waiter(msg);
@@ -432,11 +432,11 @@ class Arrivals {
     });
   }
 
-  all(id: string): Json[] {
+  all(id: string): Fields[] {
     return this.received.get(id) ?? [];
   }
 
-  next(id: string): Promise<Json> {
+  next(id: string): Promise<Fields> {
     const queued = this.received.get(id)?.shift();
     if (queued) return Promise.resolve(queued);
     return new Promise((resolve, reject) => {
@@ -546,7 +546,7 @@ describe('examples', function () {
     const { definitions } = runEditorScripts(['svc-config']);
     // The settings `version` is not a setting the dialog shows: the examples stay as 1.0.0 wrote config nodes there.
     const defaults = Object.fromEntries(Object.entries(definitions.get('svc-config')?.defaults ?? {}).filter(([property]) => property !== 'version'));
-    const config = sandboxConfig as Json;
+    const config = sandboxConfig as Fields;
     const blank = Object.entries(defaults)
       .filter(([property, defined]) => typeof defined.value === 'number' && (config[property] === undefined || config[property] === ''))
       .map(([property]) => property);
@@ -647,7 +647,7 @@ describe('examples', function () {
         for (const id of shows.keys()) arrivals.watch(id);
         const errorSinks = example.filter((node) => node.type === 'catch').flatMap((node) => node.wires?.flat() ?? []);
 
-        const seen: Json[] = [];
+        const seen: Fields[] = [];
         for (const step of run.steps ?? []) {
           const outputs = step.expect.map((expectation) => arrivals.next(expectation.at));
           if (step.trigger) helper.getNode(step.trigger).receive({});

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Express } from 'express';
 import should from 'should';
-import { Json, SANDBOX_DEFAULTS, expectOutput, helper, nodeModule, useSandbox } from '../support/harness';
+import { Fields, SANDBOX_DEFAULTS, expectOutput, helper, nodeModule, useSandbox } from '../support/harness';
 import { REPO_ROOT } from '../support/paths';
 
 /**
@@ -32,7 +32,7 @@ const PACK_TYPES = [
 const LOG_WARN = 30;
 const JOB_TIMEOUT_MS = 10_000;
 
-type FlowNode = Json & { id: string; type: string };
+type FlowNode = Fields & { id: string; type: string };
 
 /** The RED.httpNode of the running load (the test helper gives each load its own, and serves none of them). */
 const nodeApi: { httpNode?: Express } = {};
@@ -69,7 +69,7 @@ function fixtureFlow(sandboxUrl: string): FlowNode[] {
 
 describe('a flows file written by 1.0.0', function () {
   const ctx = useSandbox();
-  const mapMessages: Json[] = [];
+  const mapMessages: Fields[] = [];
 
   beforeEach(async function () {
     mapMessages.length = 0;
@@ -85,7 +85,7 @@ describe('a flows file written by 1.0.0', function () {
       'create-topic': { secretToken: 'fixture-token', webhookHeader: 'x-key:fixture' },
     };
     await helper.load([...PACK_TYPES.map(nodeModule), captureNodeApi], flow, credentials);
-    helper.getNode('map').on('input', (msg: Json) => mapMessages.push(msg));
+    helper.getNode('map').on('input', (msg: Fields) => mapMessages.push(msg));
   });
 
   it('loads every node with nothing logged as a warning or error', function () {
@@ -125,7 +125,7 @@ describe('a flows file written by 1.0.0', function () {
   it('computes isolines asynchronously for fixed distances, origins as geohashes', async function () {
     const msg = await expectOutput('isoline', { query: [13.405, 52.52] }, JOB_TIMEOUT_MS);
     const [sent] = ctx.sandbox.requests('isoline');
-    const body = JSON.parse(sent.body) as Json & { origins: Json[] };
+    const body = JSON.parse(sent.body) as Fields & { origins: Fields[] };
     should(body).match({ async: true, range: { type: 'distance' }, mode: 'short', transportMode: ['pedestrian'], optimizeFor: 'quality', shape: 120 });
     should(body.origins[0]).have.properties({ type: 'geohash' });
     should(msg.jobs).be.an.Array().and.have.length(1);
@@ -165,7 +165,7 @@ describe('a flows file written by 1.0.0', function () {
   });
 
   it('receives a webhook signed with the previous secret, carrying the custom header, on its path', async function () {
-    const delivered = new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+    const delivered = new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
     const status = await postSigned('/fixture-hook', JSON.stringify({ reading: 21.5 }), 'fixture-previous-secret', { 'x-fixture-key': 'fixture-key' });
     should(status).equal(200);
     should((await delivered).payload).eql({ reading: 21.5 });

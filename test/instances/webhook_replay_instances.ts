@@ -5,7 +5,7 @@ import should from 'should';
 import { NODE_RED_4, NodeRedRuntime } from '../support/node-red-process';
 import { NODE_RED_5_NODE_22 } from '../support/node-red-5';
 import { RedisServer } from '../support/redis-server';
-import { Json, WebhookRig, postSigned, reportingTab, webhookNodes } from '../support/webhook-process';
+import { Fields, WebhookRig, postSigned, reportingTab, webhookNodes } from '../support/webhook-process';
 import { SANDBOX_DEFAULTS } from '../sandbox';
 
 /**
@@ -18,7 +18,7 @@ import { SANDBOX_DEFAULTS } from '../sandbox';
 const SECRET = 'replay-scope-secret';
 const TAB = { id: 'tab-replays', label: 'Replays' };
 
-function configNode(redisUrl: string): Json {
+function configNode(redisUrl: string): Fields {
   return {
     id: 'cfg',
     type: 'svc-config',
@@ -54,7 +54,7 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
       await redis?.stop();
     });
 
-    const flows = (redisUrl: string | undefined): Json[] => [
+    const flows = (redisUrl: string | undefined): Fields[] => [
       ...(redisUrl ? [configNode(redisUrl)] : []),
       ...reportingTab(
         TAB,

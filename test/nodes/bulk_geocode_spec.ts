@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import should from 'should';
-import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, storedJobStore, useSandbox, Json, Sandbox } from '../support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, storedJobStore, useSandbox, Fields, Sandbox } from '../support/harness';
 import { expectHandlesBackTo, handleBaseline } from '../support/handles';
 import { waitUntil } from '../support/wait';
 import { bulkControls, bulkJobs, resetBulk } from '../sandbox/endpoints/bulk';
@@ -17,14 +17,14 @@ describe('svc-bulk-geocode', function () {
   const ctx = useSandbox({ jobPolls: 3 });
   beforeEach(() => resetBulk(ctx.sandbox));
 
-  const load = (extra: Json = {}, config: Json = {}, credentials: Json = {}) =>
+  const load = (extra: Fields = {}, config: Fields = {}, credentials: Fields = {}) =>
     loadWithSandbox(ctx.sandbox, {
       types: ['svc-bulk-geocode'],
       nodes: [{ id: 'n1', type: 'svc-bulk-geocode', ...FAST, ...extra }],
       config,
       credentials,
     });
-  const rowsOf = (msg: Json) => msg.payload as BulkRow[];
+  const rowsOf = (msg: Fields) => msg.payload as BulkRow[];
   const uploads = () => [...bulkJobs(ctx.sandbox).values()].map((job) => job.addresses);
   /** Where the sandbox geocoder puts an address, as `{ lat, lon }`. */
   const expectedLocation = (address: string) => {
@@ -90,7 +90,7 @@ describe('svc-bulk-geocode', function () {
       const addresses = ['1 Main Street, Sandbox City', 'the "Old Mill", Station Road', 'Flat 2\nChurch Lane', 'Straße 5, Köln', '東京都港区芝公園4-2-8'];
       const msg = await expectOutput('n1', { payload: addresses });
       should(uploads()).eql([addresses]);
-      should(rowsOf(msg).map((row) => (row.result as Json).address)).eql(addresses);
+      should(rowsOf(msg).map((row) => (row.result as Fields).address)).eql(addresses);
     });
 
     it('shows rows and jobs done in the status while the jobs run', async function () {
@@ -108,8 +108,8 @@ describe('svc-bulk-geocode', function () {
       await load({ batchSize: 2, parallel: 1 });
       const texts: string[] = [];
       helper.getNode('n1').on('call:status', (call: { args: Array<{ text?: string }> }) => texts.push(call.args[0].text ?? ''));
-      const outputs: Json[] = [];
-      helper.getNode('n1').on('call:send', (call: { args: Json[] }) => outputs.push(call.args[0]));
+      const outputs: Fields[] = [];
+      helper.getNode('n1').on('call:send', (call: { args: Fields[] }) => outputs.push(call.args[0]));
       helper.getNode('n1').receive({ payload: ['Main Street', 'High Street', 'Station Road', 'Market Square', 'Church Lane', 'Main Street 2'] });
       helper.getNode('n1').receive({ payload: ['High Street', 'nowhere at all'] });
       await waitUntil(() => outputs.length === 2, 'both runs to end', 10_000);
@@ -261,7 +261,7 @@ describe('svc-bulk-geocode', function () {
       );
       await load({ parallel: 1 });
       // The resumed run has an upload, polls and a download ahead of it: it cannot end before this listens.
-      const msg = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      const msg = await new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
       should(msg).have.properties({ resumed: true, tag: 'before the crash' });
       should(rowsOf(msg).map((row) => row.input)).eql(addresses);
       should(uploads()).eql([addresses.slice(0, 2), addresses.slice(2)]);
@@ -362,7 +362,7 @@ describe('svc-bulk-geocode', function () {
       const msg = await expectOutput('n1', { payload: ['12 Main Street', 'nowhere'] });
       const rows = rowsOf(msg);
       should(rows[0].location).eql(expectedLocation('12 Main Street'));
-      should((rows[0].result as { result: Json }).result.type).equal('Feature');
+      should((rows[0].result as { result: Fields }).result.type).equal('Feature');
       should(rows[1].error).equal('no match');
       should(rows[1].location).be.undefined();
     });
@@ -503,7 +503,7 @@ describe('svc-bulk-geocode', function () {
       should(errors).eql([]);
       should(uploads()).have.length(2);
       await load({ batchSize: 1, parallel: 1 });
-      const resumed = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      const resumed = await new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
       should(resumed).have.properties({ resumed: true, tag: 'run-1' });
       should(rowsOf(resumed).map((row) => [row.index, row.input])).eql(addresses.map((address, i) => [i, address]));
       should(rowsOf(resumed).every((row) => row.location !== undefined)).be.true();

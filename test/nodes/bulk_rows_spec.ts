@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
-import { Json, expectOutput, helper, loadWithSandbox, sendAndCollect, useSandbox } from '../support/harness';
+import { Fields, expectOutput, helper, loadWithSandbox, sendAndCollect, useSandbox } from '../support/harness';
 import { bulkControls, resetBulk } from '../sandbox/endpoints/bulk';
 import { geocode } from '../sandbox/endpoints/geocode';
 import { readCsv } from '../sandbox/csv';
@@ -27,7 +27,7 @@ describe('svc-bulk-geocode rows', function () {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const load = (extra: Json = {}) =>
+  const load = (extra: Fields = {}) =>
     loadWithSandbox(ctx.sandbox, { types: ['svc-bulk-geocode'], nodes: [{ id: 'n1', type: 'svc-bulk-geocode', ...FAST, ...extra }] });
 
   /** Where the sandbox geocoder puts an address. */
@@ -78,7 +78,7 @@ describe('svc-bulk-geocode rows', function () {
       should(rows.filter((row) => row.code === 'ROW_MISMATCH').map((row) => row.index)).eql([7, 8, 9]);
       for (const row of rows.slice(0, 7)) {
         should(row.location).eql(locationOf(row.input as string));
-        should((row.result as Json).address).equal(row.input);
+        should((row.result as Fields).address).equal(row.input);
       }
       should(warnings().filter((text) => text.includes('3 of 10 addresses'))).have.length(1);
     });
@@ -117,7 +117,7 @@ describe('svc-bulk-geocode rows', function () {
       const rows = outputs.filter((m) => m.parts !== undefined).flatMap((m) => m.payload as BulkRow[]);
       should(rows.filter((row) => row.code !== undefined)).be.empty();
       should(outputs[outputs.length - 1].payload).have.properties({ unmatchedInputs: 0, unmatchedResults: 0 });
-      should((outputs[outputs.length - 1].jobs as Json[]).filter((job) => 'unmatchedInputs' in job)).be.empty();
+      should((outputs[outputs.length - 1].jobs as Fields[]).filter((job) => 'unmatchedInputs' in job)).be.empty();
       should(warnings()).be.empty();
     });
 
@@ -271,7 +271,7 @@ describe('svc-bulk-geocode rows', function () {
         .readFileSync(file, 'utf8')
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as Json);
+        .map((line) => JSON.parse(line) as Fields);
       should(lines.map((line) => line.note)).eql(input.map((row) => row.note));
     });
   });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import should from 'should';
-import { CONFIG_ID, Json, configNode, helper, loadWithSandbox, nodeModule, sandboxCredentials, sendAndCollect, useSandbox } from '../support/harness';
+import { CONFIG_ID, Fields, configNode, helper, loadWithSandbox, nodeModule, sandboxCredentials, sendAndCollect, useSandbox } from '../support/harness';
 import { waitUntil } from '../support/wait';
 import { bulkControls, bulkJobs, resetBulk } from '../sandbox/endpoints/bulk';
 import { readCsv } from '../sandbox/csv';
@@ -23,10 +23,10 @@ describe('svc-bulk-geocode streaming', function () {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const load = (extra: Json = {}, credentials: Json = {}) =>
+  const load = (extra: Fields = {}, credentials: Fields = {}) =>
     loadWithSandbox(ctx.sandbox, { types: ['svc-bulk-geocode'], nodes: [{ id: 'n1', type: 'svc-bulk-geocode', ...FAST, ...extra }], credentials });
-  const partsOf = (outputs: Json[]) => outputs.filter((m) => m.parts !== undefined);
-  const rowsOf = (outputs: Json[]) => partsOf(outputs).flatMap((m) => m.payload as BulkRow[]);
+  const partsOf = (outputs: Fields[]) => outputs.filter((m) => m.parts !== undefined);
+  const rowsOf = (outputs: Fields[]) => partsOf(outputs).flatMap((m) => m.payload as BulkRow[]);
 
   describe('a message per job', function () {
     it('sends each job in input order with msg.parts, the count on the last, then a summary, and is done once', async function () {
@@ -36,7 +36,7 @@ describe('svc-bulk-geocode streaming', function () {
       const { outputs, error } = await sendAndCollect('n1', { payload: addresses, topic: 'run-1' });
       should(error).be.undefined();
       should(outputs).have.length(4);
-      const parts = partsOf(outputs).map((m) => m.parts as Json);
+      const parts = partsOf(outputs).map((m) => m.parts as Fields);
       should(parts.map((p) => p.index)).eql([0, 1, 2]);
       should(parts.map((p) => p.count)).eql([undefined, undefined, 3]);
       should(new Set(parts.map((p) => p.id)).size).equal(1);
@@ -70,7 +70,7 @@ describe('svc-bulk-geocode streaming', function () {
         sandboxCredentials(),
       );
       const addresses = addressesOf(5);
-      const joined = new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      const joined = new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
       helper.getNode('n1').receive({ payload: addresses });
       const msg = await joined;
       should((msg.payload as BulkRow[]).map((row) => row.input)).eql(addresses);
@@ -138,7 +138,7 @@ describe('svc-bulk-geocode streaming', function () {
         .readFileSync(output, 'utf8')
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as Json);
+        .map((line) => JSON.parse(line) as Fields);
       should(lines.map((line) => [line.index, line.address])).eql([
         [0, '1 Main Street'],
         [1, 'High Street'],

@@ -1,5 +1,5 @@
 import should from 'should';
-import { expectError, expectOutput, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectError, expectOutput, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { resetBulk } from '../sandbox/endpoints/bulk';
 import type { ContentCoding } from '../sandbox/server';
 import type { BulkRow } from '../../nodes/lib/geo/result-rows';
@@ -43,7 +43,7 @@ describe('compressed responses', function () {
         const msg = await expectOutput('n', { payload: ADDRESSES });
         const rows = msg.payload as BulkRow[];
         should(rows.map((row) => row.input)).eql(ADDRESSES);
-        should(rows.map((row) => (row.result as Json).address)).eql(ADDRESSES);
+        should(rows.map((row) => (row.result as Fields).address)).eql(ADDRESSES);
         should(rows[0].location).be.an.Object();
       });
 

@@ -1,5 +1,5 @@
 import should from 'should';
-import { CONFIG_ID, expectError, helper, Json, loadWithSandbox, sendAndWait, useSandbox } from '../support/harness';
+import { CONFIG_ID, expectError, helper, Fields, loadWithSandbox, sendAndWait, useSandbox } from '../support/harness';
 import { runEditorScripts } from '../support/editor-script';
 
 type Status = { fill?: string; shape?: string; text?: string };
@@ -11,7 +11,7 @@ function statusesOf(nodeId: string): Status[] {
 }
 
 /** One node of each endpoint family, each with a message it would send if its configuration allowed. */
-const FAMILY_NODES: Record<string, { node: Json; msg: Json }> = {
+const FAMILY_NODES: Record<string, { node: Fields; msg: Fields }> = {
   project: { node: { id: 'geo', type: 'svc-geocode' }, msg: { payload: '1 Main Street' } },
   vpm: {
     node: { id: 'route', type: 'svc-route' },
@@ -33,7 +33,7 @@ describe('svc-config checked when flows start', function () {
   const ctx = useSandbox();
 
   /** Every family's node on one config node with these settings and credentials; none wired to `out`. */
-  async function deploy(config: Json, credentials: Json = {}): Promise<void> {
+  async function deploy(config: Fields, credentials: Fields = {}): Promise<void> {
     await loadWithSandbox(ctx.sandbox, {
       types: ['svc-geocode', 'svc-route', 'svc-topic-publish', 'svc-words'],
       nodes: [
@@ -91,7 +91,7 @@ describe('svc-config checked when flows start', function () {
 
   it('refuses base, token and words URLs with a query, a fragment or user info, at deploy and for each message, sending nothing', async function () {
     const withUser = (user: string) => ctx.sandbox.url.replace('//', `//${user}@`);
-    const cases: Array<[Json, string]> = [
+    const cases: Array<[Fields, string]> = [
       [{ baseUrl: `${ctx.sandbox.url}/api?x=` }, 'the base URL has a query'],
       [{ baseUrl: `${ctx.sandbox.url}/api?` }, 'the base URL has a query'],
       [{ baseUrl: `${ctx.sandbox.url}/api#` }, 'the base URL has a fragment'],

@@ -12,7 +12,7 @@ import {
   expectError,
   expectOutput,
   helper,
-  Json,
+  Fields,
   loadWithSandbox,
   nodeModule,
   sandboxCredentials,
@@ -38,7 +38,7 @@ function credentialDefinition(type: string): Record<string, { type: string }> {
   return runtime.getCredentialDefinition(type);
 }
 
-function loadConfigOnly(def: Json, credentials: Json = {}): Promise<void> {
+function loadConfigOnly(def: Fields, credentials: Fields = {}): Promise<void> {
   return helper.load([nodeModule('svc-config')], [def], { [def.id as string]: { ...sandboxCredentials()[CONFIG_ID], ...credentials } } as Record<
     string,
     Record<string, string>
@@ -157,7 +157,7 @@ describe('svc-config', function () {
     });
 
     /** What the editor sends: the dialog's values, the node id and the credentials as typed. */
-    function dialog(credentials: Json, extra: Json = {}): Json {
+    function dialog(credentials: Fields, extra: Fields = {}): Fields {
       return {
         id: CONFIG_ID,
         authUrl: ctx.sandbox.url,
@@ -171,15 +171,15 @@ describe('svc-config', function () {
       };
     }
 
-    async function testConnection(body: Json): Promise<Json> {
+    async function testConnection(body: Fields): Promise<Fields> {
       const res = await helper.request().post('/svc-config/test').send(body).expect(200);
-      const response = res.body as Json;
+      const response = res.body as Fields;
       for (const secret of SECRETS) should(JSON.stringify(response)).not.containEql(secret);
       return response;
     }
 
     /** The one-line summary and each credential's outcome. */
-    function outcomes(response: Json): { line: unknown; checks: Record<string, unknown> } {
+    function outcomes(response: Fields): { line: unknown; checks: Record<string, unknown> } {
       const checks = response.checks as Array<{ credential: string; outcome: string; code: string | null; statusCode: number | null }>;
       return {
         line: response.message,
@@ -187,8 +187,8 @@ describe('svc-config', function () {
       };
     }
 
-    function checkOf(response: Json, credential: string): Json {
-      return (response.checks as Json[]).find((c) => c.credential === credential) as Json;
+    function checkOf(response: Fields, credential: string): Fields {
+      return (response.checks as Fields[]).find((c) => c.credential === credential) as Fields;
     }
 
     it('checks every credential the dialog holds, each with one request that creates nothing: a token, one geocode, the topic list', async function () {
@@ -212,7 +212,7 @@ describe('svc-config', function () {
 
     it('reports each wrong credential in turn, one line each, with the field to fix', async function () {
       await loadConfigOnly(configNode(ctx.sandbox));
-      const cases: Array<[Json, Json, string, string, string]> = [
+      const cases: Array<[Fields, Fields, string, string, string]> = [
         [
           { clientSecret: 'not-the-secret' },
           {},
@@ -272,7 +272,7 @@ describe('svc-config', function () {
       const response = await testConnection(dialog(UNCHANGED));
       should(response).containDeep({ ok: true, message: 'token ✓ · API key ✓ · topics key ✓' });
       const [tokenRequest] = ctx.sandbox.requests('token');
-      should((JSON.parse(tokenRequest.body) as Json).client_secret).equal(SANDBOX_DEFAULTS.clientSecret);
+      should((JSON.parse(tokenRequest.body) as Fields).client_secret).equal(SANDBOX_DEFAULTS.clientSecret);
       should(ctx.sandbox.requests('geocode')[0].headers['x-svc-api-key']).equal(SANDBOX_DEFAULTS.apiKey);
     });
 
@@ -354,7 +354,7 @@ describe('svc-config', function () {
       const audits = helper
         .log()
         .getCalls()
-        .map((call) => call.args[0] as Json)
+        .map((call) => call.args[0] as Fields)
         .filter((entry) => entry.event === 'svc-config.test');
       should(audits).containDeep([{ id: CONFIG_ID, result: 'error' }]);
       should(ctx.sandbox.log).have.length(0);
@@ -410,7 +410,7 @@ describe('svc-config', function () {
       const audits = helper
         .log()
         .getCalls()
-        .map((call) => call.args[0] as Json)
+        .map((call) => call.args[0] as Fields)
         .filter((entry) => entry.event === 'svc-config.test');
       should(audits).have.length(1);
       should(audits[0]).containDeep({

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
 import { QUOTA_FILE } from '../../nodes/lib/node-red/shared-services';
-import { CONFIG_ID, expectError, expectOutput, helper, loadWithSandbox, testUserDir, useSandbox, Json } from '../support/harness';
+import { CONFIG_ID, expectError, expectOutput, helper, loadWithSandbox, testUserDir, useSandbox, Fields } from '../support/harness';
 import { freePort } from '../support/node-red-process';
 import { waitUntil } from '../support/wait';
 
@@ -15,7 +15,7 @@ function callsOf(nodeId: string, method: 'status' | 'warn' | 'error'): unknown[]
 
 describe('svc-geocode daily limit and cache without Redis; svc-config with an unreachable Redis', function () {
   const ctx = useSandbox();
-  const load = (config: Json, credentials: Json = {}) =>
+  const load = (config: Fields, credentials: Fields = {}) =>
     loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], config, credentials });
   const geocodeRequests = () => ctx.sandbox.requests('geocode').length;
 

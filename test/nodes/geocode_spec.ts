@@ -11,7 +11,7 @@ import {
   nodeModule,
   sandboxCredentials,
   useSandbox,
-  Json,
+  Fields,
   TestNode,
 } from '../support/harness';
 import { expectHandlesBackTo, handleBaseline } from '../support/handles';
@@ -28,8 +28,8 @@ function statusesOf(nodeId: string): Array<{ fill?: string; shape?: string; text
 
 describe('svc-geocode', function () {
   const ctx = useSandbox();
-  const geocodeNode = (extra: Json = {}) => ({ id: 'n1', type: 'svc-geocode', ...extra });
-  const load = (node: Json = {}, config: Json = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [geocodeNode(node)], config });
+  const geocodeNode = (extra: Fields = {}) => ({ id: 'n1', type: 'svc-geocode', ...extra });
+  const load = (node: Fields = {}, config: Fields = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [geocodeNode(node)], config });
   const sentAddress = () => ctx.sandbox.requests('geocode').map((r) => r.query.address);
   const wrapperState = () => ctx.sandbox.stateOf<{ wrapper: GeocodeWrapper }>('geocode', () => ({ wrapper: 'collection' }));
 
@@ -42,7 +42,7 @@ describe('svc-geocode', function () {
     const msg = await expectOutput('n1', { payload: '12 Main Street, Sandbox City' });
     should(msg.statusCode).equal(200);
     const location = msg.location as { lat: number; lon: number };
-    const feature = msg.feature as { geometry: { coordinates: number[] }; properties: Json };
+    const feature = msg.feature as { geometry: { coordinates: number[] }; properties: Fields };
     should(location.lon).equal(feature.geometry.coordinates[0]);
     should(location.lat).equal(feature.geometry.coordinates[1]);
     should(msg.geohash).be.a.String().and.have.length(9);
@@ -85,7 +85,7 @@ describe('svc-geocode', function () {
 
     it('reads flow and global context', async function () {
       // Flow context needs a flow: this node and its output live on a tab, the config node stays global.
-      const onTab = (node: Json) => ({ z: 'tab', ...node });
+      const onTab = (node: Fields) => ({ z: 'tab', ...node });
       await helper.load(
         [nodeModule('svc-config'), nodeModule('svc-geocode')],
         [
@@ -167,7 +167,7 @@ describe('svc-geocode', function () {
         wrapperState().wrapper = wrapper;
         const msg = await expectOutput('n1', { payload: '12 Main Street' });
         features.push(msg.feature);
-        const payload = msg.payload as Json;
+        const payload = msg.payload as Fields;
         if (wrapper === 'collection') should(payload.type).equal('FeatureCollection');
         if (wrapper === 'feature') should(payload.type).equal('Feature');
         if (wrapper === 'wrapped') should(payload).have.properties({ status: 'OK' });
@@ -189,9 +189,9 @@ describe('svc-geocode', function () {
       ];
       for (const [query, matchType, accuracy, component, cellType] of cases) {
         const msg = await expectOutput('n1', { payload: query });
-        const properties = (msg.feature as { properties: Json }).properties as {
-          quality_metrics: Json;
-          svc_location: Json;
+        const properties = (msg.feature as { properties: Fields }).properties as {
+          quality_metrics: Fields;
+          svc_location: Fields;
           address_components: { landmark: unknown[] };
         };
         should(properties.quality_metrics).eql({ match_type: matchType, accuracy, match_component: component }, query);
@@ -203,8 +203,8 @@ describe('svc-geocode', function () {
 
     it('gives exactly one output per message when many arrive at once', async function () {
       await load();
-      const received: Json[] = [];
-      helper.getNode('out').on('input', (msg: Json) => received.push(msg));
+      const received: Fields[] = [];
+      helper.getNode('out').on('input', (msg: Fields) => received.push(msg));
       for (let n = 1; n <= 10; n++) helper.getNode('n1').receive({ payload: `${n} Main Street`, n });
       await waitUntil(() => received.length === 10, 'ten outputs');
       should(received.map((m) => m.n).sort((a, b) => Number(a) - Number(b))).eql([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
@@ -340,8 +340,8 @@ describe('svc-geocode', function () {
     it('shows queued messages and retries', async function () {
       await load({}, { rateLimit: 600 });
       ctx.sandbox.setFault('geocode', { status: 500, times: 1 });
-      const received: Json[] = [];
-      helper.getNode('out').on('input', (msg: Json) => received.push(msg));
+      const received: Fields[] = [];
+      helper.getNode('out').on('input', (msg: Fields) => received.push(msg));
       helper.getNode('n1').receive({ payload: '1 Main Street' });
       helper.getNode('n1').receive({ payload: '2 Main Street' });
       await waitUntil(() => received.length === 2, 'two outputs');
@@ -372,7 +372,7 @@ describe('svc-geocode', function () {
 
     await node.close(false);
     await waitUntil(() => errors.length === 1, 'done(err)');
-    const [error, msg] = errors[0].args as [Json, Json];
+    const [error, msg] = errors[0].args as [Fields, Fields];
     should(error.code).equal('CANCELLED');
     should(error.message).equal('message cancelled: the node was closed or redeployed');
     should(msg.topic).equal('hanging');

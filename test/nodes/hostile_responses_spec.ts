@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import util from 'node:util';
 import should from 'should';
-import { SANDBOX_DEFAULTS, expectError, expectOutput, helper, loadWithSandbox, storedJobStore, useSandbox, Json } from '../support/harness';
+import { SANDBOX_DEFAULTS, expectError, expectOutput, helper, loadWithSandbox, storedJobStore, useSandbox, Fields } from '../support/harness';
 import { waitUntil } from '../support/wait';
 import type { EchoedRequest, Fault } from '../sandbox/server';
 import { addTopic, resetPubsub } from '../sandbox/endpoints/pubsub';
@@ -50,7 +50,7 @@ describe('hostile responses (issue 20)', function () {
     const HEADER_VALUE = 'header-secret-value-1';
     const SECRETS = [SECRET_TOKEN, HEADER_VALUE, encodeURIComponent(SECRET_TOKEN), SANDBOX_DEFAULTS.pubsubApiKey];
     let topicId = 0;
-    const subscription = (extra: Json = {}) => ({
+    const subscription = (extra: Fields = {}) => ({
       operation: 'create-subscription',
       payload: {
         WebhookAddress: 'http://127.0.0.1:9/hook',
@@ -64,7 +64,7 @@ describe('hostile responses (issue 20)', function () {
     const request = (r: EchoedRequest) => JSON.parse(r.body) as { SecretToken: string; WebhookHeader: string };
 
     /** svc-topic with a Catch node: resolves with what the Catch node got (msg.error as Node-RED builds it). */
-    async function caughtError(fault: Fault, msg: Json = subscription()): Promise<{ error: Json; text: string }> {
+    async function caughtError(fault: Fault, msg: Fields = subscription()): Promise<{ error: Fields; text: string }> {
       ctx.sandbox.setFault('subscription-create', fault);
       await loadWithSandbox(ctx.sandbox, {
         types: ['svc-topic'],
@@ -73,9 +73,9 @@ describe('hostile responses (issue 20)', function () {
           { id: 'c1', type: 'catch', scope: null, uncaught: false, wires: [['out']] },
         ],
       });
-      const caught = new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      const caught = new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
       helper.getNode('n1').receive(msg);
-      const error = (await caught).error as Json;
+      const error = (await caught).error as Fields;
       should(ctx.sandbox.requests('subscription-create')).have.length(1);
       return { error, text: userVisible([error, error.cause, error.stack]) };
     }
@@ -160,7 +160,7 @@ describe('hostile responses (issue 20)', function () {
         const { error, msg } = await expectError('n1', subscription({ WebhookHeader: header }));
         should(error.code).equal('INVALID_INPUT', JSON.stringify(header));
         should(error.message).not.containEql('value');
-        should((msg.payload as Json).WebhookHeader).equal(header);
+        should((msg.payload as Fields).WebhookHeader).equal(header);
       }
       should(ctx.sandbox.requests()).have.length(0);
     });
@@ -189,7 +189,7 @@ describe('hostile responses (issue 20)', function () {
       await helper.unload();
       await storedJobStore().flush();
       const [stored] = await storedJobStore().list('n1');
-      should((stored.job.state as Json).status).equal('running for key ***');
+      should((stored.job.state as Fields).status).equal('running for key ***');
       shouldNotShow(`${statuses}\n${JSON.stringify(stored)}`, [SANDBOX_DEFAULTS.apiKey]);
       should(statuses).match(/running for key \*\*\*/);
     });
@@ -209,7 +209,7 @@ describe('hostile responses (issue 20)', function () {
       });
       await loadWithSandbox(ctx.sandbox, { types: ['svc-words'], nodes: [{ id: 'n1', type: 'svc-words' }] });
       const msg = await expectOutput('n1', { payload: 'index.home.raft' });
-      should((msg.payload as Json).requestedWith).equal('Bearer ***');
+      should((msg.payload as Fields).requestedWith).equal('Bearer ***');
       const tokens = [...ctx.sandbox.stateOf('tokens', () => new Map<string, number>()).keys()];
       should(tokens).not.be.empty();
       shouldNotShow(userVisible([msg]), tokens);
@@ -218,7 +218,7 @@ describe('hostile responses (issue 20)', function () {
 
   describe('paths and links (point 2)', function () {
     beforeEach(() => resetBulk(ctx.sandbox));
-    const bulk = (extra: Json = {}) =>
+    const bulk = (extra: Fields = {}) =>
       loadWithSandbox(ctx.sandbox, { types: ['svc-bulk-geocode'], nodes: [{ id: 'n1', type: 'svc-bulk-geocode', pollInterval: 10, maxWait: 5, ...extra }] });
     /** Every request that reached the sandbox, as `METHOD path`. */
     const requestLines = () => ctx.sandbox.requests().map((r) => `${r.method} ${r.path}`);
@@ -308,7 +308,7 @@ describe('hostile responses (issue 20)', function () {
       after(() => new Promise<void>((resolve) => elsewhere.close(() => resolve())));
       beforeEach(() => received.splice(0));
 
-      const completed = (payload: Json): Fault => ({ status: 200, body: JSON.stringify({ status: 'completed', payload }) });
+      const completed = (payload: Fields): Fault => ({ status: 200, body: JSON.stringify({ status: 'completed', payload }) });
 
       it('a link on another origin is fetched with nothing added: no download token, no credentials', async function () {
         await bulk();
@@ -358,7 +358,7 @@ describe('hostile responses (issue 20)', function () {
     /** The key with every character percent-escaped: the same URL, and no plain search finds it. */
     const ESCAPED_KEY = [...KEY].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join('');
     beforeEach(() => resetBulk(ctx.sandbox));
-    const bulk = (extra: Json = {}) =>
+    const bulk = (extra: Fields = {}) =>
       loadWithSandbox(ctx.sandbox, {
         types: ['svc-bulk-geocode'],
         nodes: [{ id: 'n1', type: 'svc-bulk-geocode', pollIntervalSec: 0.01, maxWait: 5, ...extra }],
@@ -372,7 +372,7 @@ describe('hostile responses (issue 20)', function () {
         ctx.sandbox.setFault('bulk-download', { status: 200, body: JSON.stringify([{ address: '12 Main Street', lat: 1, lon: 2 }]) });
         await bulk();
         const msg = await expectOutput('n1', { payload: ['12 Main Street'] });
-        should((msg.jobs as Json[])[0].jobId).equal('job-***', written);
+        should((msg.jobs as Fields[])[0].jobId).equal('job-***', written);
         const paths = ctx.sandbox.requests('bulk-status').map((r) => r.path);
         should(paths.length).be.above(0);
         shouldNotShow([userVisible([msg]), ...paths].join('\n'), [KEY, ESCAPED_KEY]);

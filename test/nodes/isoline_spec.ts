@@ -1,6 +1,6 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
-import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { jobsOf } from '../sandbox/routing';
 import {
   PROJECT_HEADERS,
@@ -14,15 +14,15 @@ import {
   statusTexts,
 } from '../support/routing-nodes';
 
-type Feature = { type: string; geometry: { type: string; coordinates: number[][][] }; properties: Json };
+type Feature = { type: string; geometry: { type: string; coordinates: number[][][] }; properties: Fields };
 
 describe('svc-isoline', function () {
   const ctx = useSandbox();
-  const isolineNode = (extra: Json = {}) => ({ id: 'n1', type: 'svc-isoline', ...extra });
-  const load = (extra: Json = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-isoline'], nodes: [isolineNode(extra)] });
+  const isolineNode = (extra: Fields = {}) => ({ id: 'n1', type: 'svc-isoline', ...extra });
+  const load = (extra: Fields = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-isoline'], nodes: [isolineNode(extra)] });
   const berlin = { lat: 52.52, lon: 13.405 };
-  const request = (extra: Json = {}) => ({ payload: { origins: [berlin], range: { type: 'time', value: 600 }, ...extra } });
-  const features = (msg: Json) => (msg.geojson as { type: string; features: Feature[] }).features;
+  const request = (extra: Fields = {}) => ({ payload: { origins: [berlin], range: { type: 'time', value: 600 }, ...extra } });
+  const features = (msg: Fields) => (msg.geojson as { type: string; features: Feature[] }).features;
 
   it('sends the spec body and headers and outputs the result and closed [lon, lat] polygons', async function () {
     await load();
@@ -38,8 +38,8 @@ describe('svc-isoline', function () {
       range: { type: 'time', value: 600 },
     });
     should(msg.statusCode).equal(200);
-    should((msg.payload as Json).origin).equal(ngeohash.encode(52.52, 13.405, 9));
-    should((msg.geojson as Json).type).equal('FeatureCollection');
+    should((msg.payload as Fields).origin).equal(ngeohash.encode(52.52, 13.405, 9));
+    should((msg.geojson as Fields).type).equal('FeatureCollection');
     const [polygon] = features(msg);
     should(polygon.geometry.type).equal('Polygon');
     should(polygon.properties.range).eql({ type: 'time', value: 600 });
@@ -107,7 +107,7 @@ describe('svc-isoline', function () {
 
   it('puts every enum value on the wire unchanged', async function () {
     await load();
-    const cases: Json[] = [
+    const cases: Fields[] = [
       { range: { type: 'distance', value: 1500 } },
       { range: { type: 'time', value: 900 } },
       { mode: 'short' },
@@ -296,7 +296,7 @@ describe('svc-isoline', function () {
       should(polls[0].method).equal('GET');
       should(polls[0].headers['x-svc-project-id']).equal('sandbox-project');
       should(features(msg)).have.length(1);
-      should((msg.payload as Json).isoline).be.an.Object();
+      should((msg.payload as Fields).isoline).be.an.Object();
       // The job handle's message shows beside its status, and the last one in msg.jobs (issue 28).
       should(statusTexts('n1')).containEql('job pending: job accepted');
       should(statusTexts('n1').some((text) => /^job running: computing \(\d\/\d\) \(poll \d\)$/.test(text))).be.true();

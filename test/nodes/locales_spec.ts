@@ -103,10 +103,12 @@ function withoutComments(text: string): string {
 
 /** The TypeScript sources of the nodes and their lib, by path below nodes/ (`lib/geo/locations.ts`). */
 function nodeSources(): Array<{ file: string; text: string }> {
-  return (fs.readdirSync(SOURCE_NODES_DIR, { recursive: true }) as string[])
-    // The editor definitions run on the editor page: their keys are the built .html's (editorKeys).
-    .filter((file) => file.endsWith('.ts') && path.basename(file) !== 'editor.ts')
-    .map((file) => ({ file, text: fs.readFileSync(path.join(SOURCE_NODES_DIR, file), 'utf8') }));
+  return (
+    (fs.readdirSync(SOURCE_NODES_DIR, { recursive: true }) as string[])
+      // The editor definitions run on the editor page: their keys are the built .html's (editorKeys).
+      .filter((file) => file.endsWith('.ts') && path.basename(file) !== 'editor.ts')
+      .map((file) => ({ file, text: fs.readFileSync(path.join(SOURCE_NODES_DIR, file), 'utf8') }))
+  );
 }
 
 /** For each source file, the node types whose node file loads it, itself or through other modules. */

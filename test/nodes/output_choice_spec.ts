@@ -2,7 +2,7 @@ import should from 'should';
 import ngeohash from 'ngeohash';
 import { geocode } from '../sandbox/endpoints/geocode';
 import { lookup } from '../sandbox/endpoints/words';
-import { CONFIG_ID, expectOutput, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { CONFIG_ID, expectOutput, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 
 /**
  * Issue 21 point 4: the *Output* choice of geocode and words. "response" (the default, and what a flow
@@ -13,7 +13,7 @@ import { CONFIG_ID, expectOutput, loadWithSandbox, useSandbox, Json } from '../s
 describe('Output choice: the whole response or the location in msg.payload', function () {
   const ctx = useSandbox();
   const ADDRESS = '12 Main Street, Sandbox City';
-  const load = (type: string, extra: Json = {}) => loadWithSandbox(ctx.sandbox, { types: [type], nodes: [{ id: 'n1', type, ...extra }] });
+  const load = (type: string, extra: Fields = {}) => loadWithSandbox(ctx.sandbox, { types: [type], nodes: [{ id: 'n1', type, ...extra }] });
 
   describe('svc-geocode', function () {
     it('"location": name, lat, lon, geohash, label and match quality in msg.payload, the other members as with "response", the default', async function () {
@@ -56,7 +56,7 @@ describe('Output choice: the whole response or the location in msg.payload', fun
     it('"location": the name is HTML-escaped, as worldmap writes it into its page', async function () {
       await load('svc-geocode', { output: 'location' });
       const msg = await expectOutput('n1', { payload: '<img src=x onerror=alert(1)> Main Street' });
-      should((msg.payload as Json).name).equal('&lt;img src=x onerror=alert(1)&gt; Main Street');
+      should((msg.payload as Fields).name).equal('&lt;img src=x onerror=alert(1)&gt; Main Street');
     });
   });
 
@@ -80,7 +80,7 @@ describe('Output choice: the whole response or the location in msg.payload', fun
         elevationType: coordinates.elevationType,
         words: 'wheat.ribbon.magnet',
       });
-      should((msg.payload as Json).geohash).equal(msg.geohash);
+      should((msg.payload as Fields).geohash).equal(msg.geohash);
       should(msg.location).match({ lat: coordinates.lat, lon: coordinates.lon });
     });
   });

@@ -7,7 +7,7 @@ import type { PlatformClient } from '../../nodes/lib/platform/client';
 import type { ClientConfig } from '../../nodes/lib/platform/types';
 import {
   CONFIG_ID,
-  Json,
+  Fields,
   configNode,
   expectError,
   expectOutput,
@@ -53,7 +53,7 @@ describe('rate limits per endpoint family (issue 28 point 1)', function () {
   });
 
   /** A geocode node (output at `gout`) and a publish node (output at `pout`) on one config node. */
-  async function loadGeocodeAndPublish(config: Json): Promise<{ geocoded: Json[]; published: Json[] }> {
+  async function loadGeocodeAndPublish(config: Fields): Promise<{ geocoded: Fields[]; published: Fields[] }> {
     await helper.load(
       ['svc-config', 'svc-geocode', 'svc-topic-publish'].map(nodeModule),
       [
@@ -65,10 +65,10 @@ describe('rate limits per endpoint family (issue 28 point 1)', function () {
       ],
       sandboxCredentials(),
     );
-    const geocoded: Json[] = [];
-    const published: Json[] = [];
-    helper.getNode('gout').on('input', (msg: Json) => geocoded.push(msg));
-    helper.getNode('pout').on('input', (msg: Json) => published.push(msg));
+    const geocoded: Fields[] = [];
+    const published: Fields[] = [];
+    helper.getNode('gout').on('input', (msg: Fields) => geocoded.push(msg));
+    helper.getNode('pout').on('input', (msg: Fields) => published.push(msg));
     return { geocoded, published };
   }
 
@@ -104,7 +104,7 @@ describe('rate limits per endpoint family (issue 28 point 1)', function () {
   });
 
   it('reads each family rate of a version-2 config node (0 or empty: off), and gives a 1.0.0 node none', async function () {
-    const load = (config: Json) => helper.load([nodeModule('svc-config')], [configNode(ctx.sandbox, config)], sandboxCredentials());
+    const load = (config: Fields) => helper.load([nodeModule('svc-config')], [configNode(ctx.sandbox, config)], sandboxCredentials());
     await load({ version: 2, rateScope: 'family', rateLimit: '80', rateWords: '30', rateRouting: 0, rateBulk: '', rateTopics: 600 });
     should(settingsOf(configClient())).containDeep({ ratePerMinute: 80, familyRates: { words: 30, routing: 0, bulk: 0, topics: 600 } });
     should(configClient().gateFor('topics')).not.equal(configClient().gateFor('geocode'));
@@ -123,7 +123,7 @@ describe('rate limits per endpoint family (issue 28 point 1)', function () {
 
 describe('the daily limit counts every attempt of a single geocode (issue 28 point 2)', function () {
   const ctx = useSandbox();
-  const load = (config: Json) => loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], config });
+  const load = (config: Fields) => loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], config });
   const storedCount = () => {
     const file = path.join(testUserDir(), QUOTA_FILE);
     return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';

@@ -1,19 +1,19 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
-import { expectError, expectOutput, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectError, expectOutput, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { PROJECT_HEADERS, VPM_HEADERS, bodies, faultTests, lastBody, refusalTests, sandboxRefusals } from '../support/routing-nodes';
 
-type Feature = { geometry: { type: string; coordinates: number[][] | number[] } | null; properties: Json };
-type Segment = Json & { firstPoint: number; lastPoint: number; text: string; length: number; duration: number };
+type Feature = { geometry: { type: string; coordinates: number[][] | number[] } | null; properties: Fields };
+type Segment = Fields & { firstPoint: number; lastPoint: number; text: string; length: number; duration: number };
 
 describe('svc-route', function () {
   const ctx = useSandbox();
-  const routeNode = (extra: Json = {}) => ({ id: 'n1', type: 'svc-route', ...extra });
-  const load = (extra: Json = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-route'], nodes: [routeNode(extra)] });
+  const routeNode = (extra: Fields = {}) => ({ id: 'n1', type: 'svc-route', ...extra });
+  const load = (extra: Fields = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-route'], nodes: [routeNode(extra)] });
   const from = { lat: 52.52, lon: 13.405 };
   const to = { lat: 52.5, lon: 13.38 };
-  const request = (extra: Json = {}) => ({ payload: { waypoints: [from, to], ...extra } });
-  const features = (msg: Json) => (msg.geojson as { type: string; features: Feature[] }).features;
+  const request = (extra: Fields = {}) => ({ payload: { waypoints: [from, to], ...extra } });
+  const features = (msg: Fields) => (msg.geojson as { type: string; features: Feature[] }).features;
 
   it('sends point waypoints as "longitude,latitude" with the VPM headers, and outputs GeoJSON, instructions and a summary', async function () {
     await load();
@@ -121,7 +121,7 @@ describe('svc-route', function () {
   describe('indoor and outdoor', function () {
     const indoorA = { venueId: 'central-mall', unitId: 'unit-12' };
     const indoorB = { type: 'indoor', venueId: 'central-mall', unitId: 'unit-40' };
-    const combinations: Array<[string, Json[], string[]]> = [
+    const combinations: Array<[string, Fields[], string[]]> = [
       ['outdoor to outdoor', [from, to], ['point', 'point']],
       ['indoor to indoor', [indoorA, indoorB], ['indoor', 'indoor']],
       ['indoor to outdoor', [indoorA, to], ['indoor', 'point']],
@@ -131,7 +131,7 @@ describe('svc-route', function () {
       it(`routes ${what}`, async function () {
         await load();
         const msg = await expectOutput('n1', { payload: { waypoints } });
-        const sent = lastBody(ctx.sandbox, 'route').waypoints as Json[];
+        const sent = lastBody(ctx.sandbox, 'route').waypoints as Fields[];
         should(sent.map((w) => w.type)).eql(types);
         for (const waypoint of sent.filter((w) => w.type === 'indoor')) should(waypoint).have.property('venueId', 'central-mall');
         should((msg.instructions as string[]).length).be.above(0);
@@ -143,7 +143,7 @@ describe('svc-route', function () {
       await load();
       const msg = await expectOutput('n1', { payload: { waypoints: [from, { type: 'indoor', unitId: 'unit-40' }] } });
       should(lastBody(ctx.sandbox, 'route').waypoints).match({ 1: { type: 'indoor', unitId: 'unit-40' } });
-      should((lastBody(ctx.sandbox, 'route').waypoints as Json[])[1]).not.have.property('venueId');
+      should((lastBody(ctx.sandbox, 'route').waypoints as Fields[])[1]).not.have.property('venueId');
       should(msg.statusCode).equal(200);
       should(features(msg)[0].geometry?.type).equal('LineString');
     });
@@ -163,7 +163,7 @@ describe('svc-route', function () {
         ],
       },
     });
-    should((lastBody(ctx.sandbox, 'route').waypoints as Json[]).map((w) => w.transportMode)).eql([
+    should((lastBody(ctx.sandbox, 'route').waypoints as Fields[]).map((w) => w.transportMode)).eql([
       ['pedestrian'],
       ['wheelchair'],
       ['bicycle'],
@@ -236,7 +236,7 @@ describe('svc-route', function () {
   });
 
   describe('responses in other shapes', function () {
-    const responseBody = (overview: unknown, segments: Json[]) => JSON.stringify({ start: 'u33d', end: 'u33d', segments, overview });
+    const responseBody = (overview: unknown, segments: Fields[]) => JSON.stringify({ start: 'u33d', end: 'u33d', segments, overview });
     const geohashes = ['u33dc0', 'u33dc1', 'u33dc2'];
 
     it('draws a segment whose indices do not fit the line as a Point at its geohash', async function () {

@@ -4,7 +4,7 @@ import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { Collector, deploy, reportingFlow, startMessage, userDirWithPack } from '../support/process-flows';
-import type { Json } from '../support/harness';
+import type { Fields } from '../support/harness';
 
 /**
  * Runtime texts in a real Node-RED (4.1 under `npm test`, 5 under `npm run test:nr5`) whose language
@@ -36,7 +36,7 @@ describe(`runtime texts in a real ${RUNTIME.title} set to Japanese`, function ()
   });
 
   /** The error message the node under test reports for `payload`. */
-  async function errorFor(node: Json, payload: unknown): Promise<unknown> {
+  async function errorFor(node: Fields, payload: unknown): Promise<unknown> {
     await deploy(nodeRed, reportingFlow(sandbox, collector.url, node, '() => ({})'));
     const before = collector.reports.length;
     await startMessage(nodeRed, 'ja', payload);

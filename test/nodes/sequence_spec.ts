@@ -1,10 +1,10 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
-import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { jobsOf } from '../sandbox/routing';
 import { PROJECT_HEADERS, bodies, cancelledJobTests, faultTests, lastBody, refusalTests, sandboxRefusals, statusTexts } from '../support/routing-nodes';
 
-type Feature = { geometry: { type: string; coordinates: unknown }; properties: Json };
+type Feature = { geometry: { type: string; coordinates: unknown }; properties: Fields };
 
 /** Stops on an east-west line: visiting them from the first in order of longitude is optimal. */
 const LINE_LONGITUDES = [13.3, 13.34, 13.31, 13.33, 13.32];
@@ -13,10 +13,10 @@ const LINE_ORDER = [0, 2, 4, 3, 1];
 
 describe('svc-sequence', function () {
   const ctx = useSandbox();
-  const sequenceNode = (extra: Json = {}) => ({ id: 'n1', type: 'svc-sequence', ...extra });
-  const load = (extra: Json = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-sequence'], nodes: [sequenceNode(extra)] });
-  const request = (extra: Json = {}) => ({ payload: { waypoints: line, ...extra } });
-  const features = (msg: Json) => (msg.geojson as { features: Feature[] }).features;
+  const sequenceNode = (extra: Fields = {}) => ({ id: 'n1', type: 'svc-sequence', ...extra });
+  const load = (extra: Fields = {}) => loadWithSandbox(ctx.sandbox, { types: ['svc-sequence'], nodes: [sequenceNode(extra)] });
+  const request = (extra: Fields = {}) => ({ payload: { waypoints: line, ...extra } });
+  const features = (msg: Fields) => (msg.geojson as { features: Feature[] }).features;
 
   it('sends the spec body to the project path and outputs the optimal order with GeoJSON', async function () {
     await load();

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { CONFIG_ID, Json, SANDBOX_DEFAULTS, configNode, sandboxCredentials } from '../support/harness';
+import { CONFIG_ID, Fields, SANDBOX_DEFAULTS, configNode, sandboxCredentials } from '../support/harness';
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { startRecorder } from '../support/recorder';
 import { waitUntil } from '../support/wait';
@@ -53,12 +53,12 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
   });
 
   /** The config node with its stored credentials, as the editor deploys it, with `extra` properties. */
-  function storedConfig(extra: Json = {}): Json {
+  function storedConfig(extra: Fields = {}): Fields {
     return { ...configNode(sandbox), credentials: sandboxCredentials()[CONFIG_ID], ...extra };
   }
 
   /** What the editor sends, pointed at `authUrl` and `baseUrl`. */
-  function dialog(url: string, credentials: Json = UNCHANGED): Json {
+  function dialog(url: string, credentials: Fields = UNCHANGED): Fields {
     return {
       id: CONFIG_ID,
       authUrl: url,
@@ -71,20 +71,20 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
     };
   }
 
-  async function post(body: string, contentType: string): Promise<{ status: number; response: Json }> {
+  async function post(body: string, contentType: string): Promise<{ status: number; response: Fields }> {
     const res = await nodeRed.request('/svc-config/test', { method: 'POST', headers: { 'content-type': contentType }, body });
     const text = await res.text();
     for (const secret of SECRETS) should(text).not.containEql(secret);
-    return { status: res.status, response: JSON.parse(text) as Json };
+    return { status: res.status, response: JSON.parse(text) as Fields };
   }
 
-  const testConnection = (body: Json) => post(JSON.stringify(body), 'application/json');
+  const testConnection = (body: Fields) => post(JSON.stringify(body), 'application/json');
 
   /** The audit lines Node-RED has written for Test connection, parsed. */
-  function auditLines(): Json[] {
+  function auditLines(): Fields[] {
     return nodeRed.log
       .filter((line) => line.includes('[audit]') && line.includes('svc-config.test'))
-      .map((line) => JSON.parse(line.slice(line.indexOf('{'))) as Json);
+      .map((line) => JSON.parse(line.slice(line.indexOf('{'))) as Fields);
   }
 
   it('a stored secret is used by the running node only: the same request gets a response using the token', async function () {
@@ -95,7 +95,7 @@ describe(`"Test connection" in a real Node-RED process (${RUNTIME.title})`, func
     should(sandbox.requests('token')).have.length(1);
   });
 
-  const notRunning: Array<[string, () => Json[]]> = [
+  const notRunning: Array<[string, () => Fields[]]> = [
     ['on a disabled tab', () => [{ id: 'off', type: 'tab', label: 'off', disabled: true }, storedConfig({ z: 'off' })]],
     [
       'inside a subflow',

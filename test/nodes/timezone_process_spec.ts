@@ -2,7 +2,7 @@ import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { Collector, deploy, reportingFlow, startMessage, userDirWithPack } from '../support/process-flows';
-import type { Json } from '../support/harness';
+import type { Fields } from '../support/harness';
 
 /**
  * One instant everywhere (issue 28 point 3): the same flows in real Node-RED processes whose hosts are
@@ -26,7 +26,7 @@ const WAYPOINTS = [
 ];
 
 /** Each node under test with the messages it gets; every report is compared across the zones. */
-const CASES: Array<{ title: string; node: Json; summary: string; payloads: unknown[] }> = [
+const CASES: Array<{ title: string; node: Fields; summary: string; payloads: unknown[] }> = [
   {
     title: 'svc-sequence as the editor saves it now',
     node: { type: 'svc-sequence', version: 2, departureFormat: 'zoned' },
@@ -82,12 +82,12 @@ describe(`one instant in every time zone: the same flows in real ${RUNTIME.title
   });
 
   /** The reports of one case from one host, in the order of its payloads. */
-  async function reportsOf(host: (typeof hosts)[number], node: Json, summary: string, payloads: unknown[]): Promise<Json[]> {
+  async function reportsOf(host: (typeof hosts)[number], node: Fields, summary: string, payloads: unknown[]): Promise<Fields[]> {
     const nodeRed = host.nodeRed as NodeRedProcess;
     // Each report says the host's offset at the departure, to show that the host runs in its zone.
     const withOffset = `(msg) => ({ ...(${summary})(msg), hostOffset: new Date(${DEPARTURE}).getTimezoneOffset() })`;
     await deploy(nodeRed, reportingFlow(sandbox, host.collector.url, node, withOffset));
-    const reports: Json[] = [];
+    const reports: Fields[] = [];
     for (const payload of payloads) {
       const before = host.collector.reports.length;
       await startMessage(nodeRed, host.zone, payload);

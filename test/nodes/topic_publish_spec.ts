@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import should from 'should';
-import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { startSandbox } from '../sandbox';
 import { addSubscription, addTopic, pubsubState, resetPubsub, setSubscriptionActive, waitForDeliveries } from '../sandbox/endpoints/pubsub';
 
@@ -36,8 +36,8 @@ async function startReceiver(): Promise<{ url: string; received: Received[]; clo
 
 describe('svc-topic-publish', function () {
   const ctx = useSandbox();
-  const publishNode = (extra: Json = {}) => ({ id: 'n1', type: 'svc-topic-publish', ...extra });
-  const load = (extra: Json = {}, options: { config?: Json; credentials?: Json } = {}) =>
+  const publishNode = (extra: Fields = {}) => ({ id: 'n1', type: 'svc-topic-publish', ...extra });
+  const load = (extra: Fields = {}, options: { config?: Fields; credentials?: Fields } = {}) =>
     loadWithSandbox(ctx.sandbox, { types: ['svc-topic-publish'], nodes: [publishNode(extra)], ...options });
   let topicId: number;
 
@@ -97,7 +97,7 @@ describe('svc-topic-publish', function () {
     await expectOutput('n1', { topicId, locationId: 'cell-1', payload: 'open' });
     await expectOutput('n1', { topicId, locationId: 'cell-1', payload: [1, 2] });
     await expectOutput('n1', { topicId, locationId: 'cell-1', payload: { already: 'object' } });
-    const bodies = ctx.sandbox.requests('topic-publish').map((r) => (JSON.parse(r.body) as Json).Data);
+    const bodies = ctx.sandbox.requests('topic-publish').map((r) => (JSON.parse(r.body) as Fields).Data);
     should(bodies).eql([{ value: 'open' }, { value: [1, 2] }, { already: 'object' }]);
   });
 

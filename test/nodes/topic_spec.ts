@@ -1,5 +1,5 @@
 import should from 'should';
-import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json, TestNode } from '../support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields, TestNode } from '../support/harness';
 import { addTopic, pubsubState, resetPubsub } from '../sandbox/endpoints/pubsub';
 
 /** ISO 8601 with fractional seconds and no zone designator. */
@@ -7,8 +7,8 @@ const CREATED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+$/;
 
 describe('svc-topic', function () {
   const ctx = useSandbox();
-  const topicNode = (extra: Json = {}) => ({ id: 'n1', type: 'svc-topic', ...extra });
-  const load = (extra: Json = {}, options: { config?: Json; credentials?: Json; nodeCredentials?: Record<string, Record<string, string>> } = {}) =>
+  const topicNode = (extra: Fields = {}) => ({ id: 'n1', type: 'svc-topic', ...extra });
+  const load = (extra: Fields = {}, options: { config?: Fields; credentials?: Fields; nodeCredentials?: Record<string, Record<string, string>> } = {}) =>
     loadWithSandbox(ctx.sandbox, { types: ['svc-topic'], nodes: [topicNode(extra)], ...options });
 
   beforeEach(function () {
@@ -25,7 +25,7 @@ describe('svc-topic', function () {
       should(request.headers.apikey).equal('sandbox-pubsub-key');
       should(JSON.parse(request.body)).eql({ Name: 'sensors', Description: 'room sensors' });
       should(msg.statusCode).equal(200);
-      const topic = msg.payload as Json;
+      const topic = msg.payload as Fields;
       should(topic).match({ name: 'sensors', description: 'room sensors', userId: 'sandbox-user' });
       should(Number.isInteger(topic.id)).be.true();
       should(topic.createdAt).match(CREATED_AT);
@@ -82,7 +82,7 @@ describe('svc-topic', function () {
       await load();
       const msg = await expectOutput('n1', { operation: 'list-topics', payload: { limit: 5, offset: 10 } });
       should(ctx.sandbox.requests('topic-list')[0].query).eql({ limit: '5', offset: '10' });
-      const page = msg.payload as { limit: number; offset: number; totalCount: number; items: Json[] };
+      const page = msg.payload as { limit: number; offset: number; totalCount: number; items: Fields[] };
       should(page).match({ limit: 5, offset: 10, totalCount: 25 });
       should(page.items.map((t) => t.name)).eql(['topic-11', 'topic-12', 'topic-13', 'topic-14', 'topic-15']);
       should(page.items[0].createdAt).match(CREATED_AT);
@@ -99,7 +99,7 @@ describe('svc-topic', function () {
       pubsubState(ctx.sandbox).maxPageSize = 7;
       await load({ operation: 'list-topics', operationType: 'operation', allPages: true, limit: '10', limitType: 'num' });
       const msg = await expectOutput('n1', {});
-      const page = msg.payload as { offset: number; totalCount: number; items: Json[] };
+      const page = msg.payload as { offset: number; totalCount: number; items: Fields[] };
       should(page.totalCount).equal(25);
       should(page.items.map((t) => t.id)).eql(Array.from({ length: 25 }, (_v, i) => i + 1));
       should(ctx.sandbox.requests('topic-list').map((r) => r.query.offset)).eql(['0', '7', '14', '21']);
@@ -156,7 +156,7 @@ describe('svc-topic', function () {
         types: ['svc-topic'],
         nodes: [topicNode({ wires: [[]] }), { id: 'c1', type: 'catch', scope: null, uncaught: false, wires: [['out']] }],
       });
-      const caught = new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      const caught = new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
       helper.getNode('n1').receive({ operation: 'get-topic', topicId: 404 });
       const msg = await caught;
       const error = msg.error as { code: string; cause: unknown };
@@ -205,7 +205,7 @@ describe('svc-topic', function () {
   });
 
   describe('create-subscription', function () {
-    const request = (topicId: number, extra: Json = {}) => ({
+    const request = (topicId: number, extra: Fields = {}) => ({
       WebhookAddress: 'https://receiver.example/hook',
       LocationIds: ['cell-1', 'cell-2'],
       TopicId: topicId,
@@ -253,7 +253,7 @@ describe('svc-topic', function () {
     it('validates every field before any request, without repeating secrets', async function () {
       const topic = addTopic(ctx.sandbox, 'sensors');
       await load();
-      const cases: Array<[Json, RegExp]> = [
+      const cases: Array<[Fields, RegExp]> = [
         [{ WebhookAddress: 'ftp://receiver.example/hook' }, /http or https/],
         [{ WebhookAddress: 'not a url' }, /not a valid URL/],
         [{ WebhookAddress: '' }, /WebhookAddress is empty/],

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { Express, RequestHandler } from 'express';
 import should from 'should';
-import { CONFIG_ID, Json, configNode, helper, nodeModule, sandboxCredentials, testSettings, useSandbox } from '../support/harness';
+import { CONFIG_ID, Fields, configNode, helper, nodeModule, sandboxCredentials, testSettings, useSandbox } from '../support/harness';
 import { addSubscription, addTopic, pubsubState, resetPubsub, waitForDeliveries } from '../sandbox/endpoints/pubsub';
 
 const SECRET = 'current-secret';
@@ -62,7 +62,7 @@ describe('svc-webhook-in', function () {
   const ctx = useSandbox();
   let server: http.Server;
   let baseUrl: string;
-  const outputs: Json[] = [];
+  const outputs: Fields[] = [];
 
   before(async function () {
     server = http.createServer((req, res) => {
@@ -80,15 +80,15 @@ describe('svc-webhook-in', function () {
     mountHttpNode();
   });
 
-  const webhookNode = (extra: Json = {}) => ({ id: 'wh', type: 'svc-webhook-in', url: PATH, wires: [['out']], ...extra });
+  const webhookNode = (extra: Fields = {}) => ({ id: 'wh', type: 'svc-webhook-in', url: PATH, wires: [['out']], ...extra });
   const secrets = (extra: Record<string, string> = {}) => ({ wh: { secret: SECRET, previousSecret: OLD_SECRET, ...extra } });
 
-  async function load(nodes: Json[], credentials: Record<string, Record<string, string>> = secrets()): Promise<void> {
+  async function load(nodes: Fields[], credentials: Record<string, Record<string, string>> = secrets()): Promise<void> {
     await helper.load(MODULES, [...nodes, { id: 'out', type: 'helper' }], credentials);
-    helper.getNode('out').on('input', (msg: Json) => outputs.push(msg));
+    helper.getNode('out').on('input', (msg: Fields) => outputs.push(msg));
   }
 
-  function nextOutput(): Promise<Json> {
+  function nextOutput(): Promise<Fields> {
     return new Promise((resolve) => helper.getNode('out').once('input', resolve));
   }
 
@@ -162,7 +162,7 @@ describe('svc-webhook-in', function () {
       const output = nextOutput();
       const res = await post(PATH, '{}', { 'svc-signature': sign(nowSec(), SECRET, '{}'), 'x-receiver-key': 'key-123' });
       should(res.status).equal(200);
-      const webhook = (await output).webhook as { headers: Json };
+      const webhook = (await output).webhook as { headers: Fields };
       should(webhook.headers['x-receiver-key']).be.undefined();
     });
   });
@@ -345,7 +345,7 @@ describe('svc-webhook-in', function () {
       should((await post(PATH, '{"open":true}')).status).equal(401);
       await settle();
       should(outputs.map((m) => m.payload)).eql([{ open: true }]);
-      should((outputs[0].webhook as Json).timestamp).be.undefined();
+      should((outputs[0].webhook as Fields).timestamp).be.undefined();
       should(statusText()).equal('1 accepted, 1 refused (header mismatch), unsigned');
     });
 
@@ -471,8 +471,8 @@ describe('svc-webhook-in', function () {
       resetPubsub(ctx.sandbox);
     });
 
-    async function roundTrip(options: { headerName?: string; headerValue?: string; webhookHeader?: string }): Promise<Json> {
-      const topicNode = (id: string, operation: string, extra: Json = {}) => ({
+    async function roundTrip(options: { headerName?: string; headerValue?: string; webhookHeader?: string }): Promise<Fields> {
+      const topicNode = (id: string, operation: string, extra: Fields = {}) => ({
         id,
         type: 'svc-topic',
         server: CONFIG_ID,
@@ -497,14 +497,14 @@ describe('svc-webhook-in', function () {
           wh: { secret: SECRET, ...(options.headerValue ? { headerValue: options.headerValue } : {}) },
         },
       );
-      const outputOf = (id: string) => new Promise<Json>((resolve) => helper.getNode(`${id}-out`).once('input', resolve));
+      const outputOf = (id: string) => new Promise<Fields>((resolve) => helper.getNode(`${id}-out`).once('input', resolve));
       const created = outputOf('create');
       helper.getNode('create').receive({ payload: { Name: 'round trip', Description: 'sandbox to Node-RED' } });
       const { topicId } = await created;
       const subscribed = outputOf('subscribe');
       helper.getNode('subscribe').receive({ topicId, payload: { WebhookAddress: `${baseUrl}${PATH}`, LocationIds: ['cell-1'] } });
       await subscribed;
-      const received = new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      const received = new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
       const published = outputOf('publish');
       helper.getNode('publish').receive({ topicId, locationId: 'cell-1', payload: { temperature: 21.5 } });
       should((await published).statusCode).equal(200);
@@ -534,7 +534,7 @@ describe('svc-webhook-in', function () {
         ...sandboxCredentials(),
         wh: { secret: 'not-what-the-subscription-says' },
       });
-      helper.getNode('out').on('input', (msg: Json) => outputs.push(msg));
+      helper.getNode('out').on('input', (msg: Fields) => outputs.push(msg));
       const topic = addTopic(ctx.sandbox, 'other secret');
       addSubscription(ctx.sandbox, { topicId: topic.id, webhookAddress: `${baseUrl}${PATH}`, secretToken: SECRET, locationIds: ['cell-1'] });
       const res = await fetch(`${ctx.sandbox.url}/v1/pubsub/topics/${topic.id}/publish`, {

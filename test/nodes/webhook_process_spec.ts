@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import should from 'should';
-import { ADMIN_AUTH, Json, WebhookRig, postSigned, rawRequest, reportingTab, webhookNodes } from '../support/webhook-process';
+import { ADMIN_AUTH, Fields, WebhookRig, postSigned, rawRequest, reportingTab, webhookNodes } from '../support/webhook-process';
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { signatureHeader, webhookDigest } from '../bench/webhook-signing';
 import { extendSha256, sha256Padding } from '../support/sha256-extension';
@@ -24,7 +24,7 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
   this.timeout(120_000);
 
   /** A webhook (id `id`, path `url`) and any other nodes, on one reporting tab. */
-  const flow = (rig: WebhookRig, hooks: Json[], others: Json[] = [], secrets: Json = { secret: SECRET }): Json[] =>
+  const flow = (rig: WebhookRig, hooks: Fields[], others: Fields[] = [], secrets: Fields = { secret: SECRET }): Fields[] =>
     reportingTab(TAB, rig.collector.url, [...others, ...hooks.flatMap((hook) => webhookNodes(TAB.id, { credentials: secrets, ...hook }))]);
 
   describe('with the editor and the nodes both at "/" and adminAuth on', function () {

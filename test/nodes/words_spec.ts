@@ -1,13 +1,13 @@
 import ngeohash from 'ngeohash';
 import should from 'should';
-import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Json } from '../support/harness';
+import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { expireAllTokens } from '../sandbox/endpoints/auth';
 import { lookup } from '../sandbox/endpoints/words';
 
 describe('svc-words', function () {
   const ctx = useSandbox();
-  const wordsNode = (extra: Json = {}) => ({ id: 'n1', type: 'svc-words', ...extra });
-  const load = (extra: Json = {}, config: Json = {}, credentials: Json = {}) =>
+  const wordsNode = (extra: Fields = {}) => ({ id: 'n1', type: 'svc-words', ...extra });
+  const load = (extra: Fields = {}, config: Fields = {}, credentials: Fields = {}) =>
     loadWithSandbox(ctx.sandbox, { types: ['svc-words'], nodes: [wordsNode(extra)], config, credentials });
   const wordsPath = (words: string[]) => `/v1/location/words/${words.map(encodeURIComponent).join('.')}`;
 
@@ -53,7 +53,7 @@ describe('svc-words', function () {
     ];
     for (const [input, words] of cases) {
       const msg = await expectOutput('n1', { payload: input });
-      should((msg.payload as Json).words).equal(words.join('.'));
+      should((msg.payload as Fields).words).equal(words.join('.'));
       should(ctx.sandbox.requests('words').pop()?.path).equal(wordsPath(words));
     }
   });
@@ -61,13 +61,13 @@ describe('svc-words', function () {
   it('takes the words from a fixed value in the editor, which wins over the message', async function () {
     await load({ words: 'fixed.value.wins', wordsType: 'str' });
     const msg = await expectOutput('n1', { payload: 'index.home.raft' });
-    should((msg.payload as Json).words).equal('fixed.value.wins');
+    should((msg.payload as Fields).words).equal('fixed.value.wins');
   });
 
   it('takes the words from another message property', async function () {
     await load({ words: 'cell.words', wordsType: 'msg' });
     const msg = await expectOutput('n1', { payload: 'unrelated', cell: { words: 'index.home.raft' } });
-    should((msg.payload as Json).words).equal('index.home.raft');
+    should((msg.payload as Fields).words).equal('index.home.raft');
     should(msg.payload).not.equal('unrelated');
   });
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
 import { bulkJobs } from '../sandbox/endpoints/bulk';
-import type { Json } from '../support/harness';
+import type { Fields } from '../support/harness';
 import { deploy, reportingFlow, startMessage, storedJobs, useRestartRig } from '../support/process-flows';
 import { waitUntil } from '../support/wait';
 
@@ -37,7 +37,7 @@ describe('restart: svc-bulk-geocode file → file run survives SIGKILL', functio
 
     let nodeRed = await rig.start();
     const bulk = { type: 'svc-bulk-geocode', batchSize: BATCH, parallel: 2, pollIntervalSec: 0.1, maxWait: 120, output: 'file', outputFile: output };
-    const flows = reportingFlow(sandbox, collector.url, bulk, '(m) => ({ summary: m.payload })').map((node: Json) =>
+    const flows = reportingFlow(sandbox, collector.url, bulk, '(m) => ({ summary: m.payload })').map((node: Fields) =>
       node.id === 'prepare'
         ? { ...node, func: 'msg.tag = msg.payload.tag;\nmsg.filename = msg.payload.payload.filename;\nmsg.payload = null;\nreturn msg;' }
         : node,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import type { Json } from '../support/harness';
+import type { Fields } from '../support/harness';
 import { deploy, reportingFlow, startMessage, storedJobs, useRestartRig } from '../support/process-flows';
 import { waitUntil } from '../support/wait';
 
@@ -21,7 +21,7 @@ describe('restart: svc-bulk-geocode file → parts run survives SIGKILL', functi
   interface PartReport {
     parts?: { id: string; index: number; count?: number };
     indices?: number[];
-    summary?: Json;
+    summary?: Fields;
     resumed: boolean;
     error?: string;
   }
@@ -35,7 +35,7 @@ describe('restart: svc-bulk-geocode file → parts run survives SIGKILL', functi
     let nodeRed = await rig.start();
     const bulk = { type: 'svc-bulk-geocode', batchSize: BATCH, parallel: 1, pollIntervalSec: 0.1, maxWait: 120, output: 'parts' };
     const summary = '(m) => (Array.isArray(m.payload) ? { parts: m.parts, indices: m.payload.map((row) => row.index) } : { summary: m.payload })';
-    const flows = reportingFlow(sandbox, collector.url, bulk, summary).map((node: Json) =>
+    const flows = reportingFlow(sandbox, collector.url, bulk, summary).map((node: Fields) =>
       node.id === 'prepare'
         ? { ...node, func: 'msg.tag = msg.payload.tag;\nmsg.filename = msg.payload.payload.filename;\nmsg.payload = null;\nreturn msg;' }
         : node,

@@ -13,7 +13,7 @@ import { ManualClock } from '../support/clock';
  * of single geocode are modes a test (or `npm start`) turns on.
  */
 
-type Json = Record<string, unknown>;
+type Fields = Record<string, unknown>;
 type Segment = { length: number; duration: number; roadName: string; text: string; action: string };
 type Route = { segments: Segment[]; overview: { linestring: string[] } };
 type Stop = { location: string; estimatedArrival: string | null; estimatedDeparture: string | null; distance: number; time: number };
@@ -28,7 +28,7 @@ function call(
   path: string,
   headers: Record<string, string>,
   body?: unknown,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; json: Json }> {
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; json: Fields }> {
   return new Promise((resolve, reject) => {
     const text = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
@@ -38,7 +38,7 @@ function call(
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Fields }));
       },
     );
     req.on('error', reject);
@@ -46,7 +46,7 @@ function call(
   });
 }
 
-async function ok<T>(response: Promise<{ status: number; json: Json }>): Promise<T> {
+async function ok<T>(response: Promise<{ status: number; json: Fields }>): Promise<T> {
   const { status, json } = await response;
   should(status).equal(200, JSON.stringify(json));
   return json as T;
@@ -86,9 +86,9 @@ describe('sandbox platform behaves like the platform', function () {
     started.push(created);
     return created;
   };
-  const route = (body: Json, target = sandbox) =>
+  const route = (body: Fields, target = sandbox) =>
     ok<Route>(call(target, 'POST', '/v1/routing', { 'x-svc-vpm-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': SANDBOX_DEFAULTS.apiKey }, body));
-  const sequence = (body: Json) =>
+  const sequence = (body: Fields) =>
     ok<Sequence>(call(sandbox, 'POST', `/v1/routing/sequence/${SANDBOX_DEFAULTS.projectId}`, PROJECT, { async: false, ...body }));
   const geocode = (target: Sandbox, address: string, key: string = SANDBOX_DEFAULTS.apiKey) =>
     call(target, 'POST', `/v1/geocode?address=${encodeURIComponent(address)}`, { ...PROJECT, 'x-svc-api-key': key, accept: 'application/json' });

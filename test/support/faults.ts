@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import util from 'node:util';
 import type { Fault, Sandbox } from '../sandbox';
-import { SANDBOX_DEFAULTS, helper, Json } from './harness';
+import { SANDBOX_DEFAULTS, helper, Fields } from './harness';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -109,12 +109,12 @@ export function stormFaults(
 }
 
 export interface ErrorOutcome {
-  error: Error & Json;
-  msg: Json | undefined;
+  error: Error & Fields;
+  msg: Fields | undefined;
 }
 
 /** The error's code as the node set it, else its class name. */
-function codeOf(error: Error & Json): string {
+function codeOf(error: Error & Fields): string {
   return typeof error.code === 'string' ? error.code : error.name;
 }
 
@@ -123,7 +123,7 @@ function codeOf(error: Error & Json): string {
  * Errors reach it as Node-RED reports them: `done(err)` calls `node.error(err, msg)`.
  */
 export class OutcomeLedger {
-  readonly outputs = new Map<number, Json[]>();
+  readonly outputs = new Map<number, Fields[]>();
   readonly errors = new Map<number, ErrorOutcome[]>();
   /** Errors reported without the message, or with a message the test did not send. */
   readonly strayErrors: ErrorOutcome[] = [];
@@ -132,12 +132,12 @@ export class OutcomeLedger {
   constructor(nodeId: string, outId = 'out') {
     const node = helper.getNode(nodeId);
     const out = helper.getNode(outId);
-    const onOutput = (msg: Json) => {
+    const onOutput = (msg: Fields) => {
       const id = msg.faultId;
       if (typeof id === 'number') this.outputs.set(id, [...(this.outputs.get(id) ?? []), msg]);
     };
     const onError = (call: { args: unknown[] }) => {
-      const outcome: ErrorOutcome = { error: call.args[0] as Error & Json, msg: call.args[1] as Json | undefined };
+      const outcome: ErrorOutcome = { error: call.args[0] as Error & Fields, msg: call.args[1] as Fields | undefined };
       const id = outcome.msg?.faultId;
       if (typeof id === 'number') this.errors.set(id, [...(this.errors.get(id) ?? []), outcome]);
       else this.strayErrors.push(outcome);

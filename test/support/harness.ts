@@ -25,10 +25,10 @@ export function nodeModule(type: string): unknown {
   return require(path.join(NODES_DIR, type, `${type}.js`));
 }
 
-export type Json = Record<string, unknown>;
+export type Fields = Record<string, unknown>;
 
 /** A svc-config node pointed at the sandbox; `overrides` change its properties. */
-export function configNode(sandbox: Sandbox, overrides: Json = {}): Json {
+export function configNode(sandbox: Sandbox, overrides: Fields = {}): Fields {
   return {
     id: CONFIG_ID,
     type: 'svc-config',
@@ -48,7 +48,7 @@ export function configNode(sandbox: Sandbox, overrides: Json = {}): Json {
   };
 }
 
-export function sandboxCredentials(overrides: Json = {}): Record<string, Record<string, string>> {
+export function sandboxCredentials(overrides: Fields = {}): Record<string, Record<string, string>> {
   return {
     [CONFIG_ID]: {
       clientId: SANDBOX_DEFAULTS.clientId,
@@ -64,9 +64,9 @@ export interface LoadOptions {
   /** Node types to load besides svc-config. */
   types: string[];
   /** The node under test and any others; a helper node `out` is added and wired from `nodeId`. */
-  nodes: Json[];
-  config?: Json;
-  credentials?: Json;
+  nodes: Fields[];
+  config?: Fields;
+  credentials?: Fields;
   /** Extra credentials for other nodes, by id. */
   nodeCredentials?: Record<string, Record<string, string>>;
 }
@@ -74,7 +74,7 @@ export interface LoadOptions {
 /** Loads svc-config + the given nodes with a helper node `out` wired to the first node's output. */
 export async function loadWithSandbox(sandbox: Sandbox, options: LoadOptions): Promise<void> {
   const first = options.nodes[0];
-  const flow: Json[] = [
+  const flow: Fields[] = [
     configNode(sandbox, options.config),
     ...options.nodes.map((n, i) => (i === 0 ? { wires: [['out']], ...n, server: n.server ?? CONFIG_ID } : n)),
     { id: 'out', type: 'helper' },
@@ -83,12 +83,12 @@ export async function loadWithSandbox(sandbox: Sandbox, options: LoadOptions): P
   await helper.load(['svc-config', ...options.types].map(nodeModule), flow, { ...sandboxCredentials(options.credentials), ...(options.nodeCredentials ?? {}) });
 }
 
-export type Outcome = { kind: 'output'; msg: Json } | { kind: 'error'; error: Error & Json; msg: Json };
+export type Outcome = { kind: 'output'; msg: Fields } | { kind: 'error'; error: Error & Fields; msg: Fields };
 
 /** Everything one input message led to: the messages that reached `out`, and the error it ended with, if any. */
 export interface Collected {
-  outputs: Json[];
-  error?: { error: Error & Json; msg: Json };
+  outputs: Fields[];
+  error?: { error: Error & Fields; msg: Fields };
 }
 
 interface NodeInternals {
@@ -101,7 +101,7 @@ interface NodeInternals {
  * every message that reached `out`, and the error done(err) reported (it reaches node.error, and so
  * Catch nodes). Rejects if the node does not call done within `timeoutMs`.
  */
-export function sendAndCollect(nodeId: string, msg: Json, timeoutMs = 5000): Promise<Collected> {
+export function sendAndCollect(nodeId: string, msg: Fields, timeoutMs = 5000): Promise<Collected> {
   return new Promise((resolve, reject) => {
     const node = helper.getNode(nodeId);
     const internals = node as unknown as NodeInternals;
@@ -111,10 +111,10 @@ export function sendAndCollect(nodeId: string, msg: Json, timeoutMs = 5000): Pro
       cleanup();
       reject(new Error(`${nodeId} did not call done() within ${timeoutMs} ms (${collected.outputs.length} outputs so far)`));
     }, timeoutMs);
-    const onOutput = (received: Json) => collected.outputs.push(received);
+    const onOutput = (received: Fields) => collected.outputs.push(received);
     const onError = (call: { args: unknown[] }) => {
       if (collected.error) reject(new Error(`${nodeId} reported a second error: ${String(call.args[0])}`));
-      collected.error = { error: call.args[0] as Error & Json, msg: (call.args[1] ?? {}) as Json };
+      collected.error = { error: call.args[0] as Error & Fields, msg: (call.args[1] ?? {}) as Fields };
     };
     // done() ends in Node._complete: watched on this instance, so the outcome is known only once the node says it is done.
     const complete = internals._complete;
@@ -145,7 +145,7 @@ export function sendAndCollect(nodeId: string, msg: Json, timeoutMs = 5000): Pro
  * Rejects when the node breaks the one-outcome contract: output and error for one message,
  * several outputs, or done() with neither.
  */
-export async function sendAndWait(nodeId: string, msg: Json, timeoutMs = 5000): Promise<Outcome> {
+export async function sendAndWait(nodeId: string, msg: Fields, timeoutMs = 5000): Promise<Outcome> {
   const { outputs, error } = await sendAndCollect(nodeId, msg, timeoutMs);
   if (error && outputs.length > 0)
     throw new Error(`${nodeId} both sent ${outputs.length} message(s) and reported an error (${error.error.message}) for one input`);
@@ -155,14 +155,14 @@ export async function sendAndWait(nodeId: string, msg: Json, timeoutMs = 5000): 
 }
 
 /** Sends one message and expects an output; fails the test with the error otherwise. */
-export async function expectOutput(nodeId: string, msg: Json, timeoutMs?: number): Promise<Json> {
+export async function expectOutput(nodeId: string, msg: Fields, timeoutMs?: number): Promise<Fields> {
   const outcome = await sendAndWait(nodeId, msg, timeoutMs);
   if (outcome.kind === 'error') throw new Error(`expected an output, got error: ${outcome.error.message}`);
   return outcome.msg;
 }
 
 /** Sends one message and expects an error; returns it with the message it was reported with. */
-export async function expectError(nodeId: string, msg: Json, timeoutMs?: number): Promise<{ error: Error & Json; msg: Json }> {
+export async function expectError(nodeId: string, msg: Fields, timeoutMs?: number): Promise<{ error: Error & Fields; msg: Fields }> {
   const outcome = await sendAndWait(nodeId, msg, timeoutMs);
   if (outcome.kind === 'output') throw new Error(`expected an error, got output: ${JSON.stringify(outcome.msg).slice(0, 300)}`);
   return outcome;
@@ -180,7 +180,7 @@ export function testUserDir(): string {
 }
 
 /** Node-RED settings for the running test's next load, on the test's own user directory; the next test starts from the defaults. */
-export function testSettings(settings: Json = {}): void {
+export function testSettings(settings: Fields = {}): void {
   helper.settings({ userDir: testUserDir(), ...settings });
 }
 

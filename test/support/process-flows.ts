@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { NodeRedProcess, flowsStarted, newUserDir } from './node-red-process';
 import { REPO_ROOT } from './paths';
-import { CONFIG_ID, Json, configNode, sandboxCredentials } from './harness';
+import { CONFIG_ID, Fields, configNode, sandboxCredentials } from './harness';
 import { Sandbox, startSandbox } from '../sandbox';
 import { waitUntil } from './wait';
 
@@ -26,7 +26,7 @@ export function userDirWithPack(): { userDir: string; remove: () => void } {
 
 /** Every report the flow posted, in arrival order. */
 export class Collector {
-  readonly reports: Json[] = [];
+  readonly reports: Fields[] = [];
   private readonly waiters: Array<() => void> = [];
   private server: http.Server | undefined;
   url = '';
@@ -36,7 +36,7 @@ export class Collector {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        this.reports.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json);
+        this.reports.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Fields);
         res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
         for (const wake of this.waiters.splice(0)) wake();
       });
@@ -46,7 +46,7 @@ export class Collector {
   }
 
   /** Resolves once `count` reports have arrived; rejects after `timeoutMs`. */
-  async waitFor(count: number, timeoutMs: number): Promise<Json[]> {
+  async waitFor(count: number, timeoutMs: number): Promise<Fields[]> {
     const deadline = Date.now() + timeoutMs;
     while (this.reports.length < count) {
       const left = deadline - Date.now();
@@ -73,7 +73,7 @@ export class Collector {
  * the message); its output and any error it reports reach the collector as a summary built by `summary`
  * (a function node body reading `msg`, returning the object to post).
  */
-export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Json, summary: string, credentials: Json = {}): Json[] {
+export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Fields, summary: string, credentials: Fields = {}): Fields[] {
   const report = (id: string) => ({
     id,
     type: 'function',
@@ -83,7 +83,7 @@ export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Json
     wires: [['post']],
   });
   // Flow nodes need a position: Node-RED takes a node without x and y for a config node.
-  const placed = (node: Json, index: number): Json => (node.z ? { x: 100 + 150 * index, y: 100, ...node } : node);
+  const placed = (node: Fields, index: number): Fields => (node.z ? { x: 100 + 150 * index, y: 100, ...node } : node);
   return [
     { id: 'tab', type: 'tab', label: 'restart' },
     { ...configNode(sandbox), credentials: { ...sandboxCredentials()[CONFIG_ID], ...credentials } },
@@ -106,7 +106,7 @@ export function reportingFlow(sandbox: Sandbox, collectorUrl: string, node: Json
 }
 
 /** A full deployment through the admin API, resolving once the flows have started. */
-export async function deploy(nodeRed: NodeRedProcess, flows: Json[]): Promise<void> {
+export async function deploy(nodeRed: NodeRedProcess, flows: Fields[]): Promise<void> {
   const started = startedCount(nodeRed);
   const res = await fetch(`${nodeRed.url}flows`, {
     method: 'POST',
@@ -127,9 +127,9 @@ export function storeText(userDir: string): string {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
 }
 
-export function storedJobs(userDir: string): Json[] {
+export function storedJobs(userDir: string): Fields[] {
   const text = storeText(userDir);
-  return text === '' ? [] : (JSON.parse(text) as { jobs: Json[] }).jobs;
+  return text === '' ? [] : (JSON.parse(text) as { jobs: Fields[] }).jobs;
 }
 
 /**
@@ -165,7 +165,7 @@ export class RestartRig {
   }
 
   /** Deploys the reporting flow around `node`, and sends it `payload` with `msg.tag`. */
-  async deployAndSend(node: Json, summary: string, tag: string, payload: unknown): Promise<void> {
+  async deployAndSend(node: Fields, summary: string, tag: string, payload: unknown): Promise<void> {
     const nodeRed = this.nodeRed as NodeRedProcess;
     await deploy(nodeRed, reportingFlow(this.sandbox, this.collector.url, node, summary));
     await startMessage(nodeRed, tag, payload);

@@ -2,7 +2,7 @@ import { createHook } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { CONFIG_ID, storedJobStore, expectError, expectOutput, helper, loadWithSandbox, sendAndWait, testUserDir, Json, Sandbox } from './harness';
+import { CONFIG_ID, storedJobStore, expectError, expectOutput, helper, loadWithSandbox, sendAndWait, testUserDir, Fields, Sandbox } from './harness';
 import type { StoredJob } from '../../nodes/lib/state/job-store';
 import { NODES_DIR } from './paths';
 import { waitUntil } from './wait';
@@ -14,9 +14,9 @@ export interface NodeUnderTest {
   type: string;
   /** The sandbox endpoint name the node's first request goes to. */
   endpoint: string;
-  node: Json;
+  node: Fields;
   /** A message that succeeds. */
-  msg: () => Json;
+  msg: () => Fields;
 }
 
 /** Headers of the endpoint families, with the sandbox's default project and key. */
@@ -30,13 +30,13 @@ export async function callSandbox(
   path: string,
   headers: Record<string, string>,
   body?: unknown,
-): Promise<{ status: number; body: Json }> {
+): Promise<{ status: number; body: Fields }> {
   const res = await fetch(sandbox.url + path, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as Json };
+  return { status: res.status, body: (await res.json()) as Fields };
 }
 
 /** Checks that the sandbox responds to each request with the status and a JSON error message matching the pattern. */
@@ -54,11 +54,11 @@ export function sandboxRefusals(
 }
 
 /** Parsed JSON bodies of the requests logged for an endpoint. */
-export function bodies(sandbox: Sandbox, endpoint: string): Json[] {
-  return sandbox.requests(endpoint).map((r) => JSON.parse(r.body) as Json);
+export function bodies(sandbox: Sandbox, endpoint: string): Fields[] {
+  return sandbox.requests(endpoint).map((r) => JSON.parse(r.body) as Fields);
 }
 
-export function lastBody(sandbox: Sandbox, endpoint: string): Json {
+export function lastBody(sandbox: Sandbox, endpoint: string): Fields {
   const all = bodies(sandbox, endpoint);
   should(all.length).be.above(0, `no request reached ${endpoint}`);
   return all[all.length - 1];
@@ -101,7 +101,7 @@ export function statusTexts(nodeId: string): string[] {
 }
 
 /** Messages the node refuses before any request, with INVALID_INPUT, a message naming the problem, and the message kept. */
-export function refusalTests(ctx: { readonly sandbox: Sandbox }, load: () => Promise<void>, endpoint: string, cases: Array<[string, Json, RegExp]>): void {
+export function refusalTests(ctx: { readonly sandbox: Sandbox }, load: () => Promise<void>, endpoint: string, cases: Array<[string, Fields, RegExp]>): void {
   for (const [what, msg, message] of cases) {
     it(`refuses ${what}`, async function () {
       await load();
@@ -116,7 +116,7 @@ export function refusalTests(ctx: { readonly sandbox: Sandbox }, load: () => Pro
 
 /** The fault tests every routing node passes: 401, 429, 5xx, timeouts, resets and malformed JSON. */
 export function faultTests(t: NodeUnderTest): void {
-  const load = (extra: { credentials?: Json; config?: Json } = {}) => loadWithSandbox(t.ctx.sandbox, { types: [t.type], nodes: [t.node], ...extra });
+  const load = (extra: { credentials?: Fields; config?: Fields } = {}) => loadWithSandbox(t.ctx.sandbox, { types: [t.type], nodes: [t.node], ...extra });
 
   it('reports a 401 from a key without permission as UNAUTHORIZED with msg.statusCode', async function () {
     await load({ credentials: { apiKey: 'sandbox-geocode-only-key' } });
@@ -210,7 +210,7 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       await (helper.getNode(t.node.id as string) as unknown as { close(removed: boolean): Promise<void> }).close(true);
       const result = await outcome;
       should(result.kind).equal('error');
-      should((result as { error: Json }).error.code).equal('CANCELLED');
+      should((result as { error: Fields }).error.code).equal('CANCELLED');
       should(await storedJobs(t.node.id as string)).eql([]);
     });
   });
@@ -228,10 +228,10 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       const [stored] = await storedJobs(t.node.id as string);
       should(stored.msg).eql({ tag: 'first' });
       await loadWithSandbox(sandbox, { types: [t.type], nodes: [t.node] });
-      const resumed = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      const resumed = await new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
       should(resumed).have.properties({ resumed: true, tag: 'first' });
       should(resumed).not.have.properties(['req', 'buffer']);
-      should((resumed.jobs as Json[])[0]).have.property('jobId', (stored.job.state as Json).jobId);
+      should((resumed.jobs as Fields[])[0]).have.property('jobId', (stored.job.state as Fields).jobId);
       should(await storedJobs(t.node.id as string)).eql([]);
     }, 8);
   });
@@ -259,7 +259,7 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       const file = fs.readFileSync(path.join(testUserDir(), 'svc-location', `jobs-${CONFIG_ID}.json`), 'utf8');
       for (const secret of secrets) should(file).not.containEql(secret);
       await loadWithSandbox(sandbox, { types: [t.type], nodes: [t.node] });
-      const resumed = await new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+      const resumed = await new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
       should(resumed).have.properties({ resumed: true, tag: 'first', shipment: { id: 7, lines: [{ sku: 'a' }] } });
       should(resumed).not.have.properties(['headers', 'cookies', 'responseCookies', 'token', 'auth']);
     }, 8);
@@ -275,7 +275,7 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       await helper.unload();
       const store = storedJobStore();
       const [stored] = await store.list(t.node.id as string);
-      const state = stored.job.state as Json;
+      const state = stored.job.state as Fields;
       should(state.statusPath).equal(sandbox.requests(t.jobEndpoint)[0].path);
       should(state.statusPath).endWith(`/${String(state.jobId)}`);
       should(state.createdAt).be.within(acceptedBefore, Date.now());
@@ -285,7 +285,7 @@ export function cancelledJobTests(t: NodeUnderTest & { jobEndpoint: string }): v
       const polls = sandbox.requests(t.jobEndpoint).length;
       await loadWithSandbox(sandbox, { types: [t.type], nodes: [{ ...t.node, maxWait: 600 }] });
       // The node's error spy records the call even if it came before this line.
-      const errors = () => (helper.getNode(t.node.id as string).error as unknown as { getCalls(): Array<{ args: Json[] }> }).getCalls();
+      const errors = () => (helper.getNode(t.node.id as string).error as unknown as { getCalls(): Array<{ args: Fields[] }> }).getCalls();
       await waitUntil(() => errors().length > 0, 'the resumed job to fail');
       const error = errors()[0].args[0];
       should(error.code).equal('TIMEOUT');

@@ -16,7 +16,7 @@ import { WebSocket } from 'undici';
  * with a token when adminAuth is on; every output and status of the flow reaches a collector.
  */
 
-export type Json = Record<string, unknown>;
+export type Fields = Record<string, unknown>;
 
 /** The user `admin`, password `password` (the hash in Node-RED's settings.js template), with every permission. */
 export const ADMIN_AUTH = {
@@ -27,7 +27,7 @@ export const ADMIN_AUTH = {
 export interface RigSettings {
   httpAdminRoot?: string;
   httpNodeRoot?: string;
-  adminAuth?: Json;
+  adminAuth?: Fields;
 }
 
 /** One Node-RED on a user directory of its own, restartable on the same directory (flows, credentials, files kept). */
@@ -102,7 +102,7 @@ export class WebhookRig {
   }
 
   /** A full deployment through the admin API: its status; waits for the flows to start when it succeeds. */
-  async deploy(flows: Json[]): Promise<number> {
+  async deploy(flows: Fields[]): Promise<number> {
     const started = this.startedCount();
     const res = await this.nodeRed.request(`${this.adminRoot}flows`, {
       method: 'POST',
@@ -124,7 +124,7 @@ export class WebhookRig {
   }
 
   /** Reports (outputs and statuses) that satisfy `match`, once at least `count` have arrived. */
-  async reports(match: (report: Json) => boolean, count = 1, timeoutMs = 10_000): Promise<Json[]> {
+  async reports(match: (report: Fields) => boolean, count = 1, timeoutMs = 10_000): Promise<Fields[]> {
     await waitUntil(() => this.collector.reports.filter(match).length >= count, `${count} matching report(s)`, timeoutMs);
     return this.collector.reports.filter(match);
   }
@@ -144,7 +144,7 @@ export class WebhookRig {
         socket.onerror = () => reject(new Error('the comms websocket failed'));
         socket.onmessage = (event) => {
           const data = JSON.parse(String(event.data)) as unknown;
-          for (const item of (Array.isArray(data) ? data : [data]) as Array<{ auth?: string; topic?: string; data?: Json }>) {
+          for (const item of (Array.isArray(data) ? data : [data]) as Array<{ auth?: string; topic?: string; data?: Fields }>) {
             if (item.auth === 'ok') subscribe();
             if (item.topic === `status/${id}`) {
               clearTimeout(timer);
@@ -159,7 +159,7 @@ export class WebhookRig {
   }
 
   /** Messages the webhook with this id sent. */
-  messagesOf(id: string): Json[] {
+  messagesOf(id: string): Fields[] {
     return this.collector.reports.filter((r) => r.kind === 'message' && r.source === id);
   }
 }
@@ -168,8 +168,8 @@ export class WebhookRig {
  * A tab holding the given nodes and a reporter: each output of a node wired to `<tab>-report`
  * reaches the collector as `{kind: 'message', source, payload, webhook}`.
  */
-export function reportingTab(tab: { id: string; label: string }, collectorUrl: string, nodes: Json[]): Json[] {
-  const placed = (node: Json, index: number): Json => ({ x: 120 + 20 * index, y: 80 + 40 * index, z: tab.id, ...node });
+export function reportingTab(tab: { id: string; label: string }, collectorUrl: string, nodes: Fields[]): Fields[] {
+  const placed = (node: Fields, index: number): Fields => ({ x: 120 + 20 * index, y: 80 + 40 * index, z: tab.id, ...node });
   const report = `${tab.id}-report`;
   return [
     { id: tab.id, type: 'tab', label: tab.label },
@@ -190,7 +190,7 @@ export function reportingTab(tab: { id: string; label: string }, collectorUrl: s
 }
 
 /** A webhook node that tags its messages with its id (a change node sets msg._source) before the reporter. */
-export function webhookNodes(tabId: string, node: Json): Json[] {
+export function webhookNodes(tabId: string, node: Fields): Fields[] {
   const tag = `${String(node.id)}-tag`;
   return [
     { type: 'svc-webhook-in', verify: 'signature', tolerance: 300, maxBodyKb: 64, headerName: '', server: '', ...node, wires: [[tag]] },

@@ -1,6 +1,6 @@
 import { InputError } from '../util/errors';
 import { Label, catalogText } from '../util/catalog-text';
-import { Json } from '../util/values';
+import { Fields } from '../util/values';
 import { checkLatLon } from './geohash';
 import { Element, decimal, numbered } from './locations';
 
@@ -24,7 +24,7 @@ export function readBox(value: unknown, label: Label): Box {
     if (parts.length !== 4) throw new InputError(catalogText('error.location.boxText', { label, value: JSON.stringify(value) }));
     raw = [parts[0], parts[1], parts[2], parts[3]];
   } else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const record = value as Json;
+    const record = value as Fields;
     raw = [record.minLat, record.minLng ?? record.minLon, record.maxLat, record.maxLng ?? record.maxLon];
   } else {
     throw new InputError(catalogText('error.location.box', { label }));

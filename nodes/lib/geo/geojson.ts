@@ -1,13 +1,13 @@
-import { Json } from '../util/values';
+import { Fields } from '../util/values';
 import { catalogText } from '../util/catalog-text';
 import { LatLon, fromPosition } from './geohash';
 
 /** GeoJSON as the platform returns it: finding the matched feature and its point. */
 
-export interface GeoJsonFeature extends Json {
+export interface GeoJsonFeature extends Fields {
   type: 'Feature';
   geometry: { type: string; coordinates: unknown } | null;
-  properties: Json | null;
+  properties: Fields | null;
 }
 
 /**
@@ -23,9 +23,9 @@ export function bestFeature(body: unknown, depth = 0): GeoJsonFeature | undefine
     }
     return undefined;
   }
-  const record = body as Json;
+  const record = body as Fields;
   if (isFeatureLike(record)) {
-    return { ...record, type: 'Feature', properties: (record.properties as Json | undefined) ?? null } as GeoJsonFeature;
+    return { ...record, type: 'Feature', properties: (record.properties as Fields | undefined) ?? null } as GeoJsonFeature;
   }
   if (Array.isArray(record.features)) return bestFeature(record.features, depth + 1);
   for (const value of Object.values(record)) {
@@ -37,9 +37,9 @@ export function bestFeature(body: unknown, depth = 0): GeoJsonFeature | undefine
   return undefined;
 }
 
-function isFeatureLike(record: Json): boolean {
+function isFeatureLike(record: Fields): boolean {
   if (record.type === 'Feature') return true;
-  const geometry = record.geometry as Json | undefined;
+  const geometry = record.geometry as Fields | undefined;
   return !!geometry && typeof geometry === 'object' && 'coordinates' in geometry;
 }
 

@@ -1,7 +1,7 @@
 import { InputError } from '../util/errors';
 import { Label, CatalogText, catalogText } from '../util/catalog-text';
 import { LatLon, MAX_GEOHASH_LENGTH, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
-import { Json, describeValue, readChoices, setMembers, toNumber } from '../util/values';
+import { Fields, describeValue, readChoices, setMembers, toNumber } from '../util/values';
 
 /**
  * The one converter from what users send (coordinates objects, GeoJSON, geohashes, world-map
@@ -67,7 +67,7 @@ export function readLocation(value: unknown, label: Label, options: LocationOpti
   }
   if (value === null || typeof value !== 'object')
     throw new InputError(catalogText('error.location.notLocationValue', { label, value: shown(value), forms: ACCEPTED_FORMS }));
-  const record = value as Json;
+  const record = value as Fields;
   switch (record.type) {
     case 'Feature':
       return readFeature(record, label);
@@ -157,17 +157,17 @@ export function readRouteModes(value: unknown, label: Label): RouteTransportMode
   return modes;
 }
 
-function readFeature(record: Json, label: Label): Place {
-  const geometry = record.geometry as Json | null | undefined;
+function readFeature(record: Fields, label: Label): Place {
+  const geometry = record.geometry as Fields | null | undefined;
   if (!geometry || typeof geometry !== 'object' || geometry.type !== 'Point') {
     throw new InputError(catalogText('error.location.featureNotPoint', { label }));
   }
-  const properties = (record.properties ?? {}) as Json;
+  const properties = (record.properties ?? {}) as Fields;
   const name = typeof properties.name === 'string' ? properties.name : undefined;
   return setMembers({ point: fromPosition(geometry.coordinates, label), name });
 }
 
-function readGeohashObject(record: Json, label: Label): Place {
+function readGeohashObject(record: Fields, label: Label): Place {
   const geohash = requireGeohash(record.geohash, label);
   return {
     geohash,
@@ -177,21 +177,21 @@ function readGeohashObject(record: Json, label: Label): Place {
   };
 }
 
-function readCoordinatesObject(record: Json, label: Label): Place {
+function readCoordinatesObject(record: Fields, label: Label): Place {
   for (const member of ['latitude', 'longitude']) {
     if (typeof record[member] !== 'number') throw new InputError(catalogText('error.location.memberNotNumber', { label, member }));
   }
   return { point: checkLatLon(record.latitude, record.longitude, label), specObject: record as LocationObject };
 }
 
-function readPointWaypoint(record: Json, label: Label): Place {
+function readPointWaypoint(record: Fields, label: Label): Place {
   if (record.coordinates === undefined && record.geohash === undefined) {
     throw new InputError(catalogText('error.location.pointNeedsCoordinates', { label }));
   }
   return readWaypointObject(record, label);
 }
 
-function readIndoorWaypoint(record: Json, label: Label): Place {
+function readIndoorWaypoint(record: Fields, label: Label): Place {
   for (const member of ['venueId', 'unitId']) {
     if (record[member] !== undefined && (typeof record[member] !== 'string' || record[member] === '')) {
       throw new InputError(catalogText('error.location.memberNotText', { label, member }));
@@ -202,7 +202,7 @@ function readIndoorWaypoint(record: Json, label: Label): Place {
 }
 
 /** A `point` or `indoor` waypoint object: its optional coordinates and geohash must be valid. */
-function readWaypointObject(record: Json, label: Label): Place {
+function readWaypointObject(record: Fields, label: Label): Place {
   const geohash = record.geohash === undefined ? undefined : requireGeohash(record.geohash, label);
   const point = record.coordinates !== undefined ? readCoordinatesString(record.coordinates, label) : geohash ? decodeGeohash(geohash, label) : undefined;
   if (record.transportMode !== undefined) readRouteModes(record.transportMode, catalogText('label.member', { label, member: 'transportMode' }));
@@ -211,7 +211,7 @@ function readWaypointObject(record: Json, label: Label): Place {
 }
 
 /** `{lat, lon}`, `{lat, lng}`, `{latitude, longitude}` (world-map markers too), or venue/unit alone. */
-function readPlainObject(record: Json, label: Label): Place {
+function readPlainObject(record: Fields, label: Label): Place {
   const lat = record.lat ?? record.latitude;
   const lon = record.lon ?? record.lng ?? record.longitude;
   const name = typeof record.name === 'string' ? record.name : undefined;

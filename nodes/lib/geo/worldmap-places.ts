@@ -1,7 +1,7 @@
 import type { LatLon } from './geohash';
 import type { Place } from './locations';
 import { GeoJsonFeature, bestFeature } from './geojson';
-import { Json, isRecord } from '../util/values';
+import { Fields, isRecord } from '../util/values';
 import { MapPayload, MapShape, RANGE_COLORS, ROUTE_COLOR, Row, STOP_COLOR, escapeHtml, placeLabel, popupTable } from './worldmap';
 
 /** worldmap shapes of results about places: a geocoded address, a three-word address, bulk rows, isolines around origins. */
@@ -92,7 +92,7 @@ interface Range {
  * The service returns them origin by origin, ranges in request order; with any other count of polygons
  * the origin is not known and polygons are numbered instead.
  */
-export function isolineShapes(features: Json[], origins: Place[], rangeCount: number, layer: string): MapPayload {
+export function isolineShapes(features: Fields[], origins: Place[], rangeCount: number, layer: string): MapPayload {
   const byOrigin = features.length === origins.length * rangeCount;
   const values = [...new Set(features.map((feature) => rangeOf(feature).value))].sort((a, b) => a - b);
   const shapes = features.map((feature, i) => {
@@ -122,7 +122,7 @@ export function isolineShapes(features: Json[], origins: Place[], rangeCount: nu
   return shapes.sort((a, b) => b.value - a.value).map(({ shape }) => shape);
 }
 
-function rangeOf(feature: Json): Range {
+function rangeOf(feature: Fields): Range {
   const range = isRecord(feature.properties) && isRecord(feature.properties.range) ? feature.properties.range : {};
   return { type: typeof range.type === 'string' ? range.type : 'distance', value: typeof range.value === 'number' ? range.value : 0 };
 }

@@ -1,6 +1,6 @@
 import { LatLon, distanceMeters, fromPosition } from './geohash';
 import type { Place } from './locations';
-import { Json, isRecord } from '../util/values';
+import { Fields, isRecord } from '../util/values';
 import {
   END_COLOR,
   INDOOR_COLOR,
@@ -24,13 +24,13 @@ import {
  * Sequence: the stops as markers labelled 1, 2, 3 … in visiting order (arrival and departure in
  * their popups) and the legs between them as one line. `geojson` is the sequence node's output.
  */
-export function sequenceShapes(geojson: Json, places: Place[], layer: string): MapPayload {
+export function sequenceShapes(geojson: Fields, places: Place[], layer: string): MapPayload {
   const query = escapeHtml(`sequence ${placesLabel(places)}`);
-  const features = Array.isArray(geojson.features) ? (geojson.features as Json[]) : [];
+  const features = Array.isArray(geojson.features) ? (geojson.features as Fields[]) : [];
   const stops = features.filter((feature) => isRecord(feature.geometry) && feature.geometry.type === 'Point');
   const markers = stops.map((stop, k): MapShape => {
     const properties = isRecord(stop.properties) ? stop.properties : {};
-    const point = fromPosition((stop.geometry as Json).coordinates, 'stop');
+    const point = fromPosition((stop.geometry as Fields).coordinates, 'stop');
     const input = typeof properties.input === 'number' ? places[properties.input] : undefined;
     return {
       name: `${query} #${k + 1}`,
@@ -50,7 +50,7 @@ export function sequenceShapes(geojson: Json, places: Place[], layer: string): M
       ]),
     };
   });
-  const line = stops.map((stop) => latLon(fromPosition((stop.geometry as Json).coordinates, 'stop')));
+  const line = stops.map((stop) => latLon(fromPosition((stop.geometry as Fields).coordinates, 'stop')));
   const legs: MapShape[] = line.length < 2 ? [] : [{ name: `${query} legs`, layer, line, color: STOP_COLOR, weight: 4, dashArray: '8 6' }];
   return [...legs, ...markers];
 }
@@ -98,9 +98,9 @@ function isIndoor(place: Place): boolean {
  * end markers, and each stretch touching an indoor waypoint drawn over it as a dashed purple line.
  * `geojson` is the route node's output: the whole line first, then one feature per segment.
  */
-export function routeShapes(geojson: Json, places: Place[], layer: string): MapPayload {
+export function routeShapes(geojson: Fields, places: Place[], layer: string): MapPayload {
   const query = escapeHtml(`route ${placesLabel(places)}`);
-  const [whole, ...segments] = Array.isArray(geojson.features) ? (geojson.features as Json[]) : [];
+  const [whole, ...segments] = Array.isArray(geojson.features) ? (geojson.features as Fields[]) : [];
   const coordinates = isRecord(whole?.geometry) && Array.isArray(whole.geometry.coordinates) ? (whole.geometry.coordinates as unknown[]) : [];
   const line = coordinates.map((position) => fromPosition(position, 'route'));
   if (line.length < 2) return [];

@@ -4,7 +4,7 @@ import { jobStoreFor } from './resumable';
 import { COMPUTATION_POLLING, PollSettings, pollingOf } from './settings';
 import type { HandlerResult, InputContext, Resumable } from './runner';
 import type { PlatformClient } from '../platform/client';
-import type { JsonObject } from '../state/job-store';
+import type { JsonObject } from '../util/values';
 import { ComputationJob, ComputationResult, JobState, awaitComputation, compute } from '../platform/jobs';
 
 /** What tells one asynchronous computation (isoline, sequence) from another. */

@@ -6,7 +6,8 @@ import type { Node, NodeAPI, NodeMessageInFlow } from './types';
 import type { Place } from '../geo/locations';
 import type { SvcConfigNode } from './config';
 import { SharedJobStore } from '../state/shared-jobs';
-import { FileJobStore, JobStore, JsonObject, JsonValue, StoredJob, newJobKey } from '../state/job-store';
+import { FileJobStore, JobStore, StoredJob, newJobKey } from '../state/job-store';
+import type { JsonObject, JsonValue } from '../util/values';
 
 /**
  * Jobs that outlive the node: stored when the platform accepts them, resumed when the node starts

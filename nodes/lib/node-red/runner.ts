@@ -1,7 +1,7 @@
 import type { Node, NodeMessage, NodeMessageInFlow, OutputMessage } from './types';
 import { SvcError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
-import type { JsonObject } from '../state/job-store';
+import type { JsonObject } from '../util/values';
 import { NodeStatus } from './status';
 import { failure } from './failure';
 import { CatalogText, catalogText } from '../util/catalog-text';

@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { writeAtomically } from '../util/files';
+import type { JsonObject } from '../util/values';
 import { describeCause } from '../util/errors';
 import { TextLog, catalogText } from '../util/catalog-text';
-
-/** A JSON value, as a job and the message that started it are stored. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [member: string]: JsonValue };
-export type JsonObject = { [member: string]: JsonValue };
 
 /**
  * A job that outlives its process: which node runs it, what kind it is, the node's own description

@@ -1,4 +1,5 @@
-import type { FileJobStore, JobStore, JsonObject, StoredJob } from './job-store';
+import type { FileJobStore, JobStore, StoredJob } from './job-store';
+import type { JsonObject } from '../util/values';
 import type { RedisJobHashes } from './redis-store';
 import type { SharedState } from './shared-state';
 

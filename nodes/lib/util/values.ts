@@ -56,11 +56,15 @@ export function describeValue(value: unknown): CatalogText {
   return catalogText('value.type', { type: typeof value });
 }
 
-/** A JSON object as this pack handles it. */
-export type Json = Record<string, unknown>;
+/** A JSON value, as a job and the message that started it are stored. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [member: string]: JsonValue };
+export type JsonObject = { [member: string]: JsonValue };
+
+/** An object read from a message or a response whose members are not checked yet: each is `unknown` until read. */
+export type Fields = Record<string, unknown>;
 
 /** A JSON object: not null, not an array. */
-export function isRecord(value: unknown): value is Json {
+export function isRecord(value: unknown): value is Fields {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 

@@ -4,7 +4,7 @@ import { geocodeShapes, isolineShapes, wordsShapes, bulkShapes } from '../../../
 import { routeLegs, routeShapes, sequenceShapes } from '../../../nodes/lib/geo/worldmap-routes';
 import { mapLayerOf, mapMessages } from '../../../nodes/lib/node-red/map-output';
 import type { Place } from '../../../nodes/lib/geo/locations';
-import { expectError, helper, loadWithSandbox, useSandbox, Json } from '../../support/harness';
+import { expectError, helper, loadWithSandbox, useSandbox, Fields } from '../../support/harness';
 
 /** Shapes as a list, whatever the payload. */
 const list = (payload: unknown): MapShape[] => (Array.isArray(payload) ? payload : [payload]) as MapShape[];
@@ -65,13 +65,13 @@ describe('worldmap shapes (geo/worldmap)', function () {
     should(shapes.map((s) => s.name)).eql(['isoline 52.52000,13.40500 600 s', 'isoline u33d 600 s', 'isoline 52.52000,13.40500 300 s', 'isoline u33d 300 s']);
     should(shapes[0].color).equal(shapes[1].color);
     should(shapes[0].color).not.equal(shapes[2].color);
-    should((shapes[0].geojson as Json).geometry).eql({ type: 'Polygon', coordinates: [ring] });
+    should((shapes[0].geojson as Fields).geometry).eql({ type: 'Polygon', coordinates: [ring] });
     // A count that does not match origins × ranges: polygons are numbered.
     should(list(isolineShapes([polygon(300)], origins, 2, 'iso'))[0].name).equal('isoline polygon 1 300 s');
   });
 
   it('draws sequence stops labelled in visiting order and the legs as one line', function () {
-    const stop = (lon: number, input: number, extra: Json = {}) => ({
+    const stop = (lon: number, input: number, extra: Fields = {}) => ({
       type: 'Feature',
       geometry: { type: 'Point', coordinates: [lon, 52.5] },
       properties: { input, estimatedArrival: '10:00', ...extra },
@@ -202,28 +202,28 @@ describe('Map output option (node-red/map-output)', function () {
 type SendCall = { args: unknown[]; thisValue: { id?: string } };
 
 /** Each locating node with its Map output on: one input, what to send, and what the map must show. */
-const CASES: Array<{ type: string; input: Json; extra?: Json; check: (out: Json, map: MapShape[]) => void }> = [
+const CASES: Array<{ type: string; input: Fields; extra?: Fields; check: (out: Fields, map: MapShape[]) => void }> = [
   {
     type: 'svc-geocode',
     input: { payload: '12 Main Street, Sandbox City' },
     check: (out, map) => {
       should(map).have.length(1);
-      should(map[0]).containEql({ name: '12 Main Street, Sandbox City', ...(out.location as Json) });
+      should(map[0]).containEql({ name: '12 Main Street, Sandbox City', ...(out.location as Fields) });
     },
   },
   {
     type: 'svc-words',
     input: { payload: 'index.home.raft' },
-    check: (out, map) => should(map[0]).containEql({ name: '///index.home.raft', lat: (out.location as Json).lat, lon: (out.location as Json).lon }),
+    check: (out, map) => should(map[0]).containEql({ name: '///index.home.raft', lat: (out.location as Fields).lat, lon: (out.location as Fields).lon }),
   },
   {
     type: 'svc-bulk-geocode',
     input: { payload: ['12 Main Street, Sandbox City', 'nowhere at all', 'Church Lane'] },
     extra: { pollIntervalSec: 0.01, maxWait: 5 },
     check: (out, map) => {
-      const located = (out.payload as Json[]).filter((row) => row.location);
+      const located = (out.payload as Fields[]).filter((row) => row.location);
       should(map).have.length(located.length);
-      should(map.map((s) => [s.lat, s.lon])).eql(located.map((row) => [(row.location as Json).lat, (row.location as Json).lon]));
+      should(map.map((s) => [s.lat, s.lon])).eql(located.map((row) => [(row.location as Fields).lat, (row.location as Fields).lon]));
     },
   },
   {
@@ -231,8 +231,8 @@ const CASES: Array<{ type: string; input: Json; extra?: Json; check: (out: Json,
     input: { payload: { origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: [300, 600] } } },
     check: (out, map) => {
       should(map.map((s) => s.name)).eql(['isoline 52.52000,13.40500 600 s', 'isoline 52.52000,13.40500 300 s']);
-      const features = (out.geojson as { features: Json[] }).features;
-      should(map.map((s) => (s.geojson as Json).geometry)).eql([features[1].geometry, features[0].geometry]);
+      const features = (out.geojson as { features: Fields[] }).features;
+      should(map.map((s) => (s.geojson as Fields).geometry)).eql([features[1].geometry, features[0].geometry]);
     },
   },
   {
@@ -264,16 +264,16 @@ describe('Map output on the locating nodes', function () {
   const ctx = useSandbox();
 
   /** Sends one message and resolves with both outputs, checking they came in one send. */
-  async function bothOutputs(nodeId: string, input: Json): Promise<{ out: Json; map: Json[] }> {
+  async function bothOutputs(nodeId: string, input: Fields): Promise<{ out: Fields; map: Fields[] }> {
     const out = helper.getNode('out');
     const map = helper.getNode('map');
     // The helper spies on Node.prototype.send: the calls of every node, ours picked by `this`.
     const sends = () => (helper.getNode(nodeId).send as { getCalls(): SendCall[] }).getCalls().filter((call) => call.thisValue?.id === nodeId);
     const before = sends().length;
-    const mapMsgs: Json[] = [];
-    const onMap = (msg: Json) => mapMsgs.push(msg);
+    const mapMsgs: Fields[] = [];
+    const onMap = (msg: Fields) => mapMsgs.push(msg);
     map.on('input', onMap);
-    const received = new Promise<Json>((resolve) => out.once('input', resolve));
+    const received = new Promise<Fields>((resolve) => out.once('input', resolve));
     helper.getNode(nodeId).receive(input);
     const outMsg = await received;
     // Both outputs leave in one send: the map message has been delivered by the time a later tick runs.
@@ -322,7 +322,7 @@ describe('Map output on the locating nodes', function () {
     should(empty.map).eql([]);
     should(empty.out.location).be.undefined();
     const found = await bothOutputs('n1', { payload: 'Church Lane' });
-    should(found.map.map((msg) => (msg.payload as Json).layer)).eql(['depots']);
+    should(found.map.map((msg) => (msg.payload as Fields).layer)).eql(['depots']);
   });
 
   it('fails an input with one error and nothing on either output', async function () {

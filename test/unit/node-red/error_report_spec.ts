@@ -1,6 +1,6 @@
 import should from 'should';
 import { util } from '@node-red/util';
-import { helper, Json, loadWithSandbox, nodeModule, useSandbox } from '../../support/harness';
+import { helper, Fields, loadWithSandbox, nodeModule, useSandbox } from '../../support/harness';
 
 type StatusCall = { args: Array<{ text?: string }>; thisValue: { id?: string } };
 
@@ -24,7 +24,7 @@ function sidebarView(logged: unknown): { format: string; shown: unknown } {
 describe('errors a person reads at a glance', function () {
   const ctx = useSandbox();
 
-  async function caughtError(msg: Json): Promise<Json> {
+  async function caughtError(msg: Fields): Promise<Fields> {
     await loadWithSandbox(ctx.sandbox, {
       types: ['svc-geocode'],
       config: { dailyLimit: 0 },
@@ -33,7 +33,7 @@ describe('errors a person reads at a glance', function () {
         { id: 'c1', type: 'catch', scope: null, uncaught: false, wires: [['out']] },
       ],
     });
-    const caught = new Promise<Json>((resolve) => helper.getNode('out').once('input', resolve));
+    const caught = new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
     helper.getNode('n1').receive(msg);
     return caught;
   }
@@ -41,7 +41,7 @@ describe('errors a person reads at a glance', function () {
   it('a refused key: one line naming the field to fix, code and statusCode for the Catch node, no class name, no stack', async function () {
     ctx.sandbox.setFault('geocode', { status: 401 });
     const msg = await caughtError({ payload: '12 Main Street' });
-    const error = msg.error as Json;
+    const error = msg.error as Fields;
     should(error.code).equal('UNAUTHORIZED');
     should(msg.statusCode).equal(401);
     should(error.message).equal("svc-config 'sandbox': API key refused (401): check the API key and Project id fields");
@@ -53,7 +53,7 @@ describe('errors a person reads at a glance', function () {
 
   it('bad input: the reason and what to do, status INVALID_INPUT with its short reason', async function () {
     const msg = await caughtError({ payload: '   ' });
-    const error = msg.error as Json;
+    const error = msg.error as Fields;
     should(error.code).equal('INVALID_INPUT');
     should(error.message).equal("address is empty — fix the message or the node's settings");
     should(msg).not.have.property('statusCode');

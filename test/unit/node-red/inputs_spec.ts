@@ -9,7 +9,7 @@ import {
   sandboxCredentials,
   testSettings,
   useSandbox,
-  Json,
+  Fields,
 } from '../../support/harness';
 
 /**
@@ -33,7 +33,7 @@ function BrokenStore(): object {
 }
 
 /** Each node with TypedInputs, its input under test, and the other inputs a message needs to get that far. */
-const NODES: Array<{ type: string; input: string; extra?: Json }> = [
+const NODES: Array<{ type: string; input: string; extra?: Fields }> = [
   { type: 'svc-geocode', input: 'address' },
   { type: 'svc-words', input: 'words' },
   { type: 'svc-bulk-geocode', input: 'addresses' },
@@ -49,10 +49,10 @@ const FIX_INPUT = " — fix the message or the node's settings";
 
 describe('reading TypedInputs', function () {
   const ctx = useSandbox();
-  const geocode = (extra: Json) => loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode', ...extra }] });
+  const geocode = (extra: Fields) => loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode', ...extra }] });
 
   /** The reason an error of one message gives: INVALID_INPUT saying what to fix, the message kept, nothing sent to the platform. */
-  async function refused(msg: Json = { payload: 'kept' }): Promise<string> {
+  async function refused(msg: Fields = { payload: 'kept' }): Promise<string> {
     const { error, msg: failed } = await expectError('n1', msg);
     should(error.code).equal('INVALID_INPUT');
     should(error.message).not.match(/\[object Object\]/);

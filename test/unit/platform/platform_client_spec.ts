@@ -10,7 +10,7 @@ import type { PlatformRequest, WaitEvent } from '../../../nodes/lib/platform/typ
 import type { SvcConfigNode } from '../../../nodes/lib/node-red/config';
 import { SvcError } from '../../../nodes/lib/util/errors';
 import { startSandbox, Sandbox, SANDBOX_DEFAULTS, sendJson } from '../../sandbox';
-import { CONFIG_ID, configNode, helper, Json, nodeModule, sandboxCredentials } from '../../support/harness';
+import { CONFIG_ID, configNode, helper, Fields, nodeModule, sandboxCredentials } from '../../support/harness';
 import { ManualClock } from '../../support/clock';
 import { clientSuite, geocode, rejectionOf, sandboxClientConfig } from '../../support/platform-client';
 import { expectHandlesBackTo, handleBaseline } from '../../support/handles';
@@ -483,7 +483,7 @@ describe('platform client', function () {
           client.request({ rate: 'geocode', auth: 'project', method: 'GET', path: '/v1/test/slow', query: { n }, retry: 'read' }),
         ),
       );
-      should(responses.map((a) => (a.body as Json).n)).eql(['0', '1', '2', '3', '4', '5', '6', '7', '8']);
+      should(responses.map((a) => (a.body as Fields).n)).eql(['0', '1', '2', '3', '4', '5', '6', '7', '8']);
       should(slow.slowPeak()).be.belowOrEqual(3);
       should(slow.slowPeak()).be.above(1);
       should(slow.slowActive()).equal(0);
@@ -516,7 +516,7 @@ describe('platform client', function () {
     const proxyEnv = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy'];
     let proxy: Awaited<ReturnType<typeof startProxy>>;
 
-    async function loadConfig(target: Sandbox, config: Json, extraNodes: Json[] = [], credentials: Record<string, Json> = {}): Promise<void> {
+    async function loadConfig(target: Sandbox, config: Fields, extraNodes: Fields[] = [], credentials: Record<string, Fields> = {}): Promise<void> {
       await helper.load(
         [nodeModule('svc-config'), require(proxyModule), require(tlsModule)],
         [configNode(target, { maxRetries: 0, ...config }), ...extraNodes],
@@ -614,7 +614,7 @@ describe('platform client', function () {
         await secure?.close();
         fs.rmSync(certDir, { recursive: true, force: true });
       });
-      const tlsNode = (extra: Json) => ({
+      const tlsNode = (extra: Fields) => ({
         id: 'tls',
         type: 'tls-config',
         name: '',
