@@ -1,6 +1,7 @@
 import should from 'should';
 import { plainText, trimTrailing } from '../../nodes/lib/util/text';
-import { PlatformError, redact, scrubBody, scrubBytes } from '../../nodes/lib/util/errors';
+import { PlatformError } from '../../nodes/lib/util/errors';
+import { redact, scrubBody, scrubBytes } from '../../nodes/lib/util/masking';
 import { parseSignatureHeader } from '../../nodes/lib/state/signature';
 import { parseCsv } from '../../nodes/lib/format/csv';
 import { resultRecords } from '../../nodes/lib/format/result-file';

@@ -1,4 +1,5 @@
-import { ErrorCode, PlatformError, SvcError, redact } from '../util/errors';
+import { ErrorCode, PlatformError, SvcError } from '../util/errors';
+import { redact } from '../util/masking';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { Clock, SYSTEM_CLOCK, sleep } from '../util/async';
 import { isRecord, setMembers } from '../util/values';

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { PlatformError, SvcError, codeForStatus, redact, redactHeader, scrubBody, scrubBytes } from '../util/errors';
+import { PlatformError, SvcError, codeForStatus } from '../util/errors';
+import { redact, redactHeader, scrubBody, scrubBytes } from '../util/masking';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { BoundedBody, contentCodings, decodedBody, describeSize, readBounded, unreadableCoding } from './body';
 import { isHeaderValue } from '../util/text';

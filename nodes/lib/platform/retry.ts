@@ -1,4 +1,5 @@
-import { ConnectionSettings, PlatformError, SvcError, describeCause, redact } from '../util/errors';
+import { ConnectionSettings, PlatformError, SvcError, describeCause } from '../util/errors';
+import { redact } from '../util/masking';
 import { catalogText } from '../util/catalog-text';
 import { PROXY_TUNNEL_CODE } from './dispatcher';
 import type { RetryPolicy } from './types';

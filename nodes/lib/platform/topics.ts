@@ -1,4 +1,5 @@
-import { InputError, PlatformError, SvcError, codeForStatus, excerpt, redact } from '../util/errors';
+import { InputError, PlatformError, SvcError, codeForStatus } from '../util/errors';
+import { excerpt, redact } from '../util/masking';
 import type { PlatformClient } from './client';
 import type { PlatformRequest, PlatformResponse } from './types';
 import { describeValue } from '../util/values';

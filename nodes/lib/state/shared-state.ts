@@ -4,7 +4,7 @@ import type { KeyValueStore } from './store';
 import { NotReplicatedError, RedisStore } from './redis-store';
 import { CircuitBreaker } from './breaker';
 import { type RedisClient, redisDeployment } from './redis-deployment';
-import { redact } from '../util/errors';
+import { redact } from '../util/masking';
 import { CatalogText, TextLog, catalogText } from '../util/catalog-text';
 
 /**

@@ -1,5 +1,5 @@
 import should from 'should';
-import { redactHeader } from '../../../nodes/lib/util/errors';
+import { redactHeader } from '../../../nodes/lib/util/masking';
 
 /** Issue 27 point 7: a response header's text is masked as a body's is. */
 describe('redactHeader', function () {
