@@ -6,7 +6,7 @@ import { NodeStatus } from '../lib/node-red/status';
 import { Failure, failure } from '../lib/node-red/failure';
 import type { SvcConfigNode } from '../lib/node-red/config';
 import { positiveSetting, textSetting } from '../lib/node-red/settings';
-import { InputError, SvcError, causeOf } from '../lib/util/errors';
+import { ConfigError, InputError, causeOf } from '../lib/util/errors';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { translate, translateWith } from '../lib/node-red/i18n';
 import { JsonTextProblem, isHeaderName, readJsonText } from '../lib/util/text';
@@ -359,5 +359,5 @@ function visibleHeaders(headers: IncomingHttpHeaders, customHeader: string | und
 
 /** A path this node cannot listen on, reported in the shape of every failure (code CONFIG_INVALID); its text says what to do. */
 function notListening(text: CatalogText): Failure {
-  return failure(new SvcError('CONFIG_INVALID', text, { notSent: true, saysWhatToDo: true }));
+  return failure(new ConfigError(text, { saysWhatToDo: true }));
 }

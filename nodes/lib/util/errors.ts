@@ -104,8 +104,9 @@ export class InputError extends SvcError {
 
 /** A configuration that cannot serve the message (CONFIG_INVALID): nothing was sent, and nothing is retried. */
 export class ConfigError extends SvcError {
-  constructor(text: string | CatalogText) {
-    super('CONFIG_INVALID', text, { notSent: true });
+  /** `saysWhatToDo`: the text says what to change itself (a node's own setting, not the svc-config node's). */
+  constructor(text: string | CatalogText, options: { saysWhatToDo?: boolean } = {}) {
+    super('CONFIG_INVALID', text, { notSent: true, saysWhatToDo: options.saysWhatToDo ?? false });
   }
 }
 
