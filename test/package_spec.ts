@@ -36,9 +36,10 @@ const FORBIDDEN = [/\.ts$/, /\.map$/, /(^|\/)test\//, /^dist\/test\//, /^docs\//
 const ALLOWED = [
   /^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/,
   /^dist\/nodes\/([\w-]+\/)*[\w.-]+\.js$/,
-  /^dist\/nodes\/[\w-]+\.html$/,
-  /^dist\/nodes\/locales\/(en-US|ja)\/[\w-]+\.(json|html)$/,
-  /^dist\/nodes\/icons\/[\w-]+\.(svg|png)$/,
+  // One folder a node (issue 32): its editor file, its catalogs and help, and its icon beside its runtime.
+  /^dist\/nodes\/(svc-[\w-]+)\/\1\.html$/,
+  /^dist\/nodes\/(svc-[\w-]+)\/locales\/(en-US|ja)\/\1\.(json|html)$/,
+  /^dist\/nodes\/svc-[\w-]+\/icons\/[\w-]+\.(svg|png)$/,
   /^examples\/[\w-]+\.json$/,
   /^resources\/[\w./-]+\.(js|css|svg|png)$/,
 ];
