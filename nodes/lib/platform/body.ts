@@ -1,5 +1,6 @@
 import { Readable, Transform, pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Dispatcher } from 'undici';
 import { CatalogText, catalogText } from '../util/catalog-text';
 
 /** What was read of a response's body: at most the limit, and whether that was all of it. */
@@ -9,57 +10,188 @@ export interface BoundedBody {
   complete: boolean;
   /** The Content-Length that was over the limit, when that is why nothing was read. */
   declaredBytes?: number;
+  /** Why decoding failed, when it did: the coding and the decoder's error (a broken or truncated encoding); nothing is kept then. */
+  brokenCoding?: { coding: string; error: Error };
 }
 
 /** 1 MB as the settings count it: 1,048,576 bytes. */
 export const BYTES_PER_MB = 1024 * 1024;
 
+/** A response's headers as undici gives them: lower-case names, a list for a repeated one. */
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** How a response's body is read, decided from its status and headers as they arrive. */
+export interface BodyPlan {
+  /** The most bytes kept, and received (see `decodedBody`). */
+  limit: number;
+  /** The content codings to undo (`contentCodings`), all readable (`unreadableCoding`). */
+  codings: readonly string[];
+  /** A Content-Length to hold against the limit before the first byte; undefined to read the body's start whatever it declares. */
+  declaredLength?: string;
+}
+
+/** A response read within its plan; `body` undefined when the plan was to read none of it. */
+export interface ReceivedResponse {
+  statusCode: number;
+  headers: ResponseHeaders;
+  body: BoundedBody | undefined;
+}
+
+/** The plan for a response's body from its status and headers; undefined to read none of it. */
+export type BodyPlanner = (statusCode: number, headers: ResponseHeaders) => BodyPlan | undefined;
+
 /**
- * Reads a body, keeping at most `limitBytes`. A Content-Length over the limit stops it before the
- * first byte; otherwise reading stops at the first chunk that goes past it. Either way the stream is
- * destroyed, which aborts the request and closes its connection: nothing more is read, so however
- * large or endless the response, no more than the limit (plus one chunk) is ever held.
+ * Sends one request on `dispatcher` and reads its response within the plan `planFor` makes of its
+ * status and headers. A Content-Length over the limit stops it before the first byte; otherwise
+ * reading stops at the first chunk that goes past the limit. Either way the request is aborted, which
+ * closes its connection: nothing more is read, so however large or endless the response, no more
+ * than the limit (plus one chunk) is ever held. Settles at once when `signal` aborts, with its reason,
+ * even for a request still waiting for a connection (undici applies an abort only once the request
+ * is written to one: a proxy that never opens the tunnel, a host that never responds).
  */
-export function readBounded(body: Readable, limitBytes: number, declaredLength: string | undefined): Promise<BoundedBody> {
-  const declaredBytes = Number(declaredLength);
-  if (declaredLength !== undefined && declaredBytes > limitBytes) {
-    // Destroying an unread body fails it with an abort error, which is expected here.
-    body.once('error', () => undefined);
-    body.destroy();
-    return Promise.resolve({ bytes: Buffer.alloc(0), complete: false, declaredBytes });
-  }
-  // Plain events rather than an async iterator: this runs for every response, and the iterator's
-  // promise per chunk and end-of-stream tracking were a visible share of a small request's CPU.
+export function receive(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal, planFor: BodyPlanner): Promise<ReceivedResponse> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let settled = false;
-    const settle = (outcome: BoundedBody | Error) => {
-      if (settled) return;
-      settled = true;
-      body.off('data', onData);
-      if (outcome instanceof Error) reject(outcome);
-      else resolve(outcome);
-    };
-    const onData = (chunk: Buffer) => {
-      if (total + chunk.length > limitBytes) {
-        chunks.push(chunk.subarray(0, limitBytes - total));
-        settle({ bytes: Buffer.concat(chunks), complete: false });
-        // Destroying the stream aborts the request: nothing more is read.
-        body.destroy();
-        return;
-      }
-      chunks.push(chunk);
-      total += chunk.length;
-    };
-    body.on('data', onData);
-    body.once('end', () => settle({ bytes: Buffer.concat(chunks, total), complete: true }));
-    // After settling, errors (such as the abort of the destroy above) are expected and dropped.
-    body.on('error', (err) => settle(err));
-    body.once('close', () => {
-      if (!settled) settle(Object.assign(new Error('the response ended before it was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-    });
+    dispatcher.dispatch(options, new ResponseReader(planFor, signal, resolve, reject));
   });
+}
+
+/**
+ * undici's dispatch handler for one exchange. A plain body (most responses) is collected chunk by
+ * chunk as undici parses it: no stream, no event per chunk. An encoded one is pushed into a stream
+ * for its decoders (`decodedBody`), with undici's backpressure.
+ */
+class ResponseReader implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  private statusCode = 0;
+  private headers: ResponseHeaders = {};
+  /** The plain body being collected. */
+  private chunks: BoundedChunks | undefined;
+  /** The encoded body, fed to its decoders. */
+  private encoded: Readable | undefined;
+
+  constructor(
+    private readonly planFor: BodyPlanner,
+    private readonly signal: AbortSignal,
+    private readonly resolve: (response: ReceivedResponse) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    // Aborted while it waited for a connection: it ends here, before it is written.
+    if (this.settled) controller.abort(abortReason(this.signal));
+    else this.controller = controller;
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
+    // An informational response (1xx) comes before the response itself.
+    if (this.settled || statusCode < 200) return;
+    this.statusCode = statusCode;
+    this.headers = headers;
+    const plan = this.planFor(statusCode, headers);
+    if (!plan) {
+      this.stop(controller, undefined);
+      return;
+    }
+    const declaredBytes = Number(plan.declaredLength);
+    if (plan.declaredLength !== undefined && declaredBytes > plan.limit) {
+      this.stop(controller, { bytes: Buffer.alloc(0), complete: false, declaredBytes });
+      return;
+    }
+    if (plan.codings.length === 0) {
+      this.chunks = new BoundedChunks(plan.limit);
+      return;
+    }
+    this.encoded = new Readable({
+      read: () => controller.resume(),
+      // Destroyed before its end (the limit, a broken encoding): the request is aborted, which closes the connection.
+      destroy: (err, callback) => {
+        controller.abort(err ?? new Error('the response was not read to its end'));
+        callback(err);
+      },
+    });
+    readDecoded(this.encoded, plan).then(
+      (body) => this.succeed(body),
+      (err: unknown) => this.fail(err),
+    );
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.chunks) {
+      if (!this.chunks.add(chunk)) this.stop(controller, this.chunks.body(false));
+    } else if (this.encoded && !this.encoded.push(chunk)) {
+      controller.pause();
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.chunks) this.succeed(this.chunks.body(true));
+    else this.encoded?.push(null);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    // After settling, errors (such as the abort of `stop`) are expected and dropped.
+    if (this.encoded) this.encoded.destroy(err);
+    else this.fail(err);
+  }
+
+  /** Stops reading: what was read settles the exchange, and the request is aborted. */
+  private stop(controller: Dispatcher.DispatchController, body: BoundedBody | undefined): void {
+    this.succeed(body);
+    controller.abort(new Error('the response was not read to its end'));
+  }
+
+  private readonly onAbort = (): void => {
+    const reason = abortReason(this.signal);
+    this.fail(reason);
+    this.controller?.abort(reason);
+  };
+
+  private succeed(body: BoundedBody | undefined): void {
+    if (this.finish()) this.resolve({ statusCode: this.statusCode, headers: this.headers, body });
+  }
+
+  private fail(err: unknown): void {
+    if (this.finish()) this.reject(err);
+  }
+
+  /** True the first time only: an exchange settles once. */
+  private finish(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    return true;
+  }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** The chunks of a body, kept up to a limit. */
+class BoundedChunks {
+  private readonly chunks: Buffer[] = [];
+  private total = 0;
+
+  constructor(private readonly limit: number) {}
+
+  /** Keeps `chunk`; false when it goes past the limit: only its part within the limit is kept, and reading stops. */
+  add(chunk: Buffer): boolean {
+    if (this.total + chunk.length > this.limit) {
+      this.chunks.push(chunk.subarray(0, this.limit - this.total));
+      this.total = this.limit;
+      return false;
+    }
+    this.chunks.push(chunk);
+    this.total += chunk.length;
+    return true;
+  }
+
+  body(complete: boolean): BoundedBody {
+    return { bytes: Buffer.concat(this.chunks, this.total), complete };
+  }
 }
 
 /** A size for people: "5 MB", "512 KB", "300 bytes" (the word translated). */
@@ -83,18 +215,6 @@ const DECODERS: Readonly<Record<string, () => Transform>> = {
 /** More codings than this on one response are refused: no server needs them, and each one multiplies. */
 const MAX_CODINGS = 2;
 
-/** A response's body as it arrives, decoded as it is read, with the limit on the bytes received. */
-export interface DecodedBody {
-  /** The decoded bytes (the body itself without a Content-Encoding). */
-  stream: Readable;
-  /** Why decoding failed, once it has: the coding and the decoder's error (a broken or truncated encoding). */
-  failure: () => { coding: string; error: Error } | undefined;
-  /** True once more bytes were received than the limit allows (reading stopped there). */
-  overLimit: () => boolean;
-  /** The bytes received so far, before decoding. */
-  received: () => number;
-}
-
 /** The codings of a Content-Encoding header in the order the server applied them (`identity` left out), lower case. */
 export function contentCodings(header: string): string[] {
   // Most responses have no Content-Encoding: no splitting for them.
@@ -111,15 +231,26 @@ export function unreadableCoding(codings: readonly string[]): string | undefined
   return codings.find((coding) => !(coding in DECODERS));
 }
 
+/** A response's body as it arrives, decoded as it is read, with the limit on the bytes received. */
+interface DecodedBody {
+  /** The decoded bytes. */
+  stream: Readable;
+  /** Why decoding failed, once it has: the coding and the decoder's error (a broken or truncated encoding). */
+  failure: () => { coding: string; error: Error } | undefined;
+  /** True once more bytes were received than the limit allows (reading stopped there). */
+  overLimit: () => boolean;
+  /** The bytes received so far, before decoding. */
+  received: () => number;
+}
+
 /**
- * The body decoded as a stream, each coding undone in turn, so that `readBounded` applies its limit to
+ * The body decoded as a stream, each coding undone in turn, so that `readDecoded` applies its limit to
  * the decoded bytes: a compression bomb (a few KB that decode to gigabytes) stops at the limit, having
  * decoded no more than the limit and a chunk. The bytes received count against `limitBytes` too, so a
  * body that decodes to almost nothing (empty gzip members, without end) cannot run on either.
  * `codings` must all be readable (see `unreadableCoding`).
  */
-export function decodedBody(body: Readable, codings: readonly string[], limitBytes: number): DecodedBody {
-  if (codings.length === 0) return { stream: body, failure: () => undefined, overLimit: () => false, received: () => 0 };
+function decodedBody(body: Readable, codings: readonly string[], limitBytes: number): DecodedBody {
   let received = 0;
   let overLimit = false;
   let failure: { coding: string; error: Error } | undefined;
@@ -150,4 +281,50 @@ export function decodedBody(body: Readable, codings: readonly string[], limitByt
   // pipeline also destroys every stream when the reader destroys the last: the request is aborted.
   pipeline([body, counter, ...decoders], () => undefined);
   return { stream: decoders[decoders.length - 1], failure: () => failure, overLimit: () => overLimit, received: () => received };
+}
+
+/**
+ * Reads an encoded body decoded (see `decodedBody`), within `plan.limit` decoded bytes and `plan.limit`
+ * bytes received. A broken encoding is `brokenCoding`, not a network error: the same request would get
+ * the same response.
+ */
+async function readDecoded(body: Readable, plan: BodyPlan): Promise<BoundedBody> {
+  const decoded = decodedBody(body, plan.codings, plan.limit);
+  try {
+    const read = await readStream(decoded.stream, plan.limit);
+    return decoded.overLimit() ? { ...read, complete: false } : read;
+  } catch (err) {
+    if (decoded.overLimit()) return { bytes: Buffer.alloc(0), complete: false };
+    const failure = decoded.failure();
+    if (!failure) throw err;
+    // An empty body declared as encoded (a 204, an empty 200) has nothing to decode: it is empty.
+    return { bytes: Buffer.alloc(0), complete: true, brokenCoding: decoded.received() === 0 ? undefined : failure };
+  }
+}
+
+/** Reads a stream within `limitBytes`; at the first chunk past it the stream is destroyed, which aborts the request. */
+function readStream(stream: Readable, limitBytes: number): Promise<BoundedBody> {
+  return new Promise((resolve, reject) => {
+    const chunks = new BoundedChunks(limitBytes);
+    let settled = false;
+    const settle = (outcome: BoundedBody | Error) => {
+      if (settled) return;
+      settled = true;
+      stream.off('data', onData);
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    };
+    const onData = (chunk: Buffer) => {
+      if (chunks.add(chunk)) return;
+      settle(chunks.body(false));
+      stream.destroy();
+    };
+    stream.on('data', onData);
+    stream.once('end', () => settle(chunks.body(true)));
+    // After settling, errors (such as the abort of the destroy above) are expected and dropped.
+    stream.on('error', (err) => settle(err));
+    stream.once('close', () => {
+      if (!settled) settle(Object.assign(new Error('the response ended before it was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
+  });
 }

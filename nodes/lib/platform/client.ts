@@ -2,12 +2,13 @@ import type { Dispatcher, FormData } from 'undici';
 import { ConnectionSettings, InputError, PlatformError, SvcError, cancelled } from '../util/errors';
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
-import { raceAbort, sleep } from '../util/async';
+import { sleep } from '../util/async';
 import { isHeaderValue, trimTrailing } from '../util/text';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { configInvalid, ConfigProblem, Requirement, configProblems } from './config-check';
 import { createDispatcher } from './dispatcher';
-import { readResponse, readTokenResponse } from './response';
+import { bodyPlan, readResponse, readTokenResponse } from './response';
+import { receive } from './body';
 import { retryDelay, toSvcError } from './retry';
 import { MAX_SEGMENT_LENGTH, hasDotSegment } from './paths';
 import { RATE_FAMILIES } from './types';
@@ -261,19 +262,15 @@ export class PlatformClient {
     const onAbort = () => attempt.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const res = await settleOnAbort(
-        this.dispatcher.request({
-          origin: url.origin,
-          path: url.pathname + url.search,
-          method: method,
-          headers,
-          body,
-          signal: attempt.signal,
-        }),
+      const limit = this.limitFor(kind);
+      const res = await receive(
+        this.dispatcher,
+        { origin: url.origin, path: url.pathname + url.search, method, headers, body },
         attempt.signal,
+        (statusCode, responseHeaders) => bodyPlan(statusCode, responseHeaders, limit, secrets),
       );
       // A server may echo what it was sent: no secret of the request comes back out of its response.
-      return await readResponse<T>(res, kind, this.limitFor(kind), secrets);
+      return readResponse<T>(res, kind, limit, secrets);
     } catch (err) {
       if (timedOut) {
         throw new PlatformError('TIMEOUT', catalogText('error.timeout', { ms: this.config.timeoutMs }), { cause: err });
@@ -318,14 +315,4 @@ function addressOf(req: PlatformRequest): Exclude<AddressSetting, 'authUrl'> {
 
 function joinUrl(base: string, path: string): URL {
   return new URL(trimTrailing(base, '/') + (path.startsWith('/') ? path : `/${path}`));
-}
-
-/**
- * undici applies an abort to a request only once it is written to a connection: one still waiting
- * for its connection (a proxy that never opens the tunnel, a host that never responds) would outlive
- * its timeout. This settles at the abort whatever undici does; a response that still comes is dropped.
- */
-function settleOnAbort(pending: Promise<Dispatcher.ResponseData>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-  const aborted = () => (signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
-  return raceAbort(pending, signal, aborted, (late) => late.body.destroy());
 }

@@ -1,9 +1,7 @@
-import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import { PlatformError, SvcError, codeForStatus } from '../util/errors';
 import { redact, redactHeader, scrubBody, scrubBytes } from '../util/masking';
 import { CatalogText, catalogText } from '../util/catalog-text';
-import { BoundedBody, contentCodings, decodedBody, describeSize, readBounded, unreadableCoding } from './body';
+import { BodyPlan, ReceivedResponse, ResponseHeaders, contentCodings, describeSize, unreadableCoding } from './body';
 import { isHeaderValue } from '../util/text';
 import type { PlatformResponse, ResponseKind } from './types';
 import { parseRetryAfter } from './retry';
@@ -15,78 +13,64 @@ import type { TokenResponse } from './token-manager';
 const ERROR_BODY_BYTES = 64 * 1024;
 
 /**
- * Reads a response within `limit`: a 2xx as its parsed body (the bytes for `buffer`), any other
+ * How to read a response's body, from its status and headers (see `receive`): a 2xx within `limit`,
+ * any other status only as far as its message and excerpt need; none of it in a coding the client
+ * does not read (undefined).
+ */
+export function bodyPlan(statusCode: number, headers: ResponseHeaders, limit: number, secrets: readonly string[]): BodyPlan | undefined {
+  const codings = codingsOf(headers, secrets);
+  if (unreadableCoding(codings)) return undefined;
+  // Whatever length it declares, the start of an error body says what went wrong (when it can be decoded).
+  if (statusCode < 200 || statusCode >= 300) return { limit: Math.min(ERROR_BODY_BYTES, limit), codings };
+  return { limit, codings, declaredLength: headerValue(headers['content-length']) || undefined };
+}
+
+/**
+ * A response read by its `bodyPlan`: a 2xx as its parsed body (the bytes for `buffer`), any other
  * status as a PlatformError with the start of its body. `secrets` (everything secret the request
  * carried) never come back: masked in errors, and in the response itself wherever it repeats one,
  * its headers included (a header's text can become a job id, or part of an error).
  */
-export async function readResponse<T>(
-  res: Dispatcher.ResponseData,
-  kind: ResponseKind,
-  limit: number,
-  secrets: readonly string[],
-): Promise<PlatformResponse<T>> {
-  const contentType = redactHeader(headerValue(res.headers['content-type']), secrets);
-  const declaredLength = headerValue(res.headers['content-length']) || undefined;
-  const codings = contentCodings(redactHeader(headerValue(res.headers['content-encoding']), secrets));
-  const unreadable = unreadableCoding(codings);
-  if (res.statusCode < 200 || res.statusCode >= 300) {
-    // Whatever length it declares, the start of an error body says what went wrong (when it can be decoded).
-    let bytes: Buffer = Buffer.alloc(0);
-    if (unreadable) discard(res.body);
-    else ({ bytes } = await readDecoded(res, codings, Math.min(ERROR_BODY_BYTES, limit), undefined).catch(withoutBrokenEncoding));
-    const text = bytes.toString('utf8');
+export function readResponse<T>(res: ReceivedResponse, kind: ResponseKind, limit: number, secrets: readonly string[]): PlatformResponse<T> {
+  const { statusCode, headers, body } = res;
+  if (statusCode < 200 || statusCode >= 300) {
+    // An error body in a coding the client does not read, or whose encoding is broken, is read as empty: its status still says what went wrong.
+    const text = body && !body.brokenCoding ? body.bytes.toString('utf8') : '';
     const parsedBody = parseErrorBody(text, secrets);
-    throw new PlatformError(codeForStatus(res.statusCode), statusMessage(res.statusCode, parsedBody, secrets), {
-      statusCode: res.statusCode,
+    throw new PlatformError(codeForStatus(statusCode), statusMessage(statusCode, parsedBody, secrets), {
+      statusCode,
       body: text,
       secrets,
       parsedBody,
-      retryAfterMs: parseRetryAfter(headerValue(res.headers['retry-after'])),
+      retryAfterMs: parseRetryAfter(headerValue(headers['retry-after'])),
     });
   }
-  if (unreadable) {
-    discard(res.body);
-    throw new PlatformError('BAD_RESPONSE', catalogText('error.unknownEncoding', { encoding: unreadable }), { statusCode: res.statusCode });
-  }
-  const { bytes, complete, declaredBytes } = await readDecoded(res, codings, limit, declaredLength);
-  if (!complete) throw tooLarge(kind, limit, res.statusCode, declaredBytes);
-  const parsed = kind === 'buffer' ? scrubBytes(bytes, secrets) : parseJson(bytes, res.statusCode, secrets);
-  return { statusCode: res.statusCode, body: parsed as T, contentType, location: redactHeader(headerValue(res.headers.location), secrets) };
-}
-
-/**
- * Reads the body decoded (see `decodedBody`), within `limit` decoded bytes and `limit` bytes received.
- * A broken encoding is BAD_RESPONSE, not a network error: the same request would get the same response.
- */
-async function readDecoded(res: Dispatcher.ResponseData, codings: readonly string[], limit: number, declaredLength: string | undefined): Promise<BoundedBody> {
-  const decoded = decodedBody(res.body, codings, limit);
-  try {
-    const read = await readBounded(decoded.stream, limit, declaredLength);
-    return decoded.overLimit() ? { ...read, complete: false } : read;
-  } catch (err) {
-    if (decoded.overLimit()) return { bytes: Buffer.alloc(0), complete: false };
-    const failure = decoded.failure();
-    if (!failure) throw err;
-    // An empty body declared as encoded (a 204, an empty 200) has nothing to decode: it is empty.
-    if (decoded.received() === 0) return { bytes: Buffer.alloc(0), complete: true };
-    throw new PlatformError('BAD_RESPONSE', catalogText('error.badEncoding', { encoding: failure.coding, cause: failure.error.message }), {
-      statusCode: res.statusCode,
-      cause: failure.error,
+  if (!body) {
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.unknownEncoding', { encoding: unreadableCoding(codingsOf(headers, secrets)) ?? '' }), {
+      statusCode,
     });
   }
+  const { brokenCoding } = body;
+  if (brokenCoding) {
+    // Not a network error: the same request would get the same response.
+    throw new PlatformError('BAD_RESPONSE', catalogText('error.badEncoding', { encoding: brokenCoding.coding, cause: brokenCoding.error.message }), {
+      statusCode,
+      cause: brokenCoding.error,
+    });
+  }
+  if (!body.complete) throw tooLarge(kind, limit, statusCode, body.declaredBytes);
+  const parsed = kind === 'buffer' ? scrubBytes(body.bytes, secrets) : parseJson(body.bytes, statusCode, secrets);
+  return {
+    statusCode,
+    body: parsed as T,
+    contentType: redactHeader(headerValue(headers['content-type']), secrets),
+    location: redactHeader(headerValue(headers.location), secrets),
+  };
 }
 
-/** Stops reading a body, which aborts the request and closes its connection (the abort error that follows is expected). */
-function discard(body: Readable): void {
-  body.once('error', () => undefined);
-  body.destroy();
-}
-
-/** An error body whose encoding is broken is read as empty: its status still says what went wrong. */
-function withoutBrokenEncoding(err: unknown): BoundedBody {
-  if (err instanceof SvcError && err.code === 'BAD_RESPONSE') return { bytes: Buffer.alloc(0), complete: true };
-  throw err;
+/** The response's content codings; the header masked first, since an unknown one is named in an error. */
+function codingsOf(headers: ResponseHeaders, secrets: readonly string[]): string[] {
+  return contentCodings(redactHeader(headerValue(headers['content-encoding']), secrets));
 }
 
 function headerValue(value: string | string[] | undefined): string {
