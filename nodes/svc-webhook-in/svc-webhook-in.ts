@@ -11,6 +11,7 @@ import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { translate, translateWith } from '../lib/node-red/i18n';
 import { JsonTextProblem, isHeaderName, readJsonText } from '../lib/util/text';
 import { ThrottledReport } from '../lib/util/async';
+import { isCredentialName } from '../lib/util/masking';
 import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, routeFor, routeSyntaxIn } from '../lib/node-red/http-node';
 import { describeRouteOwner, ownRoute } from '../lib/node-red/route-owners';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from '../lib/state/signature';
@@ -56,8 +57,6 @@ const NOISE_LOG_INTERVAL_MS = 60_000;
 /** What a 503 response asks the sender to wait before trying again, in seconds. */
 const RETRY_AFTER_SEC = 5;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
-/** Request headers that carry credentials, never copied into a message. */
-const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 type Rejection = SignatureRejection | JsonTextProblem | 'not JSON' | 'body too large' | 'header mismatch';
 
@@ -352,9 +351,9 @@ function headerMatches(headers: IncomingHttpHeaders, expected: { name: string; v
   return typeof received === 'string' && constantTimeEqual(received.trim(), expected.value);
 }
 
-/** The request headers for `msg.webhook`, without credentials (including the custom header's key). */
+/** The request headers for `msg.webhook`, without those named like credentials (`isCredentialName`, util/masking.ts) and the custom header, whose value is a key. */
 function visibleHeaders(headers: IncomingHttpHeaders, customHeader: string | undefined): IncomingHttpHeaders {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !PRIVATE_HEADERS.has(name) && name !== customHeader));
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !isCredentialName(name) && name !== customHeader));
 }
 
 /** A path this node cannot listen on, reported in the shape of every failure (code CONFIG_INVALID); its text says what to do. */

@@ -1,7 +1,7 @@
 import should from 'should';
 import { plainText, trimTrailing } from '../../nodes/lib/util/text';
 import { PlatformError } from '../../nodes/lib/util/errors';
-import { redact, scrubBody, scrubBytes } from '../../nodes/lib/util/masking';
+import { isCredentialName, redact, scrubBody, scrubBytes } from '../../nodes/lib/util/masking';
 import { parseSignatureHeader } from '../../nodes/lib/state/signature';
 import { parseCsv } from '../../nodes/lib/format/csv';
 import { resultRecords } from '../../nodes/lib/format/result-file';
@@ -62,6 +62,11 @@ const CASES: Case[] = [
   { name: 'redact: escaped quotes in a member', run: (text) => redact(text), input: repeat('"apikey":"\\"') },
   { name: 'redact: members without values', run: (text) => redact(text), input: repeat('"token" : ') },
   { name: 'redact: an unterminated secret value', run: (text) => redact(text), input: surrounded('"password":"', '\\a', '') },
+  { name: 'redact: one long name holding credential words', run: (text) => redact(text), input: surrounded('', 'token', ' ') },
+  { name: 'redact: names and separators without values', run: (text) => redact(text), input: repeat('a-b: ') },
+  { name: 'redact: credential names whose values are names', run: (text) => redact(text), input: repeat('session=pwd:') },
+  { name: 'redact: a long name almost credential-like', run: (text) => redact(text), input: surrounded('"', 'passwor', '":') },
+  { name: 'credential-like name (webhook headers, stored jobs)', run: isCredentialName, input: repeat('api_ke') },
   { name: 'redact: bearer words', run: (text) => redact(text), input: repeat('Bearer\t') },
   { name: 'redact: a configured secret almost repeated', run: (text) => redact(text, ['abcabd']), input: repeat('abc') },
   { name: 'redact: \\u escapes, some broken', run: (text) => redact(text, ['abcabd']), input: repeat('\\u0061\\u00') },

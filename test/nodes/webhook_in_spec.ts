@@ -137,6 +137,32 @@ describe('svc-webhook-in', function () {
       should(statusText()).equal('1 accepted, 0 refused');
     });
 
+    it('leaves out of msg.webhook.headers every header named like a credential (the one list of util/masking.ts)', async function () {
+      await load([webhookNode()]);
+      const credentialHeaders = {
+        authorization: 'Basic dXNlcjpwYXNz',
+        'proxy-authorization': 'Basic cHJveHk6cGFzcw==',
+        cookie: 'sid=1',
+        'x-api-key': 'key-1',
+        'x-svc-api-key': 'key-2',
+        'x-auth-token': 'token-1',
+        'x-access-token': 'token-2',
+        'x-client-secret': 'secret-1',
+        'x-session-id': 'session-1',
+        'x-private-key': 'private-1',
+        'x-credentials': 'credential-1',
+        jwt: 'jwt-1',
+      };
+      const output = nextOutput();
+      const body = '{"a":1}';
+      const res = await post(PATH, body, { 'svc-signature': sign(nowSec(), SECRET, body), 'x-request-id': 'r-1', ...credentialHeaders });
+      should(res.status).equal(200);
+      const headers = ((await output).webhook as { headers: Record<string, string> }).headers;
+      should(headers['x-request-id']).equal('r-1');
+      should(Object.keys(headers).filter((name) => name in credentialHeaders)).eql([]);
+      should(JSON.stringify(headers)).not.match(/key-|token-|secret-|session-|private-|credential-|jwt-|sid=|Basic/);
+    });
+
     it('accepts the previous secret (rotation) and t in milliseconds', async function () {
       await load([webhookNode()]);
       should((await post(PATH, '{"a":1}', { 'svc-signature': sign(nowSec(), OLD_SECRET, '{"a":1}') })).status).equal(200);

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { runtimeLog, translate } from './i18n';
 import { TextLog, catalogText } from '../util/catalog-text';
 import { describeCause } from '../util/errors';
+import { isCredentialName } from '../util/masking';
 import type { Node, NodeAPI, NodeMessageInFlow } from './types';
 import type { Place } from '../geo/locations';
 import type { SvcConfigNode } from './config';
@@ -27,12 +28,6 @@ const STORE_FOLDER = 'svc-location';
  * (headers, cookies), its id, and the payload the output replaces.
  */
 const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload', 'headers', 'cookies', 'responseCookies', 'responseHeaders']);
-/**
- * Names of members that hold credentials, at any depth of a stored message: `authorization`,
- * `x-api-key`, `accessToken`, `client_secret`, `password`, `cookie`, `auth`, `jwt` …. Linear: alternatives only.
- */
-const CREDENTIAL_NAME =
-  /^(?:auth|pass|pwd|jwt)$|authori[sz]ation|token|secret|passw(?:or)?d|passphrase|api[-_]?key|access[-_]?key|private[-_]?key|credential|cookie|session|bearer/i;
 const MAX_JSON_DEPTH = 32;
 
 const stores = new Map<string, FileJobStore>();
@@ -205,12 +200,12 @@ export class ResumableJobs {
 /**
  * The members of a message a resumed flow needs: those that are JSON through and through (anything
  * else, buffers, functions, cycles, is left out), without the request, response, headers and cookies,
- * and without any member, at any depth, named like a credential.
+ * and without any member, at any depth, named like a credential (`isCredentialName`, util/masking.ts).
  */
 export function jsonSafeMembers(msg: object): JsonObject {
   const members: JsonObject = {};
   for (const [name, value] of Object.entries(msg)) {
-    if (!NEVER_STORED.has(name) && !CREDENTIAL_NAME.test(name) && isJsonValue(value)) members[name] = withoutCredentials(value);
+    if (!NEVER_STORED.has(name) && !isCredentialName(name) && isJsonValue(value)) members[name] = withoutCredentials(value);
   }
   return members;
 }
@@ -221,7 +216,7 @@ function withoutCredentials(value: JsonValue): JsonValue {
   if (Array.isArray(value)) return value.map(withoutCredentials);
   const copy: JsonObject = {};
   for (const [name, member] of Object.entries(value)) {
-    if (!CREDENTIAL_NAME.test(name)) copy[name] = withoutCredentials(member);
+    if (!isCredentialName(name)) copy[name] = withoutCredentials(member);
   }
   return copy;
 }

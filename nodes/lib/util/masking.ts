@@ -12,14 +12,58 @@ const EXCERPT_LENGTH = 300;
 const EXCERPT_SOURCE_LENGTH = 16 * 1024;
 
 /**
- * A credential-named member or header and its value: a quoted string (whole, spaces included; an
- * unterminated one to the end of the text, as in a cut-off body) or a bare word. Linear: the value's
- * alternatives start with different characters and each part of a quoted string matches one way only.
+ * The one list of credential-like names, for every place that keeps credentials out of sight: a member
+ * or header named like this has its value masked in texts (`redact`), a request header named like this
+ * is left out of svc-webhook-in's `msg.webhook.headers`, and a member named like this is left out of a
+ * stored job's message (node-red/resumable.ts). A name is credential-like, in any case, when it is one
+ * of `CREDENTIAL_NAMES` whole or holds one of `CREDENTIAL_NAME_PARTS` (`x-api-key`, `accessToken`,
+ * `client_secret`, `proxy-authorization`, `Cookie`, `sessionId` …). Masking more than needed is safe;
+ * masking less never is, so a name goes into the list rather than beside it.
  */
-const SECRET_MEMBER =
-  /("?(?:access_token|id_token|refresh_token|client_secret|secret|secrettoken|token|x-svc-api-key|apikey|api_key|api-key|password|authorization)"?\s*[:=]\s*)(?:"(?:[^"\\]|\\.)*(?:"|$)|[^",&\s}]+)/gi;
+export const CREDENTIAL_NAMES: readonly string[] = ['auth', 'pass', 'pwd', 'jwt'];
+export const CREDENTIAL_NAME_PARTS: readonly string[] = [
+  'authorization',
+  'authorisation',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'passphrase',
+  'apikey',
+  'api-key',
+  'api_key',
+  'accesskey',
+  'access-key',
+  'access_key',
+  'privatekey',
+  'private-key',
+  'private_key',
+  'credential',
+  'cookie',
+  'session',
+  'bearer',
+];
+/** Linear: alternatives of plain words only. */
+const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES.join('|')})$|${CREDENTIAL_NAME_PARTS.join('|')}`, 'i');
+
+/** True for a member or header name that holds a credential (see `CREDENTIAL_NAMES`). */
+export function isCredentialName(name: string): boolean {
+  return CREDENTIAL_NAME.test(name);
+}
+
+/**
+ * A member or header name (a whole run of letters, digits, `_` and `-`) and what separates it from
+ * its value (`"token": `, `api_key=`, `Authorization: `). Linear: a name is tried only where one
+ * starts, and each part of the separator matches one way only.
+ */
+const NAMED_VALUE = /(?<![\w-])([\w-]+)"?\s*[:=]\s*/g;
+/**
+ * The value after a credential's name: a quoted string (whole, spaces included; an unterminated one to
+ * the end of the text, as in a cut-off body) or a bare word. Linear: the alternatives start with
+ * different characters and each part of a quoted string matches one way only.
+ */
+const NAMED_VALUE_TEXT = /"(?:[^"\\]|\\.)*(?:"|$)|[^",&\s}]+/y;
 const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
-const QUOTE = 34;
 
 const MASK = '***';
 const MASK_BYTES = Buffer.from(MASK);
@@ -34,10 +78,25 @@ const UNICODE_ESCAPE = /\\u([0-9a-fA-F]{4})/g;
  */
 export function redact(text: string, secrets: readonly string[] = []): string {
   // Bearer first, so `authorization: Bearer <token>` loses the token and not just the word "Bearer".
-  const out = unescapeUnicode(text)
-    .replace(BEARER, '$1***')
-    .replace(SECRET_MEMBER, (match: string, name: string) => (match.charCodeAt(name.length) === QUOTE ? `${name}"***"` : `${name}***`));
+  const out = maskCredentialValues(unescapeUnicode(text).replace(BEARER, '$1***'));
   return maskForms(out, secretForms(secrets));
+}
+
+/** The text with the value of every member or header named like a credential masked (a quoted value stays quoted). */
+function maskCredentialValues(text: string): string {
+  const names = NAMED_VALUE;
+  names.lastIndex = 0;
+  let out = '';
+  let copied = 0;
+  for (let found = names.exec(text); found; found = names.exec(text)) {
+    if (!isCredentialName(found[1])) continue;
+    NAMED_VALUE_TEXT.lastIndex = names.lastIndex;
+    const value = NAMED_VALUE_TEXT.exec(text);
+    if (!value) continue;
+    out += text.slice(copied, names.lastIndex) + (value[0].startsWith('"') ? '"***"' : MASK);
+    copied = names.lastIndex = NAMED_VALUE_TEXT.lastIndex;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** A percent-escape of a character that URLs never need to escape (RFC 3986, 2.3): it means that character. */
