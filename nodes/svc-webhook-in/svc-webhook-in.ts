@@ -6,7 +6,7 @@ import { NodeStatus } from '../lib/node-red/status';
 import { Failure, failure } from '../lib/node-red/failure';
 import type { SvcConfigNode } from '../lib/node-red/config';
 import { positiveSetting, textSetting } from '../lib/node-red/settings';
-import { ConfigError, InputError, causeOf } from '../lib/util/errors';
+import { ConfigError, causeOf } from '../lib/util/errors';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { translate, translateWith } from '../lib/node-red/i18n';
 import { JsonTextProblem, isHeaderName, readJsonText } from '../lib/util/text';
@@ -90,15 +90,11 @@ export = function register(RED: NodeAPI): void {
       status.show('grey', 'ring', catalogText('status.webhook.httpDisabled'));
       return;
     }
-    let config: ReceiverConfig;
-    try {
-      config = readConfig(def, this.credentials ?? {});
-    } catch (err) {
+    const config = readConfig(def, this.credentials ?? {});
+    if ('problem' in config) {
       // A setting keeps it from listening: the status says which (the error line says what to do).
-      const cause = causeOf(err);
-      this.error(notListening(catalogText('error.webhook.notListening', { cause })));
-      const reason = typeof cause === 'object' ? SETTING_STATUS[cause.key] : undefined;
-      status.show('red', 'ring', catalogText('status.webhook.notListening', { reason: reason ? catalogText(reason) : cause }));
+      this.error(notListening(catalogText('error.webhook.notListening', { cause: catalogText(config.problem, config.params) })));
+      status.show('red', 'ring', catalogText('status.webhook.notListening', { reason: catalogText(SETTING_STATUS[config.problem]) }));
       return;
     }
     // A subscription sends to one fixed address: a pattern would match paths that other routes, the editor's among them, serve.
@@ -305,31 +301,36 @@ export = function register(RED: NodeAPI): void {
 };
 
 /** The short reason the status shows for each setting that keeps the node from listening. */
-const SETTING_STATUS: Record<string, string> = {
+const SETTING_STATUS = {
   'error.webhook.noPath': 'status.webhook.setting.noPath',
   'error.webhook.noSecret': 'status.webhook.setting.noSecret',
   'error.webhook.headerName': 'status.webhook.setting.headerName',
   'error.webhook.headerValue': 'status.webhook.setting.headerValue',
 };
 
-function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig {
+/** A setting that keeps the node from listening: the text that says which (reported as a ConfigError, see `notListening`). */
+interface SettingProblem {
+  problem: keyof typeof SETTING_STATUS;
+  params?: Record<string, string>;
+}
+
+/** The receiver the settings describe, or the setting that keeps it from listening. */
+function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig | SettingProblem {
   const url = textSetting(def.url);
-  if (url === '') throw new InputError(catalogText('error.webhook.noPath'));
+  if (url === '') return { problem: 'error.webhook.noPath' };
   const path = url.startsWith('/') ? url : `/${url}`;
   const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
   let verifier: SignatureVerifier | undefined;
   if (def.verify !== 'none') {
     const secrets = [credentials.secret ?? '', credentials.previousSecret ?? ''];
-    if (!secrets.some((secret) => secret !== '')) {
-      throw new InputError(catalogText('error.webhook.noSecret'));
-    }
+    if (!secrets.some((secret) => secret !== '')) return { problem: 'error.webhook.noSecret' };
     verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
   }
   const headerName = textSetting(def.headerName);
   if (headerName === '') return { path, verifier, maxBodyBytes };
-  if (!isHeaderName(headerName)) throw new InputError(catalogText('error.webhook.headerName'));
+  if (!isHeaderName(headerName)) return { problem: 'error.webhook.headerName' };
   const headerValue = (credentials.headerValue ?? '').trim();
-  if (headerValue === '') throw new InputError(catalogText('error.webhook.headerValue', { name: headerName }));
+  if (headerValue === '') return { problem: 'error.webhook.headerValue', params: { name: headerName } };
   return { path, verifier, maxBodyBytes, header: { name: headerName.toLowerCase(), value: headerValue } };
 }
 
@@ -356,7 +357,7 @@ function visibleHeaders(headers: IncomingHttpHeaders, customHeader: string | und
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !isCredentialName(name) && name !== customHeader));
 }
 
-/** A path this node cannot listen on, reported in the shape of every failure (code CONFIG_INVALID); its text says what to do. */
+/** A setting or path this node cannot listen on, reported in the shape of every failure (a ConfigError, code CONFIG_INVALID); its text says what to do. */
 function notListening(text: CatalogText): Failure {
   return failure(new ConfigError(text, { saysWhatToDo: true }));
 }

@@ -157,7 +157,8 @@ class CsvRows {
 }
 
 function inputError(err: unknown): SvcError {
-  if (err instanceof SvcError) return err;
+  // A CsvError is an SvcError too: it is told first, so that the text says it is the CSV input that cannot be read.
   if (err instanceof CsvError) return new InputError(catalogText('error.bulk.csv', { cause: err.text }));
+  if (err instanceof SvcError) return err;
   return new InputError(catalogText('error.bulk.read', { cause: causeOf(err) }));
 }

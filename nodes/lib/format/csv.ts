@@ -1,11 +1,18 @@
 import { StringDecoder } from 'node:string_decoder';
-import { CatalogText, english, catalogText } from '../util/catalog-text';
+import { CatalogText, catalogText } from '../util/catalog-text';
+import { InputError } from '../util/errors';
 
-/** A CSV text that cannot be read (an unterminated quoted field); `text` says why, for the glue to translate. */
-export class CsvError extends Error {
-  constructor(readonly text: CatalogText) {
-    super(english(text));
-    this.name = 'CsvError';
+/**
+ * A CSV text that cannot be read (an unterminated quoted field, a chunk that is not text): an
+ * `InputError` (`INVALID_INPUT`), as the message's CSV is what cannot be read; `text` says why, for the
+ * glue to translate. A caller that read the CSV from elsewhere says so in an error of its own (a
+ * platform's result file is `BAD_RESPONSE`, format/result-file.ts).
+ */
+export class CsvError extends InputError {
+  declare readonly text: CatalogText;
+
+  constructor(text: CatalogText) {
+    super(text);
   }
 }
 

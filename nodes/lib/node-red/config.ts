@@ -45,8 +45,10 @@ export interface DeployedConnection {
  * with it (its status then tells when shared state is unavailable). Checked when the flow starts:
  * without a config node, or with one that cannot serve the family (an address that is not an http(s)
  * URL, a credential the family needs left empty), the node shows why in a red status at once, and each
- * message fails before any request (CONFIG_INVALID, not retried). Call the returned function first
- * thing for each message.
+ * message fails before any request, never retried: a config node that cannot serve the family is a
+ * ConfigError (CONFIG_INVALID); no config node at all stays an InputError (INVALID_INPUT), the code
+ * 1.0.0 gave it and flows switch on (CONTRIBUTING, "Why a reported failure is what it is"). Call the
+ * returned function first thing for each message.
  */
 export function configFor(RED: NodeAPI, node: Node, serverId: unknown, family: AuthScheme): () => SvcConfigNode {
   const config = typeof serverId === 'string' ? (RED.nodes.getNode(serverId) as SvcConfigNode | null) : null;

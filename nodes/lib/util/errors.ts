@@ -134,7 +134,7 @@ export function describeCause(err: unknown): string {
 
 /**
  * What went wrong, to put in another message: the catalog message of an error that carries one as
- * `text` (an SvcError, a CsvError), else its text.
+ * `text` (an SvcError), else its text.
  */
 export function causeOf(err: unknown): string | CatalogText {
   const text = err instanceof Error ? (err as { text?: unknown }).text : undefined;

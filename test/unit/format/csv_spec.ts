@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import should from 'should';
 import { CsvError, CsvParser, csvField, csvLine, csvRecords, parseCsv, recordToObject, spreadsheetText, writeCsv } from '../../../nodes/lib/format/csv';
+import { InputError, SvcError } from '../../../nodes/lib/util/errors';
 import { readCsv, toCsv } from '../../sandbox/csv';
 import { formulaCells, spreadsheetCells } from '../../support/spreadsheet';
 
@@ -65,6 +66,18 @@ describe('csv', function () {
 
     it('refuses an unterminated quoted field', function () {
       should(() => parseCsv('a\n"open field\n')).throw(CsvError);
+    });
+
+    it('refuses as an InputError of the SvcError family (INVALID_INPUT, nothing sent), its text a catalog text (issue 32 point 2)', function () {
+      let thrown: unknown;
+      try {
+        parseCsv('a\n"open field\n');
+      } catch (err) {
+        thrown = err;
+      }
+      should(thrown).be.instanceOf(CsvError).and.be.instanceOf(InputError).and.be.instanceOf(SvcError);
+      const error = thrown as CsvError;
+      should(error).match({ code: 'INVALID_INPUT', notSent: true, name: 'CsvError', text: { key: 'error.csv.unterminated' } });
     });
 
     it('gives the same records however the input is split, even inside characters, quotes and CRLF', function () {
