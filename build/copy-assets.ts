@@ -62,7 +62,7 @@ export function nodeFolders(sourceDir: string): string[] {
  * the `<type>.html` beside it (written from the editor definition), `locales/<lang>/<type>.json|.html`
  * (help pages whole) and the node's icon in `icons/`, where Node-RED looks for it beside the node file.
  */
-function copyAssets(repoRoot: string): void {
+async function copyAssets(repoRoot: string): Promise<void> {
   const sourceDir = path.join(repoRoot, 'nodes');
   const targetDir = path.join(repoRoot, 'dist', 'nodes');
   for (const type of nodeFolders(sourceDir)) {
@@ -75,9 +75,14 @@ function copyAssets(repoRoot: string): void {
     }
     const icon = path.join(repoRoot, 'icons', `${type}.svg`);
     if (fs.existsSync(icon)) fs.cpSync(icon, path.join(nodeDir, 'icons', `${type}.svg`));
-    writeEditorHtml(type, sourceDir, targetDir);
+    await writeEditorHtml(type, sourceDir, targetDir);
   }
 }
 
 // Compiled to dist/build/copy-assets.js: the repository is two folders up.
-if (require.main === module) copyAssets(path.join(__dirname, '..', '..'));
+if (require.main === module) {
+  copyAssets(path.join(__dirname, '..', '..')).catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import * as prettier from 'prettier';
 import ts from 'typescript';
 import type { Default, EditorDefinition, Validator } from '../nodes/lib/node-red/editor-definition';
 
@@ -18,6 +19,9 @@ import type { Default, EditorDefinition, Validator } from '../nodes/lib/node-red
  *
  * The editor definition is compiled here, without type-checking (lint and the build's
  * `tsc -p tsconfig.editor.json` check it), and its relative imports are the compiled modules in dist.
+ * The script is laid out by Prettier, in the style of resources/editor.js, so that the pieces
+ * written out as they come (the compiled modules, the functions as the compiler printed them) read
+ * as one consistently indented script.
  */
 
 // The editor side's types (EditorNode, SvcRow, SvcForm) do not exist in Node: here a function is a function.
@@ -25,6 +29,8 @@ type Definition = EditorDefinition<unknown, unknown, unknown>;
 
 const MODULE = '@svc/node-red-location';
 const INDENT = '    ';
+/** The layout of the editor's script: resources/editor.js's (.prettierrc), which runs in the same page. */
+const SCRIPT_STYLE: prettier.Options = { parser: 'babel', singleQuote: true, printWidth: 160, tabWidth: 4, trailingComma: 'none' };
 
 /** A compiled CommonJS module's relative requires. */
 const REQUIRE = /\brequire\("([^"]+)"\)/g;
@@ -143,7 +149,7 @@ function objectLines(members: Array<[string, string]>, depth: number): string {
 }
 
 /** The .html of node `type` from its definition and its compiled migrations (their version, and their bundle). */
-export function editorHtml(type: string, definition: Definition, migrations: { version: number; bundle: string }): string {
+export async function editorHtml(type: string, definition: Definition, migrations: { version: number; bundle: string }): Promise<string> {
   const config = definition.category === 'config';
   const hasRow = (name: string) => definition.rows.includes(name);
   const unknownValidators = Object.keys(definition.validators ?? {}).filter((name) => !(name in definition.defaults));
@@ -155,13 +161,13 @@ export function editorHtml(type: string, definition: Definition, migrations: { v
   ];
   const members: Array<[string, string]> = [['category', literal(definition.category)]];
   if (definition.color !== undefined) members.push(['color', literal(definition.color)]);
-  members.push(['defaults', objectLines(defaults, 3)]);
+  members.push(['defaults', objectLines(defaults, 2)]);
   if (definition.credentials)
     members.push([
       'credentials',
       objectLines(
         Object.entries(definition.credentials).map(([name, credential]) => [name, `{ type: ${literal(credential.type)} }`]),
-        3,
+        2,
       ),
     ]);
   if (definition.inputs !== undefined) members.push(['inputs', String(definition.inputs)]);
@@ -173,32 +179,54 @@ export function editorHtml(type: string, definition: Definition, migrations: { v
   else if (definition.paletteLabel !== undefined) members.push(['label', `SvcEditor.nameOr(${literal(definition.paletteLabel)})`]);
   if (!config) members.push(['labelStyle', 'SvcEditor.labelStyle']);
   if (hasRow('server')) members.push(['onadd', 'SvcEditor.pickOnlyConfig']);
-  const prepare = definition.prepare ? `\n${INDENT.repeat(4)}(${source(definition.prepare, 'prepare')}).call(this, form);` : '';
-  members.push(['oneditprepare', `function () {\n${INDENT.repeat(4)}form.prepare(this);${prepare}\n${INDENT.repeat(3)}}`]);
+  const prepare = definition.prepare ? `\n${INDENT.repeat(3)}(${source(definition.prepare, 'prepare')}).call(this, form);` : '';
+  members.push(['oneditprepare', `function () {\n${INDENT.repeat(3)}form.prepare(this);${prepare}\n${INDENT.repeat(2)}}`]);
   if (hasRow('mapOutput')) members.push(['oneditsave', 'form.save']);
   const options = config ? '{ config: true, migrations: migrations }' : '{ migrations: migrations }';
+  const script = [
+    '(function () {',
+    `${INDENT}// The node's settings migrations, compiled from nodes/${type}/migrations.ts as the runtime runs them.`,
+    `${INDENT}var migrations = ${migrations.bundle}.migrations;`,
+    `${INDENT}var form = SvcEditor.form(${literal(type)}, ${JSON.stringify(definition.rows)}, ${options});`,
+    '',
+    `${INDENT}RED.nodes.registerType(${literal(type)}, ${objectLines(members, 1)});`,
+    '})();',
+  ].join('\n');
   return [
     `<!-- Written by the build from nodes/${type}/editor.ts, defaults.ts and migrations.ts: edit those. -->`,
     `<script type="text/javascript" src="resources/${MODULE}/editor.js"></script>`,
     '<script type="text/javascript">',
-    `${INDENT}(function () {`,
-    `${INDENT.repeat(2)}// The node's settings migrations, compiled from nodes/${type}/migrations.ts as the runtime runs them.`,
-    `${INDENT.repeat(2)}var migrations = ${migrations.bundle}.migrations;`,
-    `${INDENT.repeat(2)}var form = SvcEditor.form(${literal(type)}, ${JSON.stringify(definition.rows)}, ${options});`,
-    '',
-    `${INDENT.repeat(2)}RED.nodes.registerType(${literal(type)}, ${objectLines(members, 2)});`,
-    `${INDENT}})();`,
+    indentedOnce((await prettier.format(script, SCRIPT_STYLE)).trimEnd()),
     '</script>',
     '',
   ].join('\n');
 }
 
+/** Every line of `code` one level in, inside its `<script>` tag; a line that starts inside a template literal stays as it is (its indentation is part of the string). */
+function indentedOnce(code: string): string {
+  const inTemplate = new Set<number>();
+  const file = ts.createSourceFile('editor.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
+  const visit = (node: ts.Node): void => {
+    if (ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node)) {
+      const first = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
+      const last = file.getLineAndCharacterOfPosition(node.end).line;
+      for (let line = first + 1; line <= last; line++) inTemplate.add(line);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return code
+    .split('\n')
+    .map((line, at) => (line === '' || inTemplate.has(at) ? line : INDENT + line))
+    .join('\n');
+}
+
 /** Writes `<distNodes>/<type>/<type>.html` for node `type`, from its sources in `<sourceNodes>/<type>/`. */
-export function writeEditorHtml(type: string, sourceNodes: string, distNodes: string): void {
+export async function writeEditorHtml(type: string, sourceNodes: string, distNodes: string): Promise<void> {
   const definition = loadDefinition(path.join(sourceNodes, type, 'editor.ts'), path.join(distNodes, type));
   // The compiled table, loaded by its path at build time for its version.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const table = require(path.join(distNodes, type, 'migrations.js')) as { migrations: { version: number } };
-  const html = editorHtml(type, definition, { version: table.migrations.version, bundle: bundle(distNodes, `${type}/migrations.js`) });
+  const html = await editorHtml(type, definition, { version: table.migrations.version, bundle: bundle(distNodes, `${type}/migrations.js`) });
   fs.writeFileSync(path.join(distNodes, type, `${type}.html`), html);
 }
