@@ -6,7 +6,7 @@ import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layer rule of nodes/lib (README, Architecture): imports run one way, node files -> node-red/
+ * The layer rule of nodes/lib (CONTRIBUTING, The layers): imports run one way, node files -> node-red/
  * (Node-RED glue) -> platform/, state/ and geo/ -> format/ -> util/. `notImported` lists the lib folders a
  * layer must not import (any folder not below it); Node-RED and Express stay in the glue layer.
  */

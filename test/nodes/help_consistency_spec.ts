@@ -15,7 +15,11 @@ import { NODES_DIR, REPO_ROOT } from '../support/paths';
 
 type Catalog = { [key: string]: string | Catalog };
 
-const MANIFEST = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+const MANIFEST = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  repository: { url: string };
+  'node-red': { nodes: Record<string, string> };
+};
 const TYPES = Object.keys(MANIFEST['node-red'].nodes);
 const LANGUAGES = ['en-US', 'ja'] as const;
 /** Rows every dialog has, named in Node-RED's own words. */
@@ -137,32 +141,90 @@ describe('help, catalogs and README in step with each node', function () {
   });
 
   it('the README is read in five minutes (under 250 lines), and every link between README, docs/ and CONTRIBUTING lands on a file and heading that exist (issue 32 point 3)', function () {
-    const pages = execFileSync(
-      'git',
-      ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'docs/*.md'],
-      {
-        cwd: REPO_ROOT,
-        encoding: 'utf8',
-      },
-    )
-      .split('\n')
-      .filter(Boolean);
+    const pages = trackedFiles(['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'docs/*.md']);
     should(fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8').split('\n').length).be.below(250);
-    const broken: string[] = [];
-    for (const page of pages) {
-      const source = fs.readFileSync(path.join(REPO_ROOT, page), 'utf8');
-      for (const [, target] of source.matchAll(/\]\(([^)\s]+)\)/g)) {
-        if (/^(https?:|mailto:)/.test(target)) continue;
-        const [file, anchor] = target.split('#');
-        const resolved = file ? path.join(path.dirname(page), file) : page;
-        if (!fs.existsSync(path.join(REPO_ROOT, resolved))) broken.push(`${page}: ${target} (no such file)`);
-        else if (anchor && resolved.endsWith('.md') && !headingAnchors(path.join(REPO_ROOT, resolved)).has(anchor))
-          broken.push(`${page}: ${target} (no such heading)`);
-      }
-    }
+    const broken = pages.flatMap((page) =>
+      [...fs.readFileSync(path.join(REPO_ROOT, page), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)]
+        .map(([, target]) => target)
+        .filter((target) => !/^(https?:|mailto:)/.test(target))
+        .flatMap((target) => brokenLink(page, target).map((problem) => `${page}: ${problem}`)),
+    );
     should(broken).deepEqual([]);
   });
+
+  it('every link from the help pages, catalogs, examples and editor code to the README or docs/ (by the address of the repository or of the npm package) lands on a file and heading that exist (issue 32 point 3)', function () {
+    const files = trackedFiles(['nodes', 'resources', 'examples', 'build']).filter((file) => /\.(html|json|ts|js)$/.test(file));
+    should(files.filter((file) => /\/locales\/(en-US|ja)\/.+\.html$/.test(file)).length).be.above(TYPES.length * LANGUAGES.length - 1);
+    const broken = files.flatMap((file) => {
+      const source = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
+      // Node-RED serves the editor and its help: a relative link to README.md or docs/ lands on Node-RED's address.
+      const relative = [...source.matchAll(/href=\\?["']([^"':\\]+\.md\b[^"'\\]*)/g)].map(([, href]) => href);
+      return [
+        ...relative.map((href) => `${file}: ${href} (relative: give the repository's address)`),
+        ...[...source.matchAll(PACKAGE_ADDRESS)].flatMap(([, page, anchor]) =>
+          brokenLink('', `${page ?? 'README.md'}${anchor ?? ''}`).map((problem) => `${file}: ${problem}`),
+        ),
+      ];
+    });
+    should(broken).deepEqual([]);
+  });
+
+  it('every README anchor other pages linked to before the README was split into docs/ is still a heading of the README or of a docs/ page (issue 32 point 3)', function () {
+    const pages = trackedFiles(['README.md', 'docs/*.md']);
+    const headings = new Set(pages.flatMap((page) => [...headingAnchors(path.join(REPO_ROOT, page))]));
+    should(LINKED_README_ANCHORS.filter((anchor) => !headings.has(anchor))).deepEqual([]);
+  });
 });
+
+/**
+ * Anchors of the README before issue 32 split it into docs/ pages that CONTRIBUTING (the first four) and the README
+ * itself linked to: a link kept from then, or an old bookmark, finds the section on its page of docs/.
+ */
+const LINKED_README_ANCHORS = [
+  'try-it-without-an-account',
+  'performance-and-reliability',
+  'restart-safe-jobs',
+  'running-several-instances',
+  'bounded-responses',
+  'decisions-where-the-spec-is-silent',
+  'rate-limits',
+  'secrets-in-responses',
+  'security',
+  'show-it-on-a-map-worldmap',
+  'the-editors-admin-endpoint',
+];
+
+/** Text that matches itself in a regular expression. */
+function literally(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+/**
+ * A link to the pack's README or docs/ as the editor or a help page would write it: the repository on GitHub
+ * (package.json's `repository`: its front page is the README, a file is `/blob/<ref>/<path>`) or the npm package's
+ * page (the README). Groups: the file below the repository (none for the README) and the anchor.
+ */
+const PACKAGE_ADDRESS = new RegExp(
+  `(?:${literally(MANIFEST.repository.url.replace(/^git\+/, '').replace(/\.git$/, ''))}(?:/(?:blob|tree)/[\\w.-]+/([\\w./-]+))?` +
+    `|${literally(`https://www.npmjs.com/package/${MANIFEST.name}`)})(#[\\w-]+)?`,
+  'g',
+);
+
+/** The files git holds (or would: new ones not ignored) below the given paths. */
+function trackedFiles(paths: string[]): string[] {
+  return execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', ...paths], { cwd: REPO_ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
+}
+
+/** What is wrong with a link from `page` (below the repository; '' for its root) to a file of the repository: nothing when it lands on a file and heading that exist. */
+function brokenLink(page: string, target: string): string[] {
+  const [file, anchor] = target.split('#');
+  const resolved = file ? path.join(path.dirname(page), file) : page;
+  if (!fs.existsSync(path.join(REPO_ROOT, resolved))) return [`${target} (no such file)`];
+  if (anchor && resolved.endsWith('.md') && !headingAnchors(path.join(REPO_ROOT, resolved)).has(anchor)) return [`${target} (no such heading)`];
+  return [];
+}
 
 /** The anchors GitHub gives the headings of a Markdown file (lower case, punctuation dropped, spaces as hyphens), code blocks skipped. */
 function headingAnchors(file: string): Set<string> {
