@@ -7,7 +7,7 @@ import { Session } from 'node:inspector/promises';
 import type { LocalSettings } from '@node-red/runtime';
 import express from 'express';
 import RED from 'node-red';
-import { serve } from './rpc';
+import { runChild, serve } from './rpc';
 import { ProfileSummary, summarizeProfile } from './profile';
 import { NODES_DIR } from '../support/paths';
 
@@ -140,7 +140,8 @@ function benchMethods() {
 
 export type NodeRedMethods = ReturnType<typeof benchMethods>;
 
-async function main(): Promise<void> {
+/** Starts Node-RED and serves the bench's methods; gives what stops it and removes its user directory. */
+async function main(): Promise<() => Promise<void>> {
   const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-node-red-'));
   const app = express();
   const server = http.createServer(app);
@@ -173,24 +174,11 @@ async function main(): Promise<void> {
   await initialFlows;
   const port = (server.address() as AddressInfo).port;
   serve(methods, { url: `http://${HOST}:${port}`, adminUrl: `http://${HOST}:${port}${ADMIN_ROOT}` });
-  process.on('SIGTERM', () => {
-    RED.stop()
-      .catch(() => undefined)
-      .then(() => {
-        server.closeAllConnections();
-        fs.rmSync(userDir, { recursive: true, force: true });
-        process.exit(0);
-      })
-      .catch((err: unknown) => {
-        console.error(err);
-        process.exit(1);
-      });
-  });
+  return async () => {
+    await RED.stop().catch(() => undefined);
+    server.closeAllConnections();
+    fs.rmSync(userDir, { recursive: true, force: true });
+  };
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+if (require.main === module) runChild(main);

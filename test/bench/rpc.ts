@@ -47,6 +47,22 @@ export function serve(methods: Methods, info: unknown = {}): void {
   send({ ready: true, info });
 }
 
+/**
+ * In the child, as its entry point: runs `main` (which calls `serve`), then on SIGTERM the stop function it gave, and
+ * exits: 0 once stopped, 1 (with the error on stderr) if either failed.
+ */
+export function runChild(main: () => Promise<() => Promise<void>>): void {
+  const fail = (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  };
+  main().then((stop) => {
+    process.on('SIGTERM', () => {
+      stop().then(() => process.exit(0), fail);
+    });
+  }, fail);
+}
+
 type Params<F> = F extends (params: infer P) => unknown ? P : never;
 
 /** In the parent: a running child process and typed calls to its methods. */

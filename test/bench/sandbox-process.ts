@@ -2,7 +2,7 @@ import { Fault, LoggedRequest, Sandbox, startSandbox } from '../sandbox';
 import { expireAllTokens } from '../sandbox/endpoints/auth';
 import { bulkJobs } from '../sandbox/endpoints/bulk';
 import { addTopic } from '../sandbox/endpoints/pubsub';
-import { serve } from './rpc';
+import { runChild, serve } from './rpc';
 
 /**
  * The sandbox platform in its own process. Its request log would grow by tens of thousands of
@@ -104,23 +104,11 @@ function benchMethods(sandbox: Sandbox) {
 
 export type SandboxMethods = ReturnType<typeof benchMethods>;
 
-async function main(): Promise<void> {
+/** Starts the sandbox and serves the bench's methods; gives what stops it. */
+async function main(): Promise<() => Promise<void>> {
   const sandbox = await startSandbox({ jobPolls: 2 });
   serve(benchMethods(sandbox), { url: sandbox.url });
-  process.on('SIGTERM', () => {
-    sandbox.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
-  });
+  return () => sandbox.close();
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+if (require.main === module) runChild(main);

@@ -1,27 +1,9 @@
 import { Cluster as RedisCluster } from 'ioredis';
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
-import { nowSeconds, signatureHeader } from '../bench/webhook-signing';
-import { Cluster, geocodeThrough, postWebhook, showLogsOnFailure } from '../instances/cluster';
-import { Collector } from '../support/process-flows';
-import { RedisClusterDeployment, adminClient, deploymentToolsAvailable } from '../support/redis-deployments';
+import { RedisClusterDeployment, adminClient } from '../support/redis-deployments';
 import { RedisJobHashes, RedisStore } from '../../nodes/lib/state/redis-store';
 import { DEFAULT_KEY_PREFIX } from '../../nodes/lib/state/shared-state';
-import {
-  JOBS_KEY,
-  RECOVERY,
-  REFUSED,
-  SECRET,
-  WARNING,
-  expectJobsDeliveredOnce,
-  expectRateWithinBounds,
-  fleetFlows,
-  lines,
-  startJobs,
-  steadyTraffic,
-  testSharedState,
-  webhookMessages,
-} from './fleet';
+import { JOBS_KEY, expectNoJobsLeft, expectRateWithinBounds, notices, requireDeploymentTools, testSharedState, underTraffic, useFleet, warmUp } from './fleet';
 
 /**
  * `npm run test:fleet`, Cluster: a real three-master Redis Cluster (`redis-server --cluster-enabled
@@ -32,22 +14,15 @@ import {
  */
 describe('several Node-RED instances on a Redis Cluster: a slot migration under traffic', function () {
   this.timeout(240_000);
-  let sandbox: Sandbox;
   let redis: RedisClusterDeployment;
-  let cluster: Cluster;
-  const collector = new Collector();
 
   before(async function () {
-    if (!deploymentToolsAvailable())
-      throw new Error('redis-server, redis-sentinel and redis-cli are not all installed: apt-get install -y redis-server redis-sentinel (.ci/run does it)');
+    requireDeploymentTools();
     redis = await RedisClusterDeployment.start();
   });
 
   after(async function () {
-    await cluster?.stop();
     await redis?.remove();
-    await collector.close();
-    await sandbox?.close();
   });
 
   it('every script of the store keeps its keys in one hash slot (each call checked with CLUSTER KEYSLOT, and run on the cluster)', async function () {
@@ -103,14 +78,7 @@ describe('several Node-RED instances on a Redis Cluster: a slot migration under 
   });
 
   describe('two Node-RED instances', function () {
-    before(async function () {
-      sandbox = await startSandbox({ jobPolls: 10 });
-      await collector.start();
-      cluster = await Cluster.start(2);
-      await cluster.deploy(fleetFlows(sandbox, collector.url, redis.url(), 1_000_000));
-    });
-
-    showLogsOnFailure(() => cluster, 40);
+    const fleet = useFleet(() => redis.url());
 
     /** The pack's keys on every master now (the geocode cache is off: quota, rate, replays, jobs and the probe's). */
     async function packKeys(): Promise<string[]> {
@@ -140,61 +108,42 @@ describe('several Node-RED instances on a Redis Cluster: a slot migration under 
     }
 
     it('Test connection checks the cluster through its seed nodes: reached and writable, nothing left behind', async function () {
-      const checked = await testSharedState(cluster.instances[0], redis.url());
+      const checked = await testSharedState(fleet().cluster.instances[0], redis.url());
       should(checked.shared).have.properties({ outcome: 'accepted', code: null });
       // The test's key was removed by the script that wrote it.
       should((await packKeys()).filter((key) => key.includes('{test}'))).eql([]);
     });
 
     it('the slots of the jobs, the daily count and the rate schedule migrated while traffic flows and jobs run: every message and job once, the count exact, no outage', async function () {
-      const [a, b] = cluster.instances;
-      for (const instance of [a, b]) should((await geocodeThrough(instance, 'Warm-up Cluster Road')).status).equal(200);
-      collector.reports.splice(0);
-      sandbox.log.splice(0);
+      const [a, b] = fleet().cluster.instances;
+      await warmUp(fleet(), 'Warm-up Cluster Road');
       const countBefore = await quotaCount();
-      const noticed = () => [a, b].map((instance) => [WARNING, RECOVERY, REFUSED].map((pattern) => lines(instance, pattern)));
-      const noticedBefore = noticed();
+      const noticedBefore = notices([a, b]);
 
-      const tags = await startJobs(sandbox, [a, b]);
-      const traffic = steadyTraffic(cluster, 3);
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      const reading = `before ${Date.now()}`;
-      const body = JSON.stringify({ reading });
-      const signature = signatureHeader(nowSeconds(), SECRET, body);
-      should(await postWebhook(a, body, signature)).equal(200);
-      // Each slot holding the pack's keys (jobs, count, schedule, replay) moves to the next master, key by key.
-      const slots = [...new Set(await Promise.all((await packKeys()).map((key) => redis.slotOf(key))))];
-      should(slots.map(String)).containEql(String(await redis.slotOf(JOBS_KEY)));
-      let moved = 0;
-      for (const slot of slots) {
-        const from = await redis.ownerOf(slot);
-        moved += await redis.migrateSlot(slot, redis.servers[(redis.servers.indexOf(from) + 1) % redis.servers.length], 50);
-      }
-      // Acknowledged as a duplicate (200), not delivered again.
-      should(await postWebhook(b, body, signature)).equal(200);
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      traffic.stop();
-      const responses = await traffic.done;
-      await expectJobsDeliveredOnce(sandbox, collector, tags);
-      should(webhookMessages(collector, reading)).equal(1);
+      const { disturbed, responses } = await underTraffic(fleet(), 2000, async () => {
+        // Each slot holding the pack's keys (jobs, count, schedule, replay) moves to the next master, key by key.
+        const slots = [...new Set(await Promise.all((await packKeys()).map((key) => redis.slotOf(key))))];
+        should(slots.map(String)).containEql(String(await redis.slotOf(JOBS_KEY)));
+        let moved = 0;
+        for (const slot of slots) {
+          const from = await redis.ownerOf(slot);
+          moved += await redis.migrateSlot(slot, redis.servers[(redis.servers.indexOf(from) + 1) % redis.servers.length], 50);
+        }
+        return { slots, moved };
+      });
+      const { slots, moved } = disturbed;
 
-      should(responses.filter((response) => response.status !== 200)).eql([]);
-      should(sandbox.requests('geocode')).have.length(responses.length);
       // No outage, no refusal: a migration is not one.
-      should(noticed()).eql(noticedBefore);
+      should(notices([a, b])).eql(noticedBefore);
       const rate = expectRateWithinBounds(
-        sandbox.requests('geocode').map((r) => r.time),
+        fleet()
+          .sandbox.requests('geocode')
+          .map((r) => r.time),
         2,
       );
       // Never on local state: every request counted once in the cluster.
       should((await quotaCount()) - countBefore).equal(responses.length);
-      const owner = await redis.ownerOf(await redis.slotOf(JOBS_KEY));
-      const client = adminClient(owner.port);
-      try {
-        should(await client.hlen(JOBS_KEY)).equal(0);
-      } finally {
-        client.disconnect();
-      }
+      await expectNoJobsLeft((await redis.ownerOf(await redis.slotOf(JOBS_KEY))).port);
       console.log(`      ${slots.length} slots migrated (${moved} keys) under ${responses.length} messages; ${rate}`);
     });
   });

@@ -1,9 +1,11 @@
 import should from 'should';
-import type { Sandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../sandbox';
 import { busiestWindow, promisedBusiest } from '../bench/measure';
-import { CONFIG_ID, Cluster, geocodeThrough, prefixed, sharedFlows } from '../instances/cluster';
+import { nowSeconds, signatureHeader } from '../bench/webhook-signing';
+import { CONFIG_ID, Cluster, geocodeThrough, postWebhook, prefixed, sharedFlows, showLogsOnFailure } from '../instances/cluster';
 import { Collector, reportingFlow, startMessage } from '../support/process-flows';
 import type { NodeRedProcess } from '../support/node-red-process';
+import { adminClient, deploymentToolsAvailable } from '../support/redis-deployments';
 import { waitUntil } from '../support/wait';
 
 /**
@@ -21,6 +23,100 @@ const ISOLINE_SUMMARY = '(m) => ({ polygons: m.geojson ? m.geojson.features.leng
 const BULK = { type: 'svc-bulk-geocode', batchSize: 10, parallel: 2, pollIntervalSec: 0.2, maxWait: 120 };
 const BULK_SUMMARY = '(m) => ({ rows: (m.payload || []).length, located: (m.payload || []).filter((r) => r.location).length })';
 const ISOLINE_REQUEST = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
+
+/** The sandbox platform, the collector of job results and webhook messages, and two Node-RED instances running the fleet's flows. */
+export interface Fleet {
+  sandbox: Sandbox;
+  collector: Collector;
+  cluster: Cluster;
+}
+
+/** Fails the suite, saying what to install, unless redis-server, redis-sentinel and redis-cli are all there. */
+export function requireDeploymentTools(): void {
+  if (!deploymentToolsAvailable())
+    throw new Error('redis-server, redis-sentinel and redis-cli are not all installed: apt-get install -y redis-server redis-sentinel (.ci/run does it)');
+}
+
+/**
+ * The hooks of a fleet suite, registered where it is called: before, the sandbox, the collector and two Node-RED instances
+ * deployed with the fleet's flows on the Redis at `redisUrl()` start; after, what
+ * started stops, the instances first (mocha runs it when the start failed too); a failed test shows each instance's last log lines. Gives the running fleet.
+ */
+export function useFleet(redisUrl: () => string): () => Fleet {
+  let fleet: Partial<Fleet> = {};
+  const stop = async () => {
+    await fleet.cluster?.stop();
+    await fleet.collector?.close();
+    await fleet.sandbox?.close();
+  };
+  before(async function () {
+    const sandbox = await startSandbox({ jobPolls: 10 });
+    const collector = new Collector();
+    fleet = { sandbox, collector };
+    await collector.start();
+    fleet.cluster = await Cluster.start(2);
+    await fleet.cluster.deploy(fleetFlows(sandbox, collector.url, redisUrl(), 1_000_000));
+  });
+  showLogsOnFailure(() => fleet.cluster, 40);
+  after(stop);
+  return () => {
+    const { sandbox, collector, cluster } = fleet;
+    if (!sandbox || !collector || !cluster) throw new Error('the fleet has not started');
+    return { sandbox, collector, cluster };
+  };
+}
+
+/** A geocode through each instance (each must succeed), then the collector's reports and the sandbox's log start empty. */
+export async function warmUp({ sandbox, collector, cluster }: Fleet, address: string): Promise<void> {
+  for (const instance of cluster.instances) should((await geocodeThrough(instance, address)).status).equal(200);
+  collector.reports.splice(0);
+  sandbox.log.splice(0);
+}
+
+/**
+ * `disturb` (a failover, slot migrations) while steady geocode traffic flows into both instances (3 messages a second
+ * each) and jobs run, `settleMs` after the traffic starts and before it stops; a webhook delivery accepted by the first
+ * instance just before it is posted to the second just after. Checks that every job and the webhook were delivered
+ * once and that every message got one 200 response from one platform request; gives what `disturb` resolved with and
+ * every response.
+ */
+export async function underTraffic<T>(
+  { sandbox, collector, cluster }: Fleet,
+  settleMs: number,
+  disturb: () => Promise<T>,
+): Promise<{ disturbed: T; responses: Sent[] }> {
+  const [a, b] = cluster.instances;
+  const tags = await startJobs(sandbox, [a, b]);
+  const traffic = steadyTraffic(cluster, 3);
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  // Accepted by one instance just before the disturbance: the other refuses it as a replay after it.
+  const reading = `before ${Date.now()}`;
+  const body = JSON.stringify({ reading });
+  const signature = signatureHeader(nowSeconds(), SECRET, body);
+  should(await postWebhook(a, body, signature)).equal(200);
+  const disturbed = await disturb();
+  // Acknowledged as a duplicate (200), not delivered again.
+  should(await postWebhook(b, body, signature)).equal(200);
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  traffic.stop();
+  const responses = await traffic.done;
+  await expectJobsDeliveredOnce(sandbox, collector, tags);
+  should(webhookMessages(collector, reading)).equal(1);
+  // Every message: one response, none failed.
+  should(responses.filter((response) => response.status !== 200)).eql([]);
+  should(sandbox.requests('geocode')).have.length(responses.length);
+  return { disturbed, responses };
+}
+
+/** Checks that the Redis server on `port` holds no job any more. */
+export async function expectNoJobsLeft(port: number): Promise<void> {
+  const client = adminClient(port);
+  try {
+    should(await client.hlen(JOBS_KEY)).equal(0);
+  } finally {
+    client.disconnect();
+  }
+}
 
 export function fleetFlows(sandbox: Sandbox, collectorUrl: string, redisUrl: string, dailyLimit: number): Array<Record<string, unknown>> {
   const jobs = reportingFlow(sandbox, collectorUrl, ISOLINE, ISOLINE_SUMMARY, { redisUrl }).map((node) =>
@@ -128,10 +224,15 @@ export function expectRateWithinBounds(arrivals: number[], instances: number, sw
   return `busiest 2 s: ${busiest} (allowed ${instances * promised}), away from the switch ${busiestOutside} (allowed ${promised})`;
 }
 
-export const lines = (instance: NodeRedProcess, pattern: RegExp) => instance.log.filter((line) => pattern.test(line)).length;
-export const WARNING = /shared state unavailable \(Redis/;
-export const RECOVERY = /shared state available again/;
-export const REFUSED = /refused an operation/;
+/** What each instance has logged of the shared state so far: outages (one warning each), recoveries and refused operations. */
+export function notices(instances: NodeRedProcess[]): Array<{ warnings: number; recoveries: number; refusals: number }> {
+  const lines = (instance: NodeRedProcess, pattern: RegExp) => instance.log.filter((line) => pattern.test(line)).length;
+  return instances.map((instance) => ({
+    warnings: lines(instance, /shared state unavailable \(Redis/),
+    recoveries: lines(instance, /shared state available again/),
+    refusals: lines(instance, /refused an operation/),
+  }));
+}
 
 /** The editor's Test connection for a dialog with only a Redis URL (no platform secret): the response's line and its shared-state check. */
 export async function testSharedState(

@@ -78,47 +78,45 @@ describe('shared state without Redis (one instance)', function () {
   });
 
   describe('the counter file', function () {
-    it('writes atomically, coalesces a burst of changes and keeps the last state', async function () {
+    /** A writer of `{ value }` (state.value) to state.json in the test's folder; state.writes counts the states it took to write. */
+    function valueWriter(): { file: string; state: { value: number; writes: number }; writer: CoalescedWriter } {
       const file = path.join(dir, 'state.json');
-      let value = 0;
-      let writes = 0;
+      const state = { value: 0, writes: 0 };
       const writer = new CoalescedWriter(
         file,
-        () => (writes++, { value }),
+        () => (state.writes++, { value: state.value }),
         (err) => should.fail(err, undefined, err.message),
       );
+      return { file, state, writer };
+    }
+
+    it('writes atomically, coalesces a burst of changes and keeps the last state', async function () {
+      const { file, state, writer } = valueWriter();
       for (let i = 0; i < 100; i++) {
-        value = i;
+        state.value = i;
         writer.changed();
       }
       await writer.flushed();
       should(readJson(file)).eql({ value: 99 });
-      should(writes).be.belowOrEqual(2);
+      should(state.writes).be.belowOrEqual(2);
       should(fs.readdirSync(dir)).eql(['state.json']);
     });
 
     it('writes at most once a second however often the value changes, and each change is on disk within a second or so unflushed', async function () {
       this.timeout(10_000);
-      const file = path.join(dir, 'state.json');
-      let value = 0;
-      let writes = 0;
-      const writer = new CoalescedWriter(
-        file,
-        () => (writes++, { value }),
-        (err) => should.fail(err, undefined, err.message),
-      );
+      const { file, state, writer } = valueWriter();
       // A change every 2 ms for 1.5 s: the rate of a busy flow, spread out so that writes finish between changes.
       const until = Date.now() + 1500;
       while (Date.now() < until) {
-        value++;
+        state.value++;
         writer.changed();
         await new Promise((resolve) => setTimeout(resolve, 2));
       }
-      should(writes).be.belowOrEqual(2);
+      should(state.writes).be.belowOrEqual(2);
       // Not flushed: the last change reaches the file by itself once the second since the last write is over.
-      const last = value;
+      const last = state.value;
       await waitUntil(() => (readJson(file) as { value?: number } | undefined)?.value === last, 'the last change on disk', 3000);
-      should(writes).be.belowOrEqual(3);
+      should(state.writes).be.belowOrEqual(3);
       await writer.flushed();
     });
 
