@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SANDBOX_DEFAULTS } from '../sandbox';
 import { Bench } from './bench';
 import { request } from 'undici';
-import { BENCH_ADDRESS, defaultLimitGeocodeFlows, defaultLimitGeocodePath, sameResponseFloorFlows, throughputFlows } from './flows';
+import { BENCH_ADDRESS, defaultLimitGeocodeFlows, defaultLimitGeocodePath, sameResponseFloorFlows, throughputFlows, undiciFloorFlows } from './flows';
 import type { RequestTemplate } from './loadgen';
 import { failures } from './sections';
 import type { ProfileSummary } from './profile';
@@ -16,6 +16,8 @@ import type { ProfileSummary } from './profile';
  * - svc-geocode with the daily limit off: `http in` → svc-geocode (against the sandbox) → `http response`;
  * - svc-geocode with the default config: the same with svc-config's default daily limit, counted in the
  *   user directory's counter file (a config of its own per run, so that no run uses up the day's limit);
+ * - floor with undici: the floor whose function node makes the geocode request itself (undici's pooled
+ *   `request`, the body parsed as JSON) and returns its body;
  * - raw undici: a plain Node process (the load generator) straight to the sandbox, whose own CPU
  *   per request is what the outgoing exchange costs a client at the least.
  * CPU time, not wall time, so that the figures depend little on what else the machine runs; each run
@@ -24,11 +26,26 @@ import type { ProfileSummary } from './profile';
  *
  * Issue 31: the least one geocode through Node-RED can cost (the limit) is the floor's Node-RED CPU plus
  * one pooled undici exchange, whose client side is raw undici's CPU per request; each run's svc-geocode
- * figures are divided by that run's limit, and its throughput by that run's floor.
+ * figures are divided by that run's limit, and its throughput by that run's floor. The same exchange made
+ * inside Node-RED (a function node with a pooled undici request, `floor with undici`) says what the limit
+ * costs when Node-RED's own process makes the request; svc-geocode is also divided by that.
  */
 
-export const CPU_FLOWS = ['floor', 'floor with the response', 'svc-geocode, daily limit off', 'svc-geocode, default config', 'raw undici'] as const;
+export const CPU_FLOWS = [
+  'floor',
+  'floor with the response',
+  'floor with undici',
+  'svc-geocode, daily limit off',
+  'svc-geocode, default config',
+  'raw undici',
+] as const;
 type CpuFlow = (typeof CPU_FLOWS)[number];
+
+/** svc-geocode over the floor with undici: Node-RED CPU per message, and req/s. */
+export interface InProcessFigures {
+  cpu: Spread;
+  throughput: Spread;
+}
 
 /** Median and spread of several runs. */
 export interface Spread {
@@ -62,6 +79,11 @@ export interface CpuResult {
     dailyLimitOff: LimitFigures;
     /** CPU per message with the default config over the same with the daily limit off. */
     dailyLimitCost: Spread;
+    /**
+     * The limit as Node-RED reaches it: a function node making the same pooled undici request and parsing
+     * its JSON, over the limit above (run by run); and svc-geocode over that flow, in CPU and in req/s.
+     */
+    inProcess: { overLimit: Spread; defaultConfig: InProcessFigures; dailyLimitOff: InProcessFigures };
   }>;
   /** Self time of Node-RED under each flow at concurrency 64. */
   profiles: Array<{ flow: CpuFlow; file: string; summary: ProfileSummary; requests: number }>;
@@ -98,6 +120,7 @@ function templates(bench: Bench, run: number): Record<CpuFlow, { origin: string;
   return {
     floor: { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor', body } },
     'floor with the response': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor-response', body } },
+    'floor with undici': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor-undici', body } },
     'svc-geocode, daily limit off': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/geocode', body } },
     'svc-geocode, default config': { origin: bench.nodeRedUrl, template: { method: 'POST', path: defaultLimitGeocodePath(run), body } },
     'raw undici': { origin: bench.sandboxUrl, template: GEOCODE_REQUEST },
@@ -123,6 +146,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   await bench.deploy([
     ...throughputFlows(bench.sandboxUrl),
     ...sameResponseFloorFlows(await geocodeResponse(bench)),
+    ...undiciFloorFlows(bench.sandboxUrl),
     ...defaultLimitGeocodeFlows(bench.sandboxUrl, runs + 1),
   ]);
   for (let run = 0; run <= runs; run++) {
@@ -183,16 +207,26 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
       throughput: spread(figures(flow).rate.map((rate, run) => rate / floorRate[run])),
     });
     const limitOff = figures('svc-geocode, daily limit off').nodeRed;
+    const inProcess = figures('floor with undici');
+    const overInProcess = (flow: CpuFlow): InProcessFigures => ({
+      cpu: spread(figures(flow).nodeRed.map((micros, run) => micros / inProcess.nodeRed[run])),
+      throughput: spread(figures(flow).rate.map((rate, run) => rate / inProcess.rate[run])),
+    });
     overLimit.push({
       concurrency,
       defaultConfig: overTheLimit('svc-geocode, default config'),
       dailyLimitOff: overTheLimit('svc-geocode, daily limit off'),
       dailyLimitCost: spread(figures('svc-geocode, default config').nodeRed.map((micros, run) => micros / limitOff[run])),
+      inProcess: {
+        overLimit: spread(inProcess.nodeRed.map((micros, run) => micros / limits[run])),
+        defaultConfig: overInProcess('svc-geocode, default config'),
+        dailyLimitOff: overInProcess('svc-geocode, daily limit off'),
+      },
     });
   }
   const profiles: CpuResult['profiles'] = [];
   const targets = templates(bench, runs);
-  for (const flow of ['floor', 'floor with the response', 'svc-geocode, daily limit off', 'svc-geocode, default config'] as const) {
+  for (const flow of ['floor', 'floor with the response', 'floor with undici', 'svc-geocode, daily limit off', 'svc-geocode, default config'] as const) {
     const file = path.join(path.dirname(bench.logFile('x')), `${path.basename(bench.logFile(`profile-${flow}`), '.log')}.cpuprofile`);
     await bench.nodeRed.call('startProfile', undefined);
     const result = await bench.load({ origin: targets[flow].origin, templates: [targets[flow].template], concurrency: 64, durationMs });

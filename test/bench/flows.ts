@@ -164,6 +164,26 @@ export function defaultLimitGeocodeFlows(sandboxUrl: string, runs: number): Flow
  * same `http response` work as the svc-geocode flow, so that what is left between them is the
  * outgoing request and the node.
  */
+/** The floor with one pooled undici exchange made by its function node: the least a geocode through Node-RED can cost. */
+export function undiciFloorFlows(sandboxUrl: string): FlowNode[] {
+  const z = 'bench-floor-undici';
+  const path = `/v1/geocode?address=${encodeURIComponent(BENCH_ADDRESS)}`;
+  const headers = { accept: 'application/json', 'x-svc-project-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': SANDBOX_DEFAULTS.apiKey };
+  const func = [
+    "let pool = context.get('pool');",
+    `if (!pool) { pool = new (global.get('undici').Pool)(${JSON.stringify(sandboxUrl)}); context.set('pool', pool); }`,
+    `const res = await pool.request({ path: ${JSON.stringify(path)}, method: 'POST', headers: ${JSON.stringify(headers)} });`,
+    'msg.payload = await res.body.json();',
+    'return msg;',
+  ].join('\n');
+  return [
+    tab(z, 'floor with undici'),
+    httpIn('floor-undici-in', z, '/bench/floor-undici', 'floor-undici-fn'),
+    functionNode('floor-undici-fn', z, func, [['floor-undici-out']]),
+    httpResponse('floor-undici-out', z),
+  ];
+}
+
 export function sameResponseFloorFlows(response: unknown): FlowNode[] {
   const z = 'bench-floor-response';
   return [

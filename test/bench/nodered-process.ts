@@ -7,6 +7,7 @@ import { Session } from 'node:inspector/promises';
 import type { LocalSettings } from '@node-red/runtime';
 import express from 'express';
 import RED from 'node-red';
+import * as undici from 'undici';
 import { runChild, serve } from './rpc';
 import { ProfileSummary, summarizeProfile } from './profile';
 import { NODES_DIR } from '../support/paths';
@@ -159,6 +160,8 @@ async function main(): Promise<() => Promise<void>> {
     logging: { console: { level: 'warn', metrics: false, audit: false } },
     // No consent prompt, no update check: a measuring instance talks to nothing but loopback.
     telemetry: { enabled: false },
+    // The in-process limit flow's function node makes its request with undici itself.
+    functionGlobalContext: { undici },
   };
   RED.init(server, settings);
   app.use(ADMIN_ROOT, RED.httpAdmin);

@@ -267,7 +267,7 @@ function markdown(report: Report): string {
       ]);
     }
   }
-  for (const { concurrency, defaultConfig, dailyLimitOff, dailyLimitCost } of report.cpu?.overLimit ?? []) {
+  for (const { concurrency, defaultConfig, dailyLimitOff, dailyLimitCost, inProcess } of report.cpu?.overLimit ?? []) {
     const at64 = concurrency === 64;
     const runs = `concurrency ${concurrency}, ${report.cpu?.runs} interleaved runs`;
     targets.push([
@@ -287,6 +287,18 @@ function markdown(report: Report): string {
       `daily limit on ÷ off, Node-RED CPU per message, ${runs}`,
       at64 ? '≤ 1.02' : '–',
       `${range(dailyLimitCost, n2)}${at64 ? ` ${yesNo(dailyLimitCost.median <= 1.02)}` : ''}`,
+    ]);
+    targets.push([
+      '31',
+      `the limit made inside Node-RED (floor with undici: a function node's pooled undici request): Node-RED CPU per message ÷ the limit, ${runs}`,
+      '–',
+      range(inProcess.overLimit, n2),
+    ]);
+    targets.push([
+      '31',
+      `svc-geocode, default config ÷ the floor with undici: Node-RED CPU per message; req/s, ${runs}`,
+      '–',
+      `${range(inProcess.defaultConfig.cpu, n2)}; req/s ${range(inProcess.defaultConfig.throughput, n2)}; daily limit off: ${range(inProcess.dailyLimitOff.cpu, n2)}; req/s ${range(inProcess.dailyLimitOff.throughput, n2)}`,
     ]);
   }
   if (report.throughput) {
