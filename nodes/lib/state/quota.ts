@@ -74,9 +74,12 @@ export class DailyQuota {
     readonly limit: number,
   ) {}
 
+  /** The day being counted (UTC): its counter's key, and when it starts and ends. */
+  private day = { key: '', startsAt: 0, endsAt: 0 };
+
   /** Counts one request, or throws QUOTA_EXCEEDED (before any request) when the day's limit is used up. */
   async take(now = Date.now()): Promise<number> {
-    const key = `quota:${this.scope}:${new Date(now).toISOString().slice(0, 10)}`;
+    const key = this.keyFor(now);
     const known = Number((await this.local.counters.get(key)) ?? 0);
     const shared = (redis: RedisStore) =>
       redis.take(key, this.limit, COUNTER_TTL_MS, known).then((counted) => {
@@ -96,5 +99,14 @@ export class DailyQuota {
       });
     }
     return result.used;
+  }
+
+  /** The counter's key of the UTC day of `now`: made once a day, not per request (a Date and its ISO text per message). */
+  private keyFor(now: number): string {
+    if (now < this.day.startsAt || now >= this.day.endsAt) {
+      const startsAt = now - (now % DAY_MS);
+      this.day = { key: `quota:${this.scope}:${new Date(startsAt).toISOString().slice(0, 10)}`, startsAt, endsAt: startsAt + DAY_MS };
+    }
+    return this.day.key;
   }
 }
