@@ -479,7 +479,15 @@ export class Editor {
       if (await eventually(() => importButton.isEnabled())) break;
       if (attempt === 3) throw new Error(`selecting ${name} in Import > Examples did not enable Import`);
     }
-    await this.page.click('#red-ui-clipboard-dialog-import-opt-new');
+    // "new flow" is a toggle the dialog sets up as it opens: Import is clicked only once it shows selected
+    // (on a loaded machine a click landing first was undone, and the example went into the current flow).
+    const newFlow = this.page.locator('#red-ui-clipboard-dialog-import-opt-new');
+    const newFlowSelected = async () => (await newFlow.getAttribute('class'))?.includes('selected') ?? false;
+    for (let attempt = 1; !(await newFlowSelected()); attempt++) {
+      await newFlow.click();
+      if (await eventually(newFlowSelected)) break;
+      if (attempt === 3) throw new Error(`choosing "new flow" for ${name} in Import did not select it`);
+    }
     await importButton.click();
     const importCopy = this.page.locator('.red-ui-notification button', { hasText: await this.text('clipboard.import.importCopy') });
     const dragging = () =>
