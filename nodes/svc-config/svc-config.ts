@@ -8,7 +8,7 @@ import { SharedServices } from '../lib/node-red/shared-services';
 import { nonNegativeSetting, positiveSetting } from '../lib/node-red/settings';
 import { translateWith } from '../lib/node-red/i18n';
 import { testConnectionHandler } from '../lib/node-red/test-connection';
-import { defaults } from './defaults';
+import { credentials as credentialTypes, defaults } from './defaults';
 import { migrations } from './migrations';
 
 interface SvcConfigDef extends NodeDef {
@@ -138,13 +138,7 @@ export = function register(RED: NodeAPI): void {
 
   translateWith(RED);
   RED.nodes.registerType<SvcConfigNode, SvcConfigDef, unknown, SvcCredentials>('svc-config', SvcConfig, {
-    credentials: {
-      clientId: { type: 'text' },
-      clientSecret: { type: 'password' },
-      apiKey: { type: 'password' },
-      pubsubApiKey: { type: 'password' },
-      redisUrl: { type: 'password' },
-    },
+    credentials: credentialTypes,
   });
 
   /**

@@ -17,6 +17,7 @@ import { describeRouteOwner, ownRoute } from '../lib/node-red/route-owners';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from '../lib/state/signature';
 import { Admission, ReplayFile, ReplayGuard, Unrecorded } from '../lib/state/replays';
 import { migrations } from './migrations';
+import { credentials as credentialTypes } from './defaults';
 
 interface WebhookInDef extends NodeDef {
   /** The path below Node-RED's httpNodeRoot, as in the core `http in` node. */
@@ -292,11 +293,7 @@ export = function register(RED: NodeAPI): void {
 
   translateWith(RED);
   RED.nodes.registerType<Node<WebhookInCredentials>, WebhookInDef, unknown, WebhookInCredentials>('svc-webhook-in', SvcWebhookIn, {
-    credentials: {
-      secret: { type: 'password' },
-      previousSecret: { type: 'password' },
-      headerValue: { type: 'password' },
-    },
+    credentials: credentialTypes,
   });
 };
 
