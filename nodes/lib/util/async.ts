@@ -33,17 +33,11 @@ export function sleep(ms: number, signal?: AbortSignal, timers: Timers = SYSTEM_
   });
 }
 
-/**
- * `promise`, unless `signal` aborts first: then rejected at once with `reason()`, and what the promise
- * still gives is handed to `late` (a response to drop). Leaves no listener behind either way.
- */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, reason: () => unknown = cancelled, late?: (value: T) => void): Promise<T> {
-  if (signal.aborted) return Promise.reject(reason());
+/** `promise`, unless `signal` aborts first: then rejected at once as CANCELLED. Leaves no listener behind either way. */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(cancelled());
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      reject(reason());
-      if (late) promise.then(late, () => undefined);
-    };
+    const onAbort = () => reject(cancelled());
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => {
