@@ -78,12 +78,14 @@ function headerValue(value: string | string[] | undefined): string {
 }
 
 function parseJson(raw: Buffer, statusCode: number, secrets: readonly string[]): unknown {
+  if (raw.length === 0) return undefined;
   const text = raw.toString('utf8');
-  if (text.trim() === '') return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
+    // Blank is empty too; only a body that does not parse is looked at for it (trimming every body copied it).
+    if (text.trim() === '') return undefined;
     throw new PlatformError('BAD_RESPONSE', catalogText('error.notJson', { statusCode }), {
       statusCode,
       body: text,

@@ -109,8 +109,18 @@ const UNRESERVED_ESCAPE = /%(2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[
  */
 export function redactHeader(value: string, secrets: readonly string[]): string {
   if (value === '') return value;
-  const plain = value.includes('%') ? value.replace(UNRESERVED_ESCAPE, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16))) : value;
-  return redact(plain, secrets);
+  // Most responses carry the same few header texts (`application/json; charset=utf-8`): each is redacted once per list of secrets.
+  const { headers } = secretSet(secrets);
+  let redacted = headers.get(value);
+  if (redacted === undefined) {
+    const plain = value.includes('%') ? value.replace(UNRESERVED_ESCAPE, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16))) : value;
+    redacted = redact(plain, secrets);
+    if (value.length <= KNOWN_HEADER_MAX_LENGTH) {
+      if (headers.size >= KNOWN_HEADERS_MAX_ENTRIES) headers.clear();
+      headers.set(value, redacted);
+    }
+  }
+  return redacted;
 }
 
 /**
@@ -130,12 +140,21 @@ interface SecretSet {
   forms: string[];
   chars: Set<string>;
   escapeStarts: string[];
+  /** Response header texts redacted for these secrets (`redactHeader`), by the text as received. */
+  headers: Map<string, string>;
 }
 
 const knownSets = new Map<string, SecretSet>();
 const KNOWN_SETS_MAX_ENTRIES = 100;
+/** A frozen list of secrets (a client's own, passed for each of its requests) finds its set without joining it. */
+const setsOfLists = new WeakMap<readonly string[], SecretSet>();
+/** Header texts kept per set; short ones, and the kept texts start again when full. */
+const KNOWN_HEADERS_MAX_ENTRIES = 32;
+const KNOWN_HEADER_MAX_LENGTH = 256;
 
 function secretSet(secrets: readonly string[]): SecretSet {
+  const known = setsOfLists.get(secrets);
+  if (known) return known;
   // Every response is checked for its request's secrets, mostly the same few: their forms are worked out once.
   const key = secrets.join('\u0000');
   let set = knownSets.get(key);
@@ -146,10 +165,11 @@ function secretSet(secrets: readonly string[]): SecretSet {
       const high = char.charCodeAt(0).toString(16).padStart(4, '0').slice(0, 2);
       escapeStarts.add(`\\u${high}`).add(`\\u${high.toUpperCase()}`);
     }
-    set = { forms: formsOf(secrets), chars, escapeStarts: [...escapeStarts] };
+    set = { forms: formsOf(secrets), chars, escapeStarts: [...escapeStarts], headers: new Map() };
     if (knownSets.size >= KNOWN_SETS_MAX_ENTRIES) knownSets.clear();
     knownSets.set(key, set);
   }
+  if (Object.isFrozen(secrets)) setsOfLists.set(secrets, set);
   return set;
 }
 

@@ -17,6 +17,15 @@ describe('redactHeader', function () {
     should(redactHeader('Bearer abc.def', [])).equal('Bearer ***');
   });
 
+  it('redacts a text seen before as it did, for the same secrets, and afresh for other secrets', function () {
+    const ownList = Object.freeze([KEY]);
+    const text = `application/json; charset=${KEY}`;
+    for (let i = 0; i < 3; i++) should(redactHeader(text, ownList)).equal('application/json; charset=***');
+    should(redactHeader(text, ['other-secret'])).equal(text);
+    should(redactHeader(text, [KEY, 'other-secret'])).equal('application/json; charset=***');
+    should(redactHeader('application/json; charset=utf-8', ownList)).equal('application/json; charset=utf-8');
+  });
+
   it('leaves other headers as they are', function () {
     should(redactHeader('', [KEY])).equal('');
     should(redactHeader('gzip, br', [KEY])).equal('gzip, br');
