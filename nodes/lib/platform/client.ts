@@ -2,7 +2,7 @@ import type { Dispatcher, FormData } from 'undici';
 import { ConnectionSettings, InputError, PlatformError, SvcError, cancelled } from '../util/errors';
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
-import { sleep } from '../util/async';
+import { sleep, whenAborted } from '../util/async';
 import { isHeaderValue, trimTrailing } from '../util/text';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { configInvalid, ConfigProblem, Requirement, configProblems } from './config-check';
@@ -24,10 +24,12 @@ export class PlatformClient {
   /** The queue of each rate family; one queue for all of them without `familyRates`. */
   private readonly gates: ReadonlyMap<RateFamily, RequestGate>;
   private readonly dispatcher: Dispatcher;
-  private readonly secrets: string[];
+  private readonly secrets: readonly string[];
   /** Aborted by close(): ends the shared token fetch and retry waits that no caller's signal covers. */
   private readonly lifetime = new AbortController();
   private readonly problems = new Map<Requirement, ConfigProblem[]>();
+  /** Where each path goes, by address setting and path: worked out (and checked) once per path, not per request. */
+  private readonly targets = new Map<string, RequestTarget>();
 
   constructor(private readonly config: ClientConfig) {
     this.dispatcher = createDispatcher(config);
@@ -40,7 +42,8 @@ export class PlatformClient {
     const { clientSecret, apiKey, pubsubApiKey } = config.credentials;
     const { username, password } = config.proxy ?? {};
     const proxyAuthorization = password ? Buffer.from(`${username ?? ''}:${password}`).toString('base64') : undefined;
-    this.secrets = [clientSecret, apiKey, pubsubApiKey, password, proxyAuthorization].filter((s): s is string => !!s);
+    // Frozen: passed as it is with most requests, and its masking forms found by the list itself (util/masking.ts).
+    this.secrets = Object.freeze([clientSecret, apiKey, pubsubApiKey, password, proxyAuthorization].filter((s): s is string => !!s));
   }
 
   get projectId(): string {
@@ -73,18 +76,18 @@ export class PlatformClient {
     let refreshedAfter401 = false;
     for (let attempt = 0; ; attempt++) {
       // Outside the try: what it throws (QUOTA_EXCEEDED) ends the request; so does a failed token fetch, which has made its own retries.
-      await req.beforeAttempt?.();
-      const headers = await this.headersFor(req);
-      const secrets = this.secretsOf(req, headers);
+      if (req.beforeAttempt) await req.beforeAttempt();
+      const token = req.auth === 'bearer' ? await this.tokens.getToken(req.signal) : undefined;
+      const headers = this.headersFor(req.auth, token);
+      const secrets = this.secretsOf(req, token);
       try {
         return await this.attempt<T>(req, headers, secrets);
       } catch (err) {
         const error = toSvcError(err, secrets, this.connectionTo(addressOf(req)));
-        const staleToken = req.auth === 'bearer' ? headers.authorization?.slice('Bearer '.length) : undefined;
-        if (error.code === 'UNAUTHORIZED' && staleToken && !refreshedAfter401) {
+        if (error.code === 'UNAUTHORIZED' && token && !refreshedAfter401) {
           // The token may have been revoked or expired early: drop it, fetch one more, try once more.
           refreshedAfter401 = true;
-          this.tokens.invalidate(staleToken);
+          this.tokens.invalidate(token);
           continue;
         }
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, req.retry, attempt) : undefined;
@@ -100,7 +103,7 @@ export class PlatformClient {
   async fetchToken(signal?: AbortSignal): Promise<TokenResponse> {
     this.refuseUnless('token');
     const { clientId, clientSecret } = this.config.credentials;
-    const url = joinUrl(this.config.authUrl, '/oauth/token');
+    const url = targetOf(joinUrl(this.config.authUrl, '/oauth/token'));
     const body = {
       client_id: clientId,
       client_secret: clientSecret,
@@ -166,10 +169,15 @@ export class PlatformClient {
     if (problems.length > 0) throw configInvalid(problems);
   }
 
-  /** Every secret one request carries: the configured credentials, its own (`req.secrets`) and its bearer token. */
-  private secretsOf(req: PlatformRequest, headers: Record<string, string>): string[] {
+  /**
+   * Every secret one request carries: the configured credentials, its own (`req.secrets`) and its bearer
+   * token. Most requests carry only the configured ones: then the same list, whose masking forms are
+   * worked out once (util/masking.ts).
+   */
+  private secretsOf(req: PlatformRequest, token: string | undefined): readonly string[] {
+    if (!req.secrets?.length && !token) return this.secrets;
     const secrets = [...this.secrets, ...(req.secrets ?? [])];
-    if (headers.authorization) secrets.push(headers.authorization.slice('Bearer '.length));
+    if (token) secrets.push(token);
     return secrets;
   }
 
@@ -182,7 +190,8 @@ export class PlatformClient {
     } else if (req.form) {
       body = req.form;
     }
-    const release = await this.gateFor(req.rate).acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position }));
+    const gate = this.gateFor(req.rate);
+    const release = gate.admitNow() ?? (await gate.acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position })));
     try {
       return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal, secrets);
     } finally {
@@ -194,10 +203,11 @@ export class PlatformClient {
     return kind === 'buffer' ? this.config.maxFileBytes : this.config.maxResponseBytes;
   }
 
-  private async headersFor(req: PlatformRequest): Promise<Record<string, string>> {
+  /** The spec's headers of an endpoint family; `token` is the bearer token of the words endpoints. */
+  private headersFor(auth: AuthScheme, token: string | undefined): Record<string, string> {
     const headers: Record<string, string> = { accept: 'application/json' };
     const { apiKey, pubsubApiKey } = this.config.credentials;
-    switch (req.auth) {
+    switch (auth) {
       // request() has checked that the family's settings are there.
       case 'project':
         headers['x-svc-project-id'] = this.config.projectId;
@@ -211,7 +221,7 @@ export class PlatformClient {
         headers.apikey = pubsubApiKey as string;
         break;
       case 'bearer':
-        headers.authorization = `Bearer ${await this.tokens.getToken(req.signal)}`;
+        headers.authorization = `Bearer ${token as string}`;
         break;
       case 'none':
         headers.accept = '*/*';
@@ -220,24 +230,32 @@ export class PlatformClient {
     return headers;
   }
 
-  private urlFor(req: PlatformRequest): URL {
-    const base = this.config[addressOf(req)];
-    // The last check: a path whose values were not made segments by `pathSegment` (a stored job's) climbs nowhere.
-    if (req.path && hasDotSegment(req.path)) {
-      throw new InputError(
-        catalogText('error.pathSegment', { what: catalogText('value.requestPath'), value: JSON.stringify(req.path.slice(0, 80)), max: MAX_SEGMENT_LENGTH }),
-      );
+  /** Where a request goes: the link it was given, or its path at the address of its family, with its query. */
+  private urlFor(req: PlatformRequest): RequestTarget {
+    const query = req.query ? queryText(req.query) : '';
+    if (req.url) {
+      if (req.path) refuseDotSegments(req.path);
+      return withQuery(new URL(req.url), query);
     }
-    const url = req.url ? new URL(req.url) : joinUrl(base, req.path ?? '/');
-    for (const [name, value] of Object.entries(req.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(name, String(value));
+    const setting = addressOf(req);
+    const path = req.path ?? '/';
+    const key = `${setting} ${path}`;
+    let target = this.targets.get(key);
+    if (!target) {
+      refuseDotSegments(path);
+      const url = joinUrl(this.config[setting], path);
+      // An address with a query of its own has it written again with the request's (rare): not kept.
+      if (url.search !== '') return withQuery(url, query);
+      target = targetOf(url);
+      if (this.targets.size >= MAX_KEPT_TARGETS) this.targets.clear();
+      this.targets.set(key, target);
     }
-    return url;
+    return query === '' ? target : { origin: target.origin, path: `${target.path}?${query}` };
   }
 
   /** One HTTP exchange with a timeout; turns every failure into a PlatformError. */
   private async send<T>(
-    url: URL,
+    target: RequestTarget,
     method: string,
     headers: Record<string, string>,
     body: string | FormData | undefined,
@@ -247,15 +265,15 @@ export class PlatformClient {
   ): Promise<PlatformResponse<T>> {
     if (signal?.aborted) throw cancelled();
     // A header value with CR, LF or NUL would split or end the request's head: refused before anything is sent.
-    for (const [name, value] of Object.entries(headers)) {
-      if (!isHeaderValue(value)) throw new InputError(catalogText('error.headerValue', { name }));
+    for (const name in headers) {
+      if (!isHeaderValue(headers[name])) throw new InputError(catalogText('error.headerValue', { name }));
     }
     // The attempt ends at the timeout or at the caller's abort, whichever comes first: our own timer, cleared
-    // when the exchange ends, and a listener on the caller's signal, each ending the exchange itself
+    // when the exchange ends, and a callback on the caller's signal, each ending the exchange itself
     // (AbortSignal.timeout's timer stays armed for the whole timeout, AbortSignal.any links signals through
     // weak references, and a controller per attempt was one more object and listener per message).
     const limit = this.limitFor(kind);
-    const exchange = receive(this.dispatcher, { origin: url.origin, path: url.pathname + url.search, method, headers, body }, (statusCode, responseHeaders) =>
+    const exchange = receive(this.dispatcher, { origin: target.origin, path: target.path, method, headers, body }, (statusCode, responseHeaders) =>
       bodyPlan(statusCode, responseHeaders, limit, secrets),
     );
     let timedOut = false;
@@ -263,8 +281,7 @@ export class PlatformClient {
       timedOut = true;
       exchange.abort(abortError());
     }, this.config.timeoutMs);
-    const onAbort = () => exchange.abort(abortError());
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const stopListening = signal ? whenAborted(signal, () => exchange.abort(abortError())) : undefined;
     try {
       const res = await exchange.response;
       // A server may echo what it was sent: no secret of the request comes back out of its response.
@@ -277,7 +294,7 @@ export class PlatformClient {
       throw err;
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
     }
   }
 }
@@ -309,6 +326,46 @@ type AddressSetting = 'baseUrl' | 'authUrl' | 'sandboxUrl';
 /** The setting whose address a request goes to: the words endpoints (bearer token) at the Words URL, the others at the Base URL (links it hands out included). */
 function addressOf(req: PlatformRequest): Exclude<AddressSetting, 'authUrl'> {
   return req.auth === 'bearer' ? 'sandboxUrl' : 'baseUrl';
+}
+
+/** The last check of a path: one whose values were not made segments by `pathSegment` (a stored job's) climbs nowhere. */
+function refuseDotSegments(path: string): void {
+  if (!hasDotSegment(path)) return;
+  throw new InputError(
+    catalogText('error.pathSegment', { what: catalogText('value.requestPath'), value: JSON.stringify(path.slice(0, 80)), max: MAX_SEGMENT_LENGTH }),
+  );
+}
+
+/** An origin, and a path with its query: what undici is given. */
+interface RequestTarget {
+  origin: string;
+  path: string;
+}
+
+/** Paths kept in `PlatformClient.targets`: the endpoints' own and some job links; the map starts again when full. */
+const MAX_KEPT_TARGETS = 256;
+
+function targetOf(url: URL): RequestTarget {
+  return { origin: url.origin, path: url.pathname + url.search };
+}
+
+/**
+ * The query of a request as `URLSearchParams` writes it (form encoding: a space as `+`), members left
+ * undefined left out; '' for none.
+ */
+function queryText(query: NonNullable<PlatformRequest['query']>): string {
+  const params = new URLSearchParams();
+  for (const name in query) {
+    const value = query[name];
+    if (value !== undefined) params.set(name, String(value));
+  }
+  return params.toString();
+}
+
+/** `url` with `query` (from `queryText`) set on it member by member, as a link or an address with a query of its own needs. */
+function withQuery(url: URL, query: string): RequestTarget {
+  for (const [name, value] of new URLSearchParams(query)) url.searchParams.set(name, value);
+  return targetOf(url);
 }
 
 function joinUrl(base: string, path: string): URL {

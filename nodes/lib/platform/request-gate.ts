@@ -1,4 +1,4 @@
-import { Clock, SYSTEM_CLOCK } from '../util/async';
+import { Clock, SYSTEM_CLOCK, whenAborted } from '../util/async';
 import { SvcError, cancelled } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 
@@ -40,8 +40,8 @@ export class LocalPacer implements Pacer {
 interface Waiter {
   resolve: (release: () => void) => void;
   reject: (err: Error) => void;
-  signal?: AbortSignal;
-  onAbort?: () => void;
+  /** Stops listening to the caller's signal. */
+  stopListening?: () => void;
 }
 
 /**
@@ -79,6 +79,16 @@ export class RequestGate {
   }
 
   /**
+   * The release function at once when a request may go without waiting (nobody queued, room under the
+   * concurrency cap, no rate limit); undefined otherwise, and then `acquire` queues it. Most requests go
+   * this way, and without a promise of their own.
+   */
+  admitNow(): (() => void) | undefined {
+    if (this.closed || this.intervalMs > 0 || this.queue.length > 0 || !this.concurrencyFree()) return undefined;
+    return this.grant();
+  }
+
+  /**
    * Resolves with a release function once the request may go; call it when the request ends.
    * `onQueued` is told the queue position when the request has to wait.
    */
@@ -86,7 +96,7 @@ export class RequestGate {
     if (this.closed) return Promise.reject(cancelled());
     if (signal?.aborted) return Promise.reject(cancelled());
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal };
+      const waiter: Waiter = { resolve, reject };
       this.queue.push(waiter);
       this.pump();
       if (!this.queue.includes(waiter)) return;
@@ -100,12 +110,11 @@ export class RequestGate {
         return;
       }
       if (signal) {
-        waiter.onAbort = () => {
+        waiter.stopListening = whenAborted(signal, () => {
           const index = this.queue.indexOf(waiter);
           if (index >= 0) this.queue.splice(index, 1);
           reject(cancelled());
-        };
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
+        });
       }
       onQueued?.(this.queue.length);
     });
@@ -117,7 +126,7 @@ export class RequestGate {
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
     for (const waiter of this.queue.splice(0)) {
-      if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+      waiter.stopListening?.();
       waiter.reject(cancelled());
     }
   }
@@ -177,14 +186,19 @@ export class RequestGate {
   private admitHead(): void {
     const waiter = this.queue.shift();
     if (!waiter) return;
-    if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+    waiter.stopListening?.();
+    waiter.resolve(this.grant());
+  }
+
+  /** Counts a request in flight; the function returned ends it (once, however often it is called). */
+  private grant(): () => void {
     this.inFlight++;
     let released = false;
-    waiter.resolve(() => {
+    return () => {
       if (released) return;
       released = true;
       this.inFlight--;
       this.pump();
-    });
+    };
   }
 }

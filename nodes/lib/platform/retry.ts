@@ -41,7 +41,7 @@ export function retryDelay(error: SvcError, policy: RetryPolicy, attempt: number
 }
 
 /** A failure as an SvcError; a failed connection carries the settings it depends on (`connection`), for what to do to name them. */
-export function toSvcError(err: unknown, secrets: string[], connection: ConnectionSettings): SvcError {
+export function toSvcError(err: unknown, secrets: readonly string[], connection: ConnectionSettings): SvcError {
   if (err instanceof SvcError) return err;
   const code = (err as { code?: unknown })?.code;
   const text = redact(describeCause(err), secrets);

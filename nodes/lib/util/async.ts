@@ -17,19 +17,63 @@ export const SYSTEM_CLOCK: Clock = {
   clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
 };
 
+/**
+ * Calls `callback` once when `signal` aborts, unless the returned function is called first; nothing
+ * when it has aborted already (as with `addEventListener`). Every wait and request of the pack listens
+ * this way: a node's messages share one signal (node-red/runner.ts), and an `AbortSignal` walks all of
+ * its listeners on every add and remove, which at 64 messages under way cost more than the message's
+ * own bookkeeping. Here each signal gets one listener, and a callback is added and removed in constant time.
+ */
+export function whenAborted(signal: AbortSignal, callback: () => void): () => void {
+  if (signal.aborted) return () => undefined;
+  let callbacks = abortCallbacks.get(signal);
+  if (!callbacks) {
+    const waiting = new Set<() => void>();
+    callbacks = waiting;
+    abortCallbacks.set(signal, waiting);
+    signal.addEventListener(
+      'abort',
+      () => {
+        abortCallbacks.delete(signal);
+        for (const call of waiting) {
+          try {
+            call();
+          } catch (err) {
+            // As an AbortSignal's listener would: reported, and the other callbacks still called.
+            process.nextTick(() => {
+              throw err;
+            });
+          }
+        }
+      },
+      { once: true },
+    );
+  }
+  // A function of its own, so that the same callback added twice is called twice and removed once each.
+  const entry = () => callback();
+  callbacks.add(entry);
+  const waiting = callbacks;
+  return () => {
+    waiting.delete(entry);
+  };
+}
+
+const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
+
 /** Waits, unless the signal ends the wait first. Leaves no timer behind either way. */
 export function sleep(ms: number, signal?: AbortSignal, timers: Timers = SYSTEM_CLOCK): Promise<void> {
   if (signal?.aborted) return Promise.reject(cancelled());
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      timers.clearTimer(timer);
-      reject(cancelled());
-    };
+    const stopListening = signal
+      ? whenAborted(signal, () => {
+          timers.clearTimer(timer);
+          reject(cancelled());
+        })
+      : undefined;
     const timer = timers.setTimer(() => {
-      signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -37,15 +81,14 @@ export function sleep(ms: number, signal?: AbortSignal, timers: Timers = SYSTEM_
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(cancelled());
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelled());
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stopListening = whenAborted(signal, () => reject(cancelled()));
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         resolve(value);
       },
       (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         reject(err);
       },
     );

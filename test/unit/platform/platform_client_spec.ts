@@ -168,6 +168,19 @@ describe('platform client', function () {
       should(logged.query).eql({ q: 'a b&c=d' });
     });
 
+    it('gives each request its own query, on an address worked out once per path, and refuses a climbing path every time', async function () {
+      sandbox.route('GET', '/v1/test/query', { endpoint: 'query', auth: 'project' }, (ctx) => sendJson(ctx.res, 200, {}));
+      const client = clients.create(sandbox);
+      const queries = [{ q: "a b!'()~*" }, { q: '1', n: 2 }, {}, { q: undefined }, { q: 'lone \ud800' }];
+      for (const query of queries) await client.request({ auth: 'project', rate: 'geocode', method: 'GET', path: '/v1/test/query', query, retry: 'read' });
+      should(sandbox.requests('query').map((r) => r.query)).eql([{ q: "a b!'()~*" }, { q: '1', n: '2' }, {}, {}, { q: 'lone \ufffd' }]);
+      for (let i = 0; i < 2; i++) {
+        const refused = await rejectionOf(client.request({ auth: 'project', rate: 'geocode', method: 'GET', path: '/v1/test/%2e%2e/x', retry: 'read' }));
+        should(refused.code).equal('INVALID_INPUT');
+      }
+      should(sandbox.requests()).have.length(queries.length);
+    });
+
     it('refuses a family whose credential is not configured before sending anything', async function () {
       const client = clients.create(sandbox, { credentials: { clientId: 'id', clientSecret: 'secret' } });
       const error = await rejectionOf(client.request(geocode()));

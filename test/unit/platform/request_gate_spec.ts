@@ -28,6 +28,25 @@ describe('request gate', function () {
     for (const gate of gates.splice(0)) gate.close();
   });
 
+  it('admits a request at once, without a promise, only when nothing makes it wait', async function () {
+    const gate = track(gateWith({ maxConcurrency: 2 }));
+    const first = gate.admitNow();
+    should(first).be.a.Function();
+    const { admitted } = admitAll(gate, 2);
+    await waitUntil(() => admitted.length === 1, 'the queued request admitted on the free slot');
+    // The cap is reached and one waits: nobody goes ahead of it.
+    should(gate.admitNow()).be.undefined();
+    first?.();
+    await waitUntil(() => admitted.length === 2, 'the waiting request admitted');
+    should(gate.admitNow()).be.undefined();
+    for (const { release } of admitted) release();
+    should(gate.admitNow()).be.a.Function();
+    should(track(gateWith({ ratePerMinute: 60 })).admitNow()).be.undefined();
+    const closed = gateWith({});
+    closed.close();
+    should(closed.admitNow()).be.undefined();
+  });
+
   it('lets waiters through in arrival order as slots free up', async function () {
     const gate = track(gateWith({ maxConcurrency: 1 }));
     const { admitted, outcomes } = admitAll(gate, 6);
