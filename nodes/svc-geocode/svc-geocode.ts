@@ -38,7 +38,8 @@ export = function register(RED: NodeAPI): void {
         const address = readAddress((await inputs.read(msg)).address);
         // A response still in the cache costs neither a request nor a unit of the daily limit; every
         // attempt sent costs one, retries included, as the platform counts requests.
-        const cached = await shared.cache?.get(address);
+        const { cache } = shared;
+        const cached = cache ? await cache.get(address) : undefined;
         let used: number | undefined;
         const quota = shared.quota;
         const response =
@@ -58,7 +59,7 @@ export = function register(RED: NodeAPI): void {
                 }
               : undefined,
           }));
-        if (!cached) shared.cache?.set(address, { statusCode: response.statusCode, body: response.body });
+        if (!cached) cache?.set(address, { statusCode: response.statusCode, body: response.body });
         const feature = bestFeature(response.body);
         const location = featurePoint(feature);
         const geohash = location ? encodeGeohash(location, precision) : undefined;

@@ -6,7 +6,7 @@ import type { JsonObject } from '../util/values';
 import { NodeStatus } from './status';
 import { failure } from './failure';
 import { CatalogText, catalogText } from '../util/catalog-text';
-import { ResumableJobs, StoredJobsOptions } from './resumable';
+import { ResumableJobs, StoredJobsOptions, TrackedJob } from './resumable';
 import { MapBuilder, MapOutputDef, mapLayerOf, mapMessages } from './map-output';
 
 /**
@@ -104,53 +104,65 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       track: (description) => job?.track(description) ?? Promise.resolve(),
       sendPart: (part, map) => send(mapLayer === undefined ? part : [part, mapMessages(map, mapLayer)]),
     };
-    work(context)
-      .then(
-        async (result) => {
-          if (controller.signal.aborted) throw cancelled('message');
-          // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
-          if (job && !(await job.claimDelivery(controller.signal))) return done();
-          const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessages(result.map, mapLayer)];
-          const { statusCode } = result.msg;
-          const doneText = result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok');
-          if (runs.size > 1 && runs.has(message) && typeof doneText !== 'string') {
-            runs.set(message, doneText);
-            const othersRunning = [...runs.keys()].some((other) => other !== message && inFlight.has(other));
-            if (othersRunning) status.progress(runsText());
-            else status.done(runsText());
-          } else {
-            runs.delete(message);
-            status.done(doneText);
-          }
-          send(outputs);
-          done();
-        },
-        (err: unknown) => {
-          throw controller.signal.aborted && !(err instanceof SvcError && err.code === 'INVALID_INPUT') ? cancelled('message') : err;
-        },
-      )
-      .catch(async (err: unknown) => {
-        if (controller.signal.aborted) {
-          // A stored job interrupted by a restart or a deploy that keeps the node goes on in the next node: nothing to report here.
-          if (!removing && job?.stored) return done();
-        } else if (job && !(await job.claimDelivery(controller.signal))) {
-          return done();
-        }
-        // The status of this failure, or none: never one an earlier node left on the message.
-        const failed = msg as OutputMessage;
-        if (err instanceof SvcError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
-        else delete failed.statusCode;
-        const reported = failure(err);
+    // deliver() reports every failure of the message itself; what is left is a fault of the runner's own, logged rather than left unhandled.
+    deliver(msg, work(context), message, job, send, done).catch((err: unknown) => node.error(describeCause(err)));
+  }
+
+  /** Waits for the outcome of one message, and delivers its output or its error, once. */
+  async function deliver(
+    msg: NodeMessageInFlow,
+    outcome: Promise<HandlerResult>,
+    message: InFlight,
+    job: TrackedJob | undefined,
+    send: Send,
+    done: Done,
+  ): Promise<void> {
+    const { controller } = message;
+    try {
+      let result: HandlerResult;
+      try {
+        result = await outcome;
+      } catch (err) {
+        throw controller.signal.aborted && !(err instanceof SvcError && err.code === 'INVALID_INPUT') ? cancelled('message') : err;
+      }
+      if (controller.signal.aborted) throw cancelled('message');
+      // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
+      if (job && !(await job.claimDelivery(controller.signal))) return done();
+      const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessages(result.map, mapLayer)];
+      const { statusCode } = result.msg;
+      const doneText = result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok');
+      if (runs.size > 1 && runs.has(message) && typeof doneText !== 'string') {
+        runs.set(message, doneText);
+        const othersRunning = [...runs.keys()].some((other) => other !== message && inFlight.has(other));
+        if (othersRunning) status.progress(runsText());
+        else status.done(runsText());
+      } else {
         runs.delete(message);
-        if (!controller.signal.aborted) status.error(reported);
-        // Node-RED's types want an Error; it reads only what a Failure has (see failure.ts).
-        done(reported as unknown as Error);
-      })
-      .finally(() => {
-        inFlight.delete(message);
-        if (inFlight.size === 0) runs.clear();
-        job?.finished();
-      });
+        status.done(doneText);
+      }
+      send(outputs);
+      done();
+    } catch (err) {
+      if (controller.signal.aborted) {
+        // A stored job interrupted by a restart or a deploy that keeps the node goes on in the next node: nothing to report here.
+        if (!removing && job?.stored) return done();
+      } else if (job && !(await job.claimDelivery(controller.signal))) {
+        return done();
+      }
+      // The status of this failure, or none: never one an earlier node left on the message.
+      const failed = msg as OutputMessage;
+      if (err instanceof SvcError && err.statusCode !== undefined) failed.statusCode = err.statusCode;
+      else delete failed.statusCode;
+      const reported = failure(err);
+      runs.delete(message);
+      if (!controller.signal.aborted) status.error(reported);
+      // Node-RED's types want an Error; it reads only what a Failure has (see failure.ts).
+      done(reported as unknown as Error);
+    } finally {
+      inFlight.delete(message);
+      if (inFlight.size === 0) runs.clear();
+      job?.finished();
+    }
   }
 
   node.on('input', (msg, send, done) => run(msg, (context) => handler(msg, context), send, done));

@@ -77,21 +77,33 @@ export class DailyQuota {
   /** The day being counted (UTC): its counter's key, and when it starts and ends. */
   private day = { key: '', startsAt: 0, endsAt: 0 };
 
-  /** Counts one request, or throws QUOTA_EXCEEDED (before any request) when the day's limit is used up. */
-  async take(now = Date.now()): Promise<number> {
+  /**
+   * Counts one request, or throws QUOTA_EXCEEDED (before any request) when the day's limit is used up.
+   * Without Redis the count is this process's own, taken at once: no promise for it.
+   */
+  take(now = Date.now()): number | Promise<number> {
     const key = this.keyFor(now);
+    if (!this.state.configured) return this.used(this.local.take(key, this.limit));
+    return this.takeShared(key);
+  }
+
+  private async takeShared(key: string): Promise<number> {
     const known = Number((await this.local.counters.get(key)) ?? 0);
     const shared = (redis: RedisStore) =>
       redis.take(key, this.limit, COUNTER_TTL_MS, known).then((counted) => {
         this.local.raise(key, counted.used);
         return counted;
       });
-    if (this.state.configured && this.limit - known > quotaMargin(this.limit)) {
+    if (this.limit - known > quotaMargin(this.limit)) {
       const counted = this.local.take(key, this.limit);
       this.state.background(shared, () => undefined);
       return counted.used;
     }
-    const result = await this.state.withShared(shared, () => this.local.take(key, this.limit));
+    return this.used(await this.state.withShared(shared, () => this.local.take(key, this.limit)));
+  }
+
+  /** The day's count with this request, or QUOTA_EXCEEDED when it was not taken. */
+  private used(result: { taken: boolean; used: number }): number {
     if (!result.taken) {
       throw new SvcError('QUOTA_EXCEEDED', catalogText('error.quotaExceeded', { limit: this.limit, used: result.used }), {
         notSent: true,

@@ -142,7 +142,7 @@ describe('shared state without Redis (one instance)', function () {
         3,
       );
       should(await restarted.take()).equal(3);
-      const refused = await rejectionOf(restarted.take());
+      const refused = await rejectionOf((async () => restarted.take())());
       should(refused.code).equal('QUOTA_EXCEEDED');
       should(refused.notSent).be.true();
       should(refused.statusDetail).equal('3/3');
@@ -154,7 +154,7 @@ describe('shared state without Redis (one instance)', function () {
       const counters = CounterFile.at(path.join(dir, 'q.json'), () => undefined);
       const quota = new DailyQuota(new SharedState({ log: recordingLog().log }), counters, 'scope', 1);
       should(await quota.take(Date.parse('2026-01-01T23:59:00Z'))).equal(1);
-      should((await rejectionOf(quota.take(Date.parse('2026-01-01T23:59:30Z')))).code).equal('QUOTA_EXCEEDED');
+      should((await rejectionOf((async () => quota.take(Date.parse('2026-01-01T23:59:30Z')))())).code).equal('QUOTA_EXCEEDED');
       should(await quota.take(Date.parse('2026-01-02T00:00:01Z'))).equal(1);
       await counters.flushed();
     });
