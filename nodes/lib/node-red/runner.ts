@@ -43,9 +43,10 @@ export interface Resumable extends StoredJobsOptions {
   resume: (job: JsonObject, msg: OutputMessage, context: InputContext) => Promise<HandlerResult>;
 }
 
-/** A message under way: its key in the node's bookkeeping, and the controller that stops it. */
+/** A message: its key in the node's bookkeeping, the controller that stops it, and whether it is still under way. */
 interface InFlight {
   readonly controller: AbortController;
+  running: boolean;
 }
 
 type Send = (msg: NodeMessage | Array<NodeMessage | NodeMessage[] | null>) => void;
@@ -63,17 +64,23 @@ type Done = (err?: Error) => void;
 export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputDef, resumable?: Resumable): NodeStatus {
   const status = new NodeStatus(node);
   const mapLayer = mapLayerOf(def);
-  /** The messages under way, each with the controller that stops it. */
-  const inFlight = new Set<InFlight>();
+  /** How many messages are under way. */
+  let underWay = 0;
   /**
    * Stops every message of the node when it closes: one controller for all of them unless a stored job
    * can be stopped alone. A controller per message cost about 2.5 µs of CPU, a share of the message's
-   * cost worth saving (docs/performance.md). Each request under way holds a listener on its signal until
-   * it ends, so the count is bounded by the node's requests under way, not by a fixed number.
+   * cost worth saving (docs/performance.md). Each request under way holds a callback on its signal until
+   * it ends (util/async.ts, whenAborted).
    */
   const closing = new AbortController();
   setMaxListeners(0, closing.signal);
   const stored = resumable ? new ResumableJobs(node, resumable) : undefined;
+  /**
+   * The messages under way with a controller of their own (a node that stores jobs), stopped one by one
+   * at close. No set of every message: a set under constant adds and removes keeps reallocating its table,
+   * garbage that lives long enough to cost the collector more than the set's use.
+   */
+  const ownControllers = new Set<InFlight>();
   let removing = false;
   /**
    * While several runs that report progress (jobs) are under way at once, the status shows each one's
@@ -85,9 +92,10 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
   /** Runs one message (new or resumed) through `work`, then delivers its output or its error once. */
   function run(msg: NodeMessageInFlow, work: (context: InputContext) => Promise<HandlerResult>, send: Send, done: Done, key?: string): void {
     const controller = stored ? new AbortController() : closing;
-    const message: InFlight = { controller };
-    inFlight.add(message);
-    status.requesting(inFlight.size);
+    const message: InFlight = { controller, running: true };
+    underWay++;
+    if (stored) ownControllers.add(message);
+    status.requesting(underWay);
     const job = stored?.job(msg, () => controller.abort(), key);
     const context: InputContext = {
       signal: controller.signal,
@@ -133,7 +141,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       const doneText = result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok');
       if (runs.size > 1 && runs.has(message) && typeof doneText !== 'string') {
         runs.set(message, doneText);
-        const othersRunning = [...runs.keys()].some((other) => other !== message && inFlight.has(other));
+        const othersRunning = [...runs.keys()].some((other) => other !== message && other.running);
         if (othersRunning) status.progress(runsText());
         else status.done(runsText());
       } else {
@@ -159,8 +167,10 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       // Node-RED's types want an Error; it reads only what a Failure has (see failure.ts).
       done(reported as unknown as Error);
     } finally {
-      inFlight.delete(message);
-      if (inFlight.size === 0) runs.clear();
+      message.running = false;
+      underWay--;
+      ownControllers.delete(message);
+      if (underWay === 0) runs.clear();
       job?.finished();
     }
   }
@@ -182,7 +192,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
   node.on('close', (removed: boolean, closeDone: () => void) => {
     removing = removed;
     closing.abort();
-    for (const { controller } of inFlight) controller.abort();
+    for (const { controller } of ownControllers) controller.abort();
     status.clear();
     const settled = stored ? stored.close(removed) : Promise.resolve();
     // A store that cannot be written is reported, and the close still completes.

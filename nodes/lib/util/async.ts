@@ -22,43 +22,70 @@ export const SYSTEM_CLOCK: Clock = {
  * when it has aborted already (as with `addEventListener`). Every wait and request of the pack listens
  * this way: a node's messages share one signal (node-red/runner.ts), and an `AbortSignal` walks all of
  * its listeners on every add and remove, which at 64 messages under way cost more than the message's
- * own bookkeeping. Here each signal gets one listener, and a callback is added and removed in constant time.
+ * own bookkeeping. Here each signal gets one listener, and a callback is added and removed in constant
+ * time, in a list of links (a Set under constant adds and removes keeps reallocating its table, which
+ * lives long enough to be copied by the garbage collector).
  */
 export function whenAborted(signal: AbortSignal, callback: () => void): () => void {
   if (signal.aborted) return () => undefined;
-  let callbacks = abortCallbacks.get(signal);
-  if (!callbacks) {
-    const waiting = new Set<() => void>();
-    callbacks = waiting;
-    abortCallbacks.set(signal, waiting);
-    signal.addEventListener(
-      'abort',
-      () => {
-        abortCallbacks.delete(signal);
-        for (const call of waiting) {
-          try {
-            call();
-          } catch (err) {
-            // As an AbortSignal's listener would: reported, and the other callbacks still called.
-            process.nextTick(() => {
-              throw err;
-            });
-          }
-        }
-      },
-      { once: true },
-    );
+  let waiting = abortCallbacks.get(signal);
+  if (!waiting) {
+    const list: AbortCallbacks = {};
+    waiting = list;
+    abortCallbacks.set(signal, list);
+    signal.addEventListener('abort', () => callAll(signal, list), { once: true });
   }
-  // A function of its own, so that the same callback added twice is called twice and removed once each.
-  const entry = () => callback();
-  callbacks.add(entry);
-  const waiting = callbacks;
+  const link: AbortCallback = { callback, previous: waiting.last };
+  if (waiting.last) waiting.last.next = link;
+  else waiting.first = link;
+  waiting.last = link;
+  const list = waiting;
   return () => {
-    waiting.delete(entry);
+    if (link.removed) return;
+    link.removed = true;
+    if (link.previous) link.previous.next = link.next;
+    else list.first = link.next;
+    if (link.next) link.next.previous = link.previous;
+    else list.last = link.previous;
+    // A removed link points nowhere: one the collector has not found dead yet (in the old generation, say)
+    // would otherwise keep every link after it alive, and with them their exchanges.
+    link.previous = link.next = undefined;
   };
 }
 
-const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
+/** The callbacks waiting for one signal, in the order they were added. */
+interface AbortCallbacks {
+  first?: AbortCallback;
+  last?: AbortCallback;
+}
+
+interface AbortCallback {
+  callback: () => void;
+  previous?: AbortCallback;
+  next?: AbortCallback;
+  removed?: boolean;
+}
+
+const abortCallbacks = new WeakMap<AbortSignal, AbortCallbacks>();
+
+function callAll(signal: AbortSignal, list: AbortCallbacks): void {
+  abortCallbacks.delete(signal);
+  const links: AbortCallback[] = [];
+  for (let link = list.first; link; link = link.next) links.push(link);
+  for (const link of links) {
+    if (link.removed) continue;
+    link.removed = true;
+    link.previous = link.next = undefined;
+    try {
+      link.callback();
+    } catch (err) {
+      // As an AbortSignal's listener would: reported, and the other callbacks still called.
+      process.nextTick(() => {
+        throw err;
+      });
+    }
+  }
+}
 
 /** Waits, unless the signal ends the wait first. Leaves no timer behind either way. */
 export function sleep(ms: number, signal?: AbortSignal, timers: Timers = SYSTEM_CLOCK): Promise<void> {
