@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import type { Node, NodeMessage, NodeMessageInFlow, OutputMessage } from './types';
 import { SvcError, cancelled, describeCause } from '../util/errors';
 import type { JobContext } from '../platform/jobs';
@@ -73,7 +72,6 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
    * it ends (util/async.ts, whenAborted).
    */
   const closing = new AbortController();
-  setMaxListeners(0, closing.signal);
   const stored = resumable ? new ResumableJobs(node, resumable) : undefined;
   /**
    * The messages under way with a controller of their own (a node that stores jobs), stopped one by one

@@ -1,6 +1,7 @@
 import type { AddressSource, InputRow } from '../format/address-rows';
 import { catalogText } from '../util/catalog-text';
 import { ErrorCode, InputError, SvcError, cancelled } from '../util/errors';
+import { whenAborted } from '../util/async';
 import type { PlatformClient } from './client';
 import { BulkJobState, BulkProtocol, Pairing, UnmatchedAddress, bulkResult, uploadBatch } from './bulk';
 import type { JobContext } from './jobs';
@@ -111,10 +112,9 @@ export class BulkRun {
     const { rows } = source;
     const iterator = Symbol.asyncIterator in rows ? rows[Symbol.asyncIterator]() : rows[Symbol.iterator]();
     const { signal } = this.options.context;
-    const stopAll = () => this.stop.abort();
-    if (signal.aborted) stopAll();
-    signal.addEventListener('abort', stopAll, { once: true });
-    this.stop.signal.addEventListener('abort', () => source.stream?.destroy(), { once: true });
+    if (signal.aborted) this.stop.abort();
+    const stopListening = whenAborted(signal, () => this.stop.abort());
+    whenAborted(this.stop.signal, () => source.stream?.destroy());
     const pending: Array<Promise<FinishedBatch>> = [];
     const delivered = this.options.delivered ?? 0;
     try {
@@ -134,7 +134,7 @@ export class BulkRun {
       this.fail(err);
     } finally {
       await Promise.allSettled(pending);
-      signal.removeEventListener('abort', stopAll);
+      stopListening();
       // Stops reading a stream that is left unfinished.
       await iterator.return?.();
     }

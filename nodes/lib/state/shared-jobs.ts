@@ -2,6 +2,7 @@ import type { FileJobStore, JobStore, StoredJob } from './job-store';
 import type { JsonObject } from '../util/values';
 import type { RedisJobHashes } from './redis-store';
 import type { SharedState } from './shared-state';
+import { whenAborted } from '../util/async';
 
 /** How long Redis remembers that a job was delivered or cancelled; an older job that Redis no longer holds is not registered again. */
 export const DONE_TTL_MS = 7 * 24 * 3600_000;
@@ -167,13 +168,13 @@ export class SharedJobStore implements JobStore {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
+        stopWatching();
         stopListening();
-        signal.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, DELIVERY_RETRY_MS);
-      const stopListening = this.state.onModeChange((mode) => mode === 'shared' && done());
-      signal.addEventListener('abort', done, { once: true });
+      const stopWatching = this.state.onModeChange((mode) => mode === 'shared' && done());
+      const stopListening = whenAborted(signal, done);
     });
   }
 }
