@@ -44,6 +44,8 @@ const DEFAULT_MAX_CHARS = 16 * 1024 * 1024;
 
 /** A bounded in-process store: a least-recently-used map whose entries expire. */
 export class MemoryStore implements KeyValueStore {
+  /** The key at the end of `entries` (the most recently used), while it is known. */
+  private newest: string | undefined;
   private readonly entries = new Map<string, Entry>();
   private chars = 0;
   private readonly maxEntries: number;
@@ -132,27 +134,50 @@ export class MemoryStore implements KeyValueStore {
       this.remove(key);
       return undefined;
     }
-    // Re-inserted so that the map's order stays least recently used first.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    this.touch(key, entry);
     return entry;
   }
 
   private write(key: string, value: string, expiresAt: number): void {
-    this.remove(key);
     // An entry larger than the whole bound is not kept: it would only push everything else out.
-    if (key.length + value.length > this.maxChars) return;
-    this.entries.set(key, { value, expiresAt });
-    this.chars += key.length + value.length;
+    if (key.length + value.length > this.maxChars) {
+      this.remove(key);
+      return;
+    }
+    const entry = this.entries.get(key);
+    if (entry) {
+      // Changed in place: a counter taken per message neither leaves the map nor enters it again.
+      this.chars += value.length - entry.value.length;
+      entry.value = value;
+      entry.expiresAt = expiresAt;
+      this.touch(key, entry);
+    } else {
+      this.entries.set(key, { value, expiresAt });
+      this.newest = key;
+      this.chars += key.length + value.length;
+    }
     while (this.entries.size > this.maxEntries || this.chars > this.maxChars) {
       this.remove(this.entries.keys().next().value as string);
     }
+  }
+
+  /**
+   * Moves an entry to the end, so that the map's order stays least recently used first; not the one
+   * there already. A Map under constant removes and inserts reallocates its table again and again,
+   * garbage that lives long enough to be promoted (CONTRIBUTING, What one message costs).
+   */
+  private touch(key: string, entry: Entry): void {
+    if (key === this.newest) return;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    this.newest = key;
   }
 
   private remove(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
+    if (key === this.newest) this.newest = undefined;
     this.chars -= key.length + entry.value.length;
   }
 }

@@ -75,6 +75,23 @@ describe('shared state without Redis (one instance)', function () {
       await store.set('e', 'z'.repeat(98), 60_000);
       should(store.size).equal(1);
     });
+
+    it('changes a counter in place, keeping the order of use and the size it counts', async function () {
+      const store = new MemoryStore({ maxEntries: 3, maxChars: 8 });
+      for (const key of ['a', 'b', 'c']) await store.set(key, '1', 60_000);
+      for (let i = 0; i < 3; i++) store.takeNow('a', 100, 60_000);
+      await store.set('d', '1', 60_000);
+      should(await store.get('b')).be.undefined();
+      should(await store.get('a')).equal('4');
+      for (let i = 0; i < 6; i++) store.takeNow('a', 100, 60_000);
+      should(await store.get('c')).equal('1');
+      should(store.takeNow('d', 100, 60_000)).eql({ taken: true, used: 2 });
+      // 'a' (now '10', three characters) was used longest ago: the next entry past the bound of 8 pushes it out.
+      await store.set('e', '1', 60_000);
+      should(await store.get('a')).be.undefined();
+      should([await store.get('c'), await store.get('d'), await store.get('e')]).eql(['1', '2', '1']);
+      should(store.size).equal(3);
+    });
   });
 
   describe('the counter file', function () {
