@@ -28,6 +28,10 @@ export function createDispatcher(config: ClientConfig): Dispatcher {
   const connectMs = connectTimeoutMs(config.timeoutMs);
   const agentOptions = {
     keepAliveTimeout: KEEP_ALIVE_MS,
+    // The client's own timer ends every attempt at its timeout (client.ts, send): undici's timers for
+    // the headers and between body chunks, set and refreshed per request, would only ever fire later.
+    headersTimeout: 0,
+    bodyTimeout: 0,
     connections: config.maxConcurrency > 0 ? config.maxConcurrency : null,
     connect: { ...config.tls, timeout: connectMs },
     requestTls: config.tls ? { ...config.tls } : undefined,
