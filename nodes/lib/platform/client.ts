@@ -232,10 +232,9 @@ export class PlatformClient {
 
   /** Where a request goes: the link it was given, or its path at the address of its family, with its query. */
   private urlFor(req: PlatformRequest): RequestTarget {
-    const query = req.query ? queryText(req.query) : '';
     if (req.url) {
       if (req.path) refuseDotSegments(req.path);
-      return withQuery(new URL(req.url), query);
+      return withQuery(new URL(req.url), req.query);
     }
     const setting = addressOf(req);
     const path = req.path ?? '/';
@@ -245,11 +244,12 @@ export class PlatformClient {
       refuseDotSegments(path);
       const url = joinUrl(this.config[setting], path);
       // An address with a query of its own has it written again with the request's (rare): not kept.
-      if (url.search !== '') return withQuery(url, query);
+      if (url.search !== '') return withQuery(url, req.query);
       target = targetOf(url);
       if (this.targets.size >= MAX_KEPT_TARGETS) this.targets.clear();
       this.targets.set(key, target);
     }
+    const query = req.query ? queryText(req.query) : '';
     return query === '' ? target : { origin: target.origin, path: `${target.path}?${query}` };
   }
 
@@ -349,22 +349,26 @@ function targetOf(url: URL): RequestTarget {
   return { origin: url.origin, path: url.pathname + url.search };
 }
 
-/**
- * The query of a request as `URLSearchParams` writes it (form encoding: a space as `+`), members left
- * undefined left out; '' for none.
- */
-function queryText(query: NonNullable<PlatformRequest['query']>): string {
-  const params = new URLSearchParams();
+type Query = NonNullable<PlatformRequest['query']>;
+
+/** Sets each member of `query` that is not undefined on `params`, as text. */
+function setQuery(params: URLSearchParams, query: Query): void {
   for (const name in query) {
     const value = query[name];
     if (value !== undefined) params.set(name, String(value));
   }
+}
+
+/** The query of a request as `URLSearchParams` writes it (form encoding: a space as `+`); '' for none. */
+function queryText(query: Query): string {
+  const params = new URLSearchParams();
+  setQuery(params, query);
   return params.toString();
 }
 
-/** `url` with `query` (from `queryText`) set on it member by member, as a link or an address with a query of its own needs. */
-function withQuery(url: URL, query: string): RequestTarget {
-  for (const [name, value] of new URLSearchParams(query)) url.searchParams.set(name, value);
+/** `url` with the request's query set on it, as a link or an address with a query of its own needs. */
+function withQuery(url: URL, query: Query | undefined): RequestTarget {
+  if (query) setQuery(url.searchParams, query);
   return targetOf(url);
 }
 

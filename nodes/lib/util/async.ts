@@ -28,18 +28,11 @@ export const SYSTEM_CLOCK: Clock = {
  */
 export function whenAborted(signal: AbortSignal, callback: () => void): () => void {
   if (signal.aborted) return () => undefined;
-  let waiting = abortCallbacks.get(signal);
-  if (!waiting) {
-    const list: AbortCallbacks = {};
-    waiting = list;
-    abortCallbacks.set(signal, list);
-    signal.addEventListener('abort', () => callAll(signal, list), { once: true });
-  }
-  const link: AbortCallback = { callback, previous: waiting.last };
-  if (waiting.last) waiting.last.next = link;
-  else waiting.first = link;
-  waiting.last = link;
-  const list = waiting;
+  const list = abortCallbacks.get(signal) ?? listenTo(signal);
+  const link: AbortCallback = { callback, previous: list.last };
+  if (list.last) list.last.next = link;
+  else list.first = link;
+  list.last = link;
   return () => {
     if (link.removed) return;
     link.removed = true;
@@ -67,6 +60,14 @@ interface AbortCallback {
 }
 
 const abortCallbacks = new WeakMap<AbortSignal, AbortCallbacks>();
+
+/** The list of a signal not listened to yet, and the one listener that calls it. */
+function listenTo(signal: AbortSignal): AbortCallbacks {
+  const list: AbortCallbacks = {};
+  abortCallbacks.set(signal, list);
+  signal.addEventListener('abort', () => callAll(signal, list), { once: true });
+  return list;
+}
 
 function callAll(signal: AbortSignal, list: AbortCallbacks): void {
   abortCallbacks.delete(signal);
