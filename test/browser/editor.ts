@@ -155,10 +155,18 @@ export class Editor {
     await this.page.locator(`#${panel}`).waitFor({ state: 'visible' });
   }
 
-  /** Double-clicks a node on the canvas; resolves once its edit dialog is open. */
+  /**
+   * Double-clicks a node on the canvas; resolves once its edit dialog is open. On a loaded machine the
+   * browser can take the double click for two clicks, which only select the node: it double-clicks
+   * again (at most three times).
+   */
   async openNodeDialog(id: string): Promise<void> {
-    await this.clickNode(id, true);
-    await this.page.locator('#node-dialog-ok').waitFor({ state: 'visible' });
+    const ok = this.page.locator('#node-dialog-ok');
+    for (let attempt = 1; ; attempt++) {
+      await this.clickNode(id, true);
+      if (await eventually(() => ok.isVisible())) break;
+      if (attempt === 3) throw new Error(`double-clicking node ${id} did not open its edit dialog`);
+    }
     await this.page.locator('#dialog-form .form-row').first().waitFor({ state: 'visible' });
     await this.trayAtRest('#node-dialog-ok');
   }
