@@ -337,6 +337,27 @@ describe('svc-geocode', function () {
       ]);
     });
 
+    it('shows the status at most ten times a second while several messages are under way, and the last outcome once they end', async function () {
+      await load({}, { dailyLimit: 0, maxConcurrency: 64 });
+      const received: Fields[] = [];
+      helper.getNode('out').on('input', (msg: Fields) => received.push(msg));
+      // 40 messages at once, each responded to after 400 ms: every one of them requesting and done would be 80 statuses.
+      ctx.sandbox.setFault('geocode', { delayMs: 400 });
+      for (let i = 0; i < 40; i++) helper.getNode('n1').receive({ payload: `${i} Main Street` });
+      await waitUntil(() => received.length === 40, 'the 40 outputs', 10_000);
+      const shown = statusesOf('n1');
+      should(shown.length).be.within(2, 12, JSON.stringify(shown));
+      should(shown[0]).eql({ fill: 'blue', shape: 'dot', text: 'requesting' });
+      should(shown.at(-1)).eql({ fill: 'green', shape: 'dot', text: 'found' });
+      // One message at a time again: each change shows as it happens.
+      ctx.sandbox.clearFaults();
+      await expectOutput('n1', { payload: 'nowhere' });
+      should(statusesOf('n1').slice(shown.length)).eql([
+        { fill: 'blue', shape: 'dot', text: 'requesting' },
+        { fill: 'green', shape: 'dot', text: 'no match' },
+      ]);
+    });
+
     it('shows queued messages and retries', async function () {
       await load({}, { rateLimit: 600 });
       ctx.sandbox.setFault('geocode', { status: 500, times: 1 });

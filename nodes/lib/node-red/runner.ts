@@ -93,6 +93,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     const message: InFlight = { controller, running: true };
     underWay++;
     if (stored) ownControllers.add(message);
+    status.underWay(underWay);
     status.requesting(underWay);
     const job = stored?.job(msg, () => controller.abort(), key);
     const context: InputContext = {
@@ -167,6 +168,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     } finally {
       message.running = false;
       underWay--;
+      status.underWay(underWay);
       ownControllers.delete(message);
       if (underWay === 0) runs.clear();
       job?.finished();

@@ -10,10 +10,69 @@ import { translate } from './i18n';
  * itself never changes: flows switch on it). No text ever carries request data or secrets.
  */
 export class NodeStatus {
+  /** More than one message under way: changes are shown at most every BUSY_STATUS_MS, the last one kept. */
+  private busy = false;
+  private shownAt = 0;
+  /** The latest change not shown yet, and the timer that shows it. */
+  private pending: { fill: Fill; shape: Shape; message: CatalogText | string } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
   constructor(private readonly node: Node) {}
 
-  /** A state of its own, such as a node that cannot work as configured. */
-  show(fill: 'blue' | 'yellow' | 'green' | 'red' | 'grey', shape: 'dot' | 'ring', message: CatalogText | string): void {
+  /**
+   * How many messages are under way (the runner says so as the count changes). With several, a status
+   * per message would be thousands a second, each translated and sent to every open editor, for a text
+   * nobody can read: they are coalesced instead. With one or none, every change shows at once, and the
+   * change waiting shows as soon as the count drops to one.
+   */
+  underWay(count: number): void {
+    this.busy = count > 1;
+    if (!this.busy && this.pending) this.showPending();
+  }
+
+  /** A state of its own, such as a node that cannot work as configured: shown at once, replacing any change waiting. */
+  show(fill: Fill, shape: Shape, message: CatalogText | string): void {
+    if (this.pending) this.cancelPending();
+    if (this.busy) this.shownAt = Date.now();
+    this.render(fill, shape, message);
+  }
+
+  /**
+   * A change every message makes (requesting, done): while several messages are under way, kept until
+   * BUSY_STATUS_MS has passed since the last status shown, and only the latest. What needs attention
+   * (queued, retrying, an error) is never held back.
+   */
+  private routine(fill: Fill, shape: Shape, message: CatalogText | string): void {
+    if (this.busy) {
+      if (this.timer) {
+        this.pending = { fill, shape, message };
+        return;
+      }
+      const sinceShown = Date.now() - this.shownAt;
+      if (sinceShown < BUSY_STATUS_MS) {
+        this.pending = { fill, shape, message };
+        this.timer = setTimeout(() => this.showPending(), BUSY_STATUS_MS - sinceShown);
+        return;
+      }
+      this.shownAt = Date.now();
+    }
+    this.render(fill, shape, message);
+  }
+
+  private showPending(): void {
+    const shown = this.pending;
+    this.cancelPending();
+    this.shownAt = Date.now();
+    if (shown) this.render(shown.fill, shown.shape, shown.message);
+  }
+
+  private cancelPending(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending = undefined;
+  }
+
+  private render(fill: Fill, shape: Shape, message: CatalogText | string): void {
     const text = translate(message);
     const note = notes.get(this.node);
     // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
@@ -21,7 +80,7 @@ export class NodeStatus {
   }
 
   requesting(inFlight: number): void {
-    this.show('blue', 'dot', inFlight > 1 ? catalogText('status.requestingMany', { count: inFlight }) : catalogText('status.requesting'));
+    this.routine('blue', 'dot', inFlight > 1 ? catalogText('status.requestingMany', { count: inFlight }) : catalogText('status.requesting'));
   }
 
   queued(position: number): void {
@@ -42,7 +101,7 @@ export class NodeStatus {
   }
 
   done(text: CatalogText | string): void {
-    this.show('green', 'dot', text);
+    this.routine('green', 'dot', text);
   }
 
   warning(text: CatalogText): void {
@@ -64,9 +123,16 @@ export class NodeStatus {
   }
 
   clear(): void {
+    this.cancelPending();
     this.node.status({});
   }
 }
+
+type Fill = 'blue' | 'yellow' | 'green' | 'red' | 'grey';
+type Shape = 'dot' | 'ring';
+
+/** While several messages are under way, the status changes at most ten times a second. */
+const BUSY_STATUS_MS = 100;
 
 const notes = new WeakMap<Node, string>();
 
