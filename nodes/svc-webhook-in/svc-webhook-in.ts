@@ -263,11 +263,16 @@ export = function register(RED: NodeAPI): void {
       noise.last = causeOf(err);
       noiseReport.note(noise);
     };
+    // Requests under way: while there are several, the counts in the status are shown at most ten times a second (status.ts).
+    let underWay = 0;
     const handler: RequestHandler = (req, res) => {
-      receive(req, res).catch((err: unknown) => {
-        warnFailed(err);
-        if (!res.headersSent) res.status(500).json({ error: 'internal error' });
-      });
+      status.underWay(++underWay);
+      receive(req, res)
+        .catch((err: unknown) => {
+          warnFailed(err);
+          if (!res.headersSent) res.status(500).json({ error: 'internal error' });
+        })
+        .finally(() => status.underWay(--underWay));
     };
     const errorHandler = (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
       warnFailed(err);
@@ -283,6 +288,7 @@ export = function register(RED: NodeAPI): void {
 
     this.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
+      status.clear();
       noiseReport.close();
       unrecordedReport.close();
       removeRoute(app, handler);

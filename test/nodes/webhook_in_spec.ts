@@ -137,6 +137,17 @@ describe('svc-webhook-in', function () {
       should(statusText()).equal('1 accepted, 0 refused');
     });
 
+    it('shows its counts at most ten times a second while several requests are under way, and the last counts once they end', async function () {
+      await load([webhookNode()]);
+      const bodies = Array.from({ length: 30 }, (_, i) => JSON.stringify({ n: i }));
+      const responses = await Promise.all(bodies.map((body) => post(PATH, body, { 'svc-signature': sign(nowSec(), SECRET, body) })));
+      should(responses.map((res) => res.status)).eql(bodies.map(() => 200));
+      await settle();
+      const shown = (helper.getNode('wh').status.getCalls?.() ?? []).map((call) => String((call.args[0] as { text?: string }).text));
+      should(shown.length).be.below(30, shown.join(' | '));
+      should(statusText()).equal('30 accepted, 0 refused');
+    });
+
     it('leaves out of msg.webhook.headers every header named like a credential (the one list of util/masking.ts)', async function () {
       await load([webhookNode()]);
       const credentialHeaders = {

@@ -20,10 +20,10 @@ export class NodeStatus {
   constructor(private readonly node: Node) {}
 
   /**
-   * How many messages are under way (the runner says so as the count changes). With several, a status
-   * per message would be thousands a second, each translated and sent to every open editor, for a text
-   * nobody can read: they are coalesced instead. With one or none, every change shows at once, and the
-   * change waiting shows as soon as the count drops to one.
+   * How many messages (or webhook requests) are under way, as the runner and svc-webhook-in count them.
+   * With several, a status per message would be thousands a second, each translated and sent to every
+   * open editor, for a text nobody can read: they are coalesced instead. With one or none, every change
+   * shows at once, and the change waiting shows as soon as the count drops to one.
    */
   underWay(count: number): void {
     this.busy = count > 1;
