@@ -12,6 +12,7 @@ import { translate } from './i18n';
 export class NodeStatus {
   /** More than one message under way: changes are shown at most every BUSY_STATUS_MS, the last one kept. */
   private busy = false;
+  /** When a status was last shown. */
   private shownAt = 0;
   /** The latest change not shown yet, and the timer that shows it. */
   private pending: { fill: Fill; shape: Shape; message: CatalogText | string } | undefined;
@@ -33,7 +34,6 @@ export class NodeStatus {
   /** A state of its own, such as a node that cannot work as configured: shown at once, replacing any change waiting. */
   show(fill: Fill, shape: Shape, message: CatalogText | string): void {
     if (this.pending) this.cancelPending();
-    if (this.busy) this.shownAt = Date.now();
     this.render(fill, shape, message);
   }
 
@@ -48,13 +48,12 @@ export class NodeStatus {
         this.pending = { fill, shape, message };
         return;
       }
-      const sinceShown = Date.now() - this.shownAt;
-      if (sinceShown < BUSY_STATUS_MS) {
+      const waitMs = this.shownAt + BUSY_STATUS_MS - Date.now();
+      if (waitMs > 0) {
         this.pending = { fill, shape, message };
-        this.timer = setTimeout(() => this.showPending(), BUSY_STATUS_MS - sinceShown);
+        this.timer = setTimeout(() => this.showPending(), waitMs);
         return;
       }
-      this.shownAt = Date.now();
     }
     this.render(fill, shape, message);
   }
@@ -62,7 +61,6 @@ export class NodeStatus {
   private showPending(): void {
     const shown = this.pending;
     this.cancelPending();
-    this.shownAt = Date.now();
     if (shown) this.render(shown.fill, shown.shape, shown.message);
   }
 
@@ -73,6 +71,7 @@ export class NodeStatus {
   }
 
   private render(fill: Fill, shape: Shape, message: CatalogText | string): void {
+    this.shownAt = Date.now();
     const text = translate(message);
     const note = notes.get(this.node);
     // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
