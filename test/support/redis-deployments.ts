@@ -80,9 +80,9 @@ export class SentinelDeployment {
     return `redis-sentinel://${this.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${MASTER_NAME}`;
   }
 
-  /** The port of the master the first Sentinel names now. */
-  async masterPort(): Promise<number> {
-    const [, port] = (await ask(this.sentinels[0].port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as [string, string];
+  /** The port of the master a Sentinel (the first unless told) names now. */
+  async masterPort(sentinel = 0): Promise<number> {
+    const [, port] = (await ask(this.sentinels[sentinel].port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as [string, string];
     return Number(port);
   }
 

@@ -127,6 +127,10 @@ export class SharedState {
   private recovering: NodeJS.Timeout | undefined;
   private readonly marker = `alive:${randomUUID()}`;
   private markerTimer: NodeJS.Timeout | undefined;
+  /** Pending while a connection ioredis gave up on waits to be made again (see connectAgain). */
+  private connectingAgain: NodeJS.Timeout | undefined;
+  /** How many times in a row ioredis has given up, since the last ready connection. */
+  private gaveUp = 0;
   /** Settles once the first connection attempt has succeeded or failed. */
   private firstAttempt: Promise<void> = Promise.resolve();
   /** The Redis address without credentials; empty without Redis. */
@@ -164,7 +168,11 @@ export class SharedState {
       reconnectOnError: isReadOnly,
     });
     this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX, deployment.replicas);
-    this.redis.on('ready', () => this.proveWritable());
+    this.redis.on('ready', () => {
+      this.gaveUp = 0;
+      this.proveWritable();
+    });
+    this.redis.on('end', () => this.connectAgain());
     // Without an 'error' listener ioredis would print every failed reconnection attempt.
     this.redis.on('error', (err: Error) => {
       this.lastError = redact(err.message, this.secrets);
@@ -280,10 +288,31 @@ export class SharedState {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.recovering);
+    clearTimeout(this.connectingAgain);
     clearInterval(this.markerTimer);
     this.breaker.stop();
     this.listeners.clear();
     this.redis?.disconnect(false);
+  }
+
+  /**
+   * ioredis ends a connection for good, without asking its retry strategy, when a reconnection fails
+   * in one way: under Sentinel, a failover announced (+switch-master, its failover detector) while it
+   * asks a Sentinel for the master, which a Sentinel slow to reply makes likely. Until closed, the
+   * connection is made again on the schedule of ioredis's own reconnections.
+   */
+  private connectAgain(): void {
+    const redis = this.redis;
+    if (!redis || this.closed || this.connectingAgain) return;
+    this.connectingAgain = setTimeout(
+      () => {
+        this.connectingAgain = undefined;
+        // A failed attempt ends the connection again, which comes back here.
+        if (!this.closed) redis.connect().catch(() => undefined);
+      },
+      Math.min(++this.gaveUp * RECONNECT_STEP_MS, RECONNECT_MAX_MS),
+    );
+    this.connectingAgain.unref();
   }
 
   /** Connected, found accepting writes, and not found hung or refusing since (the breaker is closed). */
