@@ -159,11 +159,6 @@ export function defaultLimitGeocodeFlows(sandboxUrl: string, runs: number): Flow
   return flows;
 }
 
-/**
- * The floor flow responding with `response` (the sandbox's geocode response) instead of a few bytes: the
- * same `http response` work as the svc-geocode flow, so that what is left between them is the
- * outgoing request and the node.
- */
 /** The floor with one pooled undici exchange made by its function node: the least a geocode through Node-RED can cost. */
 export function undiciFloorFlows(sandboxUrl: string): FlowNode[] {
   const z = 'bench-floor-undici';
@@ -184,6 +179,11 @@ export function undiciFloorFlows(sandboxUrl: string): FlowNode[] {
   ];
 }
 
+/**
+ * The floor flow responding with `response` (the sandbox's geocode response) instead of a few bytes: the
+ * same `http response` work as the svc-geocode flow, so that what is left between them is the
+ * outgoing request and the node.
+ */
 export function sameResponseFloorFlows(response: unknown): FlowNode[] {
   const z = 'bench-floor-response';
   return [
