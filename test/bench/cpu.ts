@@ -2,7 +2,16 @@ import path from 'node:path';
 import { SANDBOX_DEFAULTS } from '../sandbox';
 import { Bench } from './bench';
 import { request } from 'undici';
-import { BENCH_ADDRESS, defaultLimitGeocodeFlows, defaultLimitGeocodePath, sameResponseFloorFlows, throughputFlows, undiciFloorFlows } from './flows';
+import {
+  BENCH_ADDRESS,
+  COUNTING_GEOCODE_PATH,
+  countingGeocodeFlows,
+  defaultLimitGeocodeFlows,
+  defaultLimitGeocodePath,
+  sameResponseFloorFlows,
+  throughputFlows,
+  undiciFloorFlows,
+} from './flows';
 import type { RequestTemplate } from './loadgen';
 import { failures } from './sections';
 import type { ProfileSummary } from './profile';
@@ -29,6 +38,8 @@ import type { ProfileSummary } from './profile';
  * figures are divided by that run's limit, and its throughput by that run's floor. The same exchange made
  * inside Node-RED (a function node with a pooled undici request, `floor with undici`) says what the limit
  * costs when Node-RED's own process makes the request; svc-geocode is also divided by that.
+ * The daily limit's own cost, a few µs of some 250, is below what those runs resolve: it is measured
+ * again in pairs of short slices, one flow right after the other (dailyLimitInPairs).
  */
 
 export const CPU_FLOWS = [
@@ -85,9 +96,23 @@ export interface CpuResult {
      */
     inProcess: { overLimit: Spread; defaultConfig: InProcessFigures; dailyLimitOff: InProcessFigures };
   }>;
+  /** Issue 31's daily limit at concurrency 64, in pairs of slices (see dailyLimitInPairs). */
+  dailyLimitInPairs: PairedFigures;
   /** Self time of Node-RED under each flow at concurrency 64. */
   profiles: Array<{ flow: CpuFlow; file: string; summary: ProfileSummary; requests: number }>;
   loadAverage: { start: number[]; end: number[] };
+}
+
+/** Two flows compared in pairs of slices taken one right after the other; each run's slices summed. */
+export interface PairedFigures {
+  pairs: number;
+  sliceMs: number;
+  /** svc-geocode counting every message (a daily limit of 10,000,000) over the daily limit off: Node-RED CPU per message, run by run. */
+  onOff: Spread;
+  /** The daily limit off over itself, measured the same way: what such runs can resolve. */
+  itself: Spread;
+  /** Responses other than 200 and requests without a response, over all pairs. */
+  failures: number;
 }
 
 export interface LimitFigures {
@@ -114,8 +139,14 @@ const GEOCODE_REQUEST: RequestTemplate = {
   headers: { accept: 'application/json', 'x-svc-project-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': SANDBOX_DEFAULTS.apiKey },
 };
 
+/** Where a flow is reached, and with what request. */
+interface Target {
+  origin: string;
+  template: RequestTemplate;
+}
+
 /** The requests of run `run` (the default config's flow is the run's own). */
-function templates(bench: Bench, run: number): Record<CpuFlow, { origin: string; template: RequestTemplate }> {
+function templates(bench: Bench, run: number): Record<CpuFlow, Target> {
   const body = JSON.stringify({ address: BENCH_ADDRESS });
   return {
     floor: { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor', body } },
@@ -155,18 +186,23 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     ...sameResponseFloorFlows(await geocodeResponse(bench)),
     ...undiciFloorFlows(bench.sandboxUrl),
     ...defaultLimitGeocodeFlows(bench.sandboxUrl, runs + 1),
+    ...countingGeocodeFlows(bench.sandboxUrl),
   ]);
   // Each flow responds before anything is measured, to as many requests at once as the most the bench
   // sends: every run's own default-config flow then has its connections to the sandbox open (kept alive
   // across the runs, as the shared config's are), so that no run counts opening them in its CPU time.
   const warmCount = Math.max(...CONCURRENCIES);
+  const warm = async (flow: string, { origin, template }: Target) => {
+    const first = await bench.load({ origin, templates: [template], concurrency: warmCount, count: warmCount });
+    if (first.statuses[200] !== warmCount) throw new Error(`${flow}: the first requests got ${JSON.stringify({ ...first.statuses, ...first.errors })}`);
+  };
   for (let run = 0; run <= runs; run++) {
     const targets = templates(bench, run);
-    for (const flow of CPU_FLOWS) {
-      const first = await bench.load({ ...targets[flow], templates: [targets[flow].template], concurrency: warmCount, count: warmCount });
-      if (first.statuses[200] !== warmCount) throw new Error(`${flow}: the first requests got ${JSON.stringify({ ...first.statuses, ...first.errors })}`);
-    }
+    for (const flow of CPU_FLOWS) await warm(flow, targets[flow]);
   }
+  const offTarget = templates(bench, 0)['svc-geocode, daily limit off'];
+  const countingTarget = { ...offTarget, template: { ...offTarget.template, path: COUNTING_GEOCODE_PATH } };
+  await warm('svc-geocode, daily limit counted', countingTarget);
   const rows: CpuRow[] = [];
   const geocodeVsFloor: CpuResult['geocodeVsFloor'] = [];
   const overLimit: CpuResult['overLimit'] = [];
@@ -256,6 +292,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
       },
     });
   }
+  const dailyLimitInPairs = await inPairs(bench, runs, countingTarget.template, offTarget.template);
   const profiles: CpuResult['profiles'] = [];
   const targets = templates(bench, runs);
   for (const flow of ['floor', 'floor with the response', 'floor with undici', 'svc-geocode, daily limit off', 'svc-geocode, default config'] as const) {
@@ -265,5 +302,45 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     const summary = await bench.nodeRed.call('stopProfile', file);
     profiles.push({ flow, file, summary, requests: result.responsesInAll });
   }
-  return { runs, rows, geocodeVsFloor, overLimit, profiles, loadAverage: { start: loadStart, end: bench.loadAverage() } };
+  return { runs, rows, geocodeVsFloor, overLimit, dailyLimitInPairs, profiles, loadAverage: { start: loadStart, end: bench.loadAverage() } };
+}
+
+/**
+ * The daily limit's cost at concurrency 64, measured where the machine's drift cannot hide it: the
+ * flow counting every message and the flow with the limit off in pairs of 1 s slices, the second
+ * right after the first (which goes first alternating), each run's slices summed; then the flow with
+ * the limit off against itself the same way, which says how small a difference such runs resolve.
+ * Counting is the same work whatever the limit, so the counting flow's limit is one it never reaches.
+ */
+async function inPairs(bench: Bench, runs: number, counting: RequestTemplate, off: RequestTemplate): Promise<PairedFigures> {
+  const pairs = bench.quick ? 2 : 16;
+  const sliceMs = bench.quick ? 500 : 1000;
+  let failed = 0;
+  const compare = async (first: RequestTemplate, second: RequestTemplate): Promise<Spread> => {
+    const ratios: number[] = [];
+    for (let run = 0; run < runs; run++) {
+      const sums = [first, second].map(() => ({ cpu: 0, responses: 0 }));
+      for (let pair = 0; pair < pairs; pair++) {
+        for (const side of pair % 2 === 0 ? [0, 1] : [1, 0]) {
+          const before = await nodeRedCpuMicros(bench);
+          const result = await bench.load({
+            origin: bench.nodeRedUrl,
+            templates: [side === 0 ? first : second],
+            concurrency: 64,
+            warmupMs: 200,
+            durationMs: sliceMs,
+          });
+          sums[side].cpu += (await nodeRedCpuMicros(bench)) - before;
+          sums[side].responses += result.responsesInAll;
+          failed += failures(result);
+        }
+      }
+      const [a, b] = sums.map(({ cpu, responses }) => cpu / Math.max(1, responses));
+      ratios.push(a / b);
+    }
+    return spread(ratios);
+  };
+  const onOff = await compare(counting, off);
+  const itself = await compare(off, off);
+  return { pairs, sliceMs, onOff, itself, failures: failed };
 }

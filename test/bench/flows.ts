@@ -159,6 +159,23 @@ export function defaultLimitGeocodeFlows(sandboxUrl: string, runs: number): Flow
   return flows;
 }
 
+/** Where `countingGeocodeFlows` serves. */
+export const COUNTING_GEOCODE_PATH = '/bench/geocode-counting';
+
+/**
+ * `http in` → svc-geocode → `http response` with a daily limit too high to reach (10,000,000 a day):
+ * every message does all the daily limit's work (the count, its file, the count in the status) for as
+ * many messages as the bench sends it, where the default 50,000 would stop a run part way.
+ */
+export function countingGeocodeFlows(sandboxUrl: string): FlowNode[] {
+  const z = 'bench-geocode-counting';
+  return [
+    tab(z, 'svc-geocode, daily limit counted'),
+    configNode('counting-cfg', sandboxUrl, { dailyLimit: 10_000_000 }, { clientId: `${SANDBOX_DEFAULTS.clientId}-bench-counting` }),
+    ...serveThrough('geocode-counting', z, COUNTING_GEOCODE_PATH, { id: 'geocode-counting-node', type: 'svc-geocode', name: '', server: 'counting-cfg' }),
+  ];
+}
+
 /** The floor with one pooled undici exchange made by its function node: the least a geocode through Node-RED can cost. */
 export function undiciFloorFlows(sandboxUrl: string): FlowNode[] {
   const z = 'bench-floor-undici';
