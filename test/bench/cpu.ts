@@ -12,7 +12,7 @@ import {
   throughputFlows,
   undiciFloorFlows,
 } from './flows';
-import type { RequestTemplate } from './loadgen';
+import type { LoadResult, RequestTemplate } from './loadgen';
 import { failures } from './sections';
 import type { ProfileSummary } from './profile';
 
@@ -169,6 +169,19 @@ async function nodeRedCpuMicros(bench: Bench): Promise<number> {
   return user + system;
 }
 
+/** One slice of load on `target` (counted after `warmupMs`): the load generator's result, and the CPU Node-RED used meanwhile, µs. */
+async function measureSlice(
+  bench: Bench,
+  { origin, template }: Target,
+  concurrency: number,
+  warmupMs: number,
+  durationMs: number,
+): Promise<{ result: LoadResult; nodeRedMicros: number }> {
+  const before = await nodeRedCpuMicros(bench);
+  const result = await bench.load({ origin, templates: [template], concurrency, warmupMs, durationMs });
+  return { result, nodeRedMicros: (await nodeRedCpuMicros(bench)) - before };
+}
+
 export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   const loadStart = bench.loadAverage();
   const runs = bench.quick ? 2 : 5;
@@ -218,20 +231,12 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
       for (let slice = 0; slice < slicesFor(concurrency); slice++) {
         // Each run and slice starts one flow later, so that no flow always follows the same one.
         for (const flow of CPU_FLOWS.map((_flow, i) => CPU_FLOWS[(i + run + slice) % CPU_FLOWS.length])) {
-          const before = await nodeRedCpuMicros(bench);
-          const result = await bench.load({
-            origin: targets[flow].origin,
-            templates: [targets[flow].template],
-            concurrency,
-            warmupMs: 300,
-            durationMs: sliceMs(concurrency),
-          });
-          const after = await nodeRedCpuMicros(bench);
+          const { result, nodeRedMicros } = await measureSlice(bench, targets[flow], concurrency, 300, sliceMs(concurrency));
           const sum = slices.get(flow);
           const figures = measured.get(flow);
           if (!sum || !figures) continue;
           figures.failures += failures(result);
-          sum.nodeRed += after - before;
+          sum.nodeRed += nodeRedMicros;
           sum.client += result.clientCpuMicros;
           sum.responses += result.responsesInAll;
           sum.requests += result.requests;
@@ -292,7 +297,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
       },
     });
   }
-  const dailyLimitInPairs = await inPairs(bench, runs, countingTarget.template, offTarget.template);
+  const dailyLimitInPairs = await inPairs(bench, runs, countingTarget, offTarget);
   const profiles: CpuResult['profiles'] = [];
   const targets = templates(bench, runs);
   for (const flow of ['floor', 'floor with the response', 'floor with undici', 'svc-geocode, daily limit off', 'svc-geocode, default config'] as const) {
@@ -312,25 +317,18 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
  * the limit off against itself the same way, which says how small a difference such runs resolve.
  * Counting is the same work whatever the limit, so the counting flow's limit is one it never reaches.
  */
-async function inPairs(bench: Bench, runs: number, counting: RequestTemplate, off: RequestTemplate): Promise<PairedFigures> {
+async function inPairs(bench: Bench, runs: number, counting: Target, off: Target): Promise<PairedFigures> {
   const pairs = bench.quick ? 2 : 16;
   const sliceMs = bench.quick ? 500 : 1000;
   let failed = 0;
-  const compare = async (first: RequestTemplate, second: RequestTemplate): Promise<Spread> => {
+  const compare = async (first: Target, second: Target): Promise<Spread> => {
     const ratios: number[] = [];
     for (let run = 0; run < runs; run++) {
       const sums = [first, second].map(() => ({ cpu: 0, responses: 0 }));
       for (let pair = 0; pair < pairs; pair++) {
         for (const side of pair % 2 === 0 ? [0, 1] : [1, 0]) {
-          const before = await nodeRedCpuMicros(bench);
-          const result = await bench.load({
-            origin: bench.nodeRedUrl,
-            templates: [side === 0 ? first : second],
-            concurrency: 64,
-            warmupMs: 200,
-            durationMs: sliceMs,
-          });
-          sums[side].cpu += (await nodeRedCpuMicros(bench)) - before;
+          const { result, nodeRedMicros } = await measureSlice(bench, side === 0 ? first : second, 64, 200, sliceMs);
+          sums[side].cpu += nodeRedMicros;
           sums[side].responses += result.responsesInAll;
           failed += failures(result);
         }

@@ -1,5 +1,5 @@
 import should from 'should';
-import { SentinelDeployment, adminClient } from '../support/redis-deployments';
+import { SentinelDeployment, adminClient, sharedStateConnections } from '../support/redis-deployments';
 import type { RedisServer } from '../support/redis-server';
 import { waitUntil, waitUntilAsync } from '../support/wait';
 import { expectNoJobsLeft, expectRateWithinBounds, notices, requireDeploymentTools, testSharedState, underTraffic, useFleet, warmUp } from './fleet';
@@ -54,17 +54,8 @@ describe('several Node-RED instances on a Redis Sentinel deployment: a failover 
     const { disturbed, responses } = await underTraffic(fleet(), 3000, async () => {
       const from = Date.now();
       const newMaster = await failover();
-      // Followed: both instances' connections (named node-red-location) are on the new master.
-      const master = adminClient(newMaster);
-      try {
-        await waitUntilAsync(
-          async () => ((await master.client('LIST')) as string).split('\n').filter((line) => line.includes('name=node-red-location ')).length >= 2,
-          'both instances on the new master',
-          30_000,
-        );
-      } finally {
-        master.disconnect();
-      }
+      // Followed: both instances' connections are on the new master.
+      await waitUntilAsync(async () => (await sharedStateConnections(newMaster)) >= 2, 'both instances on the new master', 30_000);
       const to = Date.now();
       await waitUntil(
         () => notices([a, b]).every(({ recoveries }, i) => recoveries > noticedBefore[i].recoveries),

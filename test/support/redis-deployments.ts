@@ -26,6 +26,12 @@ async function ask<T>(port: number, command: (client: Redis) => Promise<T>): Pro
   }
 }
 
+/** How many connections of the pack's shared state (named `node-red-location`) the Redis server on `port` holds. */
+export async function sharedStateConnections(port: number): Promise<number> {
+  const clients = (await ask(port, (c) => c.client('LIST'))) as string;
+  return clients.split('\n').filter((line) => line.includes('name=node-red-location ')).length;
+}
+
 /**
  * A Sentinel deployment on loopback ports, as Debian's redis-server and redis-sentinel run it: one
  * master, one replica, three Sentinels (quorum 2) that fail over within a few seconds of a master
@@ -80,9 +86,9 @@ export class SentinelDeployment {
     return `redis-sentinel://${this.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${MASTER_NAME}`;
   }
 
-  /** The port of the master a Sentinel (the first unless told) names now. */
-  async masterPort(sentinel = 0): Promise<number> {
-    const [, port] = (await ask(this.sentinels[sentinel].port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as [string, string];
+  /** The port of the master the first Sentinel names now. */
+  async masterPort(): Promise<number> {
+    const [, port] = (await ask(this.sentinels[0].port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as [string, string];
     return Number(port);
   }
 
@@ -99,13 +105,13 @@ export class SentinelDeployment {
     return this.switched(before);
   }
 
-  /** Resolves with the new master's port once every Sentinel names another master than `before`. */
-  async switched(before: number, timeoutMs = 30_000): Promise<number> {
+  /** Resolves with the new master's port once every Sentinel asked (all unless told) names another master than `before`. */
+  async switched(before: number, timeoutMs = 30_000, asked = this.sentinels): Promise<number> {
     let now = before;
     await waitUntilAsync(
       async () => {
         const ports = await Promise.all(
-          this.sentinels.map(async (s) => Number(((await ask(s.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as string[])[1])),
+          asked.map(async (s) => Number(((await ask(s.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as string[])[1])),
         );
         now = ports[0];
         return ports.every((port) => port === now && port !== before);
