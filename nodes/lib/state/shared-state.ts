@@ -30,6 +30,8 @@ export interface SharedStateOptions {
 const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 const RECONNECT_STEP_MS = 200;
 const RECONNECT_MAX_MS = 2000;
+/** How long before reconnection attempt `attempt` (1, 2 …): 0.2 s more each time, at most 2 s. */
+const reconnectDelayMs = (attempt: number): number => Math.min(attempt * RECONNECT_STEP_MS, RECONNECT_MAX_MS);
 /**
  * A Redis whose replies all take longer than SLOW_REPLY_MS for SLOW_FOR_MS is reported slow (one
  * warning, a status note) until a reply comes faster: it still serves, but every message waits for it.
@@ -164,7 +166,7 @@ export class SharedState {
       commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
       connectTimeout: 5000,
       connectionName: 'node-red-location',
-      retryStrategy: (attempt) => Math.min(attempt * RECONNECT_STEP_MS, RECONNECT_MAX_MS),
+      retryStrategy: reconnectDelayMs,
       reconnectOnError: isReadOnly,
     });
     this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX, deployment.replicas);
@@ -304,14 +306,11 @@ export class SharedState {
   private connectAgain(): void {
     const redis = this.redis;
     if (!redis || this.closed || this.connectingAgain) return;
-    this.connectingAgain = setTimeout(
-      () => {
-        this.connectingAgain = undefined;
-        // A failed attempt ends the connection again, which comes back here.
-        if (!this.closed) redis.connect().catch(() => undefined);
-      },
-      Math.min(++this.gaveUp * RECONNECT_STEP_MS, RECONNECT_MAX_MS),
-    );
+    this.connectingAgain = setTimeout(() => {
+      this.connectingAgain = undefined;
+      // A failed attempt ends the connection again, which comes back here.
+      if (!this.closed) redis.connect().catch(() => undefined);
+    }, reconnectDelayMs(++this.gaveUp));
     this.connectingAgain.unref();
   }
 
