@@ -39,7 +39,8 @@ import type { ProfileSummary } from './profile';
  * inside Node-RED (a function node with a pooled undici request, `floor with undici`) says what the limit
  * costs when Node-RED's own process makes the request; svc-geocode is also divided by that.
  * The daily limit's own cost, a few µs of some 250, is below what those runs resolve: it is measured
- * again in pairs of short slices, one flow right after the other (dailyLimitInPairs).
+ * again in pairs of short slices, one flow right after the other (dailyLimitInPairs). The limit's two
+ * parts are also measured at svc-geocode's own rate (atItsRate).
  */
 
 export const CPU_FLOWS = [
@@ -98,6 +99,8 @@ export interface CpuResult {
   }>;
   /** Issue 31's daily limit at concurrency 64, in pairs of slices (see dailyLimitInPairs). */
   dailyLimitInPairs: PairedFigures;
+  /** Issue 31's limit with its two parts measured at svc-geocode's own rate (see atItsRate). */
+  atItsRate: SameRateFigures;
   /** Self time of Node-RED under each flow at concurrency 64. */
   profiles: Array<{ flow: CpuFlow; file: string; summary: ProfileSummary; requests: number }>;
   loadAverage: { start: number[]; end: number[] };
@@ -112,6 +115,21 @@ export interface PairedFigures {
   /** The daily limit off over itself, measured the same way: what such runs can resolve. */
   itself: Spread;
   /** Responses other than 200 and requests without a response, over all pairs. */
+  failures: number;
+}
+
+/** svc-geocode against the limit's parts measured at its own rate, run by run (see atItsRate). */
+export interface SameRateFigures {
+  /** svc-geocode counting every message: Node-RED CPU per message ÷ (the floor's + raw undici's client CPU, both at svc-geocode's rate). */
+  overLimitAtItsRate: Spread;
+  /** The same ÷ the limit as the interleaved runs take it (both parts at their own top rate), in the same runs. */
+  overLimit: Spread;
+  /** The floor's Node-RED CPU per message at svc-geocode's rate ÷ at its own top rate. */
+  floorAtItsRate: Spread;
+  /** Raw undici's client CPU per request at svc-geocode's rate ÷ at its own top rate. */
+  rawAtItsRate: Spread;
+  /** svc-geocode's rate, req/s. */
+  rate: Spread;
   failures: number;
 }
 
@@ -176,9 +194,10 @@ async function measureSlice(
   concurrency: number,
   warmupMs: number,
   durationMs: number,
+  ratePerSecond?: number,
 ): Promise<{ result: LoadResult; nodeRedMicros: number }> {
   const before = await nodeRedCpuMicros(bench);
-  const result = await bench.load({ origin, templates: [template], concurrency, warmupMs, durationMs });
+  const result = await bench.load({ origin, templates: [template], concurrency, warmupMs, durationMs, ratePerSecond });
   return { result, nodeRedMicros: (await nodeRedCpuMicros(bench)) - before };
 }
 
@@ -297,6 +316,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
       },
     });
   }
+  const atRate = await atItsRate(bench, runs, countingTarget, templates(bench, 0));
   const dailyLimitInPairs = await inPairs(bench, runs, countingTarget, offTarget);
   const profiles: CpuResult['profiles'] = [];
   const targets = templates(bench, runs);
@@ -307,7 +327,54 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     const summary = await bench.nodeRed.call('stopProfile', file);
     profiles.push({ flow, file, summary, requests: result.responsesInAll });
   }
-  return { runs, rows, geocodeVsFloor, overLimit, dailyLimitInPairs, profiles, loadAverage: { start: loadStart, end: bench.loadAverage() } };
+  return { runs, rows, geocodeVsFloor, overLimit, dailyLimitInPairs, atItsRate: atRate, profiles, loadAverage: { start: loadStart, end: bench.loadAverage() } };
+}
+
+/**
+ * The limit adds the floor's CPU per message and raw undici's, each measured at its own top rate, where
+ * every wake-up, read and write of a process serves more messages than at svc-geocode's lower rate. Here
+ * the two parts are measured at svc-geocode's rate too: per run, svc-geocode (counting every message, as
+ * in the pairs) back to back at concurrency 64, the floor and raw undici the same way, then the floor and
+ * raw undici started at the rate svc-geocode reached (at most 64 under way). At that rate the floor's
+ * Node-RED has idle moments that svc-geocode's has not, so this limit is an upper estimate where the
+ * interleaved runs' is a lower one.
+ */
+async function atItsRate(bench: Bench, runs: number, geocode: Target, targets: Record<CpuFlow, Target>): Promise<SameRateFigures> {
+  const sliceMs = bench.quick ? 1000 : 2000;
+  let failed = 0;
+  const slice = async (target: Target, ratePerSecond?: number) => {
+    const { result, nodeRedMicros } = await measureSlice(bench, target, 64, 300, sliceMs, ratePerSecond);
+    failed += failures(result);
+    const responses = Math.max(1, result.responsesInAll);
+    return { nodeRed: nodeRedMicros / responses, client: result.clientCpuMicros / responses, rate: result.requestsPerSecond };
+  };
+  const figures: Record<Exclude<keyof SameRateFigures, 'failures'>, number[]> = {
+    overLimitAtItsRate: [],
+    overLimit: [],
+    floorAtItsRate: [],
+    rawAtItsRate: [],
+    rate: [],
+  };
+  for (let run = 0; run < runs; run++) {
+    const svc = await slice(geocode);
+    const floor = await slice(targets.floor);
+    const raw = await slice(targets['raw undici']);
+    const floorAtRate = await slice(targets.floor, svc.rate);
+    const rawAtRate = await slice(targets['raw undici'], svc.rate);
+    figures.overLimitAtItsRate.push(svc.nodeRed / (floorAtRate.nodeRed + rawAtRate.client));
+    figures.overLimit.push(svc.nodeRed / (floor.nodeRed + raw.client));
+    figures.floorAtItsRate.push(floorAtRate.nodeRed / floor.nodeRed);
+    figures.rawAtItsRate.push(rawAtRate.client / raw.client);
+    figures.rate.push(svc.rate);
+  }
+  return {
+    overLimitAtItsRate: spread(figures.overLimitAtItsRate),
+    overLimit: spread(figures.overLimit),
+    floorAtItsRate: spread(figures.floorAtItsRate),
+    rawAtItsRate: spread(figures.rawAtItsRate),
+    rate: spread(figures.rate),
+    failures: failed,
+  };
 }
 
 /**

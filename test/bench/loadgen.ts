@@ -35,6 +35,11 @@ export interface LoadSpec {
   untilStopped?: boolean;
   /** A request without a complete response within this is counted as an error. */
   timeoutMs?: number;
+  /**
+   * Open loop: requests start at this rate, at most `concurrency` under way, instead of each worker
+   * sending its next request as soon as its last one has its response.
+   */
+  ratePerSecond?: number;
 }
 
 export interface LoadResult extends LatencySummary {
@@ -72,9 +77,12 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   let issued = 0;
   let responsesInAll = 0;
   let stopped = false;
+  const pace = spec.ratePerSecond ? pacer(spec.ratePerSecond) : undefined;
 
   const worker = async () => {
     while (!stopped && (spec.count === undefined || issued < spec.count)) {
+      if (pace) await pace.next();
+      if (stopped) break;
       const n = issued++;
       const { path, method, headers, body } = materialize(spec.templates[n % spec.templates.length], n);
       const started = performance.now();
@@ -108,6 +116,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const stop = () => {
     countingUntil = performance.now();
     stopped = true;
+    pace?.stop();
   };
   if (spec.untilStopped) {
     await new Promise<void>((resolve) => {
@@ -119,6 +128,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     stop();
   }
   await Promise.all(workers);
+  pace?.stop();
   if (countingUntil === Number.POSITIVE_INFINITY) countingUntil = performance.now();
   await pool.close();
   const cpuUsed = process.cpuUsage(cpuBefore);
@@ -132,6 +142,27 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     statuses,
     errors,
     clientCpuMicros: cpuUsed.user + cpuUsed.system,
+  };
+}
+
+/** Tickets at `ratePerSecond`, handed every 2 ms to the workers waiting for one: one timer, not one per request. */
+function pacer(ratePerSecond: number): { next(): Promise<void>; stop(): void } {
+  const waiting: Array<() => void> = [];
+  const start = performance.now();
+  let released = 0;
+  const tick = setInterval(() => {
+    const due = Math.floor(((performance.now() - start) * ratePerSecond) / 1000);
+    while (released < due && waiting.length > 0) {
+      released++;
+      waiting.shift()?.();
+    }
+  }, 2);
+  return {
+    next: () => new Promise<void>((resolve) => waiting.push(resolve)),
+    stop: () => {
+      clearInterval(tick);
+      for (const resolve of waiting.splice(0)) resolve();
+    },
   };
 }
 

@@ -310,6 +310,15 @@ function markdown(report: Report): string {
       `${range(paired.onOff, n2)} ${yesNo(paired.onOff.median <= 1.02)}; the daily limit off against itself: ${range(paired.itself, n2)}${paired.failures > 0 ? `; ${paired.failures} failed` : ''}`,
     ]);
   }
+  const atRate = report.cpu?.atItsRate;
+  if (atRate) {
+    targets.push([
+      '31',
+      `svc-geocode counting every message ÷ the limit with its two parts measured at svc-geocode's rate (${range(atRate.rate, n0)} req/s; the floor and raw undici started at that rate, at most 64 under way), Node-RED CPU per message, concurrency 64, ${report.cpu?.runs} runs`,
+      '–',
+      `${range(atRate.overLimitAtItsRate, n2)}; ÷ the limit with both parts at their own top rate, in the same runs: ${range(atRate.overLimit, n2)}; the floor at svc-geocode's rate ÷ at its own: ${range(atRate.floorAtItsRate, n2)}; raw undici's client: ${range(atRate.rawAtItsRate, n2)}${atRate.failures > 0 ? `; ${atRate.failures} failed` : ''}`,
+    ]);
+  }
   if (report.throughput) {
     const t = report.throughput;
     targets.push([
