@@ -79,10 +79,14 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   let stopped = false;
   const pace = spec.ratePerSecond ? pacer(spec.ratePerSecond) : undefined;
 
+  const more = () => !stopped && (spec.count === undefined || issued < spec.count);
   const worker = async () => {
-    while (!stopped && (spec.count === undefined || issued < spec.count)) {
-      if (pace) await pace.next();
-      if (stopped) break;
+    while (more()) {
+      if (pace) {
+        await pace.next();
+        // The run may have stopped, or another worker sent the last request, while this one waited its turn.
+        if (!more()) break;
+      }
       const n = issued++;
       const { path, method, headers, body } = materialize(spec.templates[n % spec.templates.length], n);
       const started = performance.now();
