@@ -32,6 +32,12 @@ export async function sharedStateConnections(port: number): Promise<number> {
   return clients.split('\n').filter((line) => line.includes('name=node-red-location ')).length;
 }
 
+/** The port of the master `sentinel` names now. */
+async function masterNamedBy(sentinel: RedisServer): Promise<number> {
+  const [, port] = (await ask(sentinel.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as [string, string];
+  return Number(port);
+}
+
 /**
  * A Sentinel deployment on loopback ports, as Debian's redis-server and redis-sentinel run it: one
  * master, one replica, three Sentinels (quorum 2) that fail over within a few seconds of a master
@@ -87,9 +93,8 @@ export class SentinelDeployment {
   }
 
   /** The port of the master the first Sentinel names now. */
-  async masterPort(): Promise<number> {
-    const [, port] = (await ask(this.sentinels[0].port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as [string, string];
-    return Number(port);
+  masterPort(): Promise<number> {
+    return masterNamedBy(this.sentinels[0]);
   }
 
   server(port: number): RedisServer {
@@ -110,9 +115,7 @@ export class SentinelDeployment {
     let now = before;
     await waitUntilAsync(
       async () => {
-        const ports = await Promise.all(
-          asked.map(async (s) => Number(((await ask(s.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME))) as string[])[1])),
-        );
+        const ports = await Promise.all(asked.map(masterNamedBy));
         now = ports[0];
         return ports.every((port) => port === now && port !== before);
       },
