@@ -1,13 +1,16 @@
 import path from 'node:path';
-import { SANDBOX_DEFAULTS } from '../sandbox';
 import { Bench } from './bench';
 import { request } from 'undici';
 import {
   BENCH_ADDRESS,
   COUNTING_GEOCODE_PATH,
+  GEOCODE_HEADERS,
+  GEOCODE_PATH,
+  LEAST_NODE_PATH,
   countingGeocodeFlows,
   defaultLimitGeocodeFlows,
   defaultLimitGeocodePath,
+  leastNodeFlows,
   sameResponseFloorFlows,
   throughputFlows,
   undiciFloorFlows,
@@ -27,6 +30,8 @@ import type { ProfileSummary } from './profile';
  *   user directory's counter file (a config of its own per run, so that no run uses up the day's limit);
  * - floor with undici: the floor whose function node makes the geocode request itself (undici's pooled
  *   `request`, the body parsed as JSON) and returns its body;
+ * - the least node: a node of the bench's own (least-node.ts) that makes the same exchange with undici's
+ *   `dispatch()`, parses the JSON and sends it on, with nothing else;
  * - raw undici: a plain Node process (the load generator) straight to the sandbox, whose own CPU
  *   per request is what the outgoing exchange costs a client at the least.
  * CPU time, not wall time, so that the figures depend little on what else the machine runs; each run
@@ -38,15 +43,18 @@ import type { ProfileSummary } from './profile';
  * figures are divided by that run's limit, and its throughput by that run's floor. The same exchange made
  * inside Node-RED (a function node with a pooled undici request, `floor with undici`) says what the limit
  * costs when Node-RED's own process makes the request; svc-geocode is also divided by that.
- * The daily limit's own cost, a few µs of some 250, is below what those runs resolve: it is measured
- * again in pairs of short slices, one flow right after the other (dailyLimitInPairs). The limit's two
- * parts are also measured at svc-geocode's own rate (atItsRate).
+ * The least node says what the exchange costs a node with nothing of this pack in it; svc-geocode is
+ * divided by it. The daily limit's own cost, a few µs of some 250, is below what those runs resolve: it
+ * is measured again in pairs of short slices, one flow right after the other (dailyLimitInPairs), and so
+ * is svc-geocode over the least node. The limit's two parts are also measured at svc-geocode's own rate
+ * (atItsRate).
  */
 
 export const CPU_FLOWS = [
   'floor',
   'floor with the response',
   'floor with undici',
+  'least node',
   'svc-geocode, daily limit off',
   'svc-geocode, default config',
   'raw undici',
@@ -96,6 +104,8 @@ export interface CpuResult {
      * its JSON, over the limit above (run by run); and svc-geocode over that flow, in CPU and in req/s.
      */
     inProcess: { overLimit: Spread; defaultConfig: InProcessFigures; dailyLimitOff: InProcessFigures };
+    /** The least node over the limit (CPU) and over the floor (req/s), run by run: what a node doing nothing but the exchange reaches. */
+    leastNode: { cpu: Spread; throughput: Spread };
   }>;
   /** Issue 31's daily limit at concurrency 64, in pairs of slices (see dailyLimitInPairs). */
   dailyLimitInPairs: PairedFigures;
@@ -114,6 +124,8 @@ export interface PairedFigures {
   onOff: Spread;
   /** The daily limit off over itself, measured the same way: what such runs can resolve. */
   itself: Spread;
+  /** svc-geocode counting every message over the least node, measured the same way. */
+  overLeastNode: Spread;
   /** Responses other than 200 and requests without a response, over all pairs. */
   failures: number;
 }
@@ -151,11 +163,7 @@ export function spread(runs: number[]): Spread {
   return { median, min: sorted[0], max: sorted[sorted.length - 1], runs };
 }
 
-const GEOCODE_REQUEST: RequestTemplate = {
-  method: 'POST',
-  path: `/v1/geocode?address=${encodeURIComponent(BENCH_ADDRESS)}`,
-  headers: { accept: 'application/json', 'x-svc-project-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': SANDBOX_DEFAULTS.apiKey },
-};
+const GEOCODE_REQUEST: RequestTemplate = { method: 'POST', path: GEOCODE_PATH, headers: GEOCODE_HEADERS };
 
 /** Where a flow is reached, and with what request. */
 interface Target {
@@ -170,6 +178,7 @@ function templates(bench: Bench, run: number): Record<CpuFlow, Target> {
     floor: { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor', body } },
     'floor with the response': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor-response', body } },
     'floor with undici': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor-undici', body } },
+    'least node': { origin: bench.nodeRedUrl, template: { method: 'POST', path: LEAST_NODE_PATH, body } },
     'svc-geocode, daily limit off': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/geocode', body } },
     'svc-geocode, default config': { origin: bench.nodeRedUrl, template: { method: 'POST', path: defaultLimitGeocodePath(run), body } },
     'raw undici': { origin: bench.sandboxUrl, template: GEOCODE_REQUEST },
@@ -217,6 +226,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     ...throughputFlows(bench.sandboxUrl),
     ...sameResponseFloorFlows(await geocodeResponse(bench)),
     ...undiciFloorFlows(bench.sandboxUrl),
+    ...leastNodeFlows(bench.sandboxUrl),
     ...defaultLimitGeocodeFlows(bench.sandboxUrl, runs + 1),
     ...countingGeocodeFlows(bench.sandboxUrl),
   ]);
@@ -314,13 +324,24 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
         defaultConfig: overInProcess('svc-geocode, default config'),
         dailyLimitOff: overInProcess('svc-geocode, daily limit off'),
       },
+      leastNode: {
+        cpu: spread(figures('least node').nodeRed.map((micros, run) => micros / limits[run])),
+        throughput: spread(figures('least node').rate.map((rate, run) => rate / floorRate[run])),
+      },
     });
   }
   const atRate = await atItsRate(bench, runs, countingTarget, templates(bench, 0));
-  const dailyLimitInPairs = await inPairs(bench, runs, countingTarget, offTarget);
+  const dailyLimitInPairs = await inPairs(bench, runs, countingTarget, offTarget, templates(bench, 0)['least node']);
   const profiles: CpuResult['profiles'] = [];
   const targets = templates(bench, runs);
-  for (const flow of ['floor', 'floor with the response', 'floor with undici', 'svc-geocode, daily limit off', 'svc-geocode, default config'] as const) {
+  for (const flow of [
+    'floor',
+    'floor with the response',
+    'floor with undici',
+    'least node',
+    'svc-geocode, daily limit off',
+    'svc-geocode, default config',
+  ] as const) {
     const file = path.join(path.dirname(bench.logFile('x')), `${path.basename(bench.logFile(`profile-${flow}`), '.log')}.cpuprofile`);
     await bench.nodeRed.call('startProfile', undefined);
     const result = await bench.load({ origin: targets[flow].origin, templates: [targets[flow].template], concurrency: 64, durationMs: profileMs });
@@ -381,10 +402,11 @@ async function atItsRate(bench: Bench, runs: number, geocode: Target, targets: R
  * The daily limit's cost at concurrency 64, measured where the machine's drift cannot hide it: the
  * flow counting every message and the flow with the limit off in pairs of 1 s slices, the second
  * right after the first (which goes first alternating), each run's slices summed; then the flow with
- * the limit off against itself the same way, which says how small a difference such runs resolve.
+ * the limit off against itself the same way, which says how small a difference such runs resolve;
+ * then the counting flow against the least node, a difference of the same size.
  * Counting is the same work whatever the limit, so the counting flow's limit is one it never reaches.
  */
-async function inPairs(bench: Bench, runs: number, counting: Target, off: Target): Promise<PairedFigures> {
+async function inPairs(bench: Bench, runs: number, counting: Target, off: Target, least: Target): Promise<PairedFigures> {
   const pairs = bench.quick ? 2 : 16;
   const sliceMs = bench.quick ? 500 : 1000;
   let failed = 0;
@@ -407,5 +429,6 @@ async function inPairs(bench: Bench, runs: number, counting: Target, off: Target
   };
   const onOff = await compare(counting, off);
   const itself = await compare(off, off);
-  return { pairs, sliceMs, onOff, itself, failures: failed };
+  const overLeastNode = await compare(counting, least);
+  return { pairs, sliceMs, onOff, itself, overLeastNode, failures: failed };
 }

@@ -1,4 +1,5 @@
 import { SANDBOX_DEFAULTS } from '../sandbox';
+import { LEAST_NODE_TYPE } from './least-node';
 
 /**
  * The flows the benchmark deploys through the admin API. Every flow is a tab of its own; the config
@@ -176,15 +177,21 @@ export function countingGeocodeFlows(sandboxUrl: string): FlowNode[] {
   ];
 }
 
-/** The floor with one pooled undici exchange made by its function node: the least a geocode through Node-RED can cost. */
+/** The bench's geocode request straight to the sandbox, as raw undici, the floor with undici and the least node send it. */
+export const GEOCODE_PATH = `/v1/geocode?address=${encodeURIComponent(BENCH_ADDRESS)}`;
+export const GEOCODE_HEADERS: Record<string, string> = {
+  accept: 'application/json',
+  'x-svc-project-id': SANDBOX_DEFAULTS.projectId,
+  'x-svc-api-key': SANDBOX_DEFAULTS.apiKey,
+};
+
+/** The floor with one pooled undici exchange made by its function node: what a hand-written flow reaches. */
 export function undiciFloorFlows(sandboxUrl: string): FlowNode[] {
   const z = 'bench-floor-undici';
-  const path = `/v1/geocode?address=${encodeURIComponent(BENCH_ADDRESS)}`;
-  const headers = { accept: 'application/json', 'x-svc-project-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': SANDBOX_DEFAULTS.apiKey };
   const func = [
     "let pool = context.get('pool');",
     `if (!pool) { pool = new (global.get('undici').Pool)(${JSON.stringify(sandboxUrl)}); context.set('pool', pool); }`,
-    `const res = await pool.request({ path: ${JSON.stringify(path)}, method: 'POST', headers: ${JSON.stringify(headers)} });`,
+    `const res = await pool.request({ path: ${JSON.stringify(GEOCODE_PATH)}, method: 'POST', headers: ${JSON.stringify(GEOCODE_HEADERS)} });`,
     'msg.payload = await res.body.json();',
     'return msg;',
   ].join('\n');
@@ -194,6 +201,16 @@ export function undiciFloorFlows(sandboxUrl: string): FlowNode[] {
     functionNode('floor-undici-fn', z, func, [['floor-undici-out']]),
     httpResponse('floor-undici-out', z),
   ];
+}
+
+/** Where `leastNodeFlows` serves. */
+export const LEAST_NODE_PATH = '/bench/least-node';
+
+/** `http in` → the least node → `http response`: the geocode exchange and nothing else, made by a node. */
+export function leastNodeFlows(sandboxUrl: string): FlowNode[] {
+  const z = 'bench-least-node';
+  const node = { id: 'least-node-node', type: LEAST_NODE_TYPE, name: '', origin: sandboxUrl, path: GEOCODE_PATH, headers: JSON.stringify(GEOCODE_HEADERS) };
+  return [tab(z, 'least node'), ...serveThrough('least-node', z, LEAST_NODE_PATH, node)];
 }
 
 /**

@@ -11,12 +11,26 @@ import * as undici from 'undici';
 import { runChild, serve } from './rpc';
 import { ProfileSummary, summarizeProfile } from './profile';
 import { NODES_DIR } from '../support/paths';
+import { LEAST_NODE_TYPE } from './least-node';
 
 /**
  * Node-RED embedded as an application embeds it (RED.init/RED.start with an express server), in its
  * own process, with this pack's nodes from `nodes/` and the admin API at /admin. Started with
  * --expose-gc so that heap figures are taken after a full collection.
  */
+
+/**
+ * Puts the bench's least node (least-node.ts) in `userDir`'s `nodes` folder, where Node-RED looks for
+ * nodes of a user's own: a file that loads the compiled node, and the editor file Node-RED requires
+ * beside it (the editor is off).
+ */
+function addLeastNode(userDir: string): void {
+  const dir = path.join(userDir, 'nodes');
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, `${LEAST_NODE_TYPE}.js`), `module.exports = require(${JSON.stringify(path.join(__dirname, 'least-node.js'))}).register;\n`);
+  const editor = `RED.nodes.registerType(${JSON.stringify(LEAST_NODE_TYPE)}, { category: 'function', defaults: {}, inputs: 1, outputs: 1 });`;
+  fs.writeFileSync(path.join(dir, `${LEAST_NODE_TYPE}.html`), `<script type="text/javascript">${editor}</script>\n`);
+}
 
 const HOST = '127.0.0.1';
 const ADMIN_ROOT = '/admin';
@@ -144,6 +158,7 @@ export type NodeRedMethods = ReturnType<typeof benchMethods>;
 /** Starts Node-RED and serves the bench's methods; gives what stops it and removes its user directory. */
 async function main(): Promise<() => Promise<void>> {
   const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-node-red-'));
+  addLeastNode(userDir);
   const app = express();
   const server = http.createServer(app);
   const settings: LocalSettings & { telemetry: { enabled: boolean } } = {

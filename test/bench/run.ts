@@ -267,7 +267,7 @@ function markdown(report: Report): string {
       ]);
     }
   }
-  for (const { concurrency, defaultConfig, dailyLimitOff, dailyLimitCost, inProcess } of report.cpu?.overLimit ?? []) {
+  for (const { concurrency, defaultConfig, dailyLimitOff, dailyLimitCost, inProcess, leastNode } of report.cpu?.overLimit ?? []) {
     const at64 = concurrency === 64;
     const runs = `concurrency ${concurrency}, ${report.cpu?.runs} interleaved runs`;
     targets.push([
@@ -300,6 +300,12 @@ function markdown(report: Report): string {
       '–',
       `${range(inProcess.defaultConfig.cpu, n2)}; req/s ${range(inProcess.defaultConfig.throughput, n2)}; daily limit off: ${range(inProcess.dailyLimitOff.cpu, n2)}; req/s ${range(inProcess.dailyLimitOff.throughput, n2)}`,
     ]);
+    targets.push([
+      '31',
+      `the least node (the exchange with undici's dispatch(), JSON parsed, nothing else): Node-RED CPU per message ÷ the limit; req/s ÷ the floor's, ${runs}`,
+      '–',
+      `${range(leastNode.cpu, n2)}; req/s ${range(leastNode.throughput, n2)}`,
+    ]);
   }
   const paired = report.cpu?.dailyLimitInPairs;
   if (paired) {
@@ -308,6 +314,12 @@ function markdown(report: Report): string {
       `daily limit on (every message counted, against 10,000,000 a day) ÷ off, Node-RED CPU per message, concurrency 64, ${report.cpu?.runs} runs of ${paired.pairs} pairs of ${paired.sliceMs / 1000} s slices, one flow right after the other`,
       '≤ 1.02',
       `${range(paired.onOff, n2)} ${yesNo(paired.onOff.median <= 1.02)}; the daily limit off against itself: ${range(paired.itself, n2)}${paired.failures > 0 ? `; ${paired.failures} failed` : ''}`,
+    ]);
+    targets.push([
+      '31',
+      `svc-geocode counting every message ÷ the least node, Node-RED CPU per message, concurrency 64, measured in pairs the same way`,
+      '–',
+      range(paired.overLeastNode, n2),
     ]);
   }
   const atRate = report.cpu?.atItsRate;
