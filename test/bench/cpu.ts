@@ -334,14 +334,8 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   const dailyLimitInPairs = await inPairs(bench, runs, countingTarget, offTarget, templates(bench, 0)['least node']);
   const profiles: CpuResult['profiles'] = [];
   const targets = templates(bench, runs);
-  for (const flow of [
-    'floor',
-    'floor with the response',
-    'floor with undici',
-    'least node',
-    'svc-geocode, daily limit off',
-    'svc-geocode, default config',
-  ] as const) {
+  // Every flow through Node-RED (raw undici takes no part in it).
+  for (const flow of CPU_FLOWS.filter((f) => f !== 'raw undici')) {
     const file = path.join(path.dirname(bench.logFile('x')), `${path.basename(bench.logFile(`profile-${flow}`), '.log')}.cpuprofile`);
     await bench.nodeRed.call('startProfile', undefined);
     const result = await bench.load({ origin: targets[flow].origin, templates: [targets[flow].template], concurrency: 64, durationMs: profileMs });
