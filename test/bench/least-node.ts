@@ -27,7 +27,7 @@ export function register(RED: NodeAPI): void {
     this.on('input', (msg, send, done) => {
       const chunks: Buffer[] = [];
       pool.dispatch(options, {
-        // Without onRequestStart, undici takes a handler for one of its old interface.
+        // undici reads a handler without onRequestStart as one written to its older interface.
         onRequestStart: () => undefined,
         onResponseStart: () => undefined,
         onResponseData: (_controller, chunk: Buffer) => void chunks.push(chunk),
