@@ -6,11 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { Session } from 'node:inspector/promises';
 import type { LocalSettings } from '@node-red/runtime';
 import express from 'express';
-import RED from 'node-red';
 import * as undici from 'undici';
 import { runChild, serve } from './rpc';
 import { ProfileSummary, summarizeProfile } from './profile';
-import { NODES_DIR } from '../support/paths';
+import { NODES_DIR, NODE_RED_DIR } from '../support/paths';
 import { LEAST_NODE_TYPE } from './least-node';
 
 /**
@@ -18,6 +17,9 @@ import { LEAST_NODE_TYPE } from './least-node';
  * own process, with this pack's nodes from `nodes/` and the admin API at /admin. Started with
  * --expose-gc so that heap figures are taken after a full collection.
  */
+
+/** The dev dependency's Node-RED (4.1), or Node-RED 5 with NODE_RED_PATH (CONTRIBUTING, Benchmarks). */
+const RED = require(NODE_RED_DIR) as typeof import('node-red');
 
 /**
  * Puts the bench's least node (least-node.ts) in `userDir`'s `nodes` folder, where Node-RED looks for

@@ -23,7 +23,7 @@ import {
   tokenStorm,
   webhooks,
 } from './sections';
-import { REPO_ROOT } from '../support/paths';
+import { NODE_RED_VERSION, REPO_ROOT } from '../support/paths';
 import { SharedRatePhase, SharedRateResult, sharedRate } from './shared-rate';
 import { BulkStreamResult, bulkStream } from './bulk-stream';
 import { CpuResult, Spread, cpuPerMessage } from './cpu';
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
       memoryGb: Math.round(os.totalmem() / 1024 ** 3),
       platform: `${os.platform()} ${os.release()}`,
       node: process.version,
-      nodeRed: version('node-red'),
+      nodeRed: NODE_RED_VERSION,
       undici: version('undici'),
     },
     nodeRedFlags,

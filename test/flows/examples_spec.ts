@@ -7,7 +7,7 @@ import should from 'should';
 import { memberAt } from '../../nodes/lib/util/values';
 import { runEditorScripts } from '../support/editor-script';
 import { Fields, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from '../support/harness';
-import { REPO_ROOT } from '../support/paths';
+import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
 import { buildFlows, devSettings } from '../sandbox/start';
 import { pubsubState } from '../sandbox/endpoints/pubsub';
 
@@ -52,8 +52,7 @@ type FlowNode = Fields & { id: string; type: string; wires?: string[][] };
 
 /** Core node modules of the Node-RED the harness runs (NODE_RED_PATH or the dev dependency), by node type. */
 function coreModules(): Map<string, string> {
-  const nodeRed = process.env.NODE_RED_PATH ? path.resolve(process.env.NODE_RED_PATH) : path.dirname(require.resolve('node-red'));
-  const coreDir = path.join(path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [nodeRed] })), 'core');
+  const coreDir = path.join(path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [NODE_RED_DIR] })), 'core');
   const byType = new Map<string, string>();
   for (const group of fs.readdirSync(coreDir)) {
     const dir = path.join(coreDir, group);

@@ -6,7 +6,7 @@ import { credentialLines, DEMO_WEBHOOK_SECRET } from './banner';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './index';
 import { describeModes, modesFromEnv } from './modes';
 import { SandboxStateFile } from './state-store';
-import { REPO_ROOT } from '../support/paths';
+import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
 
 /**
  * `npm start`: the sandbox platform and a local Node-RED (the `node-red` dev dependency, or NODE_RED_PATH's) with this
@@ -33,7 +33,7 @@ const WORLDMAP = 'node-red-contrib-web-worldmap';
  * The Node-RED that runs: the `node-red` dev dependency, or the install NODE_RED_PATH names (the
  * browser suite runs npm start so on Node-RED 5, with that install's Node; CONTRIBUTING).
  */
-const RED = require(process.env.NODE_RED_PATH ? path.resolve(process.env.NODE_RED_PATH) : 'node-red') as typeof import('node-red');
+const RED = require(NODE_RED_DIR) as typeof import('node-red');
 
 type FlowNode = Record<string, unknown> & { id: string; type: string };
 /** An Express app is also a plain `(req, res, next)` handler; its typings only admit Express' own Request. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 type TestNode = helper.TestNode;
 import { Sandbox, SANDBOX_DEFAULTS, SandboxOptions, startSandbox } from '../sandbox';
-import { NODES_DIR } from './paths';
+import { NODES_DIR, NODE_RED_DIR } from './paths';
 import { localJobStore } from '../../nodes/lib/node-red/resumable';
 import type { JobStore } from '../../nodes/lib/state/job-store';
 
@@ -12,8 +12,7 @@ import type { JobStore } from '../../nodes/lib/state/job-store';
  * Shared test plumbing: Node-RED (4.x by default, another build with NODE_RED_PATH),
  * a sandbox per suite, a config node pointed at it, and one-message-one-outcome helpers.
  */
-const nodeRedPath = process.env.NODE_RED_PATH ? require.resolve(path.resolve(process.env.NODE_RED_PATH)) : require.resolve('node-red');
-helper.init(nodeRedPath);
+helper.init(require.resolve(NODE_RED_DIR));
 
 export { helper, Sandbox, SANDBOX_DEFAULTS };
 export type { TestNode };

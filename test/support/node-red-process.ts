@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import should from 'should';
-import { REPO_ROOT } from './paths';
+import { NODE_RED_DIR, NODE_RED_VERSION, REPO_ROOT } from './paths';
 import { killGroup, runCommand, spawnGroup } from './process-group';
 
 /**
@@ -66,15 +66,12 @@ export const NODE_RED_4: NodeRedRuntime = {
  * NODE_RED_PATH names (5, on the Node running the suite) under `npm run test:nr5`.
  */
 export function runtimeUnderTest(): NodeRedRuntime {
-  const nodeRedPath = process.env.NODE_RED_PATH;
-  if (!nodeRedPath) return NODE_RED_4;
-  const dir = path.resolve(nodeRedPath);
-  const version = (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+  if (!process.env.NODE_RED_PATH) return NODE_RED_4;
   return {
-    title: `Node-RED ${version} on Node ${process.versions.node.split('.')[0]}`,
+    title: `Node-RED ${NODE_RED_VERSION} on Node ${process.versions.node.split('.')[0]}`,
     nodeMajor: Number(process.versions.node.split('.')[0]),
     node: process.execPath,
-    redJs: path.join(dir, 'red.js'),
+    redJs: path.join(NODE_RED_DIR, 'red.js'),
     prepare: () => undefined,
   };
 }

@@ -20,5 +20,14 @@ export const REPO_ROOT = findRepoRoot(__dirname);
 export const BUILD_DIR = path.join(REPO_ROOT, 'dist');
 /** The nodes as Node-RED loads them: compiled runtime beside the copied editor files, catalogs and icons. */
 export const NODES_DIR = path.join(BUILD_DIR, 'nodes');
+/**
+ * The `node-red` package that tests, `npm start` and the bench run: the dev dependency (4.1), or the
+ * install NODE_RED_PATH names (Node-RED 5, under `npm run test:nr5` and on Node-RED 5's Node).
+ */
+export const NODE_RED_DIR = process.env.NODE_RED_PATH
+  ? path.resolve(process.env.NODE_RED_PATH)
+  : path.dirname(require.resolve('node-red/package.json', { paths: [REPO_ROOT] }));
+/** The version of NODE_RED_DIR's Node-RED. */
+export const NODE_RED_VERSION = (JSON.parse(fs.readFileSync(path.join(NODE_RED_DIR, 'package.json'), 'utf8')) as { version: string }).version;
 /** The nodes' sources: TypeScript, editor HTML and catalogs as written. */
 export const SOURCE_NODES_DIR = path.join(REPO_ROOT, 'nodes');
