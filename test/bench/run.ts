@@ -23,7 +23,7 @@ import {
   tokenStorm,
   webhooks,
 } from './sections';
-import { NODE_RED_VERSION, REPO_ROOT } from '../support/paths';
+import { NODE_RED_DIR, REPO_ROOT, packageVersion } from '../support/paths';
 import { SharedRatePhase, SharedRateResult, sharedRate } from './shared-rate';
 import { BulkStreamResult, bulkStream } from './bulk-stream';
 import { CpuResult, Spread, cpuPerMessage } from './cpu';
@@ -89,8 +89,9 @@ const SECTIONS: Section[] = [
   { key: 'soak', name: 'soak', run: redeploySoak },
 ];
 
+/** The version of `module` as this repository resolves it. */
 function version(module: string): string {
-  return (JSON.parse(fs.readFileSync(require.resolve(`${module}/package.json`, { paths: [REPO_ROOT] }), 'utf8')) as { version: string }).version;
+  return packageVersion(path.dirname(require.resolve(`${module}/package.json`, { paths: [REPO_ROOT] })));
 }
 
 /** Node types Node-RED has loaded, from the admin API (teammates' nodes may not be there yet). */
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
       memoryGb: Math.round(os.totalmem() / 1024 ** 3),
       platform: `${os.platform()} ${os.release()}`,
       node: process.version,
-      nodeRed: NODE_RED_VERSION,
+      nodeRed: packageVersion(NODE_RED_DIR),
       undici: version('undici'),
     },
     nodeRedFlags,

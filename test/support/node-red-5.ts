@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from './paths';
+import { REPO_ROOT, packageVersion } from './paths';
 import { NodeRedRuntime, userEnv } from './node-red-process';
 
 /**
@@ -47,8 +47,7 @@ interface Lockfile {
 /** The version of package `name` installed in the folder, or undefined. */
 export function installedVersion(install: NodeRed5Install, name: string): string | undefined {
   try {
-    const manifest = path.join(install.dir, 'node_modules', name, 'package.json');
-    return (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { version: string }).version;
+    return packageVersion(path.join(install.dir, 'node_modules', name));
   } catch {
     return undefined;
   }

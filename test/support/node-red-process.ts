@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import should from 'should';
-import { NODE_RED_DIR, NODE_RED_VERSION, REPO_ROOT } from './paths';
+import { NODE_RED_DIR, REPO_ROOT, packageVersion } from './paths';
 import { killGroup, runCommand, spawnGroup } from './process-group';
 
 /**
@@ -68,7 +68,7 @@ export const NODE_RED_4: NodeRedRuntime = {
 export function runtimeUnderTest(): NodeRedRuntime {
   if (!process.env.NODE_RED_PATH) return NODE_RED_4;
   return {
-    title: `Node-RED ${NODE_RED_VERSION} on Node ${process.versions.node.split('.')[0]}`,
+    title: `Node-RED ${packageVersion(NODE_RED_DIR)} on Node ${process.versions.node.split('.')[0]}`,
     nodeMajor: Number(process.versions.node.split('.')[0]),
     node: process.execPath,
     redJs: path.join(NODE_RED_DIR, 'red.js'),

@@ -27,7 +27,10 @@ export const NODES_DIR = path.join(BUILD_DIR, 'nodes');
 export const NODE_RED_DIR = process.env.NODE_RED_PATH
   ? path.resolve(process.env.NODE_RED_PATH)
   : path.dirname(require.resolve('node-red/package.json', { paths: [REPO_ROOT] }));
-/** The version of NODE_RED_DIR's Node-RED. */
-export const NODE_RED_VERSION = (JSON.parse(fs.readFileSync(path.join(NODE_RED_DIR, 'package.json'), 'utf8')) as { version: string }).version;
 /** The nodes' sources: TypeScript, editor HTML and catalogs as written. */
 export const SOURCE_NODES_DIR = path.join(REPO_ROOT, 'nodes');
+
+/** The version of the package in `dir` (its package.json's `version`). */
+export function packageVersion(dir: string): string {
+  return (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+}
