@@ -27,7 +27,8 @@ import type { ProfileSummary } from './profile';
  *   `http response` writes as much as in the svc-geocode flow);
  * - svc-geocode with the daily limit off: `http in` → svc-geocode (against the sandbox) → `http response`;
  * - svc-geocode with the default config: the same with svc-config's default daily limit, counted in the
- *   user directory's counter file (a config of its own per run, so that no run uses up the day's limit);
+ *   user directory's counter file (a config of its own per slice, so that no slice finds the day's limit
+ *   used up: a flow past it measures QUOTA_EXCEEDED, and its figures are then marked not valid);
  * - floor with undici: the floor whose function node makes the geocode request itself (undici's pooled
  *   `request`, the body parsed as JSON) and returns its body;
  * - the least node: a node of the bench's own (least-node.ts) that makes the same exchange with undici's
@@ -152,6 +153,8 @@ export interface LimitFigures {
   cpuSameResponse: Spread;
   /** Requests a second ÷ the floor's. */
   throughput: Spread;
+  /** The flow's failed requests (see CpuRow): with any, its figures measure the failures, not the flow. */
+  failures: number;
 }
 
 const CONCURRENCIES = [1, 64];
@@ -171,8 +174,8 @@ interface Target {
   template: RequestTemplate;
 }
 
-/** The requests of run `run` (the default config's flow is the run's own). */
-function templates(bench: Bench, run: number): Record<CpuFlow, Target> {
+/** The requests of each flow, the default config's at its flow `defaultFlow` (see defaultLimitGeocodeFlows). */
+function templates(bench: Bench, defaultFlow: number): Record<CpuFlow, Target> {
   const body = JSON.stringify({ address: BENCH_ADDRESS });
   return {
     floor: { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor', body } },
@@ -180,7 +183,7 @@ function templates(bench: Bench, run: number): Record<CpuFlow, Target> {
     'floor with undici': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor-undici', body } },
     'least node': { origin: bench.nodeRedUrl, template: { method: 'POST', path: LEAST_NODE_PATH, body } },
     'svc-geocode, daily limit off': { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/geocode', body } },
-    'svc-geocode, default config': { origin: bench.nodeRedUrl, template: { method: 'POST', path: defaultLimitGeocodePath(run), body } },
+    'svc-geocode, default config': { origin: bench.nodeRedUrl, template: { method: 'POST', path: defaultLimitGeocodePath(defaultFlow), body } },
     'raw undici': { origin: bench.sandboxUrl, template: GEOCODE_REQUEST },
   };
 }
@@ -221,45 +224,47 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   const sliceMs = (concurrency: number) => (bench.quick ? 1500 : concurrency < 64 ? 2500 : 2000);
   // A profile says where the time goes, in shares: 2.5 s is plenty, and its file stays small.
   const profileMs = bench.quick ? 1500 : 2500;
-  // One more default-config flow than runs: the profile's.
+  // A default-config flow per slice, and one for the profile: at 7,000 req/s, a run's four slices send
+  // more than the default limit's 50,000 a day, and a flow past its limit measures QUOTA_EXCEEDED.
+  const defaultFlows = CONCURRENCIES.reduce((count, concurrency) => count + runs * slicesFor(concurrency), 0) + 1;
   await bench.deploy([
     ...throughputFlows(bench.sandboxUrl),
     ...sameResponseFloorFlows(await geocodeResponse(bench)),
     ...undiciFloorFlows(bench.sandboxUrl),
     ...leastNodeFlows(bench.sandboxUrl),
-    ...defaultLimitGeocodeFlows(bench.sandboxUrl, runs + 1),
+    ...defaultLimitGeocodeFlows(bench.sandboxUrl, defaultFlows),
     ...countingGeocodeFlows(bench.sandboxUrl),
   ]);
   // Each flow responds before anything is measured, to as many requests at once as the most the bench
-  // sends: every run's own default-config flow then has its connections to the sandbox open (kept alive
-  // across the runs, as the shared config's are), so that no run counts opening them in its CPU time.
+  // sends: every default-config flow then has its connections to the sandbox open (kept alive across the
+  // runs, as the shared config's are), so that no slice counts opening them in its CPU time.
   const warmCount = Math.max(...CONCURRENCIES);
   const warm = async (flow: string, { origin, template }: Target) => {
     const first = await bench.load({ origin, templates: [template], concurrency: warmCount, count: warmCount });
     if (first.statuses[200] !== warmCount) throw new Error(`${flow}: the first requests got ${JSON.stringify({ ...first.statuses, ...first.errors })}`);
   };
-  for (let run = 0; run <= runs; run++) {
-    const targets = templates(bench, run);
-    for (const flow of CPU_FLOWS) await warm(flow, targets[flow]);
-  }
-  // The flows measured outside the interleaved runs are reached as in the first run.
   const firstRun = templates(bench, 0);
+  for (const flow of CPU_FLOWS) await warm(flow, firstRun[flow]);
+  for (let defaultFlow = 1; defaultFlow < defaultFlows; defaultFlow++) {
+    await warm('svc-geocode, default config', templates(bench, defaultFlow)['svc-geocode, default config']);
+  }
   const offTarget = firstRun['svc-geocode, daily limit off'];
   const countingTarget = { ...offTarget, template: { ...offTarget.template, path: COUNTING_GEOCODE_PATH } };
   await warm('svc-geocode, daily limit counted', countingTarget);
   const rows: CpuRow[] = [];
   const geocodeVsFloor: CpuResult['geocodeVsFloor'] = [];
   const overLimit: CpuResult['overLimit'] = [];
+  let nextDefaultFlow = 0;
   for (const concurrency of CONCURRENCIES) {
     const measured = new Map<CpuFlow, { nodeRed: number[]; client: number[]; rate: number[]; failures: number }>(
       CPU_FLOWS.map((f) => [f, { nodeRed: [], client: [], rate: [], failures: 0 }]),
     );
     for (let run = 0; run < runs; run++) {
-      const targets = templates(bench, run);
       const slices = new Map<CpuFlow, { nodeRed: number; client: number; responses: number; requests: number; durationMs: number }>(
         CPU_FLOWS.map((f) => [f, { nodeRed: 0, client: 0, responses: 0, requests: 0, durationMs: 0 }]),
       );
       for (let slice = 0; slice < slicesFor(concurrency); slice++) {
+        const targets = templates(bench, nextDefaultFlow++);
         // Each run and slice starts one flow later, so that no flow always follows the same one.
         for (const flow of CPU_FLOWS.map((_flow, i) => CPU_FLOWS[(i + run + slice) % CPU_FLOWS.length])) {
           const { result, nodeRedMicros } = await measureSlice(bench, targets[flow], concurrency, 300, sliceMs(concurrency));
@@ -309,6 +314,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
       cpu: spread(figures(flow).nodeRed.map((micros, run) => micros / limits[run])),
       cpuSameResponse: spread(figures(flow).nodeRed.map((micros, run) => micros / sameResponseLimits[run])),
       throughput: spread(figures(flow).rate.map((rate, run) => rate / floorRate[run])),
+      failures: figures(flow).failures,
     });
     const limitOff = figures('svc-geocode, daily limit off').nodeRed;
     const inProcess = figures('floor with undici');
@@ -335,7 +341,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   const atRate = await atItsRate(bench, runs, countingTarget, firstRun);
   const dailyLimitInPairs = await inPairs(bench, runs, countingTarget, offTarget, firstRun['least node']);
   const profiles: CpuResult['profiles'] = [];
-  const targets = templates(bench, runs);
+  const targets = templates(bench, nextDefaultFlow);
   // Every flow through Node-RED (raw undici takes no part in it).
   for (const flow of CPU_FLOWS.filter((f) => f !== 'raw undici')) {
     const file = path.join(path.dirname(bench.logFile('x')), `${path.basename(bench.logFile(`profile-${flow}`), '.log')}.cpuprofile`);

@@ -132,28 +132,28 @@ export function throughputFlows(sandboxUrl: string): FlowNode[] {
   ];
 }
 
-/** Where `defaultLimitGeocodeFlows` serves run `run`. */
-export function defaultLimitGeocodePath(run: number): string {
-  return `/bench/geocode-default/${run}`;
+/** Where `defaultLimitGeocodeFlows` serves its flow `index`. */
+export function defaultLimitGeocodePath(index: number): string {
+  return `/bench/geocode-default/${index}`;
 }
 
 /**
  * `http in` → svc-geocode → `http response` with svc-config's default daily limit (50,000 a day,
- * counted in the user directory's counter file), as many times as there are runs: each with a config
- * of its own whose client id (which single geocodes do not use, but the daily count is kept per) is
- * the run's, so that no run finds the day's limit used up by the runs before it.
+ * counted in the user directory's counter file), `count` times: each with a config of its own whose
+ * client id (which single geocodes do not use, but the daily count is kept per) is the flow's, so that
+ * the bench can give each measurement a flow whose day's limit no earlier one has used up.
  */
-export function defaultLimitGeocodeFlows(sandboxUrl: string, runs: number): FlowNode[] {
+export function defaultLimitGeocodeFlows(sandboxUrl: string, count: number): FlowNode[] {
   const z = 'bench-geocode-default';
   const flows: FlowNode[] = [tab(z, 'svc-geocode, default config')];
-  for (let run = 0; run < runs; run++) {
+  for (let index = 0; index < count; index++) {
     flows.push(
-      configNode(`dl${run}-cfg`, sandboxUrl, {}, { clientId: `${SANDBOX_DEFAULTS.clientId}-bench-${run}` }),
-      ...serveThrough(`geocode-default-${run}`, z, defaultLimitGeocodePath(run), {
-        id: `geocode-default-${run}-node`,
+      configNode(`dl${index}-cfg`, sandboxUrl, {}, { clientId: `${SANDBOX_DEFAULTS.clientId}-bench-${index}` }),
+      ...serveThrough(`geocode-default-${index}`, z, defaultLimitGeocodePath(index), {
+        id: `geocode-default-${index}-node`,
         type: 'svc-geocode',
         name: '',
-        server: `dl${run}-cfg`,
+        server: `dl${index}-cfg`,
       }),
     );
   }
