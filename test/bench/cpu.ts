@@ -236,8 +236,10 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     ...countingGeocodeFlows(bench.sandboxUrl),
   ]);
   // Each flow responds before anything is measured, to as many requests at once as the most the bench
-  // sends: every default-config flow then has its connections to the sandbox open (kept alive across the
-  // runs, as the shared config's are), so that no slice counts opening them in its CPU time.
+  // sends, so that it has its connections to the sandbox open. A default-config flow is warmed again just
+  // before its slice: idle since, it has let them go (svc-config keeps an idle connection 30 s), and its
+  // slice would count opening them, which the limit-off flow and the least node, each back every 16 s or
+  // so, do not.
   const warmCount = Math.max(...CONCURRENCIES);
   const warm = async (flow: string, { origin, template }: Target) => {
     const first = await bench.load({ origin, templates: [template], concurrency: warmCount, count: warmCount });
@@ -246,9 +248,11 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   // Every flow but the default config's is the same in each slice; the parts outside the interleaved runs reach them here.
   const fixedTargets = templates(bench, 0);
   for (const flow of CPU_FLOWS) await warm(flow, fixedTargets[flow]);
-  for (let defaultFlow = 1; defaultFlow < defaultFlows; defaultFlow++) {
-    await warm('svc-geocode, default config', templates(bench, defaultFlow)['svc-geocode, default config']);
-  }
+  const sliceTargets = async (defaultFlow: number) => {
+    const targets = templates(bench, defaultFlow);
+    await warm('svc-geocode, default config', targets['svc-geocode, default config']);
+    return targets;
+  };
   const offTarget = fixedTargets['svc-geocode, daily limit off'];
   const countingTarget = { ...offTarget, template: { ...offTarget.template, path: COUNTING_GEOCODE_PATH } };
   await warm('svc-geocode, daily limit counted', countingTarget);
@@ -265,7 +269,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
         CPU_FLOWS.map((f) => [f, { nodeRed: 0, client: 0, responses: 0, requests: 0, durationMs: 0 }]),
       );
       for (let slice = 0; slice < slicesFor(concurrency); slice++) {
-        const targets = templates(bench, nextDefaultFlow++);
+        const targets = await sliceTargets(nextDefaultFlow++);
         // Each run and slice starts one flow later, so that no flow always follows the same one.
         for (const flow of CPU_FLOWS.map((_flow, i) => CPU_FLOWS[(i + run + slice) % CPU_FLOWS.length])) {
           const { result, nodeRedMicros } = await measureSlice(bench, targets[flow], concurrency, 300, sliceMs(concurrency));
@@ -342,7 +346,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   const atRate = await atItsRate(bench, runs, countingTarget, fixedTargets);
   const dailyLimitInPairs = await inPairs(bench, runs, countingTarget, offTarget, fixedTargets['least node']);
   const profiles: CpuResult['profiles'] = [];
-  const targets = templates(bench, nextDefaultFlow);
+  const targets = await sliceTargets(nextDefaultFlow);
   // Every flow through Node-RED (raw undici takes no part in it).
   for (const flow of CPU_FLOWS.filter((f) => f !== 'raw undici')) {
     const file = path.join(path.dirname(bench.logFile('x')), `${path.basename(bench.logFile(`profile-${flow}`), '.log')}.cpuprofile`);
