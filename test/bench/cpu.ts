@@ -237,9 +237,9 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
   ]);
   // Each flow responds before anything is measured, to as many requests at once as the most the bench
   // sends, so that it has its connections to the sandbox open. A default-config flow is warmed again just
-  // before its slice: idle since, it has let them go (svc-config keeps an idle connection 30 s), and its
-  // slice would count opening them, which the limit-off flow and the least node, each back every 16 s or
-  // so, do not.
+  // before its slice: idle since, it has let them go (undici keeps an idle connection 58 s, as the
+  // sandbox's Keep-Alive says), and its slice would count opening them, which the other flows, each back
+  // every 16 s or so, do not.
   const warmCount = Math.max(...CONCURRENCIES);
   const warm = async (flow: string, { origin, template }: Target) => {
     const first = await bench.load({ origin, templates: [template], concurrency: warmCount, count: warmCount });

@@ -22,9 +22,7 @@ interface LeastNodeDef extends NodeDef {
 export function register(RED: NodeAPI): void {
   function LeastNode(this: Node, def: LeastNodeDef): void {
     RED.nodes.createNode(this, def);
-    // Idle connections kept as long as svc-config keeps them (undici's default is 4 s): in the interleaved
-    // runs each flow is back every 16 s or so, and neither should count opening its connections again.
-    const pool = new Pool(def.origin, { keepAliveTimeout: 30_000 });
+    const pool = new Pool(def.origin);
     const options: Dispatcher.DispatchOptions = { path: def.path, method: 'POST', headers: JSON.parse(def.headers) as Record<string, string> };
     this.on('input', (msg, send, done) => {
       const chunks: Buffer[] = [];
