@@ -54,8 +54,14 @@ export = function register(RED: NodeAPI): void {
             signal,
             onWait,
             beforeAttempt: quota
-              ? async () => {
-                  used = await quota.take();
+              ? () => {
+                  // Counted in this process: at once, with no promise to wait for (one per message otherwise).
+                  const taken = quota.take();
+                  if (typeof taken === 'number') used = taken;
+                  else
+                    return taken.then((shared) => {
+                      used = shared;
+                    });
                 }
               : undefined,
           }));

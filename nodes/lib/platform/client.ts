@@ -76,7 +76,8 @@ export class PlatformClient {
     let refreshedAfter401 = false;
     for (let attempt = 0; ; attempt++) {
       // Outside the try: what it throws (QUOTA_EXCEEDED) ends the request; so does a failed token fetch, which has made its own retries.
-      if (req.beforeAttempt) await req.beforeAttempt();
+      const counted = req.beforeAttempt?.();
+      if (counted) await counted;
       const token = req.auth === 'bearer' ? await this.tokens.getToken(req.signal) : undefined;
       const headers = this.headersFor(req.auth, token);
       const secrets = this.secretsOf(req, token);

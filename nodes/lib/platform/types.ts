@@ -68,9 +68,10 @@ export interface PlatformRequest {
   onWait?: (event: WaitEvent) => void;
   /**
    * Called before every attempt (the first and each retry) is queued: the daily limit counts each one
-   * there, as the platform counts requests. What it throws ends the request, unsent.
+   * there, as the platform counts requests. What it throws (or rejects with) ends the request, unsent.
+   * A count made at once returns nothing, and the attempt goes on in the same turn.
    */
-  beforeAttempt?: () => Promise<void>;
+  beforeAttempt?: () => void | Promise<void>;
 }
 
 /** `outage`: an accepted job waits out a platform outage before its status or result is asked for again (see jobs.ts). */

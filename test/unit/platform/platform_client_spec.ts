@@ -244,6 +244,38 @@ describe('platform client', function () {
     });
   });
 
+  describe('before each attempt', function () {
+    it('counts every attempt, retries included; a count made at once or later lets it go, one that fails ends the request unsent', async function () {
+      const client = clients.create(sandbox);
+      let counted = 0;
+      const countNow = () => {
+        counted++;
+      };
+      sandbox.setFault('geocode', { status: 502, times: 1 });
+      should((await client.request({ ...geocode(), beforeAttempt: countNow })).statusCode).equal(200);
+      should(counted).equal(2);
+      should((await client.request({ ...geocode(), beforeAttempt: () => Promise.resolve().then(countNow) })).statusCode).equal(200);
+      should(counted).equal(3);
+      should(sandbox.requests('geocode')).have.length(3);
+
+      const refusal = new SvcError('QUOTA_EXCEEDED', 'used up', { notSent: true });
+      const refusedNow = await rejectionOf(
+        client.request({
+          ...geocode(),
+          beforeAttempt: () => {
+            throw refusal;
+          },
+        }),
+      );
+      const refusedLater = await rejectionOf(client.request({ ...geocode(), beforeAttempt: () => Promise.reject(refusal) }));
+      for (const refused of [refusedNow, refusedLater]) {
+        should(refused.code).equal('QUOTA_EXCEEDED');
+        should(refused.notSent).be.true();
+      }
+      should(sandbox.requests('geocode')).have.length(3);
+    });
+  });
+
   describe('Retry-After', function () {
     /** Moves `clock` through the client's retry wait: nothing is sent again until its last millisecond has passed. */
     async function waitOut(clock: ManualClock, delayMs: number): Promise<void> {
