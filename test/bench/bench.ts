@@ -28,9 +28,12 @@ export class Bench {
     return this.nodeRed.info.url;
   }
 
-  /** A full deployment through the admin API, as the editor's Deploy button with "Full" does. */
-  deploy(flows: FlowNode[]): Promise<void> {
-    return deployTo(this.nodeRed, flows);
+  /**
+   * A deployment through the admin API, as the editor's Deploy button does: "full" by default, or
+   * "flows", which restarts only the flows that changed.
+   */
+  deploy(flows: FlowNode[], type: DeploymentType = 'full'): Promise<void> {
+    return deployTo(this.nodeRed, flows, type);
   }
 
   /** One request to Node-RED, with no time limit: a bulk run takes minutes. */
@@ -62,12 +65,19 @@ export class Bench {
   }
 }
 
-/** A full deployment to one embedded Node-RED; resolves once the deployed flows run. */
-export async function deployTo(nodeRed: Child<NodeRedMethods, { url: string; adminUrl: string }>, flows: FlowNode[]): Promise<void> {
+/** What a deployment restarts: every flow, or only the flows that changed. */
+export type DeploymentType = 'full' | 'flows';
+
+/** A deployment to one embedded Node-RED; resolves once the deployed flows run. */
+export async function deployTo(
+  nodeRed: Child<NodeRedMethods, { url: string; adminUrl: string }>,
+  flows: FlowNode[],
+  type: DeploymentType = 'full',
+): Promise<void> {
   const started = await nodeRed.call('flowsStarted', undefined);
   const res = await request(`${nodeRed.info.adminUrl}/flows`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full', 'node-red-api-version': 'v1' },
+    headers: { 'content-type': 'application/json', 'node-red-deployment-type': type, 'node-red-api-version': 'v1' },
     body: JSON.stringify(flows),
   });
   const text = await res.body.text();

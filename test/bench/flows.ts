@@ -132,32 +132,30 @@ export function throughputFlows(sandboxUrl: string): FlowNode[] {
   ];
 }
 
-/** Where `defaultLimitGeocodeFlows` serves its flow `index`. */
+/** Where `defaultLimitGeocodeFlow` serves its flow `index`. */
 export function defaultLimitGeocodePath(index: number): string {
   return `/bench/geocode-default/${index}`;
 }
 
 /**
  * `http in` → svc-geocode → `http response` with svc-config's default daily limit (50,000 a day,
- * counted in the user directory's counter file), `count` times: each with a config of its own whose
- * client id (which single geocodes do not use, but the daily count is kept per) is the flow's, so that
- * the bench can give each measurement a flow whose day's limit no earlier one has used up.
+ * counted in the user directory's counter file), on a config of its own whose client id (which single
+ * geocodes do not use, but the daily count is kept per) is flow `index`'s, so that the bench can give
+ * each measurement a flow whose day's limit no earlier one has used up. Always the same tab: deploying
+ * the next index replaces the flow before it.
  */
-export function defaultLimitGeocodeFlows(sandboxUrl: string, count: number): FlowNode[] {
+export function defaultLimitGeocodeFlow(sandboxUrl: string, index: number): FlowNode[] {
   const z = 'bench-geocode-default';
-  const flows: FlowNode[] = [tab(z, 'svc-geocode, default config')];
-  for (let index = 0; index < count; index++) {
-    flows.push(
-      configNode(`dl${index}-cfg`, sandboxUrl, {}, { clientId: `${SANDBOX_DEFAULTS.clientId}-bench-${index}` }),
-      ...serveThrough(`geocode-default-${index}`, z, defaultLimitGeocodePath(index), {
-        id: `geocode-default-${index}-node`,
-        type: 'svc-geocode',
-        name: '',
-        server: `dl${index}-cfg`,
-      }),
-    );
-  }
-  return flows;
+  return [
+    tab(z, 'svc-geocode, default config'),
+    configNode(`dl${index}-cfg`, sandboxUrl, {}, { clientId: `${SANDBOX_DEFAULTS.clientId}-bench-${index}` }),
+    ...serveThrough(`geocode-default-${index}`, z, defaultLimitGeocodePath(index), {
+      id: `geocode-default-${index}-node`,
+      type: 'svc-geocode',
+      name: '',
+      server: `dl${index}-cfg`,
+    }),
+  ];
 }
 
 /** Where `countingGeocodeFlows` serves. */
