@@ -129,7 +129,15 @@ export class Editor {
       return added !== undefined;
     });
     if (!added) throw new Error(`dragging ${type} from the palette added no node`);
-    return added;
+    // The node is in the flow before the canvas draws it (on a later redraw): wait for its body and output ports.
+    const id = added;
+    const outputs = await this.page.evaluate((nodeId) => Number((globalThis as unknown as EditorWindow).RED.nodes.node(nodeId)?.outputs ?? 0), id);
+    const node = this.canvasNode(id);
+    const drawn = await eventually(
+      async () => (await node.locator('rect.red-ui-flow-node').count()) === 1 && (await node.locator('.red-ui-flow-port-output').count()) === outputs,
+    );
+    if (!drawn) throw new Error(`${type} was added to the flow but not drawn on the canvas with its ${outputs} output(s)`);
+    return id;
   }
 
   /** Shows the tab of the open dialog that holds `selector` (the svc-config dialog has tabs, as core's MQTT broker dialog), if it is on one. */
