@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import should from 'should';
 import { expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { resetBulk } from '../sandbox/endpoints/bulk';
@@ -23,7 +21,6 @@ import {
   userVisibleTexts,
 } from '../support/faults';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NODES_DIR } from '../support/paths';
 
 /**
  * Fault storms: every node of the pack gets a stream of messages while the sandbox responds to a random
@@ -138,10 +135,6 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
-function installed(type: string): boolean {
-  return fs.existsSync(path.join(NODES_DIR, type, `${type}.js`));
-}
-
 describe('fault storm: one outcome per message whatever the platform does', function () {
   this.timeout(150_000);
   // Tokens live one second, so that svc-words renews its token several times during its storm.
@@ -235,7 +228,7 @@ describe('fault storm: one outcome per message whatever the platform does', func
   }
 
   for (const [index, scenario] of SCENARIOS.entries()) {
-    (installed(scenario.type) ? it : it.skip)(`${scenario.type}: ${scenario.messages} messages under random faults, then back to normal`, async function () {
+    it(`${scenario.type}: ${scenario.messages} messages under random faults, then back to normal`, async function () {
       const random = seededRandom(seed + index);
       const ledger = await storm(scenario, random, { faults: faultsOf(scenario), rate: 0.25 + random() * 0.5 });
       await expectRecovery(scenario);
@@ -244,18 +237,15 @@ describe('fault storm: one outcome per message whatever the platform does', func
   }
 
   for (const [index, scenario] of SCENARIOS.filter((s) => ['svc-geocode', 'svc-bulk-geocode', 'svc-isoline', 'svc-words'].includes(s.type)).entries()) {
-    (installed(scenario.type) ? it : it.skip)(
-      `${scenario.type}: closed (redeployed) mid-storm, every message still gets exactly one outcome`,
-      async function () {
-        const random = seededRandom(seed + 100 + index);
-        const ledger = await storm(scenario, random, { faults: faultsOf(scenario), rate: 0.4, closeAfterMs: integer(random, 50, 400) });
-        ledger.detach();
-      },
-    );
+    it(`${scenario.type}: closed (redeployed) mid-storm, every message still gets exactly one outcome`, async function () {
+      const random = seededRandom(seed + 100 + index);
+      const ledger = await storm(scenario, random, { faults: faultsOf(scenario), rate: 0.4, closeAfterMs: integer(random, 50, 400) });
+      ledger.detach();
+    });
   }
 
   const words = SCENARIOS.find((s) => s.type === 'svc-words') as Scenario;
-  (installed(words.type) ? it : it.skip)('svc-words: token endpoint down for the whole storm, every message an error, then back to normal', async function () {
+  it('svc-words: token endpoint down for the whole storm, every message an error, then back to normal', async function () {
     const random = seededRandom(seed + 200);
     const ledger = await storm({ ...words, messages: 60 }, random, { faults: [{ endpoints: ['token'], menu: tokenEndpointFaults(TIMEOUT_MS) }], rate: 1 });
     should(ledger.outputs.size).equal(0);
