@@ -187,7 +187,7 @@ const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.j
  * namespace, `'<package>/<type>:<key>'` (a key ending in `.` is a prefix completed at run time).
  */
 function sharedEditorKeys(type: string): string[] {
-  const files = fs.existsSync(RESOURCES_DIR) ? fs.readdirSync(RESOURCES_DIR).filter((file) => file.endsWith('.js')) : [];
+  const files = fs.readdirSync(RESOURCES_DIR).filter((file) => file.endsWith('.js'));
   const namespace = `'${PACKAGE_NAME}/${type}:`;
   return files.flatMap((file) =>
     fs
