@@ -78,7 +78,7 @@ export class Editor {
   private async clickNode(id: string, double: boolean): Promise<void> {
     const wait = this.lastNodeClick + DOUBLE_CLICK_MS + 50 - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const body = this.canvasNode(id).locator('rect.red-ui-flow-node');
+    const body = this.nodeBody(id);
     await (double ? body.dblclick() : body.click());
     this.lastNodeClick = Date.now();
   }
@@ -115,6 +115,24 @@ export class Editor {
     return this.page.locator(`#red-ui-workspace-chart g.red-ui-flow-node-group[id="${id}"]`);
   }
 
+  /** The drawn body of a node on the canvas, the rectangle a click lands on. */
+  nodeBody(id: string): Locator {
+    return this.canvasNode(id).locator('rect.red-ui-flow-node');
+  }
+
+  /** The output ports drawn for a node on the canvas. */
+  outputPorts(id: string): Locator {
+    return this.canvasNode(id).locator('.red-ui-flow-port-output');
+  }
+
+  /** One member of a node as the editor holds it (`RED.nodes.node(id)[name]`); undefined for a node or member it does not have. */
+  nodeMember(id: string, name: string): Promise<unknown> {
+    return this.page.evaluate(
+      ({ nodeId, member }) => ((globalThis as unknown as EditorWindow).RED.nodes.node(nodeId) as unknown as Record<string, unknown> | null)?.[member],
+      { nodeId: id, member: name },
+    );
+  }
+
   nodeIds(filter: { type?: string; z?: string }): Promise<string[]> {
     return this.page.evaluate((f) => (globalThis as unknown as EditorWindow).RED.nodes.filterNodes(f).map((n) => n.id), filter);
   }
@@ -131,11 +149,8 @@ export class Editor {
     if (!added) throw new Error(`dragging ${type} from the palette added no node`);
     // The node is in the flow before the canvas draws it (on a later redraw): wait for its body and output ports.
     const id = added;
-    const outputs = await this.page.evaluate((nodeId) => Number((globalThis as unknown as EditorWindow).RED.nodes.node(nodeId)?.outputs ?? 0), id);
-    const node = this.canvasNode(id);
-    const drawn = await eventually(
-      async () => (await node.locator('rect.red-ui-flow-node').count()) === 1 && (await node.locator('.red-ui-flow-port-output').count()) === outputs,
-    );
+    const outputs = Number((await this.nodeMember(id, 'outputs')) ?? 0);
+    const drawn = await eventually(async () => (await this.nodeBody(id).count()) === 1 && (await this.outputPorts(id).count()) === outputs);
     if (!drawn) throw new Error(`${type} was added to the flow but not drawn on the canvas with its ${outputs} output(s)`);
     return id;
   }

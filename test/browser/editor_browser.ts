@@ -303,7 +303,7 @@ describe('the editor in a real browser (Chromium)', function () {
           const layer = page.locator('#node-input-worldmapLayer');
           for (const type of MAP_OUTPUT_TYPES) {
             const id = await editor().addNode(type);
-            const ports = () => editor().canvasNode(id).locator('.red-ui-flow-port-output').count();
+            const ports = () => editor().outputPorts(id).count();
             should(await ports()).equal(1, type);
             await editor().openNodeDialog(id);
             should(await checkbox.isChecked()).be.false(`${type}: off by default`);
@@ -508,7 +508,7 @@ describe('the editor in a real browser (Chromium)', function () {
           should(await testConnection(editor())).equal(ALL_ACCEPTED);
           await editor().closeConfigDialog('ok');
           await editor().closeNodeDialog('ok');
-          should(await editor().page.evaluate((nodeId) => (globalThis as unknown as EditorWindow).RED.nodes.node(nodeId)?.valid, id)).be.true();
+          should(await editor().nodeMember(id, 'valid')).be.true();
           configuredNode = id;
         });
 
@@ -555,8 +555,7 @@ describe('the editor in a real browser (Chromium)', function () {
               (globalThis as unknown as EditorWindow).RED.nodes.eachConfig((node) => node.type === 'svc-config' && ids.push(node.id));
               return ids;
             });
-          const serverOf = (nodeId: string) =>
-            page.evaluate((n) => ((globalThis as unknown as EditorWindow).RED.nodes.node(n) as unknown as { server: string }).server, nodeId);
+          const serverOf = (nodeId: string) => editor().nodeMember(nodeId, 'server');
           const only = await configs();
           should(only).have.length(1, 'the config node made by the earlier test is the only one');
           const picked = await editor().addNode('svc-words');
@@ -581,10 +580,7 @@ describe('the editor in a real browser (Chromium)', function () {
         it('Output = the location feeds a core debug node: the debug sidebar shows msg.payload as { name, lat, lon, … } (issue 21 point 4)', async function () {
           if (!configuredNode) throw new Error('needs the node configured by an earlier test');
           const page = editor().page;
-          const server = await page.evaluate(
-            (n) => ((globalThis as unknown as EditorWindow).RED.nodes.node(n) as unknown as { server: string }).server,
-            configuredNode,
-          );
+          const server = await editor().nodeMember(configuredNode, 'server');
           await page.evaluate((config) => {
             const { RED } = globalThis as unknown as EditorWindow;
             const z = RED.workspaces.active();

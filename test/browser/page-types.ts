@@ -41,8 +41,6 @@ export interface EditorNode {
   z?: string;
   name?: string;
   d?: boolean;
-  /** How many output ports the node has (a Map output adds one). */
-  outputs?: number;
   valid?: boolean;
   users?: unknown[];
   _def: NodeDefinition;
