@@ -97,11 +97,19 @@ export class Child<M extends Methods, Info = unknown> {
   static start<M extends Methods, Info = unknown>(
     name: string,
     script: string,
-    options: { execArgv?: string[]; env?: NodeJS.ProcessEnv; logFile: string },
+    options: {
+      execArgv?: string[];
+      env?: NodeJS.ProcessEnv;
+      logFile: string;
+      /** A program, with its arguments, that runs Node itself: `['valgrind', '--tool=callgrind']` runs the child under valgrind. */
+      wrapper?: string[];
+    },
   ): Promise<Child<M, Info>> {
     const log = fs.openSync(options.logFile, 'w');
+    const [wrapperPath, ...wrapperArgs] = options.wrapper ?? [];
     const child = fork(script, [], {
-      execArgv: options.execArgv ?? [],
+      execPath: wrapperPath ?? process.execPath,
+      execArgv: wrapperPath ? [...wrapperArgs, process.execPath, ...(options.execArgv ?? [])] : (options.execArgv ?? []),
       env: { ...process.env, ...options.env },
       stdio: ['ignore', log, log, 'ipc'],
     });
@@ -114,6 +122,11 @@ export class Child<M extends Methods, Info = unknown> {
         resolve(new Child<M, Info>(name, child, message.info as Info));
       });
     });
+  }
+
+  /** The child's process id (valgrind's, for a child run under it: the same process). */
+  get pid(): number | undefined {
+    return this.process.pid;
   }
 
   call<K extends keyof M & string>(method: K, params: Params<M[K]>): Promise<Awaited<ReturnType<M[K]>>> {

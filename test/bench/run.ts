@@ -28,6 +28,7 @@ import { SharedRatePhase, SharedRateResult, sharedRate } from './shared-rate';
 import { BulkStreamResult, bulkStream } from './bulk-stream';
 import { CpuResult, Spread, cpuPerMessage } from './cpu';
 import { FamilyFigures, FamilyRatesResult, familyRates } from './families';
+import { INSTRUCTION_PARTS, InstructionsResult, instructionsPerMessage } from './instructions';
 
 /**
  * `npm run bench`: the measurements of issue 7 in one run, on loopback. Node-RED, the sandbox and
@@ -35,14 +36,14 @@ import { FamilyFigures, FamilyRatesResult, familyRates } from './families';
  * test/bench/results/bench-<time>.json.
  *
  * BENCH_QUICK=1 shortens every measurement (for trying it out; not the issue's figures).
- * BENCH_ONLY=throughput,cpu,storm,bulk,bulk-file,webhooks,rate,families,shared,soak runs only those.
+ * BENCH_ONLY=throughput,cpu,instructions,storm,bulk,bulk-file,webhooks,rate,families,shared,soak runs only those.
  * BENCH_NODE_FLAGS="--max-old-space-size=256" adds Node flags to Node-RED's process (that one is what
  * Node-RED's Raspberry Pi start script, node-red-pi, passes on small hosts).
  */
 
 const RESULTS_DIR = path.join(REPO_ROOT, 'test', 'bench', 'results');
-/** The whole run takes about fifteen minutes (the CPU per message and the 1M-address file run included); past this something is stuck. */
-const WATCHDOG_MS = 20 * 60_000;
+/** The whole run takes about 25 minutes (the CPU per message, its instruction counts and the 1M-address file run included); past this something is stuck. */
+const WATCHDOG_MS = 35 * 60_000;
 
 interface Report {
   startedAt: string;
@@ -55,6 +56,7 @@ interface Report {
   loadAverage: Record<string, number[]>;
   throughput?: ThroughputResult;
   cpu?: CpuResult;
+  instructions?: InstructionsResult;
   tokenStorm?: TokenStormVariant[];
   bulk?: BulkResult;
   bulkStream?: BulkStreamResult;
@@ -75,6 +77,7 @@ type Section = {
 const SECTIONS: Section[] = [
   { key: 'throughput', name: 'throughput', run: throughput },
   { key: 'cpu', name: 'cpu', run: cpuPerMessage },
+  { key: 'instructions', name: 'instructions', run: instructionsPerMessage },
   { key: 'tokenStorm', name: 'storm', run: tokenStorm },
   { key: 'bulk', name: 'bulk', run: bulk },
   { key: 'bulkStream', name: 'bulk-file', run: bulkStream },
@@ -225,6 +228,21 @@ function cpuMarkdown(cpu: CpuResult): string[] {
   return out;
 }
 
+/** Issue 31 counted: instructions per message under callgrind, and where they run. */
+function instructionsMarkdown(counted: InstructionsResult): string[] {
+  const { ratios } = counted;
+  return [
+    `### Instructions per message (callgrind; ${counted.windows} windows of ${n0(counted.messagesPerWindow)} messages a flow, concurrency 64; per message: median (min–max), the old generation's GC and the JIT compilers left out)`,
+    '',
+    markdownTable(
+      ['flow', 'per message', ...INSTRUCTION_PARTS, 'failed'],
+      counted.rows.map((row) => [row.flow, range(row.perMessage, n0), ...INSTRUCTION_PARTS.map((part) => n0(row.parts[part])), row.failures]),
+    ),
+    '',
+    `svc-geocode counting ÷ the least node ${formatNumber(ratios.countingOverLeastNode, 3)}; ÷ the limit (the floor's + raw undici's) ${formatNumber(ratios.countingOverLimit, 3)}, with the daily limit off ${formatNumber(ratios.dailyLimitOffOverLimit, 3)}; the least node ÷ the limit ${formatNumber(ratios.leastNodeOverLimit, 3)}; daily limit on ÷ off ${formatNumber(ratios.dailyLimitOnOverOff, 3)}.`,
+  ];
+}
+
 /** The report as markdown: the machine, the throughput table, then every target with its result. */
 function markdown(report: Report): string {
   const out: string[] = [];
@@ -259,6 +277,7 @@ function markdown(report: Report): string {
     );
   }
   if (report.cpu) out.push('', ...cpuMarkdown(report.cpu));
+  if (report.instructions) out.push('', ...instructionsMarkdown(report.instructions));
   const targets: Array<[string, string, string, string]> = [];
   if (report.cpu) {
     for (const { concurrency, ratio, ratioSameResponse } of report.cpu.geocodeVsFloor) {
