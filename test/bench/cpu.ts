@@ -169,13 +169,13 @@ export function spread(runs: number[]): Spread {
 const GEOCODE_REQUEST: RequestTemplate = { method: 'POST', path: GEOCODE_PATH, headers: GEOCODE_HEADERS };
 
 /** Where a flow is reached, and with what request. */
-interface Target {
+export interface Target {
   origin: string;
   template: RequestTemplate;
 }
 
 /** The requests of each flow, the default config's at its flow `defaultFlow` (see defaultLimitGeocodeFlow). */
-function templates(bench: Bench, defaultFlow: number): Record<CpuFlow, Target> {
+export function templates(bench: Bench, defaultFlow: number): Record<CpuFlow, Target> {
   const body = JSON.stringify({ address: BENCH_ADDRESS });
   return {
     floor: { origin: bench.nodeRedUrl, template: { method: 'POST', path: '/bench/floor', body } },
@@ -186,6 +186,11 @@ function templates(bench: Bench, defaultFlow: number): Record<CpuFlow, Target> {
     'svc-geocode, default config': { origin: bench.nodeRedUrl, template: { method: 'POST', path: defaultLimitGeocodePath(defaultFlow), body } },
     'raw undici': { origin: bench.sandboxUrl, template: GEOCODE_REQUEST },
   };
+}
+
+/** svc-geocode counting every message (countingGeocodeFlows): the request of the flow with the daily limit off, at its path. */
+export function countingGeocode(dailyLimitOff: Target): Target {
+  return { ...dailyLimitOff, template: { ...dailyLimitOff.template, path: COUNTING_GEOCODE_PATH } };
 }
 
 /** The sandbox's response to the bench's geocode request. */
@@ -258,7 +263,7 @@ export async function cpuPerMessage(bench: Bench): Promise<CpuResult> {
     return targets;
   };
   const offTarget = fixedTargets['svc-geocode, daily limit off'];
-  const countingTarget = { ...offTarget, template: { ...offTarget.template, path: COUNTING_GEOCODE_PATH } };
+  const countingTarget = countingGeocode(offTarget);
   await warm('svc-geocode, daily limit counted', countingTarget);
   const rows: CpuRow[] = [];
   const geocodeVsFloor: CpuResult['geocodeVsFloor'] = [];

@@ -2,18 +2,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Bench } from './bench';
-import { spread, Spread } from './cpu';
-import {
-  BENCH_ADDRESS,
-  COUNTING_GEOCODE_PATH,
-  GEOCODE_HEADERS,
-  GEOCODE_PATH,
-  LEAST_NODE_PATH,
-  countingGeocodeFlows,
-  leastNodeFlows,
-  throughputFlows,
-} from './flows';
-import type { LoadResult, LoadgenMethods, RequestTemplate } from './loadgen';
+import { Spread, Target, countingGeocode, spread, templates } from './cpu';
+import { countingGeocodeFlows, leastNodeFlows, throughputFlows } from './flows';
+import type { LoadResult, LoadgenMethods } from './loadgen';
 import type { NodeRedMethods } from './nodered-process';
 import { Child } from './rpc';
 import { failures } from './sections';
@@ -184,37 +175,37 @@ export async function instructionsPerMessage(bench: Bench): Promise<Instructions
     // Of the throughput flows, the floor and svc-geocode with the daily limit off (and its config).
     const fixed = throughputFlows(bench.sandboxUrl).filter((node) => node.type === 'tab' || node.type === 'svc-config' || /^(floor|geocode)-/.test(node.id));
     await countedBench.deploy([...fixed, ...leastNodeFlows(bench.sandboxUrl), ...countingGeocodeFlows(bench.sandboxUrl)]);
-    const body = JSON.stringify({ address: BENCH_ADDRESS });
-    const post = (urlPath: string): RequestTemplate => ({ method: 'POST', path: urlPath, body });
-    const raw: RequestTemplate = { method: 'POST', path: GEOCODE_PATH, headers: GEOCODE_HEADERS };
     const nodeRedCounter = new CallgrindCounter(pidOf(nodeRed), nodeRedOut);
     const loadgenCounter = new CallgrindCounter(pidOf(loadgen), loadgenOut);
     const countedLoadgen = loadgen;
-    const throughNodeRed = (urlPath: string): Target => ({
+    // The CPU part's requests, sent to the counted Node-RED.
+    const requests = templates(countedBench, 0);
+    const throughNodeRed = ({ origin, template }: Target): CountedFlow => ({
       counter: nodeRedCounter,
-      send: (count) => countedBench.load({ origin: countedBench.nodeRedUrl, templates: [post(urlPath)], concurrency: 64, count }),
+      send: (count) => countedBench.load({ origin, templates: [template], concurrency: 64, count }),
     });
-    const targets: Record<InstructionFlow, Target> = {
-      floor: throughNodeRed('/bench/floor'),
-      'least node': throughNodeRed(LEAST_NODE_PATH),
-      'svc-geocode, counting': throughNodeRed(COUNTING_GEOCODE_PATH),
-      'svc-geocode, daily limit off': throughNodeRed('/bench/geocode'),
+    const raw = requests['raw undici'];
+    const targets: Record<InstructionFlow, CountedFlow> = {
+      floor: throughNodeRed(requests.floor),
+      'least node': throughNodeRed(requests['least node']),
+      'svc-geocode, counting': throughNodeRed(countingGeocode(requests['svc-geocode, daily limit off'])),
+      'svc-geocode, daily limit off': throughNodeRed(requests['svc-geocode, daily limit off']),
       // Raw undici's client is the counted load generator itself, straight to the sandbox.
       'raw undici': {
         counter: loadgenCounter,
-        send: (count) => countedLoadgen.call('run', { origin: bench.sandboxUrl, templates: [raw], concurrency: 64, count }),
+        send: (count) => countedLoadgen.call('run', { origin: raw.origin, templates: [raw.template], concurrency: 64, count }),
       },
     };
     return await countWindows(targets, [nodeRedCounter, loadgenCounter], { windows, messages, warmCount });
   } finally {
     await Promise.all([loadgen?.stop(), nodeRed?.stop()]);
-    // What each process counted at exit (nothing: counting is off by then); the windows' dumps stay.
+    // The dump each process writes as it exits holds only its shutdown, after the last window; the windows' dumps stay.
     for (const file of [nodeRedOut, loadgenOut]) fs.rmSync(file, { force: true });
   }
 }
 
 /** A flow measured: the process whose instructions it costs, and how its messages are sent. */
-interface Target {
+interface CountedFlow {
   counter: CallgrindCounter;
   send: (count: number) => Promise<LoadResult>;
 }
@@ -225,7 +216,7 @@ function pidOf(child: { name: string; pid: number | undefined }): number {
 }
 
 async function countWindows(
-  targets: Record<InstructionFlow, Target>,
+  targets: Record<InstructionFlow, CountedFlow>,
   counters: CallgrindCounter[],
   { windows, messages, warmCount }: { windows: number; messages: number; warmCount: number },
 ): Promise<InstructionsResult> {
