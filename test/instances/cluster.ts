@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { NodeRedProcess } from '../support/node-red-process';
 import { NODES_DIR } from '../support/paths';
 import { SANDBOX_DEFAULTS } from '../sandbox';
@@ -13,16 +14,40 @@ import { SANDBOX_DEFAULTS } from '../sandbox';
 
 export type FlowNode = Record<string, unknown>;
 
-const settingsJs = (nodesDir: string) => `module.exports = {
+/** Where an instance's admin API tells its event-loop delay (GET), read by Cluster.measureLateness. */
+const EVENT_LOOP_DELAY_PATH = '/event-loop-delay';
+/** The event-loop delay monitors' tick: a reading is the longest gap between ticks, a stall plus up to one tick. */
+const MONITOR_RESOLUTION_MS = 10;
+
+const settingsJs = (nodesDir: string) => `const { monitorEventLoopDelay } = require('node:perf_hooks');
+// How late this process ran since the last reading (the longest gap between ${MONITOR_RESOLUTION_MS} ms ticks, in ms).
+const eventLoopDelay = monitorEventLoopDelay({ resolution: ${MONITOR_RESOLUTION_MS} });
+eventLoopDelay.enable();
+module.exports = {
     flowFile: 'flows.json',
     uiHost: '127.0.0.1',
     credentialSecret: 'instances-suite',
     nodesDir: ${JSON.stringify(nodesDir)},
     telemetry: { enabled: false },
     editorTheme: { tours: false, palette: { catalogues: [] } },
-    logging: { console: { level: 'info', metrics: false, audit: false } }
+    logging: { console: { level: 'info', metrics: false, audit: false } },
+    httpAdminMiddleware: (req, res, next) => {
+        if (req.method !== 'GET' || req.url !== '${EVENT_LOOP_DELAY_PATH}') return next();
+        res.json({ maxMs: eventLoopDelay.max / 1e6 });
+        eventLoopDelay.reset();
+    }
 };
 `;
+
+/**
+ * How late the clocks behind a rate measurement ran: the sandbox (in this process) stamps an arrival up
+ * to `stampMs` late, and an instance sends a request its gate let go up to `sendMs` late (the longest
+ * stall of any instance's event loop). Each is the longest gap between ticks, so a little more than the stall.
+ */
+export interface Lateness {
+  stampMs: number;
+  sendMs: number;
+}
 
 export class Cluster {
   private constructor(
@@ -52,6 +77,34 @@ export class Cluster {
   /** The same flows on every instance (a full deploy); resolves once every instance has started them. */
   async deploy(flows: FlowNode[]): Promise<void> {
     await Promise.all(this.instances.map((instance) => deployTo(instance, flows)));
+  }
+
+  /**
+   * Runs `work` (requests through the instances to the sandbox) and measures how late the sandbox
+   * stamped and the instances sent meanwhile: what a bound on the arrivals' spacing must allow beyond
+   * the rate gate's own promise.
+   */
+  async measureLateness<T>(work: () => Promise<T>): Promise<{ result: T; lateness: Lateness }> {
+    const stamps = monitorEventLoopDelay({ resolution: MONITOR_RESOLUTION_MS });
+    await this.eventLoopDelayMs();
+    stamps.enable();
+    try {
+      const result = await work();
+      return { result, lateness: { stampMs: stamps.max / 1e6, sendMs: await this.eventLoopDelayMs() } };
+    } finally {
+      stamps.disable();
+    }
+  }
+
+  /** The longest event-loop delay of any instance since the last reading (which starts a new one). */
+  private async eventLoopDelayMs(): Promise<number> {
+    const readings = await Promise.all(
+      this.instances.map(async (instance) => {
+        const response = await fetch(`${instance.url}${EVENT_LOOP_DELAY_PATH.slice(1)}`, { signal: AbortSignal.timeout(10_000) });
+        return ((await response.json()) as { maxMs: number }).maxMs;
+      }),
+    );
+    return Math.max(...readings);
   }
 
   /** Stops every instance by its PID and removes the user directories. */
