@@ -4,6 +4,7 @@ import { CONFIG_ID, Fields, configNode, expectError, helper, nodeModule, sandbox
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SharedState } from '../../nodes/lib/state/shared-state';
 import { english } from '../support/english';
+import { freePort } from '../support/node-red-process';
 
 /**
  * Issue 20, point 5: no failure loop runs away. Every retry path has a delay and a cap: the client's
@@ -77,11 +78,7 @@ async function startFakeProxy(behaviour: ProxyBehaviour): Promise<FakeProxy> {
 
 /** A proxy address where nothing listens. */
 async function refusingProxy(): Promise<FakeProxy> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return { url: `http://127.0.0.1:${port}`, connections: () => 0, close: async () => undefined };
+  return { url: `http://127.0.0.1:${await freePort()}`, connections: () => 0, close: async () => undefined };
 }
 
 const NODES: Array<{ type: string; msg: Fields }> = [

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import should from 'should';
 import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { startSandbox } from '../sandbox';
+import { freePort } from '../support/node-red-process';
 import { addSubscription, addTopic, pubsubState, resetPubsub, setSubscriptionActive, waitForDeliveries } from '../sandbox/endpoints/pubsub';
 
 interface Received {
@@ -136,11 +137,7 @@ describe('svc-topic-publish', function () {
   });
 
   it('retries a publish that never left (connection refused)', async function () {
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-    await load({}, { config: { baseUrl: `http://127.0.0.1:${port}` } });
+    await load({}, { config: { baseUrl: `http://127.0.0.1:${await freePort()}` } });
     const { error } = await expectError('n1', { topicId, locationId: 'cell-1', payload: {} });
     should(error.code).equal('NETWORK');
     const texts =

@@ -95,14 +95,40 @@ export function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A loopback port nothing listens on (for the moment), outside the range the kernel takes connections'
+ * own ports from (ip_local_port_range). A server stopped and started again on its port (a Redis
+ * restarted, a Node-RED killed) then never finds it taken by a client's connection meanwhile, and a
+ * client retrying a closed port never connects to itself (a TCP self-connect: its own port drawn equal
+ * to the one it dials).
+ */
+export async function freePort(): Promise<number> {
+  const [first, last] = portsOutsideEphemeralRange();
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = first + Math.floor(Math.random() * (last - first + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free loopback port in ${first}-${last} after 50 tries`);
+}
+
+/** The larger of the port ranges below and above the ephemeral range, leaving the well-known ports and the first thousands alone. */
+function portsOutsideEphemeralRange(): [number, number] {
+  let [low, high] = [32768, 60999];
+  try {
+    [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  } catch {
+    // Not Linux: its usual range.
+  }
+  const below: [number, number] = [10_000, low - 1];
+  const above: [number, number] = [high + 1, 65_535];
+  return below[1] - below[0] >= above[1] - above[0] ? below : above;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 

@@ -15,6 +15,7 @@ import { ManualClock } from '../../support/clock';
 import { clientSuite, geocode, rejectionOf, sandboxClientConfig } from '../../support/platform-client';
 import { expectHandlesBackTo, handleBaseline } from '../../support/handles';
 import { waitUntil } from '../../support/wait';
+import { freePort } from '../../support/node-red-process';
 import { expireAllTokens } from '../../sandbox/endpoints/auth';
 
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
@@ -101,15 +102,6 @@ async function startProxy(): Promise<{ url: string; seen: Array<{ kind: string; 
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** A port nothing listens on (for the moment). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('platform client', function () {
