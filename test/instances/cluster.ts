@@ -42,11 +42,13 @@ module.exports = {
 /**
  * How late the clocks behind a rate measurement ran: the sandbox (in this process) stamps an arrival up
  * to `stampMs` late, and an instance sends a request its gate let go up to `sendMs` late (the longest
- * stall of any instance's event loop). Each is the longest gap between ticks, so a little more than the stall.
+ * stall of any instance's event loop); `totalMs`, their sum, is what a bound on arrivals adds. Each is
+ * the longest gap between ticks, a stall plus up to one tick.
  */
 export interface Lateness {
   stampMs: number;
   sendMs: number;
+  totalMs: number;
 }
 
 export class Cluster {
@@ -90,7 +92,8 @@ export class Cluster {
     stamps.enable();
     try {
       const result = await work();
-      return { result, lateness: { stampMs: stamps.max / 1e6, sendMs: await this.eventLoopDelayMs() } };
+      const [stampMs, sendMs] = [stamps.max / 1e6, await this.eventLoopDelayMs()];
+      return { result, lateness: { stampMs, sendMs, totalMs: stampMs + sendMs } };
     } finally {
       stamps.disable();
     }
