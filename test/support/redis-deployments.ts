@@ -141,9 +141,13 @@ export class RedisClusterDeployment {
     const servers: RedisServer[] = [];
     try {
       for (let i = 0; i < 3; i++) {
-        servers.push(
-          await RedisServer.start(undefined, { args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '3000'] }),
-        );
+        // The cluster bus port is named too: Redis's default (the port + 10,000) falls in the range the
+        // kernel draws connections' own ports from, where a client's connection can hold it first.
+        const port = await freePort();
+        let busPort = await freePort();
+        while (busPort === port) busPort = await freePort();
+        const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '3000'];
+        servers.push(await RedisServer.start(undefined, { port, args }));
       }
       await promisify(execFile)(REDIS_CLI, ['--cluster', 'create', ...servers.map((s) => `127.0.0.1:${s.port}`), '--cluster-replicas', '0', '--cluster-yes'], {
         timeout: 30_000,
