@@ -4,9 +4,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import should from 'should';
 import { SANDBOX_DEFAULTS } from '../sandbox';
-import { freePort } from '../support/node-red-process';
 import { NODE_RED_5_NODE_22, NodeRed5Install } from '../support/node-red-5';
-import { NpmStart } from '../support/npm-start';
+import { NpmStart, StartPorts, freeStartPorts } from '../support/npm-start';
 import { REPO_ROOT } from '../support/paths';
 import { Editor, eventually } from './editor';
 import { BrowserSession, packProblems } from './environment';
@@ -48,13 +47,13 @@ for (const target of TARGETS) {
   describe(`README's try-it section walked in a real browser (Chromium, npm start with ${target.title})`, function () {
     this.timeout(300_000);
     let userDir = '';
-    let ports: { editor: number; sandbox: number };
+    let ports: StartPorts;
     let npmStart: NpmStart | undefined;
     let session: BrowserSession | undefined;
 
     before(async function () {
       userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'try-it-'));
-      ports = { editor: await freePort(), sandbox: await freePort() };
+      ports = await freeStartPorts();
       npmStart = await NpmStart.start(userDir, [], ports, target.nodeRed5);
       // The Node-RED and Node the walk is meant to run on.
       const log = npmStart.output.join('\n');

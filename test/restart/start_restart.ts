@@ -3,8 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { SANDBOX_DEFAULTS } from '../sandbox';
-import { freePort } from '../support/node-red-process';
-import { NpmStart } from '../support/npm-start';
+import { NpmStart, StartPorts, freeStartPorts } from '../support/npm-start';
 
 /**
  * `npm start` never loses work (issue 29 points 1 and 2): a tab, nodes and a config node made through
@@ -88,11 +87,11 @@ describe('restart: npm start keeps the flows and the sandbox (issue 29)', functi
   this.timeout(240_000);
   let userDir = '';
   let running: NpmStart | undefined;
-  let ports: { editor: number; sandbox: number };
+  let ports: StartPorts;
 
   before(async function () {
     // The same ports at every start, as `npm start` uses 1880 and 18790.
-    ports = { editor: await freePort(), sandbox: await freePort() };
+    ports = await freeStartPorts();
     userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'npm-start-'));
   });
 

@@ -100,15 +100,22 @@ export function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
  * own ports from (ip_local_port_range). A server stopped and started again on its port (a Redis
  * restarted, a Node-RED killed) then never finds it taken by a client's connection meanwhile, and a
  * client retrying a closed port never connects to itself (a TCP self-connect: its own port drawn equal
- * to the one it dials).
+ * to the one it dials). Not one of `taken`: ports drawn already for servers not listening yet.
  */
-export async function freePort(): Promise<number> {
+export async function freePort(taken: ReadonlySet<number> = new Set()): Promise<number> {
   const [first, last] = portsOutsideEphemeralRange();
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = first + Math.floor(Math.random() * (last - first + 1));
-    if (await canListen(port)) return port;
+    if (!taken.has(port) && (await canListen(port))) return port;
   }
   throw new Error(`no free loopback port in ${first}-${last} after 50 tries`);
+}
+
+/** `count` different ports from freePort, for servers started together: none listens when the next is drawn. */
+export async function freePorts(count: number): Promise<number[]> {
+  const taken = new Set<number>();
+  while (taken.size < count) taken.add(await freePort(taken));
+  return [...taken];
 }
 
 /** The larger of the port ranges below and above the ephemeral range, leaving the well-known ports and the first thousands alone. */

@@ -2,9 +2,21 @@ import { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { BUILD_DIR } from './paths';
-import { freePort, flowsStarted, userEnv } from './node-red-process';
+import { freePorts, flowsStarted, userEnv } from './node-red-process';
 import type { NodeRed5Install } from './node-red-5';
 import { killGroup, spawnGroup } from './process-group';
+
+/** The two ports `npm start` listens on (1880 and 18790 for a user): the editor's and the sandbox's. */
+export interface StartPorts {
+  editor: number;
+  sandbox: number;
+}
+
+/** Two different free ports for an `npm start` (freePorts). */
+export async function freeStartPorts(): Promise<StartPorts> {
+  const [editor, sandbox] = await freePorts(2);
+  return { editor, sandbox };
+}
 
 /**
  * `npm start` as a user runs it (the built dist/test/sandbox/start.js, which `npm start` runs after
@@ -18,14 +30,8 @@ export class NpmStart {
   private readonly child: ChildProcess;
   private readonly exited: Promise<number | null>;
 
-  static async start(
-    userDir: string,
-    args: string[] = [],
-    ports?: { editor: number; sandbox: number },
-    nodeRed5?: NodeRed5Install,
-    timeoutMs = 60_000,
-  ): Promise<NpmStart> {
-    const chosen = ports ?? { editor: await freePort(), sandbox: await freePort() };
+  static async start(userDir: string, args: string[] = [], ports?: StartPorts, nodeRed5?: NodeRed5Install, timeoutMs = 60_000): Promise<NpmStart> {
+    const chosen = ports ?? (await freeStartPorts());
     nodeRed5?.prepare();
     const started = new NpmStart(userDir, args, chosen, nodeRed5);
     const deadline = Date.now() + timeoutMs;
@@ -44,7 +50,7 @@ export class NpmStart {
   private constructor(
     readonly userDir: string,
     args: string[],
-    readonly ports: { editor: number; sandbox: number },
+    readonly ports: StartPorts,
     nodeRed5: NodeRed5Install | undefined,
   ) {
     const env = { START_USERDIR: userDir, PORT: String(ports.editor), SANDBOX_PORT: String(ports.sandbox) };

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
 import { REDIS_SENTINEL, RedisServer } from './redis-server';
-import { freePort } from './node-red-process';
+import { freePort, freePorts } from './node-red-process';
 import { waitUntilAsync } from './wait';
 
 /** Debian's redis-cli (package redis-tools, a dependency of redis-server), for `--cluster create`. */
@@ -143,9 +143,7 @@ export class RedisClusterDeployment {
       for (let i = 0; i < 3; i++) {
         // The cluster bus port is named too: Redis's default (the port + 10,000) falls in the range the
         // kernel draws connections' own ports from, where a client's connection can hold it first.
-        const port = await freePort();
-        let busPort = await freePort();
-        while (busPort === port) busPort = await freePort();
+        const [port, busPort] = await freePorts(2);
         const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '3000'];
         servers.push(await RedisServer.start(undefined, { port, args }));
       }
