@@ -1,7 +1,9 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
+import { nowSeconds, signatureHeader } from '../bench/webhook-signing';
 import { SANDBOX_DEFAULTS } from '../sandbox';
 import { NpmStart, StartPorts, freeStartPorts } from '../support/npm-start';
 
@@ -147,8 +149,13 @@ describe('restart: npm start keeps the flows and the sandbox (issue 29)', functi
       const banner = npmStart.banner();
       should(banner).match(/kept from the last run .*1 topic\(s\), 0 subscription\(s\), 1 running job\(s\)/);
       should(banner).match(/kept as they were: 1 tab\(s\), 4 other node\(s\) and 1 config node\(s\) of yours, with their credentials/);
-      if (restart === 1) should(banner).match(/put back as examples\/ has them .*: Geocode an address/);
-      else should(banner).not.match(/put back/);
+      if (restart === 1) {
+        should(banner).match(/put back as examples\/ has them .*: Geocode an address/);
+        // The edit put back is in the backup the terminal names, made before this start wrote anything.
+        const backup = /your changes there are in (\S+flows\.json)\)/.exec(banner)?.[1] ?? '';
+        const before = JSON.parse(fs.readFileSync(backup, 'utf8')) as FlowNode[];
+        should(before.find((node) => node.id === 'ex-geocode-inject')?.payload).equal('my own address');
+      } else should(banner).not.match(/put back/);
       const now = (await getFlows(npmStart)).flows;
       for (const own of OWN_NODES) should(now.find((node) => node.id === own.id)).match(own, `${own.id} after restart ${restart}`);
       should(now.find((node) => node.id === 'ex-geocode-inject')?.payload).equal('12 Main Street, Sandbox City');
@@ -201,5 +208,183 @@ describe('restart: npm start keeps the flows and the sandbox (issue 29)', functi
       () => should.fail(undefined, undefined, 'started with an unknown option'),
       (err: Error) => should(err.message).match(/unknown option --fersh: npm start takes --fresh and --keep-flows/),
     );
+  });
+});
+
+/**
+ * Node-RED's credential file format, written here independently of start-files.ts so that the tests
+ * do not trust the code they check: aes-256-ctr, key SHA-256(secret), `{"$": <IV hex><base64>}`.
+ */
+function seal(secret: string, credentials: Record<string, Record<string, string>>): string {
+  const iv = crypto.randomBytes(16);
+  const cipher = crypto.createCipheriv('aes-256-ctr', crypto.createHash('sha256').update(secret).digest(), iv);
+  return JSON.stringify({ $: iv.toString('hex') + cipher.update(JSON.stringify(credentials), 'utf8', 'base64') + cipher.final('base64') });
+}
+
+function unseal(secret: string, file: string): Record<string, Record<string, string>> {
+  const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>;
+  should(Object.keys(stored)).eql(['$'], `${file} is encrypted`);
+  const decipher = crypto.createDecipheriv('aes-256-ctr', crypto.createHash('sha256').update(secret).digest(), Buffer.from(stored.$.slice(0, 32), 'hex'));
+  return JSON.parse(decipher.update(stored.$.slice(32), 'base64', 'utf8') + decipher.final('utf8')) as Record<string, Record<string, string>>;
+}
+
+/** A request to the user's own webhook signed with `secret`: 200 only when Node-RED read the node's secret and it is that one. */
+async function signedHook(start: NpmStart, secret: string): Promise<number> {
+  const body = JSON.stringify({ event: 'kept' });
+  const response = await fetch(`${start.editorUrl}/my-hook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'svc-signature': signatureHeader(nowSeconds(), secret, body) },
+    body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** The backups npm start made in `userDir`, oldest first. */
+function backups(userDir: string): string[] {
+  return fs
+    .readdirSync(path.join(userDir, 'backups'))
+    .filter((name) => /^\d{4}-/.test(name))
+    .sort();
+}
+
+describe('restart: npm start keeps encrypted credentials and backs up what it changes (issue 51)', function () {
+  this.timeout(240_000);
+  const SECRET = 'my own credential secret';
+  let userDir = '';
+  let running: NpmStart | undefined;
+  let ports: StartPorts;
+  const cleanUp: string[] = [];
+
+  before(async function () {
+    ports = await freeStartPorts();
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'npm-start-secret-'));
+    cleanUp.push(userDir);
+  });
+
+  afterEach(async function () {
+    await running?.stop();
+    running = undefined;
+  });
+
+  after(function () {
+    for (const dir of cleanUp) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = async (dir: string, env: NodeJS.ProcessEnv = {}): Promise<NpmStart> => {
+    running = await NpmStart.start(dir, [], ports, undefined, 60_000, env);
+    return running;
+  };
+  const stop = async (): Promise<void> => {
+    should(await running?.stop()).equal(0);
+    running = undefined;
+  };
+  const file = (name: string, dir = userDir): string => path.join(dir, name);
+  const withCredentials = OWN_NODES.map((node) => (OWN_CREDENTIALS[node.id] ? { ...node, credentials: OWN_CREDENTIALS[node.id] } : node));
+
+  it('keeps flows_cred.json encrypted with NODE_RED_CREDENTIAL_SECRET over two restarts, read by Node-RED, backing up the files before each start', async function () {
+    const env = { NODE_RED_CREDENTIAL_SECRET: SECRET };
+    let npmStart = await start(userDir, env);
+    const { rev, flows } = await getFlows(npmStart);
+    await deploy(npmStart, [...flows, ...withCredentials], rev);
+    await stop();
+    // Node-RED encrypted them with the secret npm start gave it.
+    should(unseal(SECRET, file('flows_cred.json'))).match({ 'own-webhook': { secret: OWN_SECRET } });
+    should(npmStart.banner()).match(/credentials: \S*flows_cred\.json written encrypted with NODE_RED_CREDENTIAL_SECRET/);
+
+    for (const restart of [1, 2]) {
+      const before = { flows: fs.readFileSync(file('flows.json')), credentials: fs.readFileSync(file('flows_cred.json')) };
+      npmStart = await start(userDir, env);
+      should(unseal(SECRET, file('flows_cred.json'))).match({
+        'own-webhook': { secret: OWN_SECRET },
+        'own-config': { apiKey: OWN_KEY },
+        'svc-sandbox': { apiKey: SANDBOX_DEFAULTS.apiKey },
+      });
+      // Node-RED read them: the webhook accepts its own secret, and only that.
+      should(await signedHook(npmStart, OWN_SECRET)).equal(200, `restart ${restart}`);
+      should(await signedHook(npmStart, 'another secret')).equal(401);
+      const banner = npmStart.banner();
+      should(banner).match(/kept as they were: 1 tab\(s\), 4 other node\(s\) and 1 config node\(s\) of yours, with their credentials/);
+      should(banner).match(/credentials: \S*flows_cred\.json (written|kept as it was), encrypted with NODE_RED_CREDENTIAL_SECRET/);
+      should(banner).match(/already in the "Sandbox platform" config node/);
+      // The files as they were before this start, byte for byte, in a backup of their own, which the terminal names.
+      const made = backups(userDir);
+      should(made).have.length(restart);
+      const newest = path.join(userDir, 'backups', made[made.length - 1]);
+      should(fs.readFileSync(path.join(newest, 'flows.json')).equals(before.flows)).be.true();
+      should(fs.readFileSync(path.join(newest, 'flows_cred.json')).equals(before.credentials)).be.true();
+      should(banner).containEql(`backup: the flows and credentials found copied to ${newest} before any change`);
+      await stop();
+    }
+  });
+
+  it('leaves an encrypted flows_cred.json it cannot open byte for byte, and says what it did not do and how to fix it', async function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'npm-start-sealed-'));
+    cleanUp.push(dir);
+    // As the user's own Node-RED with `credentialSecret` in its settings leaves it.
+    fs.writeFileSync(file('flows.json', dir), JSON.stringify(OWN_NODES, null, 4));
+    fs.writeFileSync(file('flows_cred.json', dir), seal(SECRET, OWN_CREDENTIALS));
+    const before = fs.readFileSync(file('flows_cred.json', dir));
+    for (const env of [{}, { NODE_RED_CREDENTIAL_SECRET: 'not the secret' }]) {
+      const npmStart = await start(dir, env);
+      should(fs.readFileSync(file('flows_cred.json', dir)).equals(before)).be.true();
+      const banner = npmStart.banner();
+      should(banner).match(
+        env.NODE_RED_CREDENTIAL_SECRET
+          ? /flows_cred\.json is encrypted and NODE_RED_CREDENTIAL_SECRET does not open it: it was left as it was, byte for byte/
+          : /flows_cred\.json is encrypted and no credentialSecret was given \(NODE_RED_CREDENTIAL_SECRET\): it was left as it was, byte for byte/,
+      );
+      should(banner).match(/every node starts without its credentials, the examples' too/);
+      should(banner).containEql('NODE_RED_CREDENTIAL_SECRET=<the credentialSecret that encrypted it> npm start');
+      should(banner).match(/of yours, without their credentials/);
+      should(banner).not.match(/with their credentials|already in the "Sandbox platform" config node/);
+      // The user's nodes are still deployed.
+      should((await getFlows(npmStart)).flows.find((node) => node.id === 'own-webhook')).match({ url: '/my-hook' });
+      await stop();
+      should(fs.readFileSync(file('flows_cred.json', dir)).equals(before)).be.true();
+    }
+    // With the secret, all of it comes back.
+    await start(dir, { NODE_RED_CREDENTIAL_SECRET: SECRET });
+    should(await signedHook(running as NpmStart, OWN_SECRET)).equal(200);
+    should(unseal(SECRET, file('flows_cred.json', dir))).match({ 'own-config': { apiKey: OWN_KEY }, 'svc-sandbox': { apiKey: SANDBOX_DEFAULTS.apiKey } });
+    await stop();
+  });
+
+  it("reads and keeps credentials encrypted with Node-RED's generated _credentialSecret, and keeps the last five backups", async function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'npm-start-generated-'));
+    cleanUp.push(dir);
+    // As Node-RED leaves a user directory it ran on with its own settings (no credentialSecret).
+    const generated = crypto.randomBytes(32).toString('hex');
+    fs.writeFileSync(file('.config.runtime.json', dir), JSON.stringify({ _credentialSecret: generated }, null, 4));
+    fs.writeFileSync(file('flows.json', dir), JSON.stringify(OWN_NODES, null, 4));
+    fs.writeFileSync(file('flows_cred.json', dir), seal(generated, OWN_CREDENTIALS));
+    const before = fs.readFileSync(file('flows_cred.json', dir));
+    const older = [1, 2, 3, 4, 5].map((day) => `2020-01-0${day}T00-00-00-000Z`);
+    for (const name of older) {
+      fs.mkdirSync(path.join(dir, 'backups', name), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'backups', name, 'flows.json'), `[] ${name}`);
+    }
+    fs.writeFileSync(path.join(dir, 'backups', 'notes.txt'), 'mine');
+
+    const npmStart = await start(dir);
+    should(unseal(generated, file('flows_cred.json', dir))).match({
+      'own-webhook': { secret: OWN_SECRET },
+      'own-config': { apiKey: OWN_KEY },
+      'svc-sandbox': { apiKey: SANDBOX_DEFAULTS.apiKey },
+    });
+    should(await signedHook(npmStart, OWN_SECRET)).equal(200);
+    const banner = npmStart.banner();
+    should(banner).match(/credentials: \S*flows_cred\.json written encrypted with the _credentialSecret in \S*\.config\.runtime\.json/);
+    should(banner).match(/kept as they were: 1 tab\(s\), 4 other node\(s\) and 1 config node\(s\) of yours, with their credentials/);
+    // The oldest backup went; the four after it, this start's and what is not a backup stay.
+    const kept = backups(dir);
+    should(kept).have.length(5);
+    should(kept.slice(0, 4)).eql(older.slice(1));
+    const newest = path.join(dir, 'backups', kept[4]);
+    should(fs.readFileSync(path.join(newest, 'flows_cred.json')).equals(before)).be.true();
+    should(banner).containEql(newest);
+    should(fs.readFileSync(path.join(dir, 'backups', 'notes.txt'), 'utf8')).equal('mine');
+    await stop();
   });
 });

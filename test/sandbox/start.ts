@@ -6,6 +6,19 @@ import { credentialLines, DEMO_WEBHOOK_SECRET } from './banner';
 import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './index';
 import { describeModes, modesFromEnv } from './modes';
 import { SandboxStateFile } from './state-store';
+import {
+  BACKUPS_KEPT,
+  CredentialKeys,
+  Credentials,
+  FoundCredentials,
+  SECRET_VARIABLE,
+  backUp,
+  credentialKeys,
+  encryptCredentials,
+  readCredentials,
+  sameCredentials,
+} from './start-files';
+import { writeAtomically } from '../../nodes/lib/util/files';
 import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
 
 /**
@@ -17,7 +30,10 @@ import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
  * Nothing made in the editor is lost at a restart: the examples are refreshed, the user's own tabs
  * and nodes kept with their credentials (`--keep-flows`: everything kept as deployed), and the
  * sandbox's topics, subscriptions and running jobs are kept in the user directory (`--fresh`: start
- * the sandbox empty). The terminal says what was refreshed and what was kept.
+ * the sandbox empty). Credentials stay as encrypted as they were: NODE_RED_CREDENTIAL_SECRET gives
+ * Node-RED its credentialSecret, and a flows_cred.json no known secret opens is left untouched
+ * (start-files.ts). The flows and credentials found are copied to backups/ before anything is
+ * written. The terminal says what was refreshed, what was kept and what was not.
  */
 
 /** Node-RED's user directory and the sandbox's state; START_USERDIR moves it (the tests do, to a temp directory). */
@@ -118,16 +134,13 @@ export function buildFlows(sandboxUrl: string): FlowNode[] {
   return [...tabs, ...flowNodes, ...globalNodes.values()];
 }
 
-/** A flow node's credentials, as Node-RED keeps them unencrypted in flows_cred.json (credentialSecret: false). */
-type Credentials = Record<string, Record<string, string>>;
-
 /** What `npm start` did to the flows it found, for the terminal. */
 export interface FlowsUpdate {
   flows: FlowNode[];
   credentials: Credentials;
   /** Labels of the example tabs, and names of the example config nodes, that differed from examples/ and were put back. */
   replaced: string[];
-  /** Tabs, other nodes, and config nodes (with their credentials) that are not the examples' and were kept as they were. */
+  /** Tabs, other nodes, and config nodes that are not the examples' and were kept as they were. */
   kept: { tabs: number; nodes: number; configNodes: number };
 }
 
@@ -162,12 +175,16 @@ function sameAsExample(deployed: FlowNode, example: FlowNode): boolean {
  * The examples refreshed into the flows deployed last time: every node of an example (its tab, its
  * nodes, its config nodes) is put back as examples/ has it, with its credentials; every other node
  * (tabs, subflows and config nodes of the user's, nodes the user added to an example's tab) is kept
- * as it was, with its credentials. Without previous flows, the examples alone.
+ * as it was. Every credential that is not an example node's is kept as it was (Node-RED drops those
+ * of nodes gone at its next deploy). Without previous flows, the examples alone.
  */
 export function refreshExamples(examples: FlowNode[], previous: FlowNode[] | undefined, previousCredentials: Credentials): FlowsUpdate {
-  const credentials = exampleCredentials(examples);
-  if (!previous) return { flows: examples, credentials, replaced: [], kept: { tabs: 0, nodes: 0, configNodes: 0 } };
+  const credentials: Credentials = exampleCredentials(examples);
   const exampleIds = new Set(examples.map((node) => node.id));
+  for (const [id, nodeCredentials] of Object.entries(previousCredentials)) {
+    if (!exampleIds.has(id)) credentials[id] = nodeCredentials;
+  }
+  if (!previous) return { flows: examples, credentials, replaced: [], kept: { tabs: 0, nodes: 0, configNodes: 0 } };
   const before = new Map(previous.map((node) => [node.id, node]));
   const tabLabel = new Map(examples.filter((node) => node.type === 'tab').map((tab) => [tab.id, String(tab.label)]));
   const replaced = new Set<string>();
@@ -188,7 +205,6 @@ export function refreshExamples(examples: FlowNode[], previous: FlowNode[] | und
     if (node.type === 'tab') kept.tabs++;
     else if ('x' in node || 'z' in node) kept.nodes++;
     else kept.configNodes++;
-    if (previousCredentials[node.id]) credentials[node.id] = previousCredentials[node.id];
   }
   const tabs = [...examples.filter((node) => node.type === 'tab'), ...own.filter((node) => node.type === 'tab')];
   const rest = [...examples.filter((node) => node.type !== 'tab'), ...own.filter((node) => node.type !== 'tab')];
@@ -210,46 +226,90 @@ function readJson<T>(file: string): T | undefined {
   }
 }
 
+const FLOWS_FILE = path.join(USER_DIR, 'flows.json');
+const CREDENTIALS_FILE = path.join(USER_DIR, 'flows_cred.json');
+
 /**
  * Writes the flows and credentials Node-RED starts with: the examples refreshed into what was deployed
  * last time (see refreshExamples), or, with `--keep-flows`, what was deployed last time as it is.
- * When that puts back an edited example, the flows before are copied to flows.previous.json (and
- * flows_cred.previous.json) first.
+ * Both files are read first (one that cannot be read stops the start before anything is written),
+ * copied to backups/ (backUp), then written where they change. The credentials are written with the
+ * secret Node-RED reads them with (never in plain text when they were encrypted); an encrypted file
+ * that no known secret opens is not written at all. Returns the lines for the terminal.
  */
-function writeUserDir(sandboxUrl: string, keepFlows: boolean): string {
+async function writeUserDir(sandboxUrl: string, keepFlows: boolean, keys: CredentialKeys): Promise<{ text: string; credentialsRead: boolean }> {
   linkPackages();
-  const flowsFile = path.join(USER_DIR, 'flows.json');
-  const credentialsFile = path.join(USER_DIR, 'flows_cred.json');
-  const previous = readJson<FlowNode[]>(flowsFile);
-  const previousCredentials = readJson<Credentials>(credentialsFile) ?? {};
-  if (keepFlows && previous) return `flows: ${shown(flowsFile)} deployed as it is (--keep-flows): the examples were not refreshed`;
-  const update = refreshExamples(buildFlows(sandboxUrl), previous, previousCredentials);
-  // The flows that held changes now replaced are kept beside (only then, so that a later start does not overwrite them).
-  if (update.replaced.length > 0) {
-    fs.copyFileSync(flowsFile, path.join(USER_DIR, 'flows.previous.json'));
-    if (fs.existsSync(credentialsFile)) fs.copyFileSync(credentialsFile, path.join(USER_DIR, 'flows_cred.previous.json'));
-  }
-  fs.writeFileSync(flowsFile, JSON.stringify(update.flows, null, 2));
-  fs.writeFileSync(credentialsFile, JSON.stringify(update.credentials, null, 2));
-  if (!previous) return `flows: ${shown(flowsFile)} written from examples/`;
-  const { tabs, nodes, configNodes } = update.kept;
-  const lines = [
-    `flows: the examples refreshed from examples/ into ${shown(flowsFile)}; kept as they were: ${tabs} tab(s), ${nodes} other node(s) and ${configNodes} config node(s) of yours, with their credentials`,
-  ];
-  if (update.replaced.length > 0) {
+  const previous = readJson<FlowNode[]>(FLOWS_FILE);
+  const found = readCredentials(CREDENTIALS_FILE, keys.known, shown);
+  const credentialsRead = found.kind !== 'sealed';
+  const backup = backUp(USER_DIR, [FLOWS_FILE, CREDENTIALS_FILE]);
+  const lines: string[] = [];
+  if (backup) {
     lines.push(
-      `  put back as examples/ has them (your changes there are in ${shown(path.join(USER_DIR, 'flows.previous.json'))}): ${update.replaced.join(', ')}`,
+      backup.made
+        ? `backup: the flows and credentials found copied to ${shown(backup.dir)} before any change (the newest ${BACKUPS_KEPT} backups are kept)`
+        : `backup: the flows and credentials found are those of ${shown(backup.dir)}`,
     );
   }
+  if (found.kind === 'sealed') lines.push(...sealedLines(keys, backup?.dir));
+  if (keepFlows && previous) {
+    lines.push(`flows: ${shown(FLOWS_FILE)} deployed as it is (--keep-flows): the examples were not refreshed`);
+    return { text: lines.join('\n'), credentialsRead };
+  }
+  const update = refreshExamples(buildFlows(sandboxUrl), previous, found.kind === 'plain' || found.kind === 'decrypted' ? found.credentials : {});
+  if (JSON.stringify(update.flows) !== JSON.stringify(previous)) await writeAtomically(FLOWS_FILE, JSON.stringify(update.flows, null, 2));
+  if (credentialsRead) lines.push(await writeCredentials(found, update.credentials, keys));
+  if (!previous) {
+    lines.push(`flows: ${shown(FLOWS_FILE)} written from examples/`);
+    return { text: lines.join('\n'), credentialsRead };
+  }
+  const { tabs, nodes, configNodes } = update.kept;
+  const credentialsKept = credentialsRead ? 'with their credentials' : 'without their credentials (see credentials above)';
+  lines.push(
+    `flows: the examples refreshed from examples/ into ${shown(FLOWS_FILE)}; kept as they were: ${tabs} tab(s), ${nodes} other node(s) and ${configNodes} config node(s) of yours, ${credentialsKept}`,
+  );
+  if (update.replaced.length > 0 && backup) {
+    lines.push(`  put back as examples/ has them (your changes there are in ${shown(path.join(backup.dir, 'flows.json'))}): ${update.replaced.join(', ')}`);
+  }
   lines.push('  `npm start -- --keep-flows` deploys the flows as they are, without refreshing the examples');
-  return lines.join('\n');
+  return { text: lines.join('\n'), credentialsRead };
+}
+
+/** Writes flows_cred.json, if it changes, with the secret Node-RED reads it with (plain text only when it has none); the line for the terminal. */
+async function writeCredentials(found: Exclude<FoundCredentials, { kind: 'sealed' }>, credentials: Credentials, keys: CredentialKeys): Promise<string> {
+  const target = keys.nodeRedReads;
+  const how = target
+    ? `encrypted with ${target.source}`
+    : `in plain text (no credentialSecret; \`${SECRET_VARIABLE}=<a secret of yours> npm start\` encrypts it)`;
+  const sameSecret = found.kind === 'plain' ? target === undefined : found.kind === 'decrypted' && found.secret.secret === target?.secret;
+  if (found.kind !== 'none' && sameSecret && sameCredentials(found.credentials, credentials)) {
+    return `credentials: ${shown(CREDENTIALS_FILE)} kept as it was, ${how}`;
+  }
+  await writeAtomically(CREDENTIALS_FILE, JSON.stringify(target ? encryptCredentials(target.secret, credentials) : credentials, null, 2));
+  return `credentials: ${shown(CREDENTIALS_FILE)} written ${how}`;
+}
+
+/** What the terminal says of an encrypted flows_cred.json no known secret opens: what was not done, why, and what to do. */
+function sealedLines(keys: CredentialKeys, backupDir: string | undefined): string[] {
+  const tried =
+    keys.known.length > 0 ? `${keys.known.map((key) => key.source).join(' nor ')} does not open it` : `no credentialSecret was given (${SECRET_VARIABLE})`;
+  return [
+    `credentials: ${shown(CREDENTIALS_FILE)} is encrypted and ${tried}: it was left as it was, byte for byte; no credentials were read from it or added to it`,
+    `  Node-RED cannot read it either: every node starts without its credentials, the examples' too (Sandbox platform's keys, the webhook secrets),` +
+      ` and a Deploy replaces the file${backupDir ? ` (the copy in ${shown(backupDir)} stays)` : ''}`,
+    `  to keep them: stop (Ctrl-C) and start again with \`${SECRET_VARIABLE}=<the credentialSecret that encrypted it> npm start\`;` +
+      ` to start over with the examples' credentials, move ${shown(CREDENTIALS_FILE)} away`,
+  ];
 }
 
 /**
  * Node-RED's settings for `npm start`: a local instance for someone trying the pack, who should
  * see the flows at once, so no welcome tour over the first screen, no telemetry prompt.
  */
-export function devSettings(editorPort: number): LocalSettings & { telemetry: { enabled: boolean }; editorTheme: { tours: boolean } } {
+export function devSettings(
+  editorPort: number,
+  credentialSecret: string | false | undefined = false,
+): LocalSettings & { telemetry: { enabled: boolean }; editorTheme: { tours: boolean } } {
   return {
     uiHost: HOST,
     uiPort: editorPort,
@@ -257,8 +317,8 @@ export function devSettings(editorPort: number): LocalSettings & { telemetry: { 
     flowFile: 'flows.json',
     flowFilePretty: true,
     // A local development instance: credentials stay unencrypted in .dev-userdir/flows_cred.json
-    // (gitignored), so this script can write the sandbox's known test credentials there.
-    credentialSecret: false,
+    // (gitignored) unless the user gives a secret or Node-RED generated one there (credentialKeys).
+    ...(credentialSecret === undefined ? {} : { credentialSecret }),
     httpAdminRoot: '/',
     httpNodeRoot: '/',
     logging: { console: { level: 'info', metrics: false, audit: false } },
@@ -313,14 +373,18 @@ async function main(): Promise<void> {
   const modes = modesFromEnv(process.env, { typicalDurations: true });
   const sandbox = await startSandbox({ port: sandboxPort, host: HOST, ...modes });
   const state = new SandboxStateFile(sandbox, SANDBOX_STATE_FILE);
-  console.log(`sandbox platform listening on ${sandbox.url}, credentials (already in the "Sandbox platform" config node):`);
+  const keys = credentialKeys(USER_DIR, process.env, shown);
+  // Read and written before the banner, which says whether the config node holds the sandbox's credentials.
+  const userDir = await writeUserDir(sandbox.url, options.keepFlows, keys);
+  const where = userDir.credentialsRead ? 'already in the "Sandbox platform" config node' : 'NOT in the "Sandbox platform" config node: see credentials below';
+  console.log(`sandbox platform listening on ${sandbox.url}, credentials (${where}):`);
   console.log(credentialLines(sandbox.url).join('\n'));
   console.log(describeModes(modes));
   console.log(sandboxStateLine(state, options.fresh));
-  console.log(writeUserDir(sandbox.url, options.keepFlows));
+  console.log(userDir.text);
 
   const server = http.createServer();
-  const settings = devSettings(editorPort);
+  const settings = devSettings(editorPort, keys.setting);
   RED.init(server, settings);
   // The admin app responds first (editor, admin API); whatever it passes on goes to the HTTP nodes.
   const adminApp = RED.httpAdmin as unknown as ChainedHandler;

@@ -24,16 +24,24 @@ export async function freeStartPorts(): Promise<StartPorts> {
  * kept. Stopped with SIGTERM, as Ctrl-C stops it; every start is stopped by `stop()`. With a
  * Node-RED 5 install it runs on that install's Node, with NODE_RED_PATH naming its Node-RED.
  * Started once its flows have started and its editor listens (the line it prints after both).
+ * `env` is added to the user's environment, without NODE_RED_CREDENTIAL_SECRET unless it names it.
  */
 export class NpmStart {
   readonly output: string[] = [];
   private readonly child: ChildProcess;
   private readonly exited: Promise<number | null>;
 
-  static async start(userDir: string, args: string[] = [], ports?: StartPorts, nodeRed5?: NodeRed5Install, timeoutMs = 60_000): Promise<NpmStart> {
+  static async start(
+    userDir: string,
+    args: string[] = [],
+    ports?: StartPorts,
+    nodeRed5?: NodeRed5Install,
+    timeoutMs = 60_000,
+    env: NodeJS.ProcessEnv = {},
+  ): Promise<NpmStart> {
     const chosen = ports ?? (await freeStartPorts());
     nodeRed5?.prepare();
-    const started = new NpmStart(userDir, args, chosen, nodeRed5);
+    const started = new NpmStart(userDir, args, chosen, nodeRed5, env);
     const deadline = Date.now() + timeoutMs;
     const listening = `Node-RED editor: ${started.editorUrl}/`;
     while (!started.output.some(flowsStarted) || !started.output.some((line) => line.startsWith(listening))) {
@@ -52,8 +60,15 @@ export class NpmStart {
     args: string[],
     readonly ports: StartPorts,
     nodeRed5: NodeRed5Install | undefined,
+    extraEnv: NodeJS.ProcessEnv,
   ) {
-    const env = { START_USERDIR: userDir, PORT: String(ports.editor), SANDBOX_PORT: String(ports.sandbox) };
+    const env = {
+      NODE_RED_CREDENTIAL_SECRET: undefined,
+      ...extraEnv,
+      START_USERDIR: userDir,
+      PORT: String(ports.editor),
+      SANDBOX_PORT: String(ports.sandbox),
+    };
     this.child = spawnGroup(nodeRed5?.node ?? process.execPath, [path.join(BUILD_DIR, 'test', 'sandbox', 'start.js'), ...args], {
       env: userEnv(nodeRed5 ? { ...env, NODE_RED_PATH: nodeRed5.nodeRedDir } : env),
       stdio: ['ignore', 'pipe', 'pipe'],
