@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { CsvParser, csvLine, spreadsheetText } from './csv';
 import { InputError, describeCause } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
-import { realFile, replaceFile } from '../util/files';
+import { realFile, removeLeftovers, replaceFile } from '../util/files';
 
 /** How far a file was written and made durable: where a resumed run truncates it to and goes on from. */
 export interface RowFileState {
@@ -239,6 +239,8 @@ async function resumeFile(path: string, target: string, state: RowFileState, cel
   const { size } = await fsPromises.stat(target).catch((err: unknown) => {
     throw notResumable(err);
   });
+  // Best effort: a temporary file left by a killed rewrite is only clutter.
+  await removeLeftovers(target).catch(() => undefined);
   if (!state.columns) {
     if (size < state.bytes) throw new InputError(catalogText('error.outputFile.shorter', { path, size, bytes: state.bytes }));
     await fsPromises.truncate(target, state.bytes);

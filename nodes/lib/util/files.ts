@@ -75,6 +75,29 @@ export async function replaceFile(file: string, fill: (temporary: fs.promises.Fi
   await syncFolder(path.dirname(file));
 }
 
+/**
+ * Removes the temporary files a `replaceFile` of `file` left when its process was killed: those of a
+ * process that no longer runs (another process's may still be in use).
+ */
+export async function removeLeftovers(file: string): Promise<void> {
+  const folder = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  for (const name of await fs.promises.readdir(folder)) {
+    const pid = /^(\d+)\.[0-9a-f]{8}\.tmp$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : '')?.[1];
+    if (pid !== undefined && !isRunning(Number(pid))) await fs.promises.rm(path.join(folder, name), { force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Makes a rename or a new name in `folder` durable. */
 async function syncFolder(folder: string): Promise<void> {
   const handle = await fs.promises.open(folder, 'r');

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,6 +95,19 @@ describe('row file', function () {
       ['2', 'c', '', '3', '3'],
     ]);
     should(fs.readdirSync(dir)).eql(['out.csv']);
+  });
+
+  it('a resumed run removes the temporary file a killed rewrite left, not one of a process still running', async function () {
+    const first = await RowFile.open(file);
+    await first.write(FIRST);
+    const state = await first.commit();
+    first.abort();
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    fs.writeFileSync(`${file}.${gone}.0123abcd.tmp`, 'half a rewrite');
+    fs.writeFileSync(`${file}.${process.pid}.0123abcd.tmp`, 'a rewrite under way');
+    const resumed = await RowFile.open(file, state);
+    await resumed.close();
+    should(fs.readdirSync(dir).sort()).eql(['out.csv', `out.csv.${process.pid}.0123abcd.tmp`]);
   });
 
   it('a run that stopped after the file was closed, before its state was forgotten, resumes without cutting a row', async function () {
