@@ -87,6 +87,8 @@ export class RowFile {
       } else {
         const named = [...this.columns];
         if (this.addColumns(rows)) await this.widenHeader(named);
+        // Stopped while the header was rewritten: the run is over, its rows are not written.
+        if (this.aborted) return;
       }
       const columns = this.columns;
       for (const row of rows) chunk += csvLine(columns.map((column) => cell(csvText(row[column]))));
