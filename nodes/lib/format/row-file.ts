@@ -213,19 +213,24 @@ async function openStream(path: string, target: string, flags: 'w' | 'a'): Promi
 
 /** Writes `header`, then the bytes of `source` from `from` up to `to`, into `destination`. */
 async function copyWithHeader(source: string, destination: fsPromises.FileHandle, header: Buffer, from: number, to: number): Promise<void> {
-  await destination.write(header);
+  await writeAll(destination, header);
   const input = await fsPromises.open(source, 'r');
   try {
     const buffer = Buffer.alloc(1 << 20);
     for (let at = from; at < to;) {
       const { bytesRead } = await input.read(buffer, 0, Math.min(buffer.length, to - at), at);
       if (bytesRead === 0) throw new Error(`${source} ended at ${at} bytes of ${to}`);
-      await destination.write(buffer.subarray(0, bytesRead));
+      await writeAll(destination, buffer.subarray(0, bytesRead));
       at += bytesRead;
     }
   } finally {
     await input.close();
   }
+}
+
+/** Writes the whole of `bytes` at the handle's position (a write may take fewer bytes than given). */
+async function writeAll(handle: fsPromises.FileHandle, bytes: Buffer): Promise<void> {
+  for (let done = 0; done < bytes.length;) done += (await handle.write(bytes, done)).bytesWritten;
 }
 
 /**
