@@ -249,6 +249,17 @@ describe('svc-bulk-geocode rows', function () {
       should(fs.readdirSync(dir)).eql(['union.csv']);
     });
 
+    it("keeps a CRLF, CR or LF inside a cell as it was; only a formula character starting a line gets its ' (issue 51 point 5)", async function () {
+      const notes = ['then\r\nleft', 'then\rleft', 'then\nleft', 'said "hi", then\r\n\r\nleft', 'then\r\n=1+1'];
+      const file = path.join(dir, 'breaks.csv');
+      await load({ output: 'file', outputFile: file });
+      await expectOutput('n1', { payload: notes.map((note, i) => ({ address: `${i + 1} Main Street`, note })) });
+      should(rowsOfFile(file).rows.map((row) => row.note)).eql([...notes.slice(0, -1), "then\r\n'=1+1"]);
+      for (const separator of [',', ';'] as const) {
+        should(formulaCells(spreadsheetCells(fs.readFileSync(file, 'utf8'), separator))).eql([], `separator ${separator}`);
+      }
+    });
+
     it('writes a column name a spreadsheet would run with a leading quote too', async function () {
       const file = path.join(dir, 'header.csv');
       await load({ output: 'file', outputFile: file });

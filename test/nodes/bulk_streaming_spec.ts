@@ -149,6 +149,47 @@ describe('svc-bulk-geocode streaming', function () {
       should(lines[2].error).equal('no match');
     });
 
+    it('writes through a symbolic link to its target: the link stays a link, the header names every column (issue 51 point 5)', async function () {
+      const real = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bulk-stream-real-'));
+      try {
+        const target = path.join(real, 'geocoded.csv');
+        const link = path.join(dir, 'out.csv');
+        fs.writeFileSync(target, 'an earlier run\r\n');
+        fs.symlinkSync(target, link);
+        await load({ output: 'file', outputFile: link, batchSize: 2 });
+        const input = [{ address: '1 Main Street' }, { address: '2 Main Street' }, { address: '3 Main Street', floor: '3' }, { address: '4 Main Street' }];
+        const { outputs, error } = await sendAndCollect('n1', { payload: input });
+        should(error).be.undefined();
+        should(outputs[0].payload).have.properties({ rows: 4, located: 4, file: link });
+        should(fs.lstatSync(link).isSymbolicLink()).be.true();
+        should(fs.readlinkSync(link)).equal(target);
+        const [header, ...records] = readCsv(fs.readFileSync(target, 'utf8'));
+        should(header).eql(['index', 'address', 'latitude', 'longitude', 'error', 'result', 'floor']);
+        should(records.map((record) => [record[1], record[6] ?? ''])).eql([
+          ['1 Main Street', ''],
+          ['2 Main Street', ''],
+          ['3 Main Street', '3'],
+          ['4 Main Street', ''],
+        ]);
+        for (const record of records) should(record.length).be.belowOrEqual(header.length);
+        should(fs.readdirSync(dir)).eql(['out.csv']);
+        should(fs.readdirSync(real)).eql(['geocoded.csv']);
+      } finally {
+        fs.rmSync(real, { recursive: true, force: true });
+      }
+    });
+
+    it('refuses an output path that is a link into a folder that does not exist, before any request (issue 51 point 5)', async function () {
+      const link = path.join(dir, 'out.csv');
+      fs.symlinkSync(path.join(dir, 'unmounted', 'geocoded.csv'), link);
+      await load({ output: 'file', outputFile: link });
+      const { outputs, error } = await sendAndCollect('n1', { payload: ['1 Main Street'] });
+      should(outputs).be.empty();
+      should(error?.error.code).equal('INVALID_INPUT');
+      should(error?.error.message).match(/out\.csv cannot be written: .*ENOENT/);
+      should(ctx.sandbox.log).have.length(0);
+    });
+
     it('refuses a missing input file or an unwritable output path before any request', async function () {
       await load({ output: 'file', outputFile: path.join(dir, 'out.jsonl') });
       const missing = await sendAndCollect('n1', { filename: path.join(dir, 'missing.csv') });

@@ -31,11 +31,13 @@ export function csvField(value: string): string {
 /** First characters that make a spreadsheet evaluate a cell (OWASP, CSV Injection): `=`, `+`, `-`, `@`, tab, CR, LF. */
 const FORMULA_START = /^[=+\-@\t\r\n]/;
 /**
- * Inside a cell, a `;`, tab or line break that a formula character follows (after any quotes): where a
- * reader that splits on `;` (or tabs), or ends its line there, would start a cell of its own. Such a
- * reader does not see our quotes as quotes when the cell is not first on its line.
+ * Inside a cell, a `;` or tab, or a line break (CRLF, CR or LF, one break each), that `=`, `+`, `-`,
+ * `@` or a tab follows (after any quotes): where a reader that splits on `;` (or tabs) starts a cell
+ * of its own, or, for a line break, a row. Such a reader does not see our quotes as quotes when the
+ * cell is not first on its line, so the line break ends its row there. A CR or LF after a break is
+ * another break, never a cell's start: line breaks are kept as they are.
  */
-const FORMULA_INSIDE = /([;\t\r\n])(?="*[=+\-@\t\r\n])/g;
+const FORMULA_INSIDE = /([;\t]|\r\n|\r|\n)(?="*[=+\-@\t])/g;
 const MAY_START_INSIDE = /[;\t\r\n]/;
 /** A plain number (`-33.8688`, `+1`, `1e-5`) is read as that number, not as a formula. */
 const PLAIN_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -44,9 +46,11 @@ const PLAIN_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
  * A cell a spreadsheet shows as the text it is, whether it reads the file with `,` or `;` as the
  * separator: one it would evaluate as a formula (`=HYPERLINK(…)`, `+1+2`, `-3+cmd|…`, `@SUM(…)`, a
  * tab, CR or LF first) gets a leading `'`, which spreadsheets take as "text" and do not show (the OWASP
- * rule), and so does every place inside it where a `;`, tab or line break is followed by one of those
- * characters (`Major 1;=HYPERLINK(…)` becomes `Major 1;'=HYPERLINK(…)`). A plain number, a negative
- * latitude say, stays as it is. `csvField` then quotes a cell that holds a separator or a line break.
+ * rule), and so does every place inside it where a `;`, tab or line break is followed by `=`, `+`, `-`,
+ * `@` or a tab (`Major 1;=HYPERLINK(…)` becomes `Major 1;'=HYPERLINK(…)`, `then\r\n=1` becomes
+ * `then\r\n'=1`). Nothing else changes: line breaks stay CRLF, CR or LF as they were. A plain number,
+ * a negative latitude say, stays as it is. `csvField` then quotes a cell that holds a separator or a
+ * line break.
  */
 export function spreadsheetText(value: string): string {
   // Most cells hold no separator or line break: the search inside is skipped for them (it is run for every cell of a file).

@@ -1,16 +1,21 @@
 import { createReadStream, createWriteStream, fdatasync, promises as fsPromises, WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { pipeline } from 'node:stream/promises';
-import { csvLine, spreadsheetText } from './csv';
+import { CsvParser, csvLine, spreadsheetText } from './csv';
 import { InputError, describeCause } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
+import { realFile, removeLeftovers, replaceFile } from '../util/files';
 
 /** How far a file was written and made durable: where a resumed run truncates it to and goes on from. */
 export interface RowFileState {
   bytes: number;
-  /** The CSV columns: every member of the rows written so far (see `RowFile`). */
+  /** The real file written: the path with its symbolic links followed when the run began (absent in states of earlier versions). */
+  target?: string;
+  /** The CSV columns: every member of the rows written so far, which the header line names (see `RowFile`). */
   columns?: string[];
-  /** The columns the file's header line names, when rows brought members after it was written: `close` rewrites it. */
+  /**
+   * Earlier versions only, which rewrote the header when the run ended: the columns the file's header
+   * line names, fewer than `columns`. A resumed run rewrites the header at once.
+   */
   headerColumns?: string[];
 }
 
@@ -24,55 +29,48 @@ export type CsvCells = 'text' | 'raw';
  *
  * A CSV file's columns are the union of the rows' members, none dropped: those of the first rows
  * written, in the order the rows give them; a member that only a later row has becomes a column
- * after them, and `close` rewrites the header line to name it (the rows written before it end one
- * cell short for each such column, which spreadsheets and CSV readers read as empty).
+ * after them, and the header line is rewritten to name it before any row with it is written (the
+ * rows written before end one cell short for each such column, which spreadsheets and CSV readers
+ * read as empty). So the header names every cell of every row at all times, a kill included.
+ *
+ * The path may be a symbolic link: the file written is its target, found when the file is opened
+ * (`realFile`), and the header is rewritten by replacing that target (`replaceFile`), never the link.
  */
 export class RowFile {
   private columns: string[] | undefined;
-  /** The columns the header line names, when rows brought members after it was written. */
-  private headerColumns: string[] | undefined;
   private failure: Error | undefined;
   private bytes = 0;
+  private aborted = false;
 
   private constructor(
     readonly path: string,
-    private readonly stream: WriteStream,
-    private readonly fd: number,
+    /** The real file written: `path` with its symbolic links followed. */
+    readonly target: string,
+    private stream: WriteStream,
+    private fd: number,
     private readonly format: 'csv' | 'jsonl',
     private readonly cells: CsvCells,
   ) {
-    stream.on('error', (err) => {
-      this.failure = err;
-    });
+    this.watch(stream);
   }
 
   /**
    * Opens (creates or truncates) the file; an unwritable path is an INVALID_INPUT error before any
-   * row. With `resumeFrom` (a run going on after a restart), the file is cut back to the length
-   * written then, dropping rows written after it, and appended to.
+   * row. With `resumeFrom` (a run going on after a restart), the file the run began writing is cut
+   * back to the rows written then, dropping rows written after them, and appended to.
    */
   static async open(path: string, resumeFrom?: RowFileState, cells: CsvCells = 'text'): Promise<RowFile> {
     if (path.trim() === '') throw new InputError(catalogText('error.outputFile.emptyPath'));
-    let resumed: RowFileState | undefined;
-    if (resumeFrom) {
-      const { size } = await fsPromises.stat(path).catch((err: unknown) => {
-        throw new InputError(catalogText('error.outputFile.notResumable', { path, cause: describeCause(err) }));
-      });
-      resumed = await resumedState(path, resumeFrom, cellWriter(cells));
-      if (size < resumed.bytes) throw new InputError(catalogText('error.outputFile.shorter', { path, size, bytes: resumed.bytes }));
-      await fsPromises.truncate(path, resumed.bytes);
-    }
-    const stream = createWriteStream(path, { flags: resumeFrom ? 'a' : 'w' });
-    let fd: number;
-    try {
-      [fd] = (await once(stream, 'open')) as [number];
-    } catch (err) {
-      throw new InputError(catalogText('error.outputFile.notWritable', { path, cause: describeCause(err) }));
-    }
-    const file = new RowFile(path, stream, fd, /\.csv$/i.test(path) ? 'csv' : 'jsonl', cells);
+    const target =
+      resumeFrom?.target ??
+      (await realFile(path).catch((err: unknown) => {
+        throw new InputError(catalogText('error.outputFile.notWritable', { path, cause: describeCause(err) }));
+      }));
+    const resumed = resumeFrom ? await resumeFile(path, target, resumeFrom, cellWriter(cells)) : undefined;
+    const { stream, fd } = await openStream(path, target, resumeFrom ? 'a' : 'w');
+    const file = new RowFile(path, target, stream, fd, /\.csv$/i.test(path) ? 'csv' : 'jsonl', cells);
     file.bytes = resumed?.bytes ?? 0;
     file.columns = resumed?.columns;
-    file.headerColumns = resumed?.headerColumns;
     return file;
   }
 
@@ -87,7 +85,10 @@ export class RowFile {
         this.columns = unionOfMembers(rows);
         chunk += csvLine(this.columns.map(cell));
       } else {
-        this.addColumns(rows);
+        const named = [...this.columns];
+        if (this.addColumns(rows)) await this.widenHeader(named);
+        // Stopped while the header was rewritten: the run is over, its rows are not written.
+        if (this.aborted) return;
       }
       const columns = this.columns;
       for (const row of rows) chunk += csvLine(columns.map((column) => cell(csvText(row[column]))));
@@ -105,29 +106,50 @@ export class RowFile {
       this.failure = err;
     });
     this.check();
-    return {
-      bytes: this.bytes,
-      ...(this.columns ? { columns: [...this.columns] } : {}),
-      ...(this.headerColumns ? { headerColumns: this.headerColumns } : {}),
-    };
+    return { bytes: this.bytes, target: this.target, ...(this.columns ? { columns: [...this.columns] } : {}) };
   }
 
-  /** Ends the file; a header line that lacks columns added since it was written is rewritten first. */
+  /** Ends the file. */
   async close(): Promise<void> {
     this.check();
     this.stream.end();
     await once(this.stream, 'close');
     this.check();
-    if (this.headerColumns && this.columns) {
-      const cell = cellWriter(this.cells);
-      await replaceHeader(this.path, csvLine(this.headerColumns.map(cell)), csvLine(this.columns.map(cell))).catch((err: Error) => {
-        throw new InputError(catalogText('error.outputFile.writeFailed', { path: this.path, cause: err.message }));
-      });
-    }
   }
 
-  /** Members of `rows` that are not columns yet become columns after the others. */
-  private addColumns(rows: ReadonlyArray<Record<string, unknown>>): void {
+  /**
+   * Rewrites the header line, which names `named`, to name every column, before rows with the new
+   * columns are written: the stream is closed, the target replaced whole (`replaceFile`), and a new
+   * stream appends to the new file.
+   */
+  private async widenHeader(named: readonly string[]): Promise<void> {
+    const cell = cellWriter(this.cells);
+    const oldHeader = Buffer.from(csvLine(named.map(cell)));
+    const newHeader = Buffer.from(csvLine((this.columns ?? []).map(cell)));
+    this.check();
+    this.stream.end();
+    await once(this.stream, 'close');
+    this.check();
+    try {
+      await replaceFile(this.target, (temporary) => copyWithHeader(this.target, temporary, newHeader, oldHeader.length, this.bytes));
+      this.bytes += newHeader.length - oldHeader.length;
+      if (this.aborted) return;
+      ({ stream: this.stream, fd: this.fd } = await openStream(this.path, this.target, 'a'));
+      this.watch(this.stream);
+    } catch (err) {
+      this.failure ??= err instanceof Error ? err : new Error(describeCause(err));
+    }
+    this.check();
+  }
+
+  private watch(stream: WriteStream): void {
+    stream.on('error', (err) => {
+      this.failure = err;
+    });
+  }
+
+  /** Members of `rows` that are not columns yet become columns after the others; whether there were any. */
+  private addColumns(rows: ReadonlyArray<Record<string, unknown>>): boolean {
     const columns = this.columns ?? [];
     const known = new Set(columns);
     const added: string[] = [];
@@ -138,13 +160,13 @@ export class RowFile {
         added.push(name);
       }
     }
-    if (added.length === 0) return;
-    this.headerColumns ??= [...columns];
     columns.push(...added);
+    return added.length > 0;
   }
 
   /** Stops writing, leaving what was written. */
   abort(): void {
+    this.aborted = true;
     this.stream.destroy();
   }
 
@@ -178,39 +200,91 @@ function unionOfMembers(rows: ReadonlyArray<Record<string, unknown>>): string[] 
   return columns;
 }
 
-/**
- * Writes the file again with another header line, in a file beside it that then replaces it (so that
- * a failure halfway leaves the old file whole).
- */
-async function replaceHeader(path: string, oldHeader: string, newHeader: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.header`;
+/** A write stream on `target` (the real file of `path`); a failure to open it is INVALID_INPUT, naming `path`. */
+async function openStream(path: string, target: string, flags: 'w' | 'a'): Promise<{ stream: WriteStream; fd: number }> {
+  const stream = createWriteStream(target, { flags });
   try {
-    const target = createWriteStream(temporary, { flags: 'w' });
-    target.write(newHeader);
-    await pipeline(createReadStream(path, { start: Buffer.byteLength(oldHeader) }), target);
-    const handle = await fsPromises.open(temporary, 'r+');
-    await handle.datasync().finally(() => handle.close());
-    await fsPromises.rename(temporary, path);
+    const [fd] = (await once(stream, 'open')) as [number];
+    return { stream, fd };
   } catch (err) {
-    await fsPromises.rm(temporary, { force: true });
-    throw err;
+    throw new InputError(catalogText('error.outputFile.notWritable', { path, cause: describeCause(err) }));
   }
 }
 
+/** Writes `header`, then the bytes of `source` from `from` up to `to`, into `destination`. */
+async function copyWithHeader(source: string, destination: fsPromises.FileHandle, header: Buffer, from: number, to: number): Promise<void> {
+  await writeAll(destination, header);
+  const input = await fsPromises.open(source, 'r');
+  try {
+    const buffer = Buffer.alloc(1 << 20);
+    for (let at = from; at < to;) {
+      const { bytesRead } = await input.read(buffer, 0, Math.min(buffer.length, to - at), at);
+      if (bytesRead === 0) throw new Error(`${source} ended at ${at} bytes of ${to}`);
+      await writeAll(destination, buffer.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+  } finally {
+    await input.close();
+  }
+}
+
+/** Writes the whole of `bytes` at the handle's position (a write may take fewer bytes than given). */
+async function writeAll(handle: fsPromises.FileHandle, bytes: Buffer): Promise<void> {
+  for (let done = 0; done < bytes.length;) done += (await handle.write(bytes, done)).bytesWritten;
+}
+
 /**
- * The state a resumed file goes on from. A run that stopped between rewriting the header (`close`)
- * and forgetting its state finds the new header line in place of the old: its rows are all there,
- * shifted by the difference, and the header needs no rewriting.
+ * Brings the file a run began back to the rows it had written when it last committed `state`, and
+ * returns the state to go on from. A CSV file's header line is the one naming `state.columns`
+ * afterwards, whatever it was: the file may have been killed after a header rewrite that no commit
+ * recorded (a header naming more columns than the state), or written by an earlier version that
+ * rewrote the header only at the end (`headerColumns`, fewer). The rows are the `state.bytes` minus
+ * the header's bytes that follow the header line in the file.
  */
-async function resumedState(path: string, state: RowFileState, cell: (text: string) => string): Promise<RowFileState> {
-  if (!state.headerColumns || !state.columns) return state;
-  const oldHeader = Buffer.from(csvLine(state.headerColumns.map(cell)));
-  const newHeader = Buffer.from(csvLine(state.columns.map(cell)));
-  const handle = await fsPromises.open(path, 'r');
-  const start = Buffer.alloc(newHeader.length);
-  await handle.read(start, 0, newHeader.length, 0).finally(() => handle.close());
-  if (!start.equals(newHeader)) return state;
-  return { bytes: state.bytes + newHeader.length - oldHeader.length, columns: state.columns };
+async function resumeFile(path: string, target: string, state: RowFileState, cell: (text: string) => string): Promise<RowFileState> {
+  const notResumable = (err: unknown) => new InputError(catalogText('error.outputFile.notResumable', { path, cause: describeCause(err) }));
+  const { size } = await fsPromises.stat(target).catch((err: unknown) => {
+    throw notResumable(err);
+  });
+  // Best effort: a temporary file left by a killed rewrite is only clutter.
+  await removeLeftovers(target).catch(() => undefined);
+  if (!state.columns) {
+    if (size < state.bytes) throw new InputError(catalogText('error.outputFile.shorter', { path, size, bytes: state.bytes }));
+    await fsPromises.truncate(target, state.bytes);
+    return { bytes: state.bytes, target };
+  }
+  const header = Buffer.from(csvLine(state.columns.map(cell)));
+  const rowBytes = state.bytes - Buffer.byteLength(csvLine((state.headerColumns ?? state.columns).map(cell)));
+  const found = await headerLine(target).catch((err: unknown) => {
+    throw notResumable(err);
+  });
+  if (found === undefined) throw new InputError(catalogText('error.outputFile.headerChanged', { path }));
+  if (size < found.length + rowBytes) throw new InputError(catalogText('error.outputFile.shorter', { path, size, bytes: found.length + rowBytes }));
+  if (found.equals(header)) await fsPromises.truncate(target, header.length + rowBytes);
+  else await replaceFile(target, (temporary) => copyWithHeader(target, temporary, header, found.length, found.length + rowBytes));
+  return { bytes: header.length + rowBytes, target, columns: state.columns };
+}
+
+/** The bytes of the file's first CSV record with its line end, as this module writes one; undefined when the file does not start with such a line. */
+async function headerLine(file: string): Promise<Buffer | undefined> {
+  const parser = new CsvParser();
+  const stream = createReadStream(file, { highWaterMark: 64 * 1024 });
+  let start = Buffer.alloc(0);
+  let line: Buffer | undefined;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      start = Buffer.concat([start, chunk]);
+      if (!line) {
+        const [record] = parser.write(chunk);
+        if (record) line = Buffer.from(csvLine(record));
+      }
+      // The record ends at its CR: its LF may be in the next chunk.
+      if (line && start.length >= line.length) break;
+    }
+  } finally {
+    stream.destroy();
+  }
+  return line && start.subarray(0, line.length).equals(line) ? line : undefined;
 }
 
 function csvText(value: unknown): string {

@@ -155,6 +155,49 @@ describe('csv', function () {
       should(spreadsheetText('a;"=1')).equal('a;\'"=1');
       should(spreadsheetText('Flat 2\nChurch Lane')).equal('Flat 2\nChurch Lane');
       should(spreadsheetText('12 Main Street, -3')).equal('12 Main Street, -3');
+      should(spreadsheetText('then\r\n=1')).equal("then\r\n'=1");
+      should(spreadsheetText('then\r\n\r\n-1+1')).equal("then\r\n\r\n'-1+1");
+    });
+
+    it('keeps a line break inside a cell as it was: CRLF, CR and LF, one or several (issue 51 point 5)', function () {
+      for (const cell of ['then\r\nleft', 'then\rleft', 'then\nleft', 'a\r\n\r\nb', 'a\n\r\rb', 'a;\r\nb', 'a\t\nb', 'x\r\n']) {
+        should(spreadsheetText(cell)).equal(cell, JSON.stringify(cell));
+      }
+    });
+
+    it("reads back every cell as written, line breaks, quotes and commas included, the guard's ' aside (issue 51 point 5)", function () {
+      const cells: Array<[string, string]> = [
+        ['then\r\nleft', 'then\r\nleft'],
+        ['then\rleft', 'then\rleft'],
+        ['then\nleft', 'then\nleft'],
+        ['said "hi", then\r\nleft', 'said "hi", then\r\nleft'],
+        ['"quoted"\r\n"again"', '"quoted"\r\n"again"'],
+        ['a,b\r\nc,d\re,f\ng', 'a,b\r\nc,d\re,f\ng'],
+        ['=1+1', "'=1+1"],
+        ['=1+1\r\n=2+2', "'=1+1\r\n'=2+2"],
+        ['\r\nleft', "'\r\nleft"],
+        ['top\r\n\r\n@SUM(1)', "top\r\n\r\n'@SUM(1)"],
+        ['-33.8688', '-33.8688'],
+      ];
+      const text = writeCsv(
+        ['index', 'cell'],
+        cells.map(([cell], i) => [String(i), spreadsheetText(cell)]),
+      );
+      should(parseCsv(text).slice(1)).eql(cells.map(([, written], i) => [String(i), written]));
+      should(readCsv(text).slice(1)).eql(cells.map(([, written], i) => [String(i), written]));
+      // The guard only ever adds a ', at the cell's start or before a formula character that starts a line or a ;- or tab-separated part.
+      for (const [cell, written] of cells) {
+        should(written.replace(/(^|[;\t\r\n])'(?=[=+\-@\t\r\n]|$)/g, '$1')).equal(cell, JSON.stringify(cell));
+      }
+      // Raw cells read back exactly.
+      should(
+        parseCsv(
+          writeCsv(
+            ['cell'],
+            cells.map(([cell]) => [cell]),
+          ),
+        ).slice(1),
+      ).eql(cells.map(([cell]) => [cell]));
     });
 
     it('no cell is a formula to a reader splitting on "," nor to one splitting on ";"', function () {
