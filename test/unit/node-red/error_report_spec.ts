@@ -128,7 +128,7 @@ describe('errors a person reads at a glance', function () {
   });
 
   it('a failure with data from the service keeps it as cause, in the Error and in msg.error (issue 51 point 8)', async function () {
-    // svc-topic: the sandbox answers a topic it does not hold with 404 and an envelope whose isSuccess is false.
+    // svc-topic: the sandbox responds to a topic it does not hold with 404 and an envelope whose isSuccess is false.
     const { caught, completed } = await caughtAndCompleted({ operation: 'get-topic', topicId: 404 }, 'svc-topic');
     should(completed).be.instanceOf(Error);
     const error = completed as Error & Fields;
