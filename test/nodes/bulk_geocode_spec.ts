@@ -342,6 +342,26 @@ describe('svc-bulk-geocode', function () {
       should(download.query.token).match(/[+/=]/);
     });
 
+    it('asks for the result file with accept */*, as a link or a token, in every format the sandbox writes (issue 51 point 9)', async function () {
+      // The sandbox responds with 406 to an Accept that does not admit the file's type (application/json for CSV).
+      await load();
+      for (const [downloadAs, resultFormat] of [
+        ['link', 'csv'],
+        ['token', 'csv'],
+        ['link', 'ndjson'],
+        ['token', 'json'],
+      ] as const) {
+        resetBulk(ctx.sandbox);
+        Object.assign(bulkControls(ctx.sandbox), { downloadAs, downloadMember: downloadAs === 'link' ? 'payload.link' : 'payload.token', resultFormat });
+        const msg = await expectOutput('n1', { payload: ['Main Street'] });
+        should(rowsOf(msg)[0].location).eql(expectedLocation('Main Street'));
+        const downloads = ctx.sandbox.requests('bulk-download');
+        const download = downloads[downloads.length - 1];
+        should(download.headers.accept).equal('*/*', `${downloadAs} ${resultFormat}`);
+        should(download.status).equal(200);
+      }
+    });
+
     it('reads the link or token from the configured path, and times out without it', async function () {
       Object.assign(bulkControls(ctx.sandbox), { downloadAs: 'token', downloadMember: 'result.fileRef' });
       await load({ maxWait: 0.3 });

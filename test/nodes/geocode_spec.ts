@@ -49,9 +49,14 @@ describe('svc-geocode', function () {
     const [request] = ctx.sandbox.requests('geocode');
     should(request.method).equal('POST');
     should(request.query.address).equal('12 Main Street, Sandbox City');
+    // Spaces as %20, which every server reads as a space, not the form encoding's + (issue 51 point 9).
+    should(request.target).equal('/v1/geocode?address=12%20Main%20Street%2C%20Sandbox%20City');
     should(request.headers['x-svc-project-id']).equal('sandbox-project');
     should(request.headers['x-svc-api-key']).equal('sandbox-api-key');
     should(request.headers.accept).equal('application/json');
+    await expectOutput('n1', { payload: '1+2 Main Street' });
+    should(ctx.sandbox.requests('geocode')[1].target).equal('/v1/geocode?address=1%2B2%20Main%20Street');
+    should(ctx.sandbox.requests('geocode')[1].query.address).equal('1+2 Main Street');
   });
 
   it('reports no match as an output with location undefined', async function () {

@@ -86,6 +86,25 @@ describe('svc-isoline', function () {
     should(features(msg)).have.length(6);
   });
 
+  it("sends a given Location object with the spec's members only (issue 51 point 9)", async function () {
+    // The sandbox refuses a Location object with any other member (400, unknown member).
+    await load();
+    const msg = await expectOutput(
+      'n1',
+      request({
+        origins: [
+          { type: 'geohash', geohash: 'u33db', name: 'Office', transportMode: ['car'], note: { floor: 3 } },
+          { type: 'coordinates', latitude: 52.5, longitude: 13.4, label: 'Depot', altitude: 34 },
+        ],
+      }),
+    );
+    should(lastBody(ctx.sandbox, 'isoline').origins).eql([
+      { type: 'geohash', geohash: 'u33db' },
+      { type: 'coordinates', latitude: 52.5, longitude: 13.4 },
+    ]);
+    should(features(msg)).have.length(2);
+  });
+
   it('sends origins as geohashes of the configured length', async function () {
     await load({ originFormat: 'geohash', precision: 7 });
     await expectOutput('n1', request());
@@ -390,6 +409,18 @@ describe('svc-isoline', function () {
       ['an unknown member', post({ ...valid, origin: origin }), 400, /unknown member "origin"/],
       ['an empty origins list', post({ ...valid, origins: [] }), 400, /origins is required/],
       ['a Location object with lat/lon names', post({ ...valid, origins: [{ type: 'coordinates', lat: 52.5, lon: 13.4 }] }), 400, /unknown member "lat"/],
+      [
+        'a Location object with a member beyond the spec',
+        post({ ...valid, origins: [{ ...origin, name: 'Depot' }] }),
+        400,
+        /origins\[0\]: unknown member "name"/,
+      ],
+      [
+        'a geohash Location object with a member beyond the spec',
+        post({ ...valid, origins: [{ type: 'geohash', geohash: 'u33db', latitude: 52.5 }] }),
+        400,
+        /unknown member "latitude"/,
+      ],
       ['a geohash with the letter l', post({ ...valid, origins: [{ type: 'geohash', geohash: 'u33dl' }] }), 400, /must be a geohash/],
       ['a latitude out of range', post({ ...valid, origins: [{ ...origin, latitude: 91 }] }), 400, /latitude 91 out of range/],
       ['an unknown range type', post({ ...valid, range: { type: 'energy', value: 5 } }), 400, /range.type must be one of distance, time/],

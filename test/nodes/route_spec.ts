@@ -251,6 +251,15 @@ describe('svc-route', function () {
       should(msg.instructions).eql(['Go']);
     });
 
+    it('decodes HTML5 named references in instructions, in msg.instructions and on the map (issue 51 point 8)', async function () {
+      await load();
+      const text = 'Turn <span class="direction">right</span> onto Stra&szlig;e &ndash; caf&eacute; &rarr; 200&nbsp;m';
+      ctx.sandbox.setFault('route', { status: 200, body: responseBody({ linestring: geohashes }, [{ point: 'u33dc0', text, firstPoint: 0, lastPoint: 2 }]) });
+      const msg = await expectOutput('n1', request());
+      should(msg.instructions).eql(['Turn right onto Straße – café → 200 m']);
+      should(features(msg)[1].properties.plainText).equal('Turn right onto Straße – café → 200 m');
+    });
+
     it('reads a GeoJSON LineString overview', async function () {
       await load();
       const line = [

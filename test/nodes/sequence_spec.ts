@@ -73,6 +73,14 @@ describe('svc-sequence', function () {
     should(names).eql(LINE_ORDER.map((i) => `stop ${i}`));
   });
 
+  it("sends given Location objects with the spec's members only (issue 51 point 9)", async function () {
+    await load();
+    const waypoints = line.map((p, i) => ({ type: 'coordinates', latitude: p.lat, longitude: p.lon, name: `stop ${i}`, transportMode: ['car'] }));
+    const msg = await expectOutput('n1', { payload: { waypoints } });
+    should(lastBody(ctx.sandbox, 'sequence').waypoints).eql(line.map((p) => ({ type: 'coordinates', latitude: p.lat, longitude: p.lon })));
+    should(msg.order).eql(LINE_ORDER);
+  });
+
   it('matches returned geohashes to inputs of any geohash length', async function () {
     await load({ waypointFormat: 'geohash', precision: 7 });
     const msg = await expectOutput('n1', request());

@@ -355,6 +355,19 @@ describe('svc-webhook-in', function () {
       should(statusText()).equal('1 accepted, 1 refused (signature mismatch)');
     });
 
+    it('reads digestV1 in upper-case hex as the same digest: one message for it and its lower-case copy (issue 51 point 9)', async function () {
+      // The spec writes the digest in lower case; the same bytes in upper case are the same MAC (docs/decisions.md).
+      await load([webhookNode()]);
+      const signature = sign(nowSec(), SECRET, body);
+      const upper = signature.replace(/digestV1=([0-9a-f]+)/, (_, hex: string) => `digestV1=${hex.toUpperCase()}`);
+      should(upper).not.equal(signature);
+      should((await post(PATH, body, { 'svc-signature': upper })).status).equal(200);
+      should((await post(PATH, body, { 'svc-signature': signature })).status).equal(200);
+      await settle();
+      should(outputs).have.length(1);
+      should(statusText()).equal('1 accepted, 0 refused');
+    });
+
     it('refuses a wrong or missing custom header', async function () {
       await load([webhookNode({ headerName: 'x-receiver-key' })], secrets({ headerValue: 'key-123' }));
       const signature = () => ({ 'svc-signature': sign(nowSec(), SECRET, body) });

@@ -240,6 +240,47 @@ describe('sandbox platform', function () {
       should((await call(sandbox.url, 'GET', '/v1/geocode?address=x', { headers: PROJECT_HEADERS })).status).equal(405);
       should((await call(sandbox.url, 'POST', '/v2/geocode?address=x', { headers: PROJECT_HEADERS })).status).equal(404);
     });
+
+    it('honours Accept as RFC 9110 reads it: ranges, wildcards and q=0', async function () {
+      for (const accept of ['application/json', 'application/*', '*/*', 'text/html, application/json;q=0.5', 'application/json; charset=utf-8']) {
+        should((await geocode('?address=x', { ...PROJECT_HEADERS, accept })).status).equal(200, accept);
+      }
+      for (const accept of ['text/html', 'application/json;q=0', 'text/*, */*;q=0']) {
+        const response = await geocode('?address=x', { ...PROJECT_HEADERS, accept });
+        should(response.status).equal(406, accept);
+        should(response.json).match({ error: 'not_acceptable', message: /^this response is application\/json; the request accepts only / });
+      }
+    });
+  });
+
+  describe('bulk download', function () {
+    /** A finished bulk job's download link (the sandbox's own), for one address. */
+    async function downloadLink(): Promise<string> {
+      const boundary = 'sandbox-spec-boundary';
+      const body = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.csv"\r\ncontent-type: text/csv\r\n\r\naddress\nMain Street\n\r\n--${boundary}--\r\n`;
+      const headers = { ...PROJECT_HEADERS, 'content-type': `multipart/form-data; boundary=${boundary}` };
+      const upload = await call(sandbox.url, 'POST', '/v1/geocode/bulk', { headers, body });
+      should(upload.status).equal(201);
+      const { jobId } = upload.json as { jobId: string };
+      for (let poll = 0; poll < 20; poll++) {
+        const status = (await call(sandbox.url, 'GET', `/v1/geocode/bulk/${jobId}`, { headers: PROJECT_HEADERS })).json as { payload: { link?: string } };
+        if (status.payload.link) return status.payload.link;
+      }
+      throw new Error('the bulk job did not finish in 20 polls');
+    }
+
+    it('refuses with 406 an Accept the result file cannot honour, in the error shape, and serves one that admits it (issue 51 point 9)', async function () {
+      const refused = await call(sandbox.url, 'GET', await downloadLink(), { headers: { accept: 'application/json' } });
+      should(refused.status).equal(406);
+      should(refused.headers['content-type']).match(/^application\/json/);
+      should(refused.json).eql({ error: 'not_acceptable', message: 'this response is text/csv; the request accepts only application/json' });
+      for (const accept of ['*/*', 'text/csv', 'text/*', 'application/json, text/csv;q=0.5']) {
+        const served = await call(sandbox.url, 'GET', await downloadLink(), { headers: { accept } });
+        should(served.status).equal(200, accept);
+        should(served.headers['content-type']).match(/^text\/csv/);
+      }
+      should((await call(sandbox.url, 'GET', await downloadLink())).status).equal(200);
+    });
   });
 
   describe('faults', function () {

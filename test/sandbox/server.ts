@@ -81,6 +81,8 @@ export interface LoggedRequest {
   method: string;
   path: string;
   query: Record<string, string>;
+  /** The request target as it was sent: the path and its query, percent-encoded as the client wrote them. */
+  target: string;
   headers: http.IncomingHttpHeaders;
   body: string;
   status?: number;
@@ -345,6 +347,7 @@ export class Sandbox {
       method: req.method ?? '',
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
+      target: req.url ?? '/',
       headers: req.headers,
       body: body.toString('utf8'),
     };
@@ -623,6 +626,33 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/**
+ * Whether an `Accept` header admits a response of media type `type` (RFC 9110, 12.5.1): no header, or an
+ * empty one, admits anything; otherwise the most specific range that matches (`text/csv`, then
+ * `text/*`, then `*\/*`) must have a quality above 0.
+ */
+export function accepts(header: string | undefined, type: string): boolean {
+  if (header === undefined || header.trim() === '') return true;
+  const [main, sub] = type.split(';')[0].trim().toLowerCase().split('/');
+  let specificity = -1;
+  let quality = 0;
+  for (const range of header.split(',')) {
+    const [media, ...params] = range.split(';');
+    const [rangeMain, rangeSub] = media.trim().toLowerCase().split('/');
+    const level = rangeMain === main && rangeSub === sub ? 2 : rangeMain === main && rangeSub === '*' ? 1 : rangeMain === '*' && rangeSub === '*' ? 0 : -1;
+    if (level <= specificity) continue;
+    const q = params.map((param) => param.trim().toLowerCase()).find((param) => param.startsWith('q='));
+    specificity = level;
+    quality = q === undefined ? 1 : Number(q.slice(2));
+  }
+  return specificity >= 0 && quality > 0;
+}
+
+/** 406 with the sandbox's JSON error body: the response would be of `type`, which the request's `Accept` does not admit. */
+export function notAcceptable(res: http.ServerResponse, type: string, accept: string | undefined): void {
+  sendJson(res, 406, { error: 'not_acceptable', message: `this response is ${type.split(';')[0]}; the request accepts only ${accept ?? ''}` });
 }
 
 /** 400 with the sandbox's JSON error body; returns false so validators can `return badRequest(...)`. */

@@ -32,7 +32,13 @@ declare module 'node-red-node-test-helper' {
       settings(userSettings: Record<string, unknown>): void;
       setFlows(flow: Array<Record<string, unknown>>, type?: string, credentials?: Record<string, Record<string, string>>): Promise<void>;
       log(): { args: unknown[][]; getCalls(): Array<{ args: unknown[] }> };
-      _RED: { httpNode: unknown; httpAdmin: unknown; version(): string };
+      _RED: {
+        httpNode: unknown;
+        httpAdmin: unknown;
+        version(): string;
+        /** Node-RED's hooks (`RED.hooks`): `onComplete` gets `{ msg, error, node }` for each done(). */
+        hooks: { add(name: string, hook: (event: Record<string, unknown>) => void): void; remove(name: string): void };
+      };
     }
   }
 

@@ -114,11 +114,15 @@ export function payloadAsLocations(payload: unknown): unknown {
   return locationMembers.some((member) => member in payload) ? payload : undefined;
 }
 
-/** The spec Location object for a place: a given one as it is, else the configured variant. */
+/**
+ * The spec Location object for a place: a given one in its own variant, else the configured variant;
+ * only the spec's members either way (a given object's other members, a `name` or a `transportMode`,
+ * are not sent: the spec's Location object has none).
+ */
 export function toLocationObject(place: Place, variant: LocationVariant, precision: number, label: Label): LocationObject {
-  if (place.specObject && (place.specObject.type === 'geohash' || place.specObject.type === 'coordinates')) {
-    return place.specObject as LocationObject;
-  }
+  const given = place.specObject as LocationObject | undefined;
+  if (given?.type === 'geohash') return { type: 'geohash', geohash: given.geohash };
+  if (given?.type === 'coordinates') return { type: 'coordinates', latitude: given.latitude, longitude: given.longitude };
   if (!place.point) throw new InputError(catalogText('error.location.indoorNoPoint', { label }));
   if (variant === 'geohash') return { type: 'geohash', geohash: place.geohash ?? encodeGeohash(place.point, precision) };
   return { type: 'coordinates', latitude: place.point.lat, longitude: place.point.lon };

@@ -5,44 +5,91 @@ import { translate } from './i18n';
 import type { NodeStatus } from './status';
 
 /**
- * A failure as the pack reports it to Node-RED, the one shape of every node's errors: one line in the
- * runtime's language, the reason then what to do, with no class name before it and no stack after it;
- * `code` (never translated: Catch flows switch on it) and `statusCode` as they were.
+ * A failure as the pack reports it to Node-RED, the one shape of every node's errors: an `Error` whose
+ * `message` is one line in the runtime's language, the reason then what to do, with no class name
+ * before it; `code` (never translated: Catch flows switch on it) and `statusCode` as they were. What
+ * `done(err)`, `node.error(err, msg)` and Node-RED's hooks get is thus an `instanceof Error` with a
+ * `stack`.
  *
- * Why a String object: Node-RED builds msg.error from an error's toString() and its own `code`,
- * `stack` and `cause`, so Catch nodes get the text and the code; and the debug sidebar shows an
- * uncaught one as a line of text, as it shows the core nodes' errors, where an Error object is shown
- * as `{ name, message, code, stack }` with the message cut after 30 characters and a stack of file
- * paths inside.
+ * Node-RED builds a Catch node's msg.error from `toString()` (here the message alone) and the error's
+ * own `code`, `stack` and `cause`: `stack` is read through the prototype, never an own member, so
+ * msg.error stays `{ message, source, code }` (and `cause`), one line a person reads without a stack of
+ * file paths; `cause` is set only for data the service responded with (an envelope), never an Error,
+ * whose own stack and untranslated text would follow it into msg.error. The stack's first line is the
+ * message, the text every other place shows (masked and translated before it is built); the frames
+ * below it are those where the failure was raised, without that error's own first line, which holds
+ * its text as first written.
  */
-export class Failure extends String {
-  readonly message: string;
+export class Failure extends Error {
   // Declared, not defined: a member that is not set stays absent, so Node-RED copies no `cause: undefined`.
   declare readonly code?: ErrorCode;
   declare readonly statusCode?: number;
   /** A short figure for the status, such as `2/2` for a used-up daily limit. */
   declare readonly statusDetail?: string;
-  /** Data the service responded with (an envelope), never an Error: that one's own stack would follow it into msg.error. */
+  /** Data the service responded with (an envelope), never an Error: see above. */
   declare readonly cause?: unknown;
+  #trace: string | undefined;
 
-  constructor(text: string, err?: SvcError) {
+  /** `origin`: what was thrown, an SvcError's code, status and envelope kept, and its frames taken for the stack. */
+  constructor(text: string, origin?: unknown) {
     super(text);
-    this.message = text;
-    if (err) {
-      this.code = err.code;
-      if (err.statusCode !== undefined) this.statusCode = err.statusCode;
-      if (err.statusDetail !== undefined) this.statusDetail = err.statusDetail;
-      if (err.cause !== undefined && !(err.cause instanceof Error)) this.cause = err.cause;
+    const frames = framesOf(origin instanceof Error ? origin : this);
+    // The own stack V8 gave this error goes: the prototype's accessor below stands for it.
+    delete this.stack;
+    this.name = origin instanceof Error ? origin.name : 'Error';
+    this.#trace = frames === '' ? `${this.name}: ${text}` : `${this.name}: ${text}\n${frames}`;
+    if (origin instanceof SvcError) {
+      this.code = origin.code;
+      if (origin.statusCode !== undefined) this.statusCode = origin.statusCode;
+      if (origin.statusDetail !== undefined) this.statusDetail = origin.statusDetail;
+      if (origin.cause !== undefined && !(origin.cause instanceof Error)) this.cause = origin.cause;
     }
   }
+
+  /** The text alone: Node-RED puts an error's toString() in msg.error.message, where a class name helps no one. */
+  override toString(): string {
+    return this.message;
+  }
+
+  static {
+    Object.defineProperty(Failure.prototype, 'stack', {
+      get(this: object): string | undefined {
+        return #trace in this ? this.#trace : undefined;
+      },
+      // Node-RED and other code may set a stack (to add to it); that value is the one read from then on.
+      set(this: object, value: unknown) {
+        if (#trace in this && typeof value === 'string') this.#trace = value;
+      },
+      configurable: true,
+    });
+  }
 }
-// The debug sidebar labels a logged value by its constructor's name: "String", as for text.
-Object.defineProperty(Failure.prototype, 'constructor', { value: String });
+
+/**
+ * The call frames of an error's stack (its `    at …` lines), without the first line(s) before them,
+ * which repeat its message: only code locations, never a text.
+ */
+function framesOf(error: Error): string {
+  let stack: unknown;
+  try {
+    stack = error.stack;
+  } catch {
+    return '';
+  }
+  if (typeof stack !== 'string') return '';
+  const end = stack.indexOf(error.message);
+  if (end < 0) return '';
+  return stack
+    .slice(end + error.message.length)
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .join('\n');
+}
 
 /** The failure `err` (any thrown value) as reported: see Failure. */
 export function failure(err: unknown): Failure {
   if (err instanceof Failure) return err;
-  if (!(err instanceof SvcError)) return new Failure(oneLine(describeCause(err)));
+  if (!(err instanceof SvcError)) return new Failure(oneLine(describeCause(err)), err);
   const reason = oneLine(err.text ? translate(err.text) : err.message);
   // What to do is said after the reason, unless the reason says it; a cancelled message needs nothing done.
   if (err.code === 'CANCELLED' || err.saysWhatToDo) return new Failure(reason, err);

@@ -163,8 +163,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       const reported = failure(err);
       runs.delete(message);
       if (!controller.signal.aborted) status.error(reported);
-      // Node-RED's types want an Error; it reads only what a Failure has (see failure.ts).
-      done(reported as unknown as Error);
+      // An Error whose members Node-RED copies into msg.error are those of issue 21 (see failure.ts).
+      done(reported);
     } finally {
       message.running = false;
       underWay--;

@@ -79,7 +79,7 @@ export class PlatformClient {
       const counted = req.beforeAttempt?.();
       if (counted) await counted;
       const token = req.auth === 'bearer' ? await this.tokens.getToken(req.signal) : undefined;
-      const headers = this.headersFor(req.auth, token);
+      const headers = this.headersFor(req.auth, token, req.response ?? 'json');
       const secrets = this.secretsOf(req, token);
       try {
         return await this.attempt<T>(req, headers, secrets);
@@ -204,9 +204,13 @@ export class PlatformClient {
     return kind === 'buffer' ? this.config.maxFileBytes : this.config.maxResponseBytes;
   }
 
-  /** The spec's headers of an endpoint family; `token` is the bearer token of the words endpoints. */
-  private headersFor(auth: AuthScheme, token: string | undefined): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  /**
+   * The spec's headers of an endpoint family; `token` is the bearer token of the words endpoints. An API
+   * response is asked for as JSON; a file (the bulk result, whose format the spec does not show) as
+   * anything, since the pack reads JSON, JSON lines or CSV by its content type.
+   */
+  private headersFor(auth: AuthScheme, token: string | undefined, kind: ResponseKind): Record<string, string> {
+    const headers: Record<string, string> = { accept: kind === 'buffer' ? '*/*' : 'application/json' };
     const { apiKey, pubsubApiKey } = this.config.credentials;
     switch (auth) {
       // request() has checked that the family's settings are there.
@@ -225,7 +229,7 @@ export class PlatformClient {
         headers.authorization = `Bearer ${token as string}`;
         break;
       case 'none':
-        headers.accept = '*/*';
+        // A link on another origin: no credentials.
         break;
     }
     return headers;
@@ -360,17 +364,27 @@ function setQuery(params: URLSearchParams, query: Query): void {
   }
 }
 
-/** The query of a request as `URLSearchParams` writes it (form encoding: a space as `+`); '' for none. */
+/**
+ * The query of a request as `URLSearchParams` writes it, a space as `%20` rather than its `+`; '' for
+ * none. `URLSearchParams` writes a `+` of the text as `%2B`, so each `+` it leaves is a space; `%20`
+ * reads as a space to every server, where `+` does only to one that decodes queries as forms.
+ */
 function queryText(query: Query): string {
   const params = new URLSearchParams();
   setQuery(params, query);
-  return params.toString();
+  return spacesEncoded(params.toString());
+}
+
+function spacesEncoded(text: string): string {
+  return text.includes('+') ? text.replaceAll('+', '%20') : text;
 }
 
 /** `url` with the request's query set on it, as a link or an address with a query of its own needs. */
 function withQuery(url: URL, query: Query | undefined): RequestTarget {
+  const given = url.search;
   if (query) setQuery(url.searchParams, query);
-  return targetOf(url);
+  // A query as the link wrote it stays as written; one `URLSearchParams` wrote again has its spaces as `%20`.
+  return { origin: url.origin, path: url.pathname + (url.search === given ? given : spacesEncoded(url.search)) };
 }
 
 function joinUrl(base: string, path: string): URL {

@@ -1,12 +1,18 @@
+import { decodeHTML } from 'entities';
+
 /**
  * Text as the platform writes it for people (navigation instructions with HTML markup), and trims.
  * This text comes from responses and messages, so every function here runs in time linear in its
  * length: plain scans, or patterns that cannot backtrack over what they have already read.
  */
 
-/** The plain text of a navigation instruction: HTML markup removed, entities decoded, spaces tidied. */
+/**
+ * The plain text of a navigation instruction: HTML markup removed, character references decoded as a
+ * browser decodes them in text (HTML5's whole named table, `&eacute;`, `&ndash;`, numeric references,
+ * the legacy names a browser reads without `;`: the `entities` library, one pass over the text), spaces tidied.
+ */
 export function plainText(html: string): string {
-  return decodeEntities(stripTags(html)).replace(/\s+/g, ' ').trim();
+  return decodeHTML(stripTags(html)).replace(/\s+/g, ' ').trim();
 }
 
 const LINE_BREAK_TAG = /^br\s*\/?$/i;
@@ -29,18 +35,6 @@ function stripTags(html: string): string {
   }
   parts.push(html.slice(from));
   return parts.join('');
-}
-
-const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity: string, name: string) => {
-    if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
-    }
-    return NAMED_ENTITIES[name.toLowerCase()] ?? entity;
-  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
+import { RouteContext, Sandbox, accepts, badRequest, notAcceptable, sendJson } from '../server';
 import { geocode } from './geocode';
 import { readCsv, toCsv } from '../csv';
 
@@ -10,7 +10,8 @@ import { readCsv, toCsv } from '../csv';
  * - `GET /v1/geocode/bulk/:jobId` (endpoint `bulk-status`): `{ jobId, status, message, payload }`; the job
  *   completes on the `jobPolls`-th poll, then its payload holds a download link with a fresh token.
  * - `GET /v1/download?token=…` (endpoint `bulk-download`): the result file. Tokens contain `+`, `/` and `=`,
- *   so the query must be URL-encoded; they expire.
+ *   so the query must be URL-encoded; they expire. An `Accept` that does not admit the file's type
+ *   (`application/json` for a CSV file, say) gets 406.
  * What the spec leaves "not shown" is switchable through `bulkControls(sandbox)`.
  */
 export interface BulkControls {
@@ -194,6 +195,8 @@ function sendResultFile(ctx: RouteContext, job: BulkJob, controls: BulkControls)
       body = elements.map((element) => `${JSON.stringify(element)}\n`).join('');
     }
   }
+  const accept = ctx.req.headers.accept;
+  if (!accepts(accept, type)) return notAcceptable(ctx.res, type, accept);
   const extension = controls.resultFormat === 'ndjson' ? 'jsonl' : controls.resultFormat;
   ctx.res.writeHead(200, {
     'content-type': type,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Sandbox, badRequest, sendJson } from '../server';
+import { Sandbox, accepts, badRequest, notAcceptable, sendJson } from '../server';
 
 /**
  * `POST /v1/geocode?address=…`: plausible, deterministic results in the spec's result shape.
@@ -24,10 +24,7 @@ export type GeocodeWrapper = 'collection' | 'feature' | 'wrapped';
 
 export default function geocodeEndpoint(sandbox: Sandbox): void {
   sandbox.route('POST', '/v1/geocode', { endpoint: 'geocode', auth: 'project', permission: 'geocode' }, async (ctx) => {
-    const accept = ctx.req.headers.accept;
-    if (accept && !/application\/json|\*\/\*/.test(accept)) {
-      return void sendJson(ctx.res, 406, { error: 'not_acceptable', message: 'this endpoint returns application/json' });
-    }
+    if (!accepts(ctx.req.headers.accept, 'application/json')) return void notAcceptable(ctx.res, 'application/json', ctx.req.headers.accept);
     const address = ctx.url.searchParams.get('address');
     if (address === null || address.trim() === '') return void badRequest(ctx.res, 'query parameter address is required');
     if (sandbox.modes.typicalDurations) await sandbox.pause(typicalDuration(address));

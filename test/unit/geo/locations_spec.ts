@@ -299,7 +299,15 @@ describe('locations (shared location converter)', function () {
         "Turn left onto Queen's Walk & go 300 m",
       );
       should(plainText('A &lt;b&gt; is not markup, &#x2192; &quot;here&quot;<br/>next')).equal('A <b> is not markup, → "here" next');
-      should(plainText('&unknown; &#0; stay')).equal('&unknown; &#0; stay');
+      // HTML5's rules: an unknown name stays as written, a reference to code point 0 is U+FFFD.
+      should(plainText('&unknown; &#0; stay')).equal('&unknown; \uFFFD stay');
+    });
+
+    it('decodes every HTML5 named reference, as a browser shows the text (issue 51 point 8)', function () {
+      should(plainText('Caf&eacute; &ndash; turn <b>right</b> onto Stra&szlig;e &rarr; 2&nbsp;km &hellip;')).equal('Café – turn right onto Straße → 2 km …');
+      should(plainText('&Eacute;glise &mdash; &laquo;Gare&raquo; &euro;5 &#x1F6B2; &NotEqualTilde;')).equal('Église — «Gare» €5 🚲 ≂̸');
+      // What a browser also reads without the `;` (legacy names), and what it leaves alone.
+      should(plainText('AT&amp T, &copy 2024, &ampx, &notanentity;')).equal('AT& T, © 2024, &x, ¬anentity;');
     });
   });
 });
