@@ -208,7 +208,7 @@ export class SharedState {
       this.refusingSince = undefined;
       this.outage();
     });
-    // Not a close: ioredis reconnects after a READONLY itself, to the master the deployment names now (which the probe asks again).
+    // A close keeps a refusal: ioredis closes after each READONLY to reconnect to the master the deployment names now, which the probe tries again.
     this.redis.on('close', () => this.outage());
     const redis = this.redis;
     this.firstAttempt = new Promise((resolve) => {
