@@ -7,6 +7,7 @@ import { freePort } from '../support/node-red-process';
 import { Collector, reportingFlow, startMessage } from '../support/process-flows';
 import { waitUntil } from '../support/wait';
 import { Cluster, CONFIG_ID, FlowNode, geocodeThrough, sharedFlows, showLogsOnFailure } from './cluster';
+import { busiestWindow, promisedBusiest } from '../bench/measure';
 
 /**
  * `npm run test:instances` (issue 27 points 4 and 5): two real Node-RED processes and a real
@@ -246,6 +247,42 @@ describe('several Node-RED instances on a Redis that refuses, loses its keys or 
     } finally {
       monitor.disconnect();
       // The next deploy leaves the proxy: the instances use the server itself again.
+      await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url }));
+      await proxy.close();
+    }
+  });
+
+  it('replies held back 1.5 s: twelve geocodes sent together book their rate slots together, so all finish within about two round trips, and the rate holds (issue 51)', async function () {
+    const proxy = await DelayProxy.start(redis.port);
+    try {
+      await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: proxy.url, rateLimit: 600, dailyLimit: 50_000 }));
+      should((await geocodeThrough(a(), 'Warm-up Together Road')).status).equal(200);
+      proxy.delayMs = SLOW_MS;
+      const before = sandbox.requests('geocode').length;
+      const sentAt = Date.now();
+      const { result: latencies, lateness } = await cluster.measureLateness(() =>
+        Promise.all(
+          Array.from({ length: 12 }, async (_v, n) => {
+            should((await geocodeThrough(a(), `${n} Together Road`)).status).equal(200);
+            return Date.now() - sentAt;
+          }),
+        ),
+      );
+      const times = sandbox
+        .requests('geocode')
+        .slice(before)
+        .map((r) => r.time);
+      console.log(
+        `      12 messages done in ${Math.min(...latencies)}-${Math.max(...latencies)} ms; busiest second ${busiestWindow(times, 1000)} requests (allowed ${promisedBusiest(600, 1000, lateness.totalMs)})`,
+      );
+      should(times).have.length(12);
+      // One reservation at a time took one round trip per message ahead (18 s for the twelfth); the
+      // concurrency cap (8) lets 8 book together, the other 4 once the first are done: two round trips and the requests.
+      should(Math.max(...latencies)).be.below(3 * SLOW_MS + 1000);
+      // The shared rate (600 per minute) still holds: slots booked together keep their spacing.
+      should(busiestWindow(times, 1000)).not.be.above(promisedBusiest(600, 1000, lateness.totalMs));
+    } finally {
+      proxy.delayMs = 0;
       await cluster.deploy(sharedFlows({ sandboxUrl: sandbox.url, redisUrl: redis.url }));
       await proxy.close();
     }

@@ -179,6 +179,40 @@ describe('RedisStore on a real redis-server', function () {
     }
   });
 
+  it('attempt tells a write sent to a hung Redis (unknown: it lands when Redis wakes) from one not sent (away) and one refused (READONLY), and only a probe refused that way counts as Redis refusing writes (issue 51)', async function () {
+    const state = new SharedState({ url: redis.url, log: { warn: () => undefined, info: () => undefined }, commandTimeoutMs: 1000, keyPrefix: 'attempt:' });
+    const admin = storeOf('attempt:');
+    const client = clients[clients.length - 1];
+    const write = (key: string) => state.attempt((store) => store.set(key, 'written', 60_000));
+    try {
+      should(await write('healthy')).eql({ outcome: 'done', value: undefined });
+      redis.pause();
+      const sent = write('while-hung');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      should(await write('joined')).eql({ outcome: 'unknown' });
+      should(await sent).eql({ outcome: 'unknown' });
+      should(await write('after')).eql({ outcome: 'away' });
+      // Silence is not a refusal: the hung Redis may run what it was sent, or others' writes.
+      should(state.refusingWritesSince).be.undefined();
+      redis.resume();
+      await waitUntil(() => state.mode === 'shared', 5000);
+      // The write that timed out ran once Redis woke; the one never sent did not.
+      should(await admin.get('while-hung')).equal('written');
+      should(await admin.get('after')).be.undefined();
+      await client.replicaof('127.0.0.1', 1);
+      should(await write('read-only')).eql({ outcome: 'refused' });
+      await waitUntil(() => state.refusingWritesSince !== undefined, 5000);
+      should(await write('read-only')).eql({ outcome: 'away' });
+      await client.replicaof('NO', 'ONE');
+      await waitUntil(() => state.mode === 'shared', 10_000);
+      should(state.refusingWritesSince).be.undefined();
+    } finally {
+      redis.resume();
+      await client.replicaof('NO', 'ONE');
+      state.close();
+    }
+  });
+
   it('a Redis hung before the first connection: the first operation waits one command timeout at most, then sharing starts when it responds', async function () {
     await storeOf(DEFAULT_KEY_PREFIX).set('early', 'redis', 60_000);
     redis.pause();

@@ -49,18 +49,26 @@ interface Waiter {
  *
  * The rate limit spaces requests evenly (a bucket of one token refilled every 60/rate seconds):
  * a burst allowance would let a sliding one-minute window on the server see more than `rate`
- * requests, which is exactly the 429 the limit exists to avoid. A slot is reserved only for the
- * request at the head of the queue once the concurrency cap lets it go, so a long local queue never
- * books a shared schedule ahead of other instances, and closing wastes at most one slot.
+ * requests, which is exactly the 429 the limit exists to avoid. A slot is reserved only for a
+ * request the concurrency cap lets go (a reservation under way counts as a request in flight), so
+ * a long local queue never books a shared schedule more than the cap ahead of other instances.
+ * Reservations from a shared schedule (a pacer that replies later, as Redis does) are made for as
+ * many waiting requests as the cap lets go at once, each message waiting one round trip rather than
+ * one per message ahead of it; each slot is kept from the reply on (its wait counted from the reply),
+ * so slots booked together keep their spacing however late the replies come.
  */
 export class RequestGate {
   private readonly intervalMs: number;
   private readonly pacer: Pacer;
   private inFlight = 0;
   private readonly queue: Waiter[] = [];
-  /** True while the head of the queue waits for its reserved slot. */
+  /** True while the head of the queue waits for a slot of a schedule that replied at once (this gate's own). */
   private admitting = false;
+  /** Slots asked of a schedule that replies later, or reserved and not yet begun: each will admit the head of the queue. */
+  private reserving = 0;
   private timer: unknown;
+  /** The timers of the slots reserved from a schedule that replies later. */
+  private readonly slotTimers = new Set<unknown>();
   private closed = false;
   private readonly clock: Clock;
 
@@ -125,6 +133,8 @@ export class RequestGate {
     this.closed = true;
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
+    for (const timer of this.slotTimers) this.clock.clearTimer(timer);
+    this.slotTimers.clear();
     for (const waiter of this.queue.splice(0)) {
       waiter.stopListening?.();
       waiter.reject(cancelled());
@@ -132,12 +142,16 @@ export class RequestGate {
   }
 
   private concurrencyFree(): boolean {
-    return this.options.maxConcurrency <= 0 || this.inFlight < this.options.maxConcurrency;
+    return this.options.maxConcurrency <= 0 || this.inFlight + this.reserving < this.options.maxConcurrency;
   }
 
-  /** Lets the head of the queue go while it may; reserves a slot (and waits for it) when the rate limit asks. */
+  /**
+   * Lets the head of the queue go while it may; reserves a slot (and waits for it) when the rate
+   * limit asks: one at a time from a schedule that replies at once, one per waiting request the cap
+   * lets go from one that replies later.
+   */
   private pump(missedSlot = false): void {
-    while (!this.closed && !this.admitting && this.queue.length > 0 && this.concurrencyFree()) {
+    while (!this.closed && !this.admitting && this.queue.length > this.reserving && this.concurrencyFree()) {
       const reservedAt = this.clock.now();
       const wait = this.intervalMs > 0 ? this.pacer.reserve(this.intervalMs) : 0;
       if (wait === 0) {
@@ -145,31 +159,41 @@ export class RequestGate {
         missedSlot = false;
         continue;
       }
-      this.admitting = true;
-      if (typeof wait === 'number') this.admitAt(reservedAt + wait, missedSlot);
-      else {
-        // A slot that began before the shared schedule's reply came goes at once, as its own: reserving
-        // again would cost another round trip and another slot, and a slow schedule delays every
-        // instance's replies alike, which shifts the whole schedule rather than crowding it.
-        wait.then(
-          (ms) => this.admitAt(reservedAt + ms, missedSlot || reservedAt + ms <= this.clock.now()),
-          () => this.admitAt(reservedAt, missedSlot),
-        );
+      if (typeof wait === 'number') {
+        this.admitting = true;
+        this.admitAt(reservedAt + wait, missedSlot, false);
+        return;
       }
-      return;
+      this.reserving++;
+      // The wait counts from the reply: a slot that began before the shared schedule's reply came
+      // goes then, as its own (reserving again would cost another round trip and another slot), and
+      // the slots booked with it keep their spacing after it. A slow schedule delays every
+      // instance's replies alike, which shifts the whole schedule rather than crowding it.
+      const slotMissed = missedSlot;
+      wait.then(
+        (ms) => this.admitAt(this.clock.now() + ms, slotMissed, true),
+        () => this.admitAt(this.clock.now(), slotMissed, true),
+      );
+      missedSlot = false;
     }
   }
 
   /**
    * Admits the head of the queue at `due`. A slot whose timer fired more than a quarter interval late
    * (a stalled event loop) is given up and a new one reserved, once: sent late on its old slot, the
-   * request would crowd the next slots, which another instance may hold.
+   * request would crowd the next slots, which another instance may hold. `reserved`: the slot came
+   * from a schedule that replied later (see `reserving`).
    */
-  private admitAt(due: number, missedSlot: boolean): void {
+  private admitAt(due: number, missedSlot: boolean, reserved: boolean): void {
     if (this.closed) return;
     const admit = () => {
-      this.timer = undefined;
-      this.admitting = false;
+      if (reserved) {
+        this.slotTimers.delete(timer);
+        this.reserving--;
+      } else {
+        this.timer = undefined;
+        this.admitting = false;
+      }
       if (!missedSlot && this.clock.now() - due > this.intervalMs / 4) {
         this.pump(true);
         return;
@@ -178,8 +202,12 @@ export class RequestGate {
       this.pump();
     };
     const ms = due - this.clock.now();
-    if (ms > 0) this.timer = this.clock.setTimer(admit, ms);
-    else admit();
+    let timer: unknown;
+    if (ms <= 0) admit();
+    else if (reserved) {
+      timer = this.clock.setTimer(admit, ms);
+      this.slotTimers.add(timer);
+    } else this.timer = this.clock.setTimer(admit, ms);
   }
 
   /** The slot goes to whoever heads the queue now (an earlier head may have been aborted meanwhile). */

@@ -23,6 +23,12 @@ export interface StoredJob {
    * taken over and delivered only through that store. False or absent: this process's own job.
    */
   registered?: boolean;
+  /**
+   * Set when this instance delivered the registered job while Redis refused every write (see
+   * SharedJobStore.deliver): the owner the delivery is recorded under in Redis once it takes writes
+   * again. Such a job is never resumed; it leaves the file once recorded.
+   */
+  deliveredBy?: string;
 }
 
 /**

@@ -1,13 +1,19 @@
 import type { FileJobStore, JobStore, StoredJob } from './job-store';
 import type { JsonObject } from '../util/values';
 import type { RedisJobHashes } from './redis-store';
-import type { SharedState } from './shared-state';
+import type { SharedState, Unanswered } from './shared-state';
 import { whenAborted } from '../util/async';
 
 /** How long Redis remembers that a job was delivered or cancelled; an older job that Redis no longer holds is not registered again. */
 export const DONE_TTL_MS = 7 * 24 * 3600_000;
 /** While Redis is away, a finished job's delivery claim is tried again at least this often (and at once when Redis is back). */
 const DELIVERY_RETRY_MS = 1000;
+/**
+ * After an outage, an instance takes over no other instance's job until Redis has taken writes for
+ * this long: the time a holder has to record the deliveries it made while Redis refused writes
+ * (recorded at its next look through the jobs, every few seconds).
+ */
+export const TAKEOVER_GRACE_MS = 10_000;
 
 /**
  * Stored jobs that every instance running the same flows sees, in Redis, each also kept in this
@@ -20,6 +26,14 @@ const DELIVERY_RETRY_MS = 1000;
  *   that removes the job and leaves a done marker unless another instance holds the lease. So it is
  *   delivered once, whoever finishes it; if its runner dies while waiting, the job is still stored
  *   and is resumed (polled again from its job id) by whoever claims it next.
+ * - A registration whose reply never came (a timeout, a connection lost: `unknown`) may have landed,
+ *   now or once Redis wakes up, so the job stays registered: it is settled by its runner's next lease
+ *   renewal that Redis answers (held: it landed; missing: registered again) before anyone delivers it.
+ * - A registered job that finishes while Redis refuses every write (a replica, full: see
+ *   SharedState.refusingWritesSince) since before its runner's lease ran out is delivered by its
+ *   runner: no instance can have taken the lease since. The delivery is kept in the file
+ *   (`deliveredBy`) and recorded in Redis (its done marker) at the first look through the jobs once
+ *   Redis takes writes again; meanwhile no other instance takes a job over (TAKEOVER_GRACE_MS).
  * - A job Redis no longer holds, with no done marker (Redis restarted without persistence), is
  *   registered again from the file of the instance that has it: by its runner at the next lease
  *   renewal, or by an instance that finds it in its file when resuming.
@@ -30,6 +44,8 @@ const DELIVERY_RETRY_MS = 1000;
  */
 export class SharedJobStore implements JobStore {
   readonly shared = true;
+  /** Until when, by this process's clock, this instance held each job's lease at the latest Redis answer. */
+  private readonly heldUntil = new Map<string, number>();
 
   constructor(
     private readonly state: SharedState,
@@ -43,6 +59,8 @@ export class SharedJobStore implements JobStore {
   }
 
   async list(nodeId?: string): Promise<StoredJob[]> {
+    const delivered = (await this.local.list()).filter((job) => job.deliveredBy !== undefined);
+    for (const job of delivered) await this.recordDelivery(job);
     const [local, shared] = await Promise.all([
       this.local.list(nodeId),
       this.state.withShared(
@@ -51,6 +69,8 @@ export class SharedJobStore implements JobStore {
       ),
     ]);
     const byKey = new Map([...local, ...shared].map((job) => [job.key, job]));
+    // A job delivered here whose delivery Redis has not recorded yet is never resumed.
+    for (const job of local) if (job.deliveredBy !== undefined) byKey.delete(job.key);
     return [...byKey.values()].filter((job) => nodeId === undefined || job.nodeId === nodeId);
   }
 
@@ -58,7 +78,10 @@ export class SharedJobStore implements JobStore {
     // Written to the file first: if the Redis write fails half-way, the next renewal registers it again.
     const registered = await this.state.connected();
     await this.local.put({ ...job, registered });
-    if (registered && (await this.register({ ...job, registered }, owner, ttlMs)) === undefined) await this.keepHere(job);
+    if (!registered) return;
+    const outcome = await this.register({ ...job, registered }, owner, ttlMs);
+    // Not sent or refused: not in Redis. Unknown: stays registered, settled by the next renewal.
+    if (outcome === 'away' || outcome === 'refused') await this.keepHere(job);
   }
 
   async update(key: string, job: JsonObject): Promise<void> {
@@ -76,6 +99,8 @@ export class SharedJobStore implements JobStore {
 
   async claim(job: StoredJob, owner: string, ttlMs: number): Promise<boolean> {
     if (!job.registered) return this.local.claim();
+    // Right after an outage, the holders record the deliveries they made while Redis refused writes first.
+    if (!this.state.settledFor(TAKEOVER_GRACE_MS)) return false;
     const claimed = await this.lease(job, owner, ttlMs, false);
     if (claimed) await this.local.put({ ...job, registered: true });
     return claimed;
@@ -88,7 +113,9 @@ export class SharedJobStore implements JobStore {
   }
 
   async release(key: string, owner: string): Promise<void> {
-    if (!(await this.local.get(key))?.registered) return;
+    this.heldUntil.delete(key);
+    const stored = await this.local.get(key);
+    if (!stored?.registered || stored.deliveredBy !== undefined) return;
     await this.state.withShared(
       (store) => this.hashes(store).release(key, owner),
       () => undefined,
@@ -98,13 +125,21 @@ export class SharedJobStore implements JobStore {
   async deliver(key: string, owner: string, signal: AbortSignal): Promise<boolean> {
     if (!(await this.local.get(key))?.registered) return this.local.deliver(key);
     while (!signal.aborted) {
-      const delivered = await this.state.withShared(
-        (store) => this.hashes(store).deliver(key, owner),
-        () => undefined,
-      );
-      if (delivered !== undefined) {
+      const claim = await this.state.attempt((store) => this.hashes(store).deliver(key, owner));
+      if (claim.outcome === 'done') {
+        this.heldUntil.delete(key);
         await this.local.cancel(key);
-        return delivered;
+        return claim.value;
+      }
+      // Redis takes no write from anyone since a time this instance still held the lease: no one can
+      // have taken the job since, so it is delivered here and recorded in Redis later (see the class).
+      const refusingSince = this.state.refusingWritesSince;
+      if (refusingSince !== undefined && refusingSince <= (this.heldUntil.get(key) ?? 0)) {
+        const stored = await this.local.get(key);
+        if (!stored) return false;
+        await this.local.put({ ...stored, deliveredBy: owner });
+        this.heldUntil.delete(key);
+        return true;
       }
       await this.sharedAgain(signal);
     }
@@ -131,29 +166,50 @@ export class SharedJobStore implements JobStore {
    * cancelled or taken over elsewhere leaves this instance's file; one Redis lost is registered again.
    */
   private async lease(job: StoredJob, owner: string, ttlMs: number, whileAway: boolean): Promise<boolean> {
-    const lease = await this.state.withShared(
-      (store) => this.hashes(store).lease(job.key, owner, ttlMs),
-      () => undefined,
-    );
-    if (lease === undefined) return whileAway;
-    if (lease === 'held') return true;
-    if (lease === 'missing' && Date.now() - Date.parse(job.startedAt) < DONE_TTL_MS) {
-      const registered = await this.register(job, owner, ttlMs);
-      if (registered) return true;
-      // Redis lost it and refuses it back: no one else can hold it, so it stays here.
-      if (registered === undefined) return this.keepHere(job);
+    const askedAt = Date.now();
+    const lease = await this.state.attempt((store) => this.hashes(store).lease(job.key, owner, ttlMs));
+    if (lease.outcome !== 'done') return whileAway;
+    if (lease.value === 'held') {
+      this.heldUntil.set(job.key, askedAt + ttlMs);
+      return true;
     }
+    if (lease.value === 'missing' && Date.now() - Date.parse(job.startedAt) < DONE_TTL_MS) {
+      const registered = await this.register(job, owner, ttlMs);
+      if (registered === true) return true;
+      // Redis lost it and refuses it back (or was not asked): no one else can hold it, so it stays here.
+      if (registered === 'refused' || registered === 'away') return this.keepHere(job);
+      // Whether it landed is settled at the next renewal that Redis answers.
+      if (registered === 'unknown') return whileAway;
+    }
+    this.heldUntil.delete(job.key);
     await this.local.cancel(job.key);
     return false;
   }
 
-  /** Stores a job in Redis under `owner`'s lease: false when it was delivered, cancelled or taken there, undefined when Redis is away or refused it. */
-  private async register(job: StoredJob, owner: string, ttlMs: number): Promise<boolean | undefined> {
+  /**
+   * Stores a job in Redis under `owner`'s lease: false when it was delivered, cancelled or taken
+   * there; what became of the write when Redis did not answer (see Unanswered).
+   */
+  private async register(job: StoredJob, owner: string, ttlMs: number): Promise<boolean | Unanswered> {
     const { job: description, ...record } = job;
-    return this.state.withShared(
-      (store) => this.hashes(store).register(job.key, JSON.stringify(record), JSON.stringify(description), owner, ttlMs),
-      () => undefined,
+    const askedAt = Date.now();
+    const registered = await this.state.attempt((store) =>
+      this.hashes(store).register(job.key, JSON.stringify(record), JSON.stringify(description), owner, ttlMs),
     );
+    if (registered.outcome !== 'done') return registered.outcome;
+    if (registered.value) this.heldUntil.set(job.key, askedAt + ttlMs);
+    return registered.value;
+  }
+
+  /**
+   * Records in Redis a delivery made here while Redis refused writes (the delivery claim under the
+   * owner that made it), then forgets the job; kept for the next look while Redis does not answer.
+   */
+  private async recordDelivery(job: StoredJob): Promise<void> {
+    const owner = job.deliveredBy as string;
+    const recorded = await this.state.attempt((store) => this.hashes(store).deliver(job.key, owner));
+    // False: another owner held the lease (the job was taken over after all); nothing more to record.
+    if (recorded.outcome === 'done') await this.local.cancel(job.key);
   }
 
   /** Makes a job this instance's alone (see the class): resumed and delivered from its file only. */

@@ -95,6 +95,25 @@ function refusalOf(err: Error): string {
   return err instanceof ReplyError ? err.message.split(' ')[0] : '';
 }
 
+/**
+ * Refusals that say the server takes no write at all for now, from anyone: a replica (READONLY), a
+ * full Redis with noeviction (OOM), one that cannot save (MISCONF), a master without the replicas it
+ * requires (NOREPLICAS). While the master Redis names refuses so, no instance can take a job's lease.
+ */
+const WRITES_REFUSED: ReadonlySet<string> = new Set(['READONLY', 'OOM', 'MISCONF', 'NOREPLICAS']);
+
+/** ioredis's refusal to send a command while it is not connected: nothing reached Redis. */
+const NOT_SENT = "Stream isn't writeable";
+
+/**
+ * What became of an operation that Redis did not answer (see SharedState.attempt): `away`, not sent
+ * (Redis was known to be away, or not connected); `refused`, Redis replied with an error, so nothing
+ * was written; `unknown`, sent without a reply (a timeout, a connection lost, the breaker tripped by
+ * another operation): Redis may have run it, now or once it wakes up.
+ */
+export type Unanswered = 'away' | 'refused' | 'unknown';
+export type Attempt<T> = { outcome: 'done'; value: T } | { outcome: Unanswered };
+
 /** A demoted master's refusal of a write: the connection is made again, to the master Sentinel names now. */
 function isReadOnly(err: Error): boolean {
   return refusalOf(err) === 'READONLY';
@@ -141,6 +160,14 @@ export class SharedState {
   private readonly secrets: string[] = [];
   /** The kinds of refusal (NOT_OUTAGES) reported so far: each once, not per operation. */
   private readonly refusals = new Set<string>();
+  /**
+   * Since when the probe (a write on each (re)connection, to the master the deployment names then) has
+   * been refused with a reply saying Redis takes no writes (WRITES_REFUSED), with no silence (a
+   * timeout, a connection error) and no write accepted in between; undefined otherwise.
+   */
+  private refusingSince: number | undefined;
+  /** When Redis was found accepting writes again after an outage (0: no outage since the first connection). */
+  private backSince = 0;
 
   constructor(private readonly options: SharedStateOptions) {
     this.breaker = new CircuitBreaker({
@@ -178,8 +205,10 @@ export class SharedState {
     // Without an 'error' listener ioredis would print every failed reconnection attempt.
     this.redis.on('error', (err: Error) => {
       this.lastError = redact(err.message, this.secrets);
+      this.refusingSince = undefined;
       this.outage();
     });
+    // A close keeps a refusal: ioredis closes after each READONLY to reconnect to the master the deployment names now, which the probe tries again.
     this.redis.on('close', () => this.outage());
     const redis = this.redis;
     this.firstAttempt = new Promise((resolve) => {
@@ -221,6 +250,25 @@ export class SharedState {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Since when Redis, as the master the deployment names answers, has taken no write from anyone (a
+   * replica, full, unable to save; see WRITES_REFUSED), or undefined: learnt from the probe's replies,
+   * forgotten on a timeout, a connection error or a write accepted. A Redis that is silent is not
+   * refusing: it may be running what it was sent, or another instance's writes.
+   */
+  get refusingWritesSince(): number | undefined {
+    return this.currentMode === 'unavailable' ? this.refusingSince : undefined;
+  }
+
+  /**
+   * Whether Redis has accepted writes for at least `ms` since the end of its last outage (true when
+   * there was none since the first connection): the time an instance gives the others to record
+   * what they did while Redis refused (see SharedJobStore.claim).
+   */
+  settledFor(ms: number): boolean {
+    return this.usable() && (this.backSince === 0 || Date.now() - this.backSince >= ms);
+  }
+
   /** Whether Redis responds now; right after a deploy, once the first connection attempt has settled. */
   async connected(): Promise<boolean> {
     if (this.currentMode === 'connecting') await this.firstAttempt;
@@ -232,28 +280,49 @@ export class SharedState {
    * or one with no reply within the command timeout, counts as an outage and is served by `local`
    * as well, and so is every operation still waiting for Redis when that happens.
    */
-  async withShared<T>(shared: (store: RedisStore) => Promise<T>, local: () => T | Promise<T>): Promise<T> {
+  withShared<T>(shared: (store: RedisStore) => Promise<T>, local: () => T | Promise<T>): Promise<T> {
+    return this.run(shared, local);
+  }
+
+  /**
+   * Runs `shared` on the Redis store, as `withShared` does, and tells what became of it when Redis
+   * did not answer (see Unanswered): for the writes whose outcome decides who delivers a job, where a
+   * write that timed out must not be taken for one that was refused.
+   */
+  attempt<T>(shared: (store: RedisStore) => Promise<T>): Promise<Attempt<T>> {
+    return this.run(
+      async (store): Promise<Attempt<T>> => ({ outcome: 'done', value: await shared(store) }),
+      (outcome) => ({ outcome }),
+    );
+  }
+
+  private async run<T>(shared: (store: RedisStore) => Promise<T>, local: (outcome: Unanswered) => T | Promise<T>): Promise<T> {
     // Right after a deploy, wait for the first connection rather than start on local state: two
     // instances would otherwise each send a first request on their own schedules.
     if (this.currentMode === 'connecting') await this.firstAttempt;
-    if (!this.store || !this.usable()) return local();
+    if (!this.store || !this.usable()) return local('away');
     let outcome: { value: T } | undefined;
     const startedAt = Date.now();
     try {
       outcome = await this.breaker.race(shared(this.store));
     } catch (err) {
       const reason = redact(err instanceof Error ? err.message : String(err), this.secrets);
+      const refusal = err instanceof Error ? refusalOf(err) : '';
+      // Written on the master but not confirmed by a replica: it may or may not outlive a failover.
+      const unanswered: Unanswered = err instanceof NotReplicatedError ? 'unknown' : refusal ? 'refused' : unsent(err) ? 'away' : 'unknown';
       // A cluster's redirection, a script error …: this one operation is served locally, reported once.
       if (!isRedisOutage(err)) {
-        this.refused(refusalOf(err as Error), reason);
-        return local();
+        this.refused(refusal, reason);
+        return local(unanswered);
       }
       this.lastError = reason;
+      // Silence forgets a refusal; a refusal itself counts once the probe, on the master named now, meets it too.
+      if (!refusal) this.refusedWrites(false);
       this.outage();
-      return local();
+      return local(unanswered);
     }
-    // Undefined: another operation found Redis away while this one waited for it.
-    if (!outcome) return local();
+    // Undefined: another operation found Redis away while this one waited for it (it was sent).
+    if (!outcome) return local('unknown');
     this.replied(startedAt);
     return outcome.value;
   }
@@ -336,10 +405,13 @@ export class SharedState {
     const timeout = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), this.options.probeTimeoutMs ?? this.commandTimeoutMs);
     });
+    let replied = false;
     const written = this.store.proveWritable(PROBE_KEY, PROBE_TTL_MS, this.marker, MARKER_TTL_MS).then(
-      () => true,
+      () => (replied = true),
       (err: unknown) => {
+        replied = true;
         this.lastError = redact(err instanceof Error ? err.message : String(err), this.secrets);
+        this.refusedWrites(err instanceof Error && WRITES_REFUSED.has(refusalOf(err)));
         return false;
       },
     );
@@ -347,6 +419,8 @@ export class SharedState {
       return await Promise.race([written, timeout]);
     } finally {
       clearTimeout(timer);
+      // No reply within the probe timeout: a Redis that hangs, not one that refuses.
+      if (!replied) this.refusedWrites(false);
     }
   }
 
@@ -374,6 +448,8 @@ export class SharedState {
     if (this.closed || this.currentMode === 'shared') return;
     const wasDown = this.currentMode === 'unavailable';
     this.lastError = undefined;
+    this.refusingSince = undefined;
+    if (wasDown) this.backSince = Date.now();
     this.setMode('shared');
     this.markerTimer ??= setInterval(() => this.checkMarker(), MARKER_CHECK_MS).unref();
     if (!wasDown) return;
@@ -410,6 +486,12 @@ export class SharedState {
     this.options.log.warn(warning ?? catalogText('warn.shared.unavailable', { address: this.address, reason }));
   }
 
+  /** Redis's latest news: a reply refusing every write (`refusing`), or anything else that is not a write accepted. */
+  private refusedWrites(refusing: boolean): void {
+    if (!refusing) this.refusingSince = undefined;
+    else this.refusingSince ??= Date.now();
+  }
+
   /** An operation Redis refused without being away (NOT_OUTAGES): reported once per kind of refusal. */
   private refused(kind: string, reason: string): void {
     if (this.closed || this.refusals.has(kind)) return;
@@ -421,6 +503,11 @@ export class SharedState {
     this.currentMode = mode;
     for (const listener of this.listeners) listener(mode);
   }
+}
+
+/** Whether an operation failed before it was sent (ioredis not connected, no offline queue). */
+function unsent(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith(NOT_SENT);
 }
 
 /** What Test connection found of a shared-state URL (see checkSharedState). */

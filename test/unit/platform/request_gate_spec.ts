@@ -186,7 +186,7 @@ describe('request gate', function () {
     await expectHandlesBackTo(baseline);
   });
 
-  it('takes its slots from the pacer it is given, one reservation at a time, for the head of the queue only', async function () {
+  it('takes its slots from the pacer it is given, one reservation per request the concurrency cap lets go', async function () {
     const reservations: number[] = [];
     let outstanding = 0;
     let mostOutstanding = 0;
@@ -214,25 +214,65 @@ describe('request gate', function () {
     should(mostOutstanding).equal(1);
   });
 
-  it('one reservation whose reply comes late (a hung shared schedule, until the breaker sends it to local state) costs the queue that one wait, not one per request', async function () {
+  it('reservations whose replies come late (a hung shared schedule, until the breaker sends them to local state) cost the queue that one wait, not one per request', async function () {
     const clock = new ManualClock();
     const local = new LocalPacer(clock);
+    const start = clock.now();
     let reservations = 0;
-    // The first reservation waits 2 s (a command timeout) and then gets its reply from the local schedule, as shared state does; the rest are local at once.
+    // Every reservation made in the first 2 s waits until then (a command timeout) and then gets its
+    // reply from the local schedule, as shared state does; later ones get theirs at once.
     const pacer = {
       reserve: (intervalMs: number) => {
-        if (reservations++ > 0) return local.reserve(intervalMs);
-        return new Promise<number>((resolve) => clock.setTimer(() => resolve(local.reserve(intervalMs)), 2000));
+        reservations++;
+        const wait = start + 2000 - clock.now();
+        return new Promise<number>((resolve) =>
+          wait > 0 ? clock.setTimer(() => resolve(local.reserve(intervalMs)), wait) : resolve(local.reserve(intervalMs)),
+        );
       },
     };
     const gate = track(gateWith({ ratePerMinute: 600, pacer, clock }));
-    const start = clock.now();
     const { admitted } = admitAll(gate, 5, [], clock);
     await clock.advance(3000);
-    // The slot the late reply holds goes at once, without a second reservation (issue 27: one slot per
-    // request); the others follow one interval apart.
+    // The slot each late reply holds goes then, without a second reservation (issue 27: one slot per
+    // request), one interval apart.
     should(admitted.map((a) => a.at - start)).eql([2000, 2100, 2200, 2300, 2400]);
     should(reservations).equal(5);
+  });
+
+  it('reserves from a slow shared schedule for as many waiters as the cap lets go at once: 12 messages with 1.5 s replies take about two round trips, one interval apart (issue 51)', async function () {
+    const clock = new ManualClock();
+    const roundTripMs = 1500;
+    // A schedule kept elsewhere (as in Redis): the slot is booked when the request arrives, the reply
+    // comes a round trip later, and says how long from the booking the slot begins.
+    let nextSlotAt = 0;
+    const pacer = {
+      reserve: (intervalMs: number) => {
+        const now = clock.now();
+        const slot = Math.max(now, nextSlotAt);
+        nextSlotAt = slot + intervalMs;
+        return new Promise<number>((resolve) => clock.setTimer(() => resolve(slot - now), roundTripMs));
+      },
+    };
+    const gate = track(gateWith({ ratePerMinute: 600, maxConcurrency: 8, pacer, clock }));
+    const start = clock.now();
+    const { admitted } = admitAll(gate, 12, [], clock);
+    // Each request takes 50 ms once admitted.
+    const released = new Set<number>();
+    for (let t = 0; t < 6000; t += 10) {
+      await clock.advance(10);
+      for (const a of admitted) {
+        if (!released.has(a.index) && clock.now() - a.at >= 50) {
+          released.add(a.index);
+          a.release();
+        }
+      }
+    }
+    const times = admitted.map((a) => a.at - start);
+    should(times).have.length(12);
+    // One reservation at a time would take 12 round trips (18 s).
+    should(Math.max(...times)).be.below(2 * roundTripMs + 12 * 100 + 1);
+    // The rate holds: never two admissions less than an interval apart.
+    for (let i = 1; i < times.length; i++) should(times[i] - times[i - 1]).not.be.below(100);
   });
 
   it('without rate limit and cap every caller goes at once', async function () {
