@@ -206,6 +206,51 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       should(rig.messagesOf('replays-b').map((m) => m.payload)).eql([{ event: 'once' }]);
     });
 
+    it('never delivers a copy twice whatever changes between the two: tolerance raised (2 -> 60 s, 300 -> 900 s) by a redeploy or across a restart, lowered and raised again, the secret rotated', async function () {
+      const windows = ['raised', 'ninefold', 'lowered', 'rotated', 'restarted'];
+      let tolerances: Record<string, number> = { raised: 2, ninefold: 300, lowered: 60, rotated: 300, restarted: 2 };
+      const deployWindows = async (changes: Record<string, number>, secrets: Fields = { secret: SECRET }) => {
+        tolerances = { ...tolerances, ...changes };
+        const hooks = windows.map((name) => ({ id: `window-${name}`, url: `/window-${name}`, tolerance: tolerances[name] }));
+        should(await rig.deploy(flow(rig, hooks, [], secrets))).be.within(200, 299);
+      };
+      const bodyOf = (name: string) => `{"window":"${name}"}`;
+      const send = (name: string, t: string, secret = SECRET) => postSigned(rig.nodeRed, `/window-${name}`, bodyOf(name), secret, t);
+      const sleepUntil = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - Date.now())));
+      /** A copy: acknowledged without a message while its record is held, or refused as stale once the record has let it go; never a new message. */
+      const notDeliveredAgain = (response: { status: number; text: string }) =>
+        should(['200 ', '401 {"error":"stale timestamp"}']).containEql(`${response.status} ${response.text}`);
+
+      await deployWindows({}).catch((err) => {
+        console.log(rig.nodeRed.log.join('\n'));
+        throw err;
+      });
+      const now = Date.now();
+      // t in milliseconds; the 300 s window's request is 299 s old, so that its window ends a second from now.
+      const t: Record<string, string> = { raised: String(now), ninefold: String(now - 299_000), lowered: String(now), rotated: String(now), restarted: String(now) };
+      for (const name of windows) should(await send(name, t[name])).eql({ status: 200, text: '' }, name);
+      await rig.reports((r) => r.kind === 'message' && String(r.source).startsWith('window-'), windows.length);
+
+      // Redeployed: 2 -> 60 s, 300 -> 900 s, 60 -> 1 s; a new secret, the old one kept as the previous.
+      await deployWindows({ raised: 60, ninefold: 900, lowered: 1 }, { secret: 'rotated-secret', previousSecret: SECRET });
+      await sleepUntil(Math.max(now + 3000, Number(t.ninefold) + 300_000 + 1000));
+      notDeliveredAgain(await send('raised', t.raised));
+      notDeliveredAgain(await send('ninefold', t.ninefold));
+      // The same event signed again with the new secret is the same request.
+      should(await send('rotated', t.rotated, 'rotated-secret')).eql({ status: 200, text: '' });
+      should(await send('rotated', t.rotated)).eql({ status: 200, text: '' });
+      should(await send('lowered', t.lowered)).eql({ status: 401, text: '{"error":"stale timestamp"}' });
+      await deployWindows({ lowered: 60 }, { secret: 'rotated-secret', previousSecret: SECRET });
+      notDeliveredAgain(await send('lowered', t.lowered));
+
+      // Restarted (SIGKILL) with 2 s, then 60 s.
+      await rig.killAndRestart();
+      await deployWindows({ restarted: 60 }, { secret: 'rotated-secret', previousSecret: SECRET });
+      for (const name of windows) notDeliveredAgain(await send(name, t[name]));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (const name of windows) should(rig.messagesOf(`window-${name}`).map((m) => m.payload)).eql([JSON.parse(bodyOf(name))], name);
+    });
+
     it('one window rule at its edge: a copy hammered across t + tolerance is acknowledged without a message, then refused as stale, never delivered again', async function () {
       should(await rig.deploy(flow(rig, [{ id: 'edge', url: '/edge', tolerance: 1 }]))).be.within(200, 299);
       const t = String(Date.now());
