@@ -153,7 +153,10 @@ describe('webhook guards', function () {
       should(await guard.admit(entryOf('t:mine', now, 60_000), deliveries.deliver)).eql({ outcome: 'delivered' });
       should(deliveries.count).equal(1);
       // Rewritten whole from both, by the one holder now.
-      should(fs.readFileSync(file, 'utf8').trim().split('\n').sort()).eql([`["/held","t:mine",${now},${now + 60_000}]`, `["/held","t:theirs",${now},${now + 60_000}]`]);
+      should(fs.readFileSync(file, 'utf8').trim().split('\n').sort()).eql([
+        `["/held","t:mine",${now},${now + 60_000}]`,
+        `["/held","t:theirs",${now},${now + 60_000}]`,
+      ]);
       should(JSON.parse(fs.readFileSync(`${file}.lock`, 'utf8'))).match({ pid: process.pid });
     });
 
@@ -219,7 +222,10 @@ describe('webhook guards', function () {
       fs.writeFileSync(`${file}.new`, '');
       fs.renameSync(`${file}.new`, file);
       should(await guard.admit(entryOf('t:second', now), delivery().deliver, now)).eql({ outcome: 'delivered' });
-      should(fs.readFileSync(file, 'utf8').trim().split('\n')).eql([`["/replaced","t:first",${now},${now + 1000}]`, `["/replaced","t:second",${now},${now + 1000}]`]);
+      should(fs.readFileSync(file, 'utf8').trim().split('\n')).eql([
+        `["/replaced","t:first",${now},${now + 1000}]`,
+        `["/replaced","t:second",${now},${now + 1000}]`,
+      ]);
     });
   });
 });
