@@ -401,7 +401,7 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       should(rig.messagesOf('durable').map((m) => m.payload)).eql([{ event: 'first' }]);
     });
 
-    it('a holder paused (SIGSTOP) until the other Node-RED took its lock over answers what reached it meanwhile with 503, records nothing; every delivery is delivered once, also after a restart', async function () {
+    it('a holder paused (SIGSTOP) until the other Node-RED took its lock over responds to what reached it meanwhile with 503, records nothing; every delivery is delivered once, also after a restart', async function () {
       this.timeout(240_000);
       should(await rig.deploy(flow(rig, [{ id: 'paused', url: '/paused' }]))).be.within(200, 299);
       const first = rig.nodeRed;
@@ -436,8 +436,8 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
         } finally {
           process.kill(pid, 'SIGCONT');
         }
-        const answers = await Promise.all(queued);
-        should(answers.map(({ status, text }) => ({ status, text: text.slice(text.indexOf('\r\n\r\n') + 4) }))).eql([unavailable, unavailable]);
+        const responses = await Promise.all(queued);
+        should(responses.map(({ status, text }) => ({ status, text: text.slice(text.indexOf('\r\n\r\n') + 4) }))).eql([unavailable, unavailable]);
         // Their senders try again: the holder now delivers them, once.
         for (const event of ['queued 1', 'queued 2']) should(await postSigned(second, '/paused', bodyOf(event), SECRET, t)).eql({ status: 200, text: '' });
         should(await postSigned(first, '/paused', bodyOf('queued 1'), SECRET, t)).eql(unavailable);
