@@ -7,6 +7,7 @@ import { NODE_RED_5_NODE_22 } from '../support/node-red-5';
 import { RedisServer } from '../support/redis-server';
 import { Fields, WebhookRig, postSigned, reportingTab, webhookNodes } from '../support/webhook-process';
 import { SANDBOX_DEFAULTS } from '../sandbox';
+import { webhookDigest } from '../bench/webhook-signing';
 
 /**
  * The webhook replay cache has one scope, the path, with and without Redis: the same event delivered
@@ -118,6 +119,21 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
         await other.stop();
       }
       should(delivered(rig, 'restart')).eql([1, 1]);
+    });
+
+    it('with Redis, acknowledges without a message a request that an earlier version claimed under its (t, digest) key', async function () {
+      should(await rig.deploy(flows(redis.url))).be.within(200, 299);
+      const t = String(Math.floor(Date.now() / 1000));
+      const body = '{"event":"claimed by an earlier version"}';
+      const client = new Redis(redis.url);
+      try {
+        await client.set(`svc-location:replay:/scope-a:${t}:${webhookDigest(t, SECRET, Buffer.from(body))}`, 'earlier-instance', 'PX', 300_000);
+      } finally {
+        client.disconnect();
+      }
+      should(await postSigned(rig.nodeRed, '/scope-a', body, SECRET, t)).eql({ status: 200, text: '' });
+      await quiet();
+      should(delivered(rig, 'claimed by an earlier version')).eql([0, 0]);
     });
 
     it('with Redis, a copy sent to another instance after the window it was delivered in has ended is not delivered there, whatever tolerance that one has (2 s here, 60 s there)', async function () {
