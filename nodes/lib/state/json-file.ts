@@ -141,6 +141,8 @@ export class JournalFile {
     private readonly file: string,
     private readonly snapshot: () => unknown[],
     private readonly liveCount: () => number,
+    /** Checked before each write: false when the file is no longer this process's to write (a lock lost), which fails the write. */
+    private readonly mayWrite: () => boolean = () => true,
   ) {}
 
   append(entry: unknown): Promise<void> {
@@ -174,6 +176,7 @@ export class JournalFile {
       const batch = this.queued;
       this.queued = [];
       try {
+        if (!this.mayWrite()) throw new Error(`${this.file} is no longer this process's to write`);
         // Replaced since the last write (by another process or a person): written whole, not added to the file that was there.
         if (!this.current()) this.compactFirst = true;
         if (this.compactFirst || (this.lines >= JOURNAL_COMPACT_MIN_LINES && this.lines > 2 * this.liveCount())) {

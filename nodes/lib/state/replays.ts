@@ -142,6 +142,8 @@ export class ReplayFile {
       file,
       () => this.snapshot(),
       () => [...this.memories.values()].reduce((sum, memory) => sum + memory.size, 0),
+      // A holder that lost the lock writes nothing: not even the journal that replaced its own.
+      () => this.lock?.confirm() ?? true,
     );
   }
 
@@ -191,7 +193,8 @@ export class ReplayFile {
       try {
         await this.journal.append([scope, entry.key, entry.timestampMs, entry.expiresAt] satisfies EntryLine);
       } catch (err) {
-        return { problem: 'not written', cause: err instanceof Error ? err.message : String(err) };
+        const lost = this.lock && !this.lock.holds ? this.ready() : undefined;
+        return lost ?? { problem: 'not written', cause: err instanceof Error ? err.message : String(err) };
       }
       const held = this.stillHeld();
       if (held !== 'again') return held;

@@ -202,13 +202,15 @@ describe('webhook guards', function () {
         fs.rmSync(`${file}.lock`);
         fs.writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: os.hostname(), token: 'theirs' }));
       };
-      // Taken over while its record was being written: not acknowledged (found after the write, before the delivery).
+      // Taken over while one record was being written and another waited for that write: the first is
+      // written but not acknowledged (found after the write, before the delivery), the second not even written.
       const deliveries = delivery();
-      const during = guard.admit(entryOf('t:during', now), deliveries.deliver, now);
+      const during = [guard.admit(entryOf('t:writing', now), deliveries.deliver, now), guard.admit(entryOf('t:waiting', now), deliveries.deliver, now)];
       takeOver();
-      should(await during).match({ outcome: 'unrecorded', problem: 'in use', holder: { pid: process.ppid } });
+      for (const admission of await Promise.all(during)) should(admission).match({ outcome: 'unrecorded', problem: 'in use', holder: { pid: process.ppid } });
       const written = fs.readFileSync(file, 'utf8');
-      // Found before the next one: nothing written at all.
+      should(written).not.containEql('t:waiting');
+      // Found before the next one.
       should(await guard.admit(entryOf('t:after', now), deliveries.deliver, now)).match({ outcome: 'unrecorded', problem: 'in use' });
       should(deliveries.count).equal(0);
       should(fs.readFileSync(file, 'utf8')).equal(written);
