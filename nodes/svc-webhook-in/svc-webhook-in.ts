@@ -51,7 +51,7 @@ const DEFAULT_TOLERANCE_SEC = 300;
 const DEFAULT_MAX_BODY_KB = 1024;
 /** Arrays and objects nested deeper than this are refused (400 `too deep`); platform events are a few levels deep. */
 const MAX_JSON_DEPTH = 128;
-/** The file in Node-RED's user directory that keeps accepted webhooks until their window has passed. */
+/** The file in Node-RED's user directory that keeps delivered webhooks until their window has passed (ReplayFile). */
 const REPLAY_FILE = path.join('svc-location', 'webhook-replays.jsonl');
 /** Failed requests (aborted uploads, broken connections), duplicates and requests not recorded are logged at most this often per node, with their count. */
 const NOISE_LOG_INTERVAL_MS = 60_000;
@@ -241,6 +241,9 @@ export = function register(RED: NodeAPI): void {
           noise.duplicates++;
           noiseReport.note(noise);
           return;
+        case 'forgotten':
+          // Older than what the journal vouches for (a tolerance raised since): stale, as under the tolerance it may have been delivered under.
+          return refuse(res, 401, 'stale timestamp');
         case 'withdrawn':
           return unavailable(res, 'restarting');
         case 'unrecorded':

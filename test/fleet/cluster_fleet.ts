@@ -53,6 +53,8 @@ describe('several Node-RED instances on a Redis Cluster: a slot migration under 
         replicated: () => store.replicated(),
         proveWritable: () => store.proveWritable('probe', 1000, 'alive:slot-test', 1000),
         keepMarker: () => store.keepMarker('alive:slot-test', 1000),
+        claimReplay: () => store.claimReplay('/slot-test', '1000 1:identity', 1000, 2000, Date.now()),
+        withdrawReplay: () => store.withdrawReplay('/slot-test', '1000 1:identity'),
         jobHashes: async () => store.jobHashes('jobs:other', 1000),
         register: () => jobs.register('job-1', '{}', '{}', 'a', 1000),
         update: () => jobs.update('job-1', '{"n":1}'),
@@ -62,12 +64,12 @@ describe('several Node-RED instances on a Redis Cluster: a slot migration under 
         cancel: () => jobs.cancel('job-2'),
       };
       const methods = [RedisStore, RedisJobHashes].flatMap((type) =>
-        Object.getOwnPropertyNames(type.prototype).filter((name) => !['constructor', 'keys', 'markerKey'].includes(name)),
+        Object.getOwnPropertyNames(type.prototype).filter((name) => !['constructor', 'keys', 'markerKey', 'replaysKey'].includes(name)),
       );
       should(Object.keys(exercised).sort()).eql([...new Set(methods)].sort(), 'every method of RedisStore and RedisJobHashes is exercised here');
       for (const run of Object.values(exercised)) await run();
       // The job key written into the tag would not change the slot: every job of a configuration is in its slot.
-      should(calls.filter((keys) => keys.length > 1)).have.length(6);
+      should(calls.filter((keys) => keys.length > 1)).have.length(7);
       for (const keys of calls) {
         const slots = await Promise.all(keys.map((key) => redis.slotOf(key)));
         should(new Set(slots).size).equal(1, `the keys ${keys.join(', ')} share one slot`);

@@ -48,6 +48,35 @@ describe('RedisStore on a real redis-server', function () {
     should(await a.get('job:1')).be.undefined();
   });
 
+  it("a webhook path's replay record: one claim per request across clients; an ended entry moves since, and nothing at or before it is claimed again, whatever window is asked for", async function () {
+    const [a, b] = [storeOf('replays-test:'), storeOf('replays-test:')];
+    const now = Date.now();
+    const member = (t: number, name: string) => `${t} ${t}:${name}`;
+    const claims = await Promise.all(Array.from({ length: 10 }, (_v, i) => (i % 2 ? a : b).claimReplay('/hook', member(now, 'first'), now, now + 2000, now)));
+    should(claims.filter((claim) => claim === 'claimed')).have.length(1);
+    should(claims.filter((claim) => claim === 'duplicate')).have.length(9);
+    // Withdrawn (not delivered after all): claimed again.
+    await a.withdrawReplay('/hook', member(now, 'first'));
+    should(await b.claimReplay('/hook', member(now, 'first'), now, now + 2000, now)).equal('claimed');
+    should(await b.claimReplay('/hook', member(now - 500, 'older'), now - 500, now + 60_000, now)).equal('claimed');
+    // 3 s on (its 2 s window has ended), asked for with a 60 s window: forgotten, and so is anything not later.
+    const later = now + 3000;
+    should(await a.claimReplay('/hook', member(now, 'first'), now, now + 60_000, later)).equal('forgotten');
+    should(await a.claimReplay('/hook', member(now - 1000, 'never seen'), now - 1000, now + 59_000, later)).equal('forgotten');
+    // Held still (its window has not ended), and newer requests are claimed.
+    should(await a.claimReplay('/hook', member(now - 500, 'older'), now - 500, now + 60_000, later)).equal('duplicate');
+    should(await a.claimReplay('/hook', member(now + 1, 'newer'), now + 1, now + 60_001, later)).equal('claimed');
+    // Two keys, one hash tag, neither expiring.
+    const client = new Redis(redis.url);
+    try {
+      should((await client.keys('replays-test:*')).sort()).eql(['replays-test:replays:{/hook}', 'replays-test:replays:{/hook}:since']);
+      should(await client.get('replays-test:replays:{/hook}:since')).equal(String(now));
+      should(await client.pttl('replays-test:replays:{/hook}')).equal(-1);
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it('stored jobs: one delivery claim wins, the done marker keeps a delivered job from coming back, a lost job is told from a delivered one', async function () {
     const [a, b] = [storeOf('jobs-test:').jobHashes('jobs', 60_000), storeOf('jobs-test:').jobHashes('jobs', 60_000)];
     should(await a.register('j1', '{"key":"j1"}', '{}', 'owner-a', 5000)).be.true();

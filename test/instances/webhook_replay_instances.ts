@@ -7,6 +7,7 @@ import { NODE_RED_5_NODE_22 } from '../support/node-red-5';
 import { RedisServer } from '../support/redis-server';
 import { Fields, WebhookRig, postSigned, reportingTab, webhookNodes } from '../support/webhook-process';
 import { SANDBOX_DEFAULTS } from '../sandbox';
+import { webhookDigest } from '../bench/webhook-signing';
 
 /**
  * The webhook replay cache has one scope, the path, with and without Redis: the same event delivered
@@ -54,13 +55,13 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
       await redis?.stop();
     });
 
-    const flows = (redisUrl: string | undefined): Fields[] => [
+    const flows = (redisUrl: string | undefined, tolerance = 300): Fields[] => [
       ...(redisUrl ? [configNode(redisUrl)] : []),
       ...reportingTab(
         TAB,
         rig.collector.url,
         ['a', 'b'].flatMap((name) =>
-          webhookNodes(TAB.id, { id: `hook-${name}`, url: `/scope-${name}`, server: redisUrl ? 'cfg' : '', credentials: { secret: SECRET } }),
+          webhookNodes(TAB.id, { id: `hook-${name}`, url: `/scope-${name}`, tolerance, server: redisUrl ? 'cfg' : '', credentials: { secret: SECRET } }),
         ),
       ),
     ];
@@ -87,9 +88,10 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
       should(delivered(rig, 'local')).eql([1, 1]);
       should(delivered(rig, 'shared')).eql([1, 1]);
       const client = new Redis(redis.url);
-      const keys = await client.keys('svc-location:replay:*');
+      const keys = await client.keys('svc-location:replays:*');
       client.disconnect();
-      should(keys.map((key) => key.split(':')[2]).sort()).eql(['/scope-a', '/scope-b']);
+      // One record per path, its hash tag the path.
+      should(keys.filter((key) => !key.endsWith(':since')).sort()).eql(['svc-location:replays:{/scope-a}', 'svc-location:replays:{/scope-b}']);
     });
 
     it('with Redis, acknowledges a copy without a message after a restart (SIGKILL) that lost the local replay file, and on another instance', async function () {
@@ -117,6 +119,41 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
         await other.stop();
       }
       should(delivered(rig, 'restart')).eql([1, 1]);
+    });
+
+    it('with Redis, acknowledges without a message a request that an earlier version claimed under its (t, digest) key', async function () {
+      should(await rig.deploy(flows(redis.url))).be.within(200, 299);
+      const t = String(Math.floor(Date.now() / 1000));
+      const body = '{"event":"claimed by an earlier version"}';
+      const client = new Redis(redis.url);
+      try {
+        await client.set(`svc-location:replay:/scope-a:${t}:${webhookDigest(t, SECRET, Buffer.from(body))}`, 'earlier-instance', 'PX', 300_000);
+      } finally {
+        client.disconnect();
+      }
+      should(await postSigned(rig.nodeRed, '/scope-a', body, SECRET, t)).eql({ status: 200, text: '' });
+      await quiet();
+      should(delivered(rig, 'claimed by an earlier version')).eql([0, 0]);
+    });
+
+    it('with Redis, a copy sent to another instance after the window it was delivered in has ended is not delivered there, whatever tolerance that one has (2 s here, 60 s there)', async function () {
+      should(await rig.deploy(flows(redis.url, 2))).be.within(200, 299);
+      const other = new WebhookRig({}, runtime);
+      try {
+        await other.start();
+        should(await other.deploy(flows(redis.url, 60))).be.within(200, 299);
+        const t = String(Date.now());
+        should(await postSigned(rig.nodeRed, '/scope-a', '{"event":"window"}', SECRET, t)).eql({ status: 200, text: '' });
+        await rig.reports((r) => r.kind === 'message' && r.source === 'hook-a' && (r.payload as { event?: string }).event === 'window');
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(t) + 3000 - Date.now())));
+        // Refused as stale: Redis forgot it when its 2 s ended, and vouches for nothing older since.
+        should(await postSigned(other.nodeRed, '/scope-a', '{"event":"window"}', SECRET, t)).eql({ status: 401, text: '{"error":"stale timestamp"}' });
+        await quiet();
+        should(delivered(other, 'window')).eql([0, 0]);
+      } finally {
+        await other.stop();
+      }
+      should(delivered(rig, 'window')).eql([1, 0]);
     });
   });
 }

@@ -6,7 +6,7 @@ import { ADMIN_AUTH, Fields, WebhookRig, postSigned, rawRequest, reportingTab, w
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { signatureHeader, webhookDigest } from '../bench/webhook-signing';
 import { extendSha256, sha256Padding } from '../support/sha256-extension';
-import { waitUntil } from '../support/wait';
+import { waitUntil, waitUntilAsync } from '../support/wait';
 
 /**
  * svc-webhook-in in a real Node-RED process (4.1 under `npm test`, 5 under `npm run test:nr5`),
@@ -206,6 +206,55 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       should(rig.messagesOf('replays-b').map((m) => m.payload)).eql([{ event: 'once' }]);
     });
 
+    it('never delivers a copy twice whatever changes between the two: tolerance raised (2 -> 60 s, 300 -> 900 s) by a redeploy or across a restart, lowered and raised again, the secret rotated', async function () {
+      const windows = ['raised', 'ninefold', 'lowered', 'rotated', 'restarted'];
+      let tolerances: Record<string, number> = { raised: 2, ninefold: 300, lowered: 60, rotated: 300, restarted: 2 };
+      const deployWindows = async (changes: Record<string, number>, secrets: Fields = { secret: SECRET }) => {
+        tolerances = { ...tolerances, ...changes };
+        const hooks = windows.map((name) => ({ id: `window-${name}`, url: `/window-${name}`, tolerance: tolerances[name] }));
+        should(await rig.deploy(flow(rig, hooks, [], secrets))).be.within(200, 299);
+      };
+      const bodyOf = (name: string) => `{"window":"${name}"}`;
+      const send = (name: string, t: string, secret = SECRET) => postSigned(rig.nodeRed, `/window-${name}`, bodyOf(name), secret, t);
+      const sleepUntil = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - Date.now())));
+      /** A copy: acknowledged without a message while its record is held, or refused as stale once the record has let it go; never a new message. */
+      const notDeliveredAgain = (response: { status: number; text: string }) =>
+        should(['200 ', '401 {"error":"stale timestamp"}']).containEql(`${response.status} ${response.text}`);
+
+      await deployWindows({});
+      const now = Date.now();
+      // t in milliseconds; the 300 s window's request is 299 s old, so that its window ends a second from now.
+      const t: Record<string, string> = {
+        raised: String(now),
+        ninefold: String(now - 299_000),
+        lowered: String(now),
+        rotated: String(now),
+        restarted: String(now),
+      };
+      for (const name of windows) should(await send(name, t[name])).eql({ status: 200, text: '' }, name);
+      await rig.reports((r) => r.kind === 'message' && String(r.source).startsWith('window-'), windows.length);
+
+      // Redeployed: 2 -> 60 s, 300 -> 900 s, 60 -> 1 s; a new secret, the old one kept as the previous.
+      await deployWindows({ raised: 60, ninefold: 900, lowered: 1 }, { secret: 'rotated-secret', previousSecret: SECRET });
+      await sleepUntil(Math.max(now + 3000, Number(t.ninefold) + 300_000 + 1000));
+      notDeliveredAgain(await send('raised', t.raised));
+      notDeliveredAgain(await send('ninefold', t.ninefold));
+      // The same event signed again with the new secret is the same request.
+      should(await send('rotated', t.rotated, 'rotated-secret')).eql({ status: 200, text: '' });
+      should(await send('rotated', t.rotated)).eql({ status: 200, text: '' });
+      should(await send('lowered', t.lowered)).eql({ status: 401, text: '{"error":"stale timestamp"}' });
+      await deployWindows({ lowered: 60 }, { secret: 'rotated-secret', previousSecret: SECRET });
+      notDeliveredAgain(await send('lowered', t.lowered));
+
+      // Restarted (SIGKILL) with 2 s, then 60 s.
+      await rig.killAndRestart();
+      await deployWindows({ restarted: 60 }, { secret: 'rotated-secret', previousSecret: SECRET });
+      for (const name of windows) notDeliveredAgain(await send(name, t[name]));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const delivered = Object.fromEntries(windows.map((name) => [name, rig.messagesOf(`window-${name}`).map((m) => JSON.stringify(m.payload))]));
+      should(delivered).eql(Object.fromEntries(windows.map((name) => [name, [bodyOf(name)]])));
+    });
+
     it('one window rule at its edge: a copy hammered across t + tolerance is acknowledged without a message, then refused as stale, never delivered again', async function () {
       should(await rig.deploy(flow(rig, [{ id: 'edge', url: '/edge', tolerance: 1 }]))).be.within(200, 299);
       const t = String(Date.now());
@@ -350,6 +399,63 @@ describe(`svc-webhook-in in a real ${runtimeUnderTest().title}`, function () {
       should(await postSigned(rig.nodeRed, '/durable', first, SECRET, t)).eql({ status: 200, text: '' });
       await new Promise((resolve) => setTimeout(resolve, 500));
       should(rig.messagesOf('durable').map((m) => m.payload)).eql([{ event: 'first' }]);
+    });
+
+    it('a holder paused (SIGSTOP) until the other Node-RED took its lock over responds to what reached it meanwhile with 503, records nothing; every delivery is delivered once, also after a restart', async function () {
+      this.timeout(240_000);
+      should(await rig.deploy(flow(rig, [{ id: 'paused', url: '/paused' }]))).be.within(200, 299);
+      const first = rig.nodeRed;
+      const t = nowSec();
+      const events = ['before', 'queued 1', 'queued 2', 'by the second'];
+      const bodyOf = (event: string) => JSON.stringify({ event });
+      const unavailable = { status: 503, text: '{"error":"journal unavailable"}' };
+      should(await postSigned(first, '/paused', bodyOf('before'), SECRET, t)).eql({ status: 200, text: '' });
+      const second = await NodeRedProcess.start(rig.userDir, runtimeUnderTest(), 90_000);
+      try {
+        should(await postSigned(second, '/paused', bodyOf('by the second'), SECRET, t)).eql(unavailable);
+        const pid = first.pid ?? 0;
+        process.kill(pid, 'SIGSTOP');
+        let queued: Array<Promise<{ status: number; text: string }>> = [];
+        try {
+          // Two deliveries reach the paused holder: they wait in its socket until it runs again (each on a
+          // connection of its own: an idle kept-alive one would be closed by the holder's timers as it resumes).
+          queued = ['queued 1', 'queued 2'].map((event) => {
+            const body = Buffer.from(bodyOf(event));
+            const head = `POST /paused HTTP/1.1\nhost: 127.0.0.1\ncontent-type: application/json\nsvc-signature: ${signatureHeader(t, SECRET, body)}\ncontent-length: ${body.length}\nconnection: close\n\n`;
+            return rawRequest(first.port, head, body, 180_000);
+          });
+          // The second takes the lock over once it has gone 30 s without a refresh (it tries at each request).
+          await waitUntilAsync(
+            async () => {
+              await new Promise((resolve) => setTimeout(resolve, 500));
+              return (await postSigned(second, '/paused', bodyOf('by the second'), SECRET, t)).status === 200;
+            },
+            'the second Node-RED to take the journal over',
+            120_000,
+          );
+        } finally {
+          process.kill(pid, 'SIGCONT');
+        }
+        const responses = await Promise.all(queued);
+        should(responses.map(({ status, text }) => ({ status, text: text.slice(text.indexOf('\r\n\r\n') + 4) }))).eql([unavailable, unavailable]);
+        // Their senders try again: the holder now delivers them, once.
+        for (const event of ['queued 1', 'queued 2']) should(await postSigned(second, '/paused', bodyOf(event), SECRET, t)).eql({ status: 200, text: '' });
+        should(await postSigned(first, '/paused', bodyOf('queued 1'), SECRET, t)).eql(unavailable);
+        await rig.reports((r) => r.kind === 'message' && r.source === 'paused', events.length);
+        await first.stop(10_000);
+      } finally {
+        await second.kill();
+      }
+      // After a restart on the user directory, every copy is acknowledged and none delivered again.
+      await rig.start();
+      for (const event of events) should(await postSigned(rig.nodeRed, '/paused', bodyOf(event), SECRET, t)).eql({ status: 200, text: '' }, event);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      should(
+        rig
+          .messagesOf('paused')
+          .map((m) => (m.payload as { event: string }).event)
+          .sort(),
+      ).eql([...events].sort());
     });
 
     it('a second Node-RED on the same user directory says so at start and responds with 503 until the first stops; then it records, and nothing either accepted is forgotten', async function () {

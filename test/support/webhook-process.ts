@@ -204,7 +204,7 @@ export function webhookNodes(tabId: string, node: Fields): Fields[] {
 }
 
 /** The exact bytes of an HTTP/1.1 request (send `connection: close`) over a plain socket, and the status line's code (0 when the server hung up). */
-export async function rawRequest(port: number, head: string, body: Buffer): Promise<{ status: number; text: string }> {
+export async function rawRequest(port: number, head: string, body: Buffer, timeoutMs = 10_000): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => {
       // Not ended: Node's server drops a request it is still responding to once the client half-closes.
@@ -217,7 +217,7 @@ export async function rawRequest(port: number, head: string, body: Buffer): Prom
       const text = Buffer.concat(chunks).toString('utf8');
       resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text });
     });
-    socket.setTimeout(10_000, () => socket.destroy());
+    socket.setTimeout(timeoutMs, () => socket.destroy());
   });
 }
 

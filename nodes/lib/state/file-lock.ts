@@ -77,6 +77,18 @@ export class FileLock {
     }
   }
 
+  /**
+   * Whether this lock is still held, by the file at its path now (one small read): it names this
+   * lock's token, so no other process has put its own there after finding this one stale (a holder
+   * paused for longer than 30 s learns it here before its heartbeat runs). Stops holding when not.
+   */
+  confirm(): boolean {
+    if (!this.holding) return false;
+    if (readLock(this.file)?.token === this.token) return true;
+    this.stop();
+    return false;
+  }
+
   /** Gives the lock up (its file removed while it is still this lock's). */
   release(): void {
     if (!this.holding) return;

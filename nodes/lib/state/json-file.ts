@@ -132,6 +132,8 @@ export class JournalFile {
   private queued: Array<{ line: string; written: () => void; failed: (err: Error) => void }> = [];
   private writing: Promise<void> | undefined;
   private handle: fs.promises.FileHandle | undefined;
+  /** The file last written (device and inode), while no write has failed since. */
+  private written: { dev: number; ino: number } | undefined;
   private lines = 0;
   private compactFirst = true;
 
@@ -139,6 +141,8 @@ export class JournalFile {
     private readonly file: string,
     private readonly snapshot: () => unknown[],
     private readonly liveCount: () => number,
+    /** Checked before each write: false when the file is no longer this process's to write (a lock lost), which fails the write. */
+    private readonly mayWrite: () => boolean = () => true,
   ) {}
 
   append(entry: unknown): Promise<void> {
@@ -146,6 +150,20 @@ export class JournalFile {
       this.queued.push({ line: JSON.stringify(entry), written, failed });
       if (!this.writing) this.writing = this.drain();
     });
+  }
+
+  /**
+   * Whether the file last written is still the one at the path (one stat): not when another process
+   * or a person replaced or removed it since (what was written there is not in the file read next).
+   */
+  current(): boolean {
+    if (!this.written) return true;
+    try {
+      const { dev, ino } = fs.statSync(this.file);
+      return dev === this.written.dev && ino === this.written.ino;
+    } catch {
+      return false;
+    }
   }
 
   /** The next write rewrites the file whole from the state (another process wrote it meanwhile). */
@@ -158,11 +176,15 @@ export class JournalFile {
       const batch = this.queued;
       this.queued = [];
       try {
+        if (!this.mayWrite()) throw new Error(`${this.file} is no longer this process's to write`);
+        // Replaced since the last write (by another process or a person): written whole, not added to the file that was there.
+        if (!this.current()) this.compactFirst = true;
         if (this.compactFirst || (this.lines >= JOURNAL_COMPACT_MIN_LINES && this.lines > 2 * this.liveCount())) {
           await this.handle?.close();
           this.handle = undefined;
           const entries = this.snapshot();
           await writeAtomically(this.file, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+          this.written = identity(await fs.promises.stat(this.file));
           this.lines = entries.length;
           this.compactFirst = false;
         } else {
@@ -176,10 +198,15 @@ export class JournalFile {
         for (const queued of batch) queued.failed(err instanceof Error ? err : new Error(String(err)));
         await this.handle?.close().catch(() => undefined);
         this.handle = undefined;
+        this.written = undefined;
         // Written whole from the state at the next change, rather than with a line missing.
         this.compactFirst = true;
       }
     }
     this.writing = undefined;
   }
+}
+
+function identity(stat: fs.Stats): { dev: number; ino: number } {
+  return { dev: stat.dev, ino: stat.ino };
 }

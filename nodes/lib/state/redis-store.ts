@@ -121,6 +121,29 @@ redis.call('SET', KEYS[1], string.format('%.0f', nextSlot), 'PX', math.ceil((nex
 return string.format('%.0f', slot - now)`;
 
 /**
+ * A webhook path's delivered requests (see ReplayMemory): KEYS[1] a sorted set of its entries (member
+ * `<t ms> <key>`, score the end of its window), KEYS[2] its `since`. Entries whose window ended before
+ * ARGV[4] (now) are forgotten first, `since` moving up to their newest t; then ARGV[1] (t ARGV[2],
+ * window to ARGV[3]) is 0 when held, -1 when its t is at or before `since`, else added: 1. Neither key
+ * expires: what they drop they drop through `since`.
+ */
+const CLAIM_REPLAY = `
+local ended = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
+if #ended > 0 then
+  local newest = tonumber(redis.call('GET', KEYS[2]) or '-1e308')
+  for _, member in ipairs(ended) do
+    newest = math.max(newest, tonumber(string.match(member, '^%S+')))
+  end
+  redis.call('SET', KEYS[2], string.format('%.17g', newest))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
+end
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+local since = redis.call('GET', KEYS[2])
+if since and tonumber(ARGV[2]) <= tonumber(since) then return -1 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1`;
+
+/**
  * A write through a script: it proves that Redis runs scripts (most operations of the pack are one)
  * and accepts writes. It also sets the caller's marker (KEYS[2], for ARGV[3] ms; see KEEP_MARKER).
  */
@@ -197,6 +220,23 @@ export class RedisStore implements KeyValueStore {
 
   async release(key: string, owner: string): Promise<boolean> {
     return (await this.redis.eval(RELEASE, 1, this.prefix + key, owner)) === 1;
+  }
+
+  /** Claims a delivered webhook request of the path `scope` (see CLAIM_REPLAY): `claimed`, `duplicate`, or `forgotten` (its t is at or before what the path vouches for). */
+  async claimReplay(scope: string, member: string, t: number, expiresAt: number, now: number): Promise<'claimed' | 'duplicate' | 'forgotten'> {
+    const name = this.replaysKey(scope);
+    const outcome = Number(await this.redis.eval(CLAIM_REPLAY, 2, name, `${name}:since`, member, t, expiresAt, now));
+    return outcome === 1 ? 'claimed' : outcome === 0 ? 'duplicate' : 'forgotten';
+  }
+
+  /** Removes a claimed request that was not delivered after all (`since` stays). */
+  async withdrawReplay(scope: string, member: string): Promise<void> {
+    await this.redis.zrem(this.replaysKey(scope), member);
+  }
+
+  /** The path as the hash tag of both keys of its replay record: one slot in a Cluster. */
+  private replaysKey(scope: string): string {
+    return `${this.prefix}replays:{${scope}}`;
   }
 
   /** `KeyValueStore.take`, counting from at least `known` (see TAKE). */

@@ -1,17 +1,98 @@
-import { randomUUID } from 'node:crypto';
-import { ReplayCache } from './signature';
+import { ReplayEntry, timestampToMs } from './signature';
 import { FileLock, LockHolder } from './file-lock';
 import { JournalFile, onePerFile, readJsonLines } from './json-file';
 import type { SharedState } from './shared-state';
 
-/** What a webhook receiver remembers of an accepted request: its (t, digest) key and the end of its window. */
-export interface ReplayEntry {
-  key: string;
-  expiresAt: number;
-}
+export type { ReplayEntry } from './signature';
 
-/** One line of the replay journal: an accepted request of a path until `expiresAt`; 0 forgets it. */
-type JournalLine = [scope: string, key: string, expiresAt: number];
+/**
+ * The lines of the replay journal: `[scope, key, t, expiresAt]` an accepted request of a path, kept
+ * until `expiresAt`; `[scope, key, 0]` forgets one that was not delivered after all; `{scope, since}`
+ * says that every request of the path with a t after `since` that was delivered is in the journal.
+ * `[scope, key, expiresAt]` is a line of an earlier version (its key is `<t>:<digest>`).
+ */
+type EntryLine = [scope: string, key: string, t: number, expiresAt: number];
+type ForgetLine = [scope: string, key: string, zero: 0];
+type LegacyLine = [scope: string, key: string, expiresAt: number];
+interface SinceLine {
+  scope: string;
+  since: number;
+}
+type JournalLine = EntryLine | ForgetLine | SinceLine;
+
+/** Accepted requests a path remembers at most (a bound on memory); past it the oldest are forgotten and `since` moves past them. */
+const MAX_ENTRIES_PER_PATH = 10_000;
+
+/**
+ * The delivered requests of one path, each until the end of the window it was accepted in, and
+ * `since`: the newest t among those forgotten. What it holds plus `since` is the contract: every
+ * delivered request with a t after `since` is in it, so a request with a t at or before `since` that
+ * it does not hold cannot be told from a copy and is refused, whatever tolerance lets it through now.
+ * Entries leave at the end of their window (expired ones at the oldest end, as they arrive roughly in
+ * that order) or, past `maxEntries`, the oldest first; either moves `since` up to their t.
+ */
+export class ReplayMemory {
+  private readonly entries = new Map<string, { t: number; expiresAt: number }>();
+  private sinceMs = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly maxEntries = MAX_ENTRIES_PER_PATH) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get since(): number {
+    return this.sinceMs;
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** Whether a request with this t that is not held was never delivered. */
+  vouchesFor(t: number): boolean {
+    return t > this.sinceMs;
+  }
+
+  /** Forgets nothing after `since` (a `since` read from the journal, or the one an earlier version implies). */
+  forgotUpTo(since: number): void {
+    this.sinceMs = Math.max(this.sinceMs, since);
+  }
+
+  /** Holds a delivered request until `expiresAt`; one whose window has ended already (read back from the journal) only moves `since`. */
+  add(key: string, t: number, expiresAt: number, now: number): void {
+    if (expiresAt < now) {
+      this.sinceMs = Math.max(this.sinceMs, t);
+      return;
+    }
+    // Sweeping stops at the first live entry, which keeps each add cheap however full it is; one that
+    // expires out of order stays until it reaches the oldest end (a copy of it is still a duplicate).
+    for (const [entry, held] of this.entries) {
+      if (held.expiresAt >= now) break;
+      this.drop(entry, held.t);
+    }
+    while (this.entries.size >= this.maxEntries) {
+      const [oldest, held] = this.entries.entries().next().value as [string, { t: number }];
+      this.drop(oldest, held.t);
+    }
+    this.entries.set(key, { t, expiresAt });
+  }
+
+  /** Forgets an entry that was not delivered after all: `since` stays. */
+  withdraw(key: string): boolean {
+    return this.entries.delete(key);
+  }
+
+  /** Every entry, oldest first: `[key, t, expiresAt]`. */
+  snapshot(): Array<[string, number, number]> {
+    return [...this.entries].map(([key, { t, expiresAt }]) => [key, t, expiresAt]);
+  }
+
+  private drop(key: string, t: number): void {
+    this.entries.delete(key);
+    this.sinceMs = Math.max(this.sinceMs, t);
+  }
+}
 
 /** Why a request cannot be recorded: the journal cannot be written, or another process on the same user directory holds it. */
 export type Unrecorded = { problem: 'not written'; cause: string } | { problem: 'in use'; holder: LockHolder };
@@ -19,31 +100,36 @@ export type Unrecorded = { problem: 'not written'; cause: string } | { problem: 
 /**
  * What became of a signed request that passed every check:
  * `delivered`: new, recorded (on disk, and in Redis unless Redis is unavailable), then `deliver` ran;
- * `duplicate`: the same (t, digest) was recorded and delivered before, here or by another instance:
- * to be acknowledged, nothing sent; `withdrawn`: `deliver` declined (the node is closing), so it is
- * forgotten again and the sender's retry passes; `unrecorded`: it could not be recorded, nothing
- * was delivered, and the sender should try again.
+ * `duplicate`: the same request was recorded and delivered before, here or by another instance:
+ * to be acknowledged, nothing sent; `forgotten`: its t is at or before what the path's record
+ * vouches for (ReplayMemory), so it could be a copy of a request forgotten since: refused as stale;
+ * `withdrawn`: `deliver` declined (the node is closing), so it is forgotten again and the sender's
+ * retry passes; `unrecorded`: it could not be recorded, nothing was delivered, and the sender should
+ * try again.
  */
-export type Admission = { outcome: 'delivered' | 'duplicate' | 'withdrawn' } | ({ outcome: 'unrecorded' } & Unrecorded);
+export type Admission = { outcome: 'delivered' | 'duplicate' | 'forgotten' | 'withdrawn' } | ({ outcome: 'unrecorded' } & Unrecorded);
 
 /**
- * The accepted requests of every webhook path in this process, one bounded cache per path, kept in a
- * journal (JSON lines) in Node-RED's user directory so that a copy is recognised after a redeploy, a
- * secret rotation (the key holds no secret) and a restart. One per file in a process: a redeployed
- * node finds what the node it replaces accepted. One process per file: a lock beside the journal
- * (`<file>.lock`) keeps a second Node-RED on the same user directory from writing it (each would
- * rewrite it from its own memory); that one records nothing until the lock is free, and then reads
- * what the other wrote first.
+ * The delivered requests of every webhook path in this process, one ReplayMemory per path, kept in
+ * a journal (JSON lines) in Node-RED's user directory so that a copy is recognised after a redeploy,
+ * a new tolerance, a secret rotation (the key holds no secret) and a restart. One per file in a
+ * process: a redeployed node finds what the node it replaces accepted. One process per file: a lock
+ * beside the journal (`<file>.lock`) keeps a second Node-RED on the same user directory from writing
+ * it (each would rewrite it from its own memory); that one records nothing until the lock is free,
+ * and then reads what the other wrote first. The holder checks the lock before each request and,
+ * after writing its record, that the lock is still its own and the file it wrote is the one at the
+ * journal's path: a holder paused past the lock's age, whose lock another process took over, records
+ * and acknowledges nothing more.
  */
 export class ReplayFile {
   private static readonly open = new Map<string, ReplayFile>();
-  private readonly caches = new Map<string, ReplayCache>();
+  private readonly memories = new Map<string, ReplayMemory>();
   /** Entries being recorded and delivered, by scope and key: a copy arriving meanwhile gets their outcome. */
   private readonly pending = new Map<string, Promise<Admission>>();
   private readonly journal: JournalFile | undefined;
   private readonly lock: FileLock | undefined;
 
-  /** Without a file (no user directory, as in some embedded runtimes), the caches live in memory only. */
+  /** Without a file (no user directory, as in some embedded runtimes), the records live in memory only. */
   static at(file: string | undefined): ReplayFile {
     return onePerFile(ReplayFile.open, file, () => new ReplayFile(file));
   }
@@ -55,16 +141,18 @@ export class ReplayFile {
     this.journal = new JournalFile(
       file,
       () => this.snapshot(),
-      () => [...this.caches.values()].reduce((sum, cache) => sum + cache.size, 0),
+      () => [...this.memories.values()].reduce((sum, memory) => sum + memory.size, 0),
+      // A holder that lost the lock writes nothing: not even the journal that replaced its own.
+      () => this.lock?.confirm() ?? true,
     );
   }
 
   /**
-   * Why nothing can be recorded now, if anything. Takes the journal's lock when it is free, after
-   * reading what the process that held it wrote.
+   * Why nothing can be recorded now, if anything. Takes the journal's lock when it is free (or was
+   * taken from this process), after reading what the process that held it wrote.
    */
   ready(): Unrecorded | undefined {
-    if (!this.file || !this.lock || this.lock.holds) return undefined;
+    if (!this.file || !this.lock || this.lock.confirm()) return undefined;
     let holder: LockHolder | undefined;
     try {
       holder = this.lock.acquire();
@@ -77,57 +165,111 @@ export class ReplayFile {
     return undefined;
   }
 
-  /** Whether this entry was recorded (`recorded`), not (`absent`), or the outcome of its recording still under way. */
-  lookup(scope: string, key: string, now: number): 'recorded' | 'absent' | Promise<Admission> {
-    const pending = this.pending.get(pendingKey(scope, key));
+  /** Whether this request was recorded (`recorded`), not (`absent`), cannot be told (`forgotten`), or the outcome of its recording still under way. */
+  lookup(scope: string, entry: ReplayEntry): 'recorded' | 'absent' | 'forgotten' | Promise<Admission> {
+    const pending = this.pending.get(pendingKey(scope, entry.key));
     if (pending) return pending;
-    return this.caches.get(scope)?.has(key, now) ? 'recorded' : 'absent';
+    const memory = this.memories.get(scope);
+    if (!memory) return 'absent';
+    if (memory.has(entry.key) || memory.has(entry.legacyKey)) return 'recorded';
+    return memory.vouchesFor(entry.timestampMs) ? 'absent' : 'forgotten';
   }
 
   /**
    * Records a new entry in the same turn (a copy arriving meanwhile finds it, and waits for `outcome`);
-   * resolves once it is on disk, rejects when it could not be written.
+   * resolves once it is on disk in the journal this process still holds, or with why it is not.
    */
-  record(scope: string, entry: ReplayEntry, now: number, outcome: Promise<Admission>): Promise<void> {
-    this.cache(scope).add(entry.key, entry.expiresAt, now);
+  async record(scope: string, entry: ReplayEntry, now: number, outcome: Promise<Admission>): Promise<Unrecorded | undefined> {
+    this.memory(scope).add(entry.key, entry.timestampMs, entry.expiresAt, now);
     const id = pendingKey(scope, entry.key);
     this.pending.set(id, outcome);
     outcome.then(
       () => this.pending.delete(id),
       () => undefined,
     );
-    return this.journal?.append([scope, entry.key, entry.expiresAt] satisfies JournalLine) ?? Promise.resolve();
+    if (!this.journal) return undefined;
+    // Twice at most: a journal found replaced (or a lock found free again and retaken) is written whole the second time.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.journal.append([scope, entry.key, entry.timestampMs, entry.expiresAt] satisfies EntryLine);
+      } catch (err) {
+        const lost = this.lock && !this.lock.holds ? this.ready() : undefined;
+        return lost ?? { problem: 'not written', cause: err instanceof Error ? err.message : String(err) };
+      }
+      const held = this.stillHeld();
+      if (held !== 'again') return held;
+    }
+    return { problem: 'not written', cause: `${this.file} was replaced while it was written` };
   }
 
-  /** Forgets an entry; a write that fails is left to the next one, which rewrites the journal whole. */
+  /** Forgets an entry; a write that fails is left to the next one, which rewrites the journal whole. Nothing is written without the lock. */
   async forget(scope: string, key: string): Promise<void> {
-    if (!this.caches.get(scope)?.delete(key)) return;
-    await this.journal?.append([scope, key, 0] satisfies JournalLine).catch(() => undefined);
+    if (!this.memories.get(scope)?.withdraw(key)) return;
+    if (this.lock && !this.lock.holds) return;
+    await this.journal?.append([scope, key, 0] satisfies ForgetLine).catch(() => undefined);
+  }
+
+  /**
+   * After a record was written, before it is acknowledged: undefined while the lock is still this
+   * process's and the file written is the one at the journal's path (then the next holder reads the
+   * record); `again` when the record must be written again, whole (the file was replaced, or the
+   * lock was lost and retaken); else why it cannot be recorded (another process holds the lock).
+   */
+  private stillHeld(): Unrecorded | 'again' | undefined {
+    if (!this.lock || !this.journal) return undefined;
+    if (!this.lock.confirm()) return this.ready() ?? 'again';
+    if (this.journal.current()) return undefined;
+    this.journal.rewrite();
+    return 'again';
   }
 
   private load(file: string): void {
     const now = Date.now();
     for (const line of readJsonLines(file)) {
-      if (!Array.isArray(line) || line.length !== 3) continue;
-      const [scope, key, expiresAt] = line as JournalLine;
-      if (typeof scope !== 'string' || typeof key !== 'string' || typeof expiresAt !== 'number') continue;
-      if (expiresAt >= now) this.cache(scope).add(key, expiresAt, now);
-      else this.caches.get(scope)?.delete(key);
+      if (!Array.isArray(line)) {
+        const { scope, since } = (line ?? {}) as Partial<SinceLine>;
+        if (typeof scope === 'string' && typeof since === 'number') this.memory(scope).forgotUpTo(since);
+        continue;
+      }
+      const [scope, key] = line as unknown[];
+      if (typeof scope !== 'string' || typeof key !== 'string' || !line.slice(2).every((value) => typeof value === 'number')) continue;
+      if (line.length === 4) {
+        const [, , t, expiresAt] = line as EntryLine;
+        this.memory(scope).add(key, t, expiresAt, now);
+      } else if (line.length === 3 && line[2] === 0) {
+        this.memories.get(scope)?.withdraw(key);
+      } else if (line.length === 3) {
+        this.loadLegacy(line as LegacyLine, now);
+      }
     }
   }
 
-  private cache(scope: string): ReplayCache {
-    let cache = this.caches.get(scope);
-    if (!cache) {
-      cache = new ReplayCache();
-      this.caches.set(scope, cache);
+  /**
+   * A line of an earlier version, which kept no `since`: it forgot each request once its window (the
+   * path's tolerance then) had passed, so it vouches for the requests of that window before now.
+   */
+  private loadLegacy([scope, key, expiresAt]: LegacyLine, now: number): void {
+    const t = timestampToMs(key.slice(0, key.indexOf(':')));
+    if (!Number.isFinite(t)) return;
+    const memory = this.memory(scope);
+    memory.forgotUpTo(now - (expiresAt - t));
+    if (expiresAt >= now) memory.add(key, t, expiresAt, now);
+  }
+
+  private memory(scope: string): ReplayMemory {
+    let memory = this.memories.get(scope);
+    if (!memory) {
+      memory = new ReplayMemory();
+      this.memories.set(scope, memory);
     }
-    return cache;
+    return memory;
   }
 
   private snapshot(): JournalLine[] {
-    const now = Date.now();
-    return [...this.caches].flatMap(([scope, cache]) => cache.snapshot(now).map(([key, expiresAt]): JournalLine => [scope, key, expiresAt]));
+    return [...this.memories].flatMap(([scope, memory]): JournalLine[] => [
+      ...(Number.isFinite(memory.since) ? [{ scope, since: memory.since }] : []),
+      ...memory.snapshot().map(([key, t, expiresAt]): EntryLine => [scope, key, t, expiresAt]),
+    ]);
   }
 }
 
@@ -141,12 +283,13 @@ function asCopy(original: Admission): Admission {
 }
 
 /**
- * Admits the signed requests of one webhook path: each (t, digest) is delivered once, and only once
+ * Admits the signed requests of one webhook path: each (t, body) is delivered once, and only once
  * it is recorded until its window has passed, in this process's replay journal (on disk) and, when
  * the path's svc-config has Redis, in Redis for every instance (unless Redis is unavailable: then
- * each instance's own journal, as for all shared state during an outage). The scope is the path in
- * both cases: two subscriptions delivering the same event with the same secret to two paths are two
- * deliveries, each delivered once.
+ * each instance's own journal, as for all shared state during an outage). Both keep the same rule,
+ * the `since` of ReplayMemory, so that no tolerance set later anywhere lets a forgotten request
+ * through. The scope is the path in both cases: two subscriptions delivering the same event with the
+ * same secret to two paths are two deliveries, each delivered once.
  */
 export class ReplayGuard {
   constructor(
@@ -159,8 +302,9 @@ export class ReplayGuard {
   async admit(entry: ReplayEntry, deliver: () => boolean, now = Date.now()): Promise<Admission> {
     // The journal first: taking it over reads what the process that held it recorded.
     const unready = this.local.ready();
-    const seen = this.local.lookup(this.scope, entry.key, now);
+    const seen = this.local.lookup(this.scope, entry);
     if (seen === 'recorded') return { outcome: 'duplicate' };
+    if (seen === 'forgotten') return { outcome: 'forgotten' };
     if (seen !== 'absent') return asCopy(await seen);
     if (unready) return { outcome: 'unrecorded', ...unready };
     let settle: (admission: Admission) => void = () => undefined;
@@ -175,40 +319,47 @@ export class ReplayGuard {
     }
   }
 
-  private async deliverRecorded(entry: ReplayEntry, written: Promise<void>, deliver: () => boolean): Promise<Admission> {
-    try {
-      await written;
-    } catch (err) {
+  private async deliverRecorded(entry: ReplayEntry, written: Promise<Unrecorded | undefined>, deliver: () => boolean): Promise<Admission> {
+    const unrecorded = await written;
+    if (unrecorded) {
       await this.local.forget(this.scope, entry.key);
-      return { outcome: 'unrecorded', problem: 'not written', cause: err instanceof Error ? err.message : String(err) };
+      return { outcome: 'unrecorded', ...unrecorded };
     }
     if (this.shared) {
-      const first = await this.shared.withShared(
-        // Kept in Redis up to and including the window's last millisecond, and held by a replica
-        // before the request is delivered: a failover cannot forget it and let a replay through.
+      const claim = await this.shared.withShared(
+        // Held by a replica before the request is delivered: a failover cannot forget it and let a
+        // replay through. The key of earlier versions is read too: a request they delivered.
         async (redis) => {
-          const claimed = await redis.claim(this.sharedKey(entry), randomUUID(), entry.expiresAt - Date.now() + 1);
+          const [claimed, legacy] = await Promise.all([
+            redis.claimReplay(this.scope, sharedMember(entry), entry.timestampMs, entry.expiresAt, Date.now()),
+            redis.get(`replay:${this.scope}:${entry.legacyKey}`),
+          ]);
           await redis.replicated();
-          return claimed;
+          return legacy === undefined ? claimed : 'duplicate';
         },
-        () => true,
+        () => 'claimed' as const,
       );
       // Claimed by another instance, which recorded it on its disk first and delivers it.
-      if (!first) return { outcome: 'duplicate' };
+      if (claim === 'duplicate') return { outcome: 'duplicate' };
+      if (claim === 'forgotten') {
+        await this.local.forget(this.scope, entry.key);
+        return { outcome: 'forgotten' };
+      }
     }
     if (deliver()) return { outcome: 'delivered' };
     // Not delivered, so not remembered: the sender's retry must pass.
     await this.local.forget(this.scope, entry.key);
     if (this.shared) {
       await this.shared.withShared(
-        (redis) => redis.delete(this.sharedKey(entry)),
+        (redis) => redis.withdrawReplay(this.scope, sharedMember(entry)),
         () => undefined,
       );
     }
     return { outcome: 'withdrawn' };
   }
+}
 
-  private sharedKey(entry: ReplayEntry): string {
-    return `replay:${this.scope}:${entry.key}`;
-  }
+/** An entry in the path's Redis record: t in milliseconds first (read back when it is forgotten), then its key. */
+function sharedMember(entry: ReplayEntry): string {
+  return `${entry.timestampMs} ${entry.key}`;
 }

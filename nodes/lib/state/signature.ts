@@ -10,7 +10,6 @@ export const SIGNATURE_HEADER = 'svc-signature';
 const MILLISECONDS_FROM = 1e11;
 const TIMESTAMP = /^\d{1,16}(\.\d{1,6})?$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
-const DEFAULT_REPLAY_CACHE_SIZE = 10_000;
 
 export interface ParsedSignature {
   /** `t` exactly as sent: the digest covers this text, not a re-formatted number. */
@@ -26,6 +25,22 @@ export interface AcceptedSignature {
   timestamp: string;
   timestampMs: number;
   digest: string;
+  /** The lowercase hex SHA-256 of `<t>.<body>`: what the request is, whichever secret signed it. */
+  identity: string;
+}
+
+/**
+ * What identifies an accepted request against replays: `key`, `<t>:<identity>` (no secret in it, so a
+ * copy is the same request under any secret), and `legacyKey`, `<t>:<digest>`, the key that earlier
+ * versions recorded (their journal and Redis keys are still read); `timestampMs` is t, and `expiresAt`
+ * the last millisecond the time check it passed accepts it (rounded up, for a `t` with a fraction of
+ * a millisecond).
+ */
+export interface ReplayEntry {
+  key: string;
+  legacyKey: string;
+  timestampMs: number;
+  expiresAt: number;
 }
 
 export type VerifyResult = ({ ok: true } & AcceptedSignature) | { ok: false; reason: SignatureRejection };
@@ -73,52 +88,6 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(digestA, digestB);
 }
 
-/**
- * Remembers accepted (t, digest) pairs until their timestamp leaves the tolerance window, its last
- * millisecond included (until then the time check would let a replay through), holding at most
- * `maxEntries`: when full, expired entries go first, then the oldest. Past `maxEntries` accepted
- * requests within one window, the oldest are thus forgotten early: a bound on memory that a sender
- * needs over 33 webhooks a second (at the default 5-minute tolerance) to reach.
- */
-export class ReplayCache {
-  private readonly expiries = new Map<string, number>();
-
-  constructor(private readonly maxEntries = DEFAULT_REPLAY_CACHE_SIZE) {}
-
-  get size(): number {
-    return this.expiries.size;
-  }
-
-  has(key: string, now: number): boolean {
-    const expiresAt = this.expiries.get(key);
-    return expiresAt !== undefined && expiresAt >= now;
-  }
-
-  add(key: string, expiresAt: number, now: number): void {
-    // Entries arrive roughly in expiry order, so expired ones sit at the oldest end: sweeping stops at
-    // the first live entry, which keeps each add cheap however full the cache is. One that expires out
-    // of order is still refused by `has` and leaves with the size bound.
-    for (const [entry, expiry] of this.expiries) {
-      if (expiry >= now) break;
-      this.expiries.delete(entry);
-    }
-    while (this.expiries.size >= this.maxEntries) {
-      const oldest = this.expiries.keys().next().value as string;
-      this.expiries.delete(oldest);
-    }
-    this.expiries.set(key, expiresAt);
-  }
-
-  delete(key: string): boolean {
-    return this.expiries.delete(key);
-  }
-
-  /** Every live entry, oldest first, for persisting the cache. */
-  snapshot(now: number): Array<[string, number]> {
-    return [...this.expiries].filter(([, expiresAt]) => expiresAt >= now);
-  }
-}
-
 export interface VerifierOptions {
   /** The current secret first, then the previous one during a rotation. Empty strings are ignored. */
   secrets: string[];
@@ -128,8 +97,8 @@ export interface VerifierOptions {
 /**
  * Checks `svc-signature` headers: form, timestamp within the tolerance window (both directions,
  * edges included: accepted if and only if |now - t| <= tolerance) and digest against every secret in
- * constant time. Replays are the receiver's to refuse, with `replayEntry`: the replay cache must
- * outlive a verifier, which a redeploy or a secret rotation replaces.
+ * constant time. Replays are the receiver's to refuse, with `replayEntry`: the replay journal must
+ * outlive a verifier, which a redeploy, a new tolerance or a secret rotation replaces.
  */
 export class SignatureVerifier {
   private readonly secrets: string[];
@@ -150,15 +119,18 @@ export class SignatureVerifier {
     if (timestampMs > now + this.toleranceMs) return { ok: false, reason: 'future timestamp' };
     const matched = this.matchingDigest(signature, body);
     if (matched === undefined) return { ok: false, reason: 'signature mismatch' };
-    return { ok: true, timestamp: signature.timestamp, timestampMs, digest: matched };
+    const identity = createHash('sha256').update(`${signature.timestamp}.`, 'utf8').update(body).digest('hex');
+    return { ok: true, timestamp: signature.timestamp, timestampMs, digest: matched, identity };
   }
 
-  /**
-   * What identifies an accepted request against replays, and until when: the last millisecond the
-   * time check lets it through (rounded up, for a `t` with a fraction of a millisecond).
-   */
-  replayEntry(result: AcceptedSignature): { key: string; expiresAt: number } {
-    return { key: `${result.timestamp}:${result.digest}`, expiresAt: Math.ceil(result.timestampMs + this.toleranceMs) };
+  /** What identifies an accepted request against replays, and until when this verifier accepts it. */
+  replayEntry(result: AcceptedSignature): ReplayEntry {
+    return {
+      key: `${result.timestamp}:${result.identity}`,
+      legacyKey: `${result.timestamp}:${result.digest}`,
+      timestampMs: result.timestampMs,
+      expiresAt: Math.ceil(result.timestampMs + this.toleranceMs),
+    };
   }
 
   /** The hex digest that one of the secrets produces and the header carries, if any. */

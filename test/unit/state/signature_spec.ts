@@ -1,5 +1,6 @@
 import should from 'should';
-import { ReplayCache, SignatureVerifier, computeDigest, constantTimeEqual, parseSignatureHeader, timestampToMs } from '../../../nodes/lib/state/signature';
+import { ReplayMemory } from '../../../nodes/lib/state/replays';
+import { SignatureVerifier, computeDigest, constantTimeEqual, parseSignatureHeader, timestampToMs } from '../../../nodes/lib/state/signature';
 
 /** Vectors computed outside this code: printf '%s' '<t>.<secret>.<body>' | sha256sum */
 const RAW_BODY = '{"temperature": 21.5, "unit":"\\u00b0C"}';
@@ -108,20 +109,24 @@ describe('signature (unit)', function () {
       should(strict.verify(header(NOW_SEC - 11, SECRET, RAW_BODY), body, NOW)).eql({ ok: false, reason: 'stale timestamp' });
     });
 
-    it('names an accepted request by (t, digest), remembered until the last millisecond the time check accepts it', function () {
+    it('names an accepted request by t and its body, whichever secret signed it, remembered until the last millisecond the time check accepts it', function () {
       const v = verifier();
       const signature = header(NOW_SEC, SECRET, RAW_BODY);
       const first = v.verify(signature, body, NOW);
       if (!first.ok) throw new Error('expected the first request to pass');
       const entry = v.replayEntry(first);
       should(entry.expiresAt).equal(NOW_SEC * 1000 + 300_000);
+      should(entry.timestampMs).equal(NOW_SEC * 1000);
+      should(entry.legacyKey).equal(`${NOW_SEC}:${first.digest}`);
+      should(entry.key).not.containEql(first.digest);
       // One window rule: accepted at exactly t + tolerance, refused a millisecond later.
       should(v.verify(signature, body, entry.expiresAt).ok).be.true();
       should(v.verify(signature, body, entry.expiresAt + 1)).eql({ ok: false, reason: 'stale timestamp' });
-      // The same request signed with the previous secret has another digest: a new request.
+      // The same request signed with the previous secret (or re-signed with a new one) is the same request.
       const rotated = v.verify(header(NOW_SEC, 'old-secret', RAW_BODY), body, NOW);
       if (!rotated.ok) throw new Error('expected the previous secret to pass');
-      should(v.replayEntry(rotated).key).not.equal(entry.key);
+      should(v.replayEntry(rotated).key).equal(entry.key);
+      should(v.replayEntry(rotated).legacyKey).not.equal(entry.legacyKey);
       // A t with a fraction of a millisecond: remembered up to the millisecond that contains its edge.
       const fraction = v.verify(header(`${NOW_SEC}.0005`, SECRET, RAW_BODY), body, NOW);
       if (!fraction.ok) throw new Error('expected a fractional t to pass');
@@ -133,44 +138,44 @@ describe('signature (unit)', function () {
     });
   });
 
-  describe('ReplayCache', function () {
-    it('holds at most its size, dropping expired entries first, then the oldest', function () {
-      const cache = new ReplayCache(3);
-      cache.add('a', 100, 0);
-      cache.add('b', 5000, 0);
-      cache.add('c', 5000, 0);
-      cache.add('d', 5000, 200);
-      should(cache.size).equal(3);
-      should(cache.has('a', 200)).be.false();
-      should(cache.has('b', 200)).be.true();
-      cache.add('e', 5000, 200);
-      should(cache.size).equal(3);
-      should(cache.has('b', 200)).be.false();
-      should(['c', 'd', 'e'].every((key) => cache.has(key, 200))).be.true();
-    });
-
-    it('sweeps expired entries from the oldest end only, stopping at the first live one', function () {
-      const cache = new ReplayCache(100);
-      for (let i = 0; i < 50; i++) cache.add(`old-${i}`, 1000 + i, 0);
-      cache.add('late-expiring', 9000, 0);
-      cache.add('early-expiring', 1500, 0);
-      cache.add('new', 9000, 1200);
-      should(cache.size).equal(3, 'the 50 expired entries at the oldest end are gone');
-      should(cache.has('early-expiring', 1200)).be.true();
-      should(cache.has('early-expiring', 1600)).be.false('refused once expired even before it is swept');
-    });
-
-    it('keeps an entry up to and including its expiry, and forgets it after', function () {
-      const cache = new ReplayCache();
-      cache.add('k', 1000, 0);
-      should(cache.has('k', 999)).be.true();
-      should(cache.has('k', 1000)).be.true();
-      should(cache.has('k', 1001)).be.false();
-      cache.add('other', 5000, 1000);
-      should(cache.snapshot(1000)).eql([
-        ['k', 1000],
-        ['other', 5000],
+  describe('ReplayMemory', function () {
+    it('holds at most its size, dropping ended entries first, then the oldest; since moves up to the t of each', function () {
+      const memory = new ReplayMemory(3);
+      memory.add('a', 10, 100, 0);
+      memory.add('b', 20, 5000, 0);
+      memory.add('c', 30, 5000, 0);
+      should(memory.since).equal(Number.NEGATIVE_INFINITY);
+      should(memory.vouchesFor(0)).be.true();
+      memory.add('d', 40, 5000, 200);
+      should(memory.size).equal(3);
+      should(memory.has('a')).be.false();
+      should(memory.since).equal(10);
+      memory.add('e', 50, 5000, 200);
+      should(memory.has('b')).be.false();
+      should(memory.since).equal(20);
+      should(['c', 'd', 'e'].every((key) => memory.has(key))).be.true();
+      // A request not held is vouched for only after since: at or before it, it could be a or b.
+      should(memory.vouchesFor(20)).be.false();
+      should(memory.vouchesFor(21)).be.true();
+      // Withdrawn (not delivered after all): since stays.
+      memory.withdraw('e');
+      should(memory.since).equal(20);
+      should(memory.snapshot()).eql([
+        ['c', 30, 5000],
+        ['d', 40, 5000],
       ]);
+    });
+
+    it('sweeps ended entries from the oldest end only, stopping at the first live one', function () {
+      const memory = new ReplayMemory(100);
+      for (let i = 0; i < 50; i++) memory.add(`old-${i}`, i, 1000 + i, 0);
+      memory.add('late-ending', 60, 9000, 0);
+      memory.add('early-ending', 70, 1500, 0);
+      memory.add('new', 80, 9000, 1200);
+      should(memory.size).equal(3, 'the 50 ended entries at the oldest end are gone');
+      should(memory.since).equal(49);
+      // Held past its end until it reaches the oldest end: a copy of it is still a duplicate.
+      should(memory.has('early-ending')).be.true();
     });
   });
 

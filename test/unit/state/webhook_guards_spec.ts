@@ -5,7 +5,7 @@ import path from 'node:path';
 import should from 'should';
 import { ThrottledReport } from '../../../nodes/lib/util/async';
 import { readJsonText } from '../../../nodes/lib/util/text';
-import { ReplayFile, ReplayGuard } from '../../../nodes/lib/state/replays';
+import { ReplayEntry, ReplayFile, ReplayGuard } from '../../../nodes/lib/state/replays';
 import { ManualClock } from '../../support/clock';
 
 /** The pieces svc-webhook-in guards itself with, on their own (the node is tested in real Node-RED processes too). */
@@ -57,6 +57,8 @@ describe('webhook guards', function () {
     after(function () {
       fs.rmSync(dir, { recursive: true, force: true });
     });
+    /** An accepted request `key` with t `t`, in its window for `windowMs`. */
+    const entryOf = (key: string, t: number, windowMs = 1000): ReplayEntry => ({ key, legacyKey: `${key}:legacy`, timestampMs: t, expiresAt: t + windowMs });
     /** A `deliver` that counts its calls. */
     const delivery = (result = true) => {
       const calls = { count: 0 };
@@ -72,43 +74,43 @@ describe('webhook guards', function () {
       const file = path.join(dir, 'replays.jsonl');
       const replays = ReplayFile.at(file);
       const now = Date.now();
-      const entry = { key: 't:digest', expiresAt: now + 1000 };
+      const entry = entryOf('t:digest', now);
       const a = new ReplayGuard(replays, '/a');
       const first = delivery();
       should(await a.admit(entry, first.deliver, now)).eql({ outcome: 'delivered' });
       should(first.count).equal(1);
-      should(fs.readFileSync(file, 'utf8')).equal(`["/a","t:digest",${now + 1000}]\n`);
+      should(fs.readFileSync(file, 'utf8')).equal(`["/a","t:digest",${now},${now + 1000}]\n`);
       const copy = delivery();
       should(await a.admit(entry, copy.deliver, now + 1000)).eql({ outcome: 'duplicate' });
       should(copy.count).equal(0);
       should(await new ReplayGuard(replays, '/b').admit(entry, delivery().deliver, now)).eql({ outcome: 'delivered' });
       // Declined (the node closing): forgotten, so the retry is delivered.
-      const other = { key: 't:other', expiresAt: now + 1000 };
+      const other = entryOf('t:other', now);
       should(await a.admit(other, delivery(false).deliver, now)).eql({ outcome: 'withdrawn' });
       should(await a.admit(other, delivery().deliver, now)).eql({ outcome: 'delivered' });
       should(fs.readFileSync(file, 'utf8')).equal(
         [
-          `["/a","t:digest",${now + 1000}]`,
-          `["/b","t:digest",${now + 1000}]`,
-          `["/a","t:other",${now + 1000}]`,
+          `["/a","t:digest",${now},${now + 1000}]`,
+          `["/b","t:digest",${now},${now + 1000}]`,
+          `["/a","t:other",${now},${now + 1000}]`,
           `["/a","t:other",0]`,
-          `["/a","t:other",${now + 1000}]`,
+          `["/a","t:other",${now},${now + 1000}]`,
           '',
         ].join('\n'),
       );
       // Read back as a restarted process would (the same file under another name is a new ReplayFile): a torn last line skipped.
       fs.appendFileSync(file, '["/c","t:dig');
       const reopened = ReplayFile.at(`${dir}/../${path.basename(dir)}/replays.jsonl`);
-      should(reopened.lookup('/a', 't:digest', now)).equal('recorded');
-      should(reopened.lookup('/b', 't:digest', now)).equal('recorded');
-      should(reopened.lookup('/a', 't:other', now)).equal('recorded');
-      should(reopened.lookup('/c', 't:digest', now)).equal('absent');
+      should(reopened.lookup('/a', entryOf('t:digest', now))).equal('recorded');
+      should(reopened.lookup('/b', entryOf('t:digest', now))).equal('recorded');
+      should(reopened.lookup('/a', entryOf('t:other', now))).equal('recorded');
+      should(reopened.lookup('/c', entryOf('t:digest', now))).equal('absent');
     });
 
     it("gives a copy that arrives while the original is being written the original's outcome, delivering once", async function () {
       const replays = ReplayFile.at(path.join(dir, 'together.jsonl'));
       const guard = new ReplayGuard(replays, '/together');
-      const entry = { key: 't:together', expiresAt: Date.now() + 1000 };
+      const entry = entryOf('t:together', Date.now());
       const deliveries = delivery();
       const admissions = await Promise.all([1, 2, 3].map(() => guard.admit(entry, deliveries.deliver)));
       should(admissions).eql([{ outcome: 'delivered' }, { outcome: 'duplicate' }, { outcome: 'duplicate' }]);
@@ -120,7 +122,7 @@ describe('webhook guards', function () {
       fs.mkdirSync(file, { recursive: true });
       const replays = ReplayFile.at(file);
       const guard = new ReplayGuard(replays, '/blocked');
-      const entry = { key: 't:blocked', expiresAt: Date.now() + 60_000 };
+      const entry = entryOf('t:blocked', Date.now(), 60_000);
       const deliveries = delivery();
       const refused = await guard.admit(entry, deliveries.deliver);
       should(refused).match({ outcome: 'unrecorded', problem: 'not written' });
@@ -130,7 +132,7 @@ describe('webhook guards', function () {
       fs.rmSync(file, { recursive: true });
       should(await guard.admit(entry, deliveries.deliver)).eql({ outcome: 'delivered' });
       should(deliveries.count).equal(1);
-      should(fs.readFileSync(file, 'utf8')).equal(`["/blocked","t:blocked",${entry.expiresAt}]\n`);
+      should(fs.readFileSync(file, 'utf8')).equal(`["/blocked","t:blocked",${entry.timestampMs},${entry.expiresAt}]\n`);
     });
 
     it('records nothing while another live process holds the journal, then reads what that process wrote before recording', async function () {
@@ -142,17 +144,90 @@ describe('webhook guards', function () {
       should(replays.ready()).eql({ problem: 'in use', holder: { pid: process.ppid, host: os.hostname() } });
       const guard = new ReplayGuard(replays, '/held');
       const deliveries = delivery();
-      should(await guard.admit({ key: 't:mine', expiresAt: now + 60_000 }, deliveries.deliver)).match({ outcome: 'unrecorded', problem: 'in use' });
+      should(await guard.admit(entryOf('t:mine', now, 60_000), deliveries.deliver)).match({ outcome: 'unrecorded', problem: 'in use' });
       should(deliveries.count).equal(0);
       // The other process wrote one entry and stopped (its lock left behind, its pid no longer running).
-      fs.writeFileSync(file, `["/held","t:theirs",${now + 60_000}]\n`);
+      fs.writeFileSync(file, `["/held","t:theirs",${now},${now + 60_000}]\n`);
       fs.writeFileSync(`${file}.lock`, JSON.stringify({ pid: deadPid(), host: os.hostname(), token: 'theirs' }));
-      should(await guard.admit({ key: 't:theirs', expiresAt: now + 60_000 }, deliveries.deliver)).eql({ outcome: 'duplicate' });
-      should(await guard.admit({ key: 't:mine', expiresAt: now + 60_000 }, deliveries.deliver)).eql({ outcome: 'delivered' });
+      should(await guard.admit(entryOf('t:theirs', now, 60_000), deliveries.deliver)).eql({ outcome: 'duplicate' });
+      should(await guard.admit(entryOf('t:mine', now, 60_000), deliveries.deliver)).eql({ outcome: 'delivered' });
       should(deliveries.count).equal(1);
       // Rewritten whole from both, by the one holder now.
-      should(fs.readFileSync(file, 'utf8').trim().split('\n').sort()).eql([`["/held","t:mine",${now + 60_000}]`, `["/held","t:theirs",${now + 60_000}]`]);
+      should(fs.readFileSync(file, 'utf8').trim().split('\n').sort()).eql([
+        `["/held","t:mine",${now},${now + 60_000}]`,
+        `["/held","t:theirs",${now},${now + 60_000}]`,
+      ]);
       should(JSON.parse(fs.readFileSync(`${file}.lock`, 'utf8'))).match({ pid: process.pid });
+    });
+
+    it('refuses a request at or before the newest t it forgot, whatever window it passes now, also after a restart and a rewrite', async function () {
+      const file = path.join(dir, 'since.jsonl');
+      const guard = new ReplayGuard(ReplayFile.at(file), '/since');
+      const now = Date.now();
+      // Accepted under a 1 s window, which has ended by the next request.
+      should(await guard.admit(entryOf('t:short', now - 3000), delivery().deliver, now - 3000)).eql({ outcome: 'delivered' });
+      should(await guard.admit(entryOf('t:next', now), delivery().deliver, now)).eql({ outcome: 'delivered' });
+      // Its copy under a 60 s window (a tolerance raised since), and an older request never seen: neither can be told from a copy.
+      const copies = delivery();
+      should(await guard.admit(entryOf('t:short', now - 3000, 60_000), copies.deliver, now)).eql({ outcome: 'forgotten' });
+      should(await guard.admit(entryOf('t:older', now - 4000, 60_000), copies.deliver, now)).eql({ outcome: 'forgotten' });
+      should(copies.count).equal(0);
+      should(await guard.admit(entryOf('t:newer', now - 2000, 60_000), delivery().deliver, now)).eql({ outcome: 'delivered' });
+      // Restarted (the same file under another name is a new ReplayFile): read back from the lines.
+      const reopened = ReplayFile.at(`${dir}/../${path.basename(dir)}/since.jsonl`);
+      should(reopened.lookup('/since', entryOf('t:short', now - 3000, 60_000))).equal('forgotten');
+      // Taken over, so rewritten whole: the since line carries it.
+      should(await new ReplayGuard(reopened, '/since').admit(entryOf('t:after', now), delivery().deliver, now)).eql({ outcome: 'delivered' });
+      should(fs.readFileSync(file, 'utf8').split('\n')[0]).equal(`{"scope":"/since","since":${now - 3000}}`);
+      should(ReplayFile.at(`${dir}/./since.jsonl`).lookup('/since', entryOf('t:short', now - 3000, 60_000))).equal('forgotten');
+    });
+
+    it("reads an earlier version's journal: its (t, digest) keys are copies, and it vouches for its window before now", function () {
+      const file = path.join(dir, 'legacy.jsonl');
+      const sec = Math.floor(Date.now() / 1000) - 1;
+      fs.writeFileSync(file, `["/legacy","${sec}:digest",${sec * 1000 + 300_000}]\n`);
+      const replays = ReplayFile.at(file);
+      const request = (t: number) => ({ key: `${t}:identity`, legacyKey: `${t}:digest`, timestampMs: t * 1000, expiresAt: t * 1000 + 900_000 });
+      should(replays.lookup('/legacy', request(sec))).equal('recorded');
+      should(replays.lookup('/legacy', { ...request(sec - 200), legacyKey: 'other' })).equal('absent');
+      should(replays.lookup('/legacy', { ...request(sec - 400), legacyKey: 'other' })).equal('forgotten');
+    });
+
+    it('records and acknowledges nothing once another process has taken its lock over (a holder paused past the lock age)', async function () {
+      const file = path.join(dir, 'taken.jsonl');
+      const guard = new ReplayGuard(ReplayFile.at(file), '/taken');
+      const now = Date.now();
+      should(await guard.admit(entryOf('t:before', now), delivery().deliver, now)).eql({ outcome: 'delivered' });
+      const takeOver = () => {
+        fs.rmSync(`${file}.lock`);
+        fs.writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: os.hostname(), token: 'theirs' }));
+      };
+      // Taken over while one record was being written and another waited for that write: the first is
+      // written but not acknowledged (found after the write, before the delivery), the second not even written.
+      const deliveries = delivery();
+      const during = [guard.admit(entryOf('t:writing', now), deliveries.deliver, now), guard.admit(entryOf('t:waiting', now), deliveries.deliver, now)];
+      takeOver();
+      for (const admission of await Promise.all(during)) should(admission).match({ outcome: 'unrecorded', problem: 'in use', holder: { pid: process.ppid } });
+      const written = fs.readFileSync(file, 'utf8');
+      should(written).not.containEql('t:waiting');
+      // Found before the next one.
+      should(await guard.admit(entryOf('t:after', now), deliveries.deliver, now)).match({ outcome: 'unrecorded', problem: 'in use' });
+      should(deliveries.count).equal(0);
+      should(fs.readFileSync(file, 'utf8')).equal(written);
+    });
+
+    it('writes its record again, whole, when the journal was replaced under it', async function () {
+      const file = path.join(dir, 'replaced.jsonl');
+      const guard = new ReplayGuard(ReplayFile.at(file), '/replaced');
+      const now = Date.now();
+      should(await guard.admit(entryOf('t:first', now), delivery().deliver, now)).eql({ outcome: 'delivered' });
+      fs.writeFileSync(`${file}.new`, '');
+      fs.renameSync(`${file}.new`, file);
+      should(await guard.admit(entryOf('t:second', now), delivery().deliver, now)).eql({ outcome: 'delivered' });
+      should(fs.readFileSync(file, 'utf8').trim().split('\n')).eql([
+        `["/replaced","t:first",${now},${now + 1000}]`,
+        `["/replaced","t:second",${now},${now + 1000}]`,
+      ]);
     });
   });
 });
