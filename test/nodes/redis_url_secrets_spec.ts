@@ -176,10 +176,10 @@ describe(`no part of a Redis password in any text (issue 51 point 1, ${RUNTIME.t
     const messages = [...typed.values()].map((check) => String(check.message));
     should(messages).matchAny(/query parameter 2 of the Redis Sentinel URL is not one it takes/);
     should(messages).matchAny(/the password in the Redis URL is not valid percent-encoding/);
-    should(messages).matchAny(/the Redis URL has an @ after its hosts/);
+    should(messages).matchAny(/the Redis URL has an @ in its path/);
     should(messages).matchAny(/refused: \*2 \$4 auth \$\d+ \*\*\*/i);
     const log = nodeRed.log.join('\n');
-    should(log).match(/host 2 of the Redis URL is not host:port|the Redis URL has an @ after its hosts/);
+    should(log).match(/host 2 of the Redis URL is not host:port|the Redis URL has an @ in its path/);
     should(log).match(/\[audit\] .*"event":"svc-config.test"/);
     // The debug sidebar got the warnings and errors, the editor the statuses (`shared state unavailable`).
     const published = comms.messages();

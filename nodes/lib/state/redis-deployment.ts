@@ -73,8 +73,8 @@ export function redisDeployment(url: string): RedisDeployment {
   const queryStart = after.indexOf('?');
   const path = queryStart < 0 ? after : after.slice(0, queryStart);
   const query = queryStart < 0 ? '' : after.slice(queryStart + 1);
-  // An `@` past the authority is a user name or password holding `/` or `?` as written: its rest would be read as a path or a parameter.
-  if (after.includes('@')) throw new ConfigError(catalogText('error.shared.atAfterHosts'));
+  // An `@` in the path is a user name or password holding `/` as written (its rest read as hosts and a path); with `?`, the path is empty.
+  if (path.includes('@')) throw new ConfigError(catalogText('error.shared.atAfterHosts'));
   const at = authority.lastIndexOf('@');
   const userinfo = at < 0 ? '' : authority.slice(0, at);
   const colon = userinfo.indexOf(':');

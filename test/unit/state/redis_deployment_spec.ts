@@ -33,8 +33,10 @@ describe('the Redis URL (issue 51 point 1)', function () {
     // Each password holds the marker PART; written without the encoding it needs, it spills into another part.
     const cases: Array<[string, RegExp]> = [
       ['redis-sentinel://:pre@PART@127.0.0.1:26379,127.0.0.1:nope/mymaster', /^host 2 of the Redis URL is not host:port/],
-      ['redis-sentinel://:pre/PART@127.0.0.1:26379/mymaster', /has an @ after its hosts/],
-      ['redis-sentinel://:pre?PART@127.0.0.1:26379/mymaster', /has an @ after its hosts/],
+      ['redis-sentinel://:pre/PART@127.0.0.1:26379/mymaster', /has an @ in its path/],
+      ['redis-sentinel://:pre?PART@127.0.0.1:26379/mymaster', /^host 1 of the Redis URL is not host:port/],
+      ['redis-sentinel://pre:1?PART@127.0.0.1:26379/mymaster', /names no master/],
+      ['redis://pre:1?PART@127.0.0.1:6379', /takes no query parameters/],
       ['redis-sentinel://:pre#PART@127.0.0.1:26379/mymaster', /holds a #/],
       ['redis-sentinel://127.0.0.1:26379/mymaster?sentinelPassword=s3nt&PART', /^query parameter 2 of the Redis Sentinel URL is not one it takes/],
       ['redis-sentinel://127.0.0.1:26379/mymaster?sentinelPassword=s3nt&PART=x&db=1', /^query parameter 2 of/],
@@ -49,9 +51,9 @@ describe('the Redis URL (issue 51 point 1)', function () {
       ['redis-sentinel://us%PART:x@127.0.0.1/mymaster', /^the user name in the Redis URL/],
       ['redis-sentinel://127.0.0.1/my%PART', /^the master name in the Redis URL/],
       ['redis-sentinel://:pre:PART@127.0.0.1:26379', /names no master/],
-      ['redis://:pre/PART@127.0.0.1:6379', /has an @ after its hosts/],
-      ['redis://pre:12/PART@127.0.0.1:6379', /has an @ after its hosts/],
-      ['redis://pre:PART/x@127.0.0.1:6379', /has an @ after its hosts/],
+      ['redis://:pre/PART@127.0.0.1:6379', /has an @ in its path/],
+      ['redis://pre:12/PART@127.0.0.1:6379', /has an @ in its path/],
+      ['redis://pre:PART/x@127.0.0.1:6379', /has an @ in its path/],
       ['redis://pre:PART 1@127.0.0.1 6379', /^host 1 of the Redis URL is not host:port \(give redis:\/\/host:port\)/],
       ['redis://:pre%PART@127.0.0.1:6379', /^the password in the Redis URL is not valid percent-encoding: write % as %25/],
       ['redis://:pre@127.0.0.1:6379/PART', /^the path of the Redis URL is not a database number/],
@@ -60,7 +62,7 @@ describe('the Redis URL (issue 51 point 1)', function () {
       ['redis-cluster://:pre@127.0.0.1:7000,PART:x', /^host 2 of the Redis URL is not host:port \(give redis-cluster:\/\/host:port,host:port…\)/],
       ['redis-cluster://:pre@127.0.0.1:7000/PART', /takes no path or parameters/],
       ['redis-cluster://:pre@127.0.0.1:7000?PART', /takes no path or parameters/],
-      ['rediss-cluster://:pre/PART@127.0.0.1:7000', /has an @ after its hosts/],
+      ['rediss-cluster://:pre/PART@127.0.0.1:7000', /has an @ in its path/],
       [':prePART@127.0.0.1:6379', /^the Redis URL is not a URL/],
       ['prePART@127.0.0.1:6379', /^the Redis URL is not a URL/],
       ['redis:/:prePART@127.0.0.1', /^the Redis URL is not a URL/],
@@ -100,12 +102,13 @@ describe('the Redis URL (issue 51 point 1)', function () {
       });
     }
 
-    it('`@ : , & +` need no encoding in the user information, `+` is a plus sign in a parameter, and `%XX` is always a percent-escape', function () {
+    it('`@ : , & +` need no encoding in the user information, nor `@ : / , ? = +` in a parameter; `+` is a plus sign, `%XX` always a percent-escape', function () {
       const raw = 'a@b:c,d&e+f';
       for (const url of [`redis://:${raw}@127.0.0.1:6379`, `redis-sentinel://:${raw}@127.0.0.1/m`, `redis-cluster://:${raw}@127.0.0.1:7000`]) {
         should(clientOptions(redisDeployment(url)).password).equal(raw, url);
       }
       should(clientOptions(redisDeployment('redis-sentinel://127.0.0.1/m?sentinelPassword=a+b%2Bc%20d')).sentinelPassword).equal('a+b+c d');
+      should(clientOptions(redisDeployment('redis-sentinel://127.0.0.1/m?sentinelPassword=a@b:c/d,e?f=g+ü')).sentinelPassword).equal('a@b:c/d,e?f=g+ü');
       should(clientOptions(redisDeployment('redis://:100%25%41@127.0.0.1')).password).equal('100%A');
     });
 
