@@ -113,7 +113,7 @@ describe(`no part of a Redis password in any text (issue 51 point 1, ${RUNTIME.t
     try {
       res = await nodeRed.request('/svc-config/test', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, 15_000);
     } catch {
-      // Test connection takes 5 s at most: a request still unanswered is a check that never replied.
+      // Test connection takes 5 s at most: a request with no response by then is a check that never replied.
       return { checks: [{ credential: 'shared', outcome: 'no reply' }] };
     }
     const text = await res.text();

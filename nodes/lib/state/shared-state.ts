@@ -475,7 +475,7 @@ export async function checkSharedState(url: string, keyPrefix = DEFAULT_KEY_PREF
       retryStrategy: () => null,
     });
   } catch (err) {
-    // ioredis refusing its options: answered as any other failure, so that the route always responds.
+    // ioredis refusing its options: reported as any other failure, so that the route always responds.
     return failed(err);
   }
   let firstError: Error | undefined;
