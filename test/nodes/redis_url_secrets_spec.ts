@@ -61,6 +61,9 @@ function urlCases(echoing: number, closed: number): UrlCase[] {
   return cases;
 }
 
+/** The platform's credentials of every config node: they must stay out of every text as well. */
+const PLATFORM_SECRETS = { clientSecret: 'Kp4v@&+% Rm8t/ü', apiKey: 'Lq5w?#:,Sn9u', pubsubApiKey: 'Mr6x&+%Tp1vé' };
+
 /** The environment variable a case's URL is given in. */
 const variableOf = (urlCase: UrlCase) => `SVC_R51_${urlCase.id.replace(/-/g, '_').toUpperCase()}`;
 
@@ -75,7 +78,9 @@ function flowsFor(cases: UrlCase[], redisUrl: (urlCase: UrlCase) => string): Fie
         name: `redis url ${i}`,
         baseUrl: 'http://127.0.0.1:9',
         authUrl: 'http://127.0.0.1:9',
-        credentials: { clientId: '', clientSecret: '', apiKey: '', pubsubApiKey: '', redisUrl: redisUrl(urlCase) },
+        audience: 'audience',
+        projectId: 'project',
+        credentials: { clientId: 'client', ...PLATFORM_SECRETS, redisUrl: redisUrl(urlCase) },
       },
       { id: `geo-${urlCase.id}`, type: 'svc-geocode', z: 'tab', server: urlCase.id, x: 100, y: 40 * (i + 1), wires: [] },
     ]),
@@ -107,8 +112,19 @@ describe(`no part of a Redis password in any text (issue 51 point 1, ${RUNTIME.t
     dir?.remove();
   });
 
+  /** Test connection of config node `id` with this Redis URL; with the stored one (`__PWRD__`), the stored platform credentials too. */
   async function testConnection(id: string, redisUrl: string): Promise<Fields> {
-    const body = { id, baseUrl: 'http://127.0.0.1:9', authUrl: 'http://127.0.0.1:9', tls: '', proxy: '', credentials: { redisUrl } };
+    const stored = redisUrl === '__PWRD__' ? { clientId: 'client', clientSecret: '__PWRD__', apiKey: '__PWRD__', pubsubApiKey: '__PWRD__' } : {};
+    const body = {
+      id,
+      baseUrl: 'http://127.0.0.1:9',
+      authUrl: 'http://127.0.0.1:9',
+      audience: 'audience',
+      projectId: 'project',
+      tls: '',
+      proxy: '',
+      credentials: { ...stored, redisUrl },
+    };
     let res: Response;
     try {
       res = await nodeRed.request('/svc-config/test', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, 15_000);
@@ -157,6 +173,9 @@ describe(`no part of a Redis password in any text (issue 51 point 1, ${RUNTIME.t
         should(partsIn(text, urlCase.password)).eql([], `${where} holds part of the password of ${urlCase.url}`);
       }
     }
+    for (const [name, secret] of Object.entries(PLATFORM_SECRETS)) {
+      for (const [where, text] of Object.entries(texts)) should(partsIn(text, secret)).eql([], `${where} holds part of ${name}`);
+    }
   }
 
   it('typed in the dialog: the log, statuses, debug sidebar, Test connection (typed and stored) and audit log hold no part of it', async function () {
@@ -172,6 +191,8 @@ describe(`no part of a Redis password in any text (issue 51 point 1, ${RUNTIME.t
       should(checks.size).equal(cases.length);
       for (const [id, check] of checks) should(check.outcome).equal('failed', id);
     }
+    // The stored platform credentials were tried too (at a closed port).
+    should(replies).matchAny(/"credential":"apiKey","outcome":"failed","code":"NETWORK"/);
     // The refusals name the part by its place: a sentinelPassword with `&` as typed, a password with `%`, `/` or `?` as typed.
     const messages = [...typed.values()].map((check) => String(check.message));
     should(messages).matchAny(/query parameter 2 of the Redis Sentinel URL is not one it takes/);
