@@ -14,17 +14,18 @@ export interface ClientOptions extends Omit<RedisOptions, 'retryStrategy' | 'ena
 
 /**
  * What the shared-state URL names, in one of three forms (`rediss…` for TLS to every server):
- * - `redis://[[user]:password@]host:port[/db]`: one Redis, as ioredis reads the URL;
+ * - `redis://[[user]:password@]host:port[/db]`: one Redis (no query parameters);
  * - `redis-sentinel://[[user]:password@]host:port[,host:port…]/master[?db=N&sentinelUsername=…&sentinelPassword=…]`:
  *   the master that the Sentinels at those addresses name, followed through each failover;
  * - `redis-cluster://[[user]:password@]host:port[,host:port…]`: a Redis Cluster, those nodes as seeds.
- * The user and password are the Redis servers' (the master's and replicas', or every cluster node's).
+ * The user and password are the Redis servers' (the master's and replicas', or every cluster node's);
+ * how each part is written and read: `redisDeployment`.
  */
 export interface RedisDeployment {
   kind: 'single' | 'sentinel' | 'cluster';
   /** The URL without credentials, for logs and status texts. */
   address: string;
-  /** Every secret of the URL, as given and percent-decoded: masked in every text kept from Redis. */
+  /** Every password of the URL (the servers' and the Sentinels'), as written and percent-decoded: masked in every text kept from Redis. */
   secrets: string[];
   /**
    * Whether a write whose loss would deliver a job twice or let a replay through waits for a replica
@@ -37,48 +38,81 @@ export interface RedisDeployment {
 
 const SENTINEL_PORT = 26379;
 const REDIS_PORT = 6379;
+const SCHEMES = new Set(['redis', 'rediss', 'redis-sentinel', 'rediss-sentinel', 'redis-cluster', 'rediss-cluster']);
 const SENTINEL_PARAMETERS = new Set(['db', 'sentinelUsername', 'sentinelPassword']);
-const SEVERAL = /^(rediss?)-(sentinel|cluster):\/\/(?:([^@/?#]*)@)?([^/?#]*)(?:\/([^?#]*))?(?:\?([^#]*))?$/;
+/** What a scheme looks like (RFC 3986, 3.1): only then is it named in an error; nothing after it ever is. */
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]{0,31}$/;
+const DIGITS = /^[0-9]+$/;
 
-/** Reads a shared-state URL; throws a ConfigError that says which form it expected. */
+/**
+ * Reads a shared-state URL; throws a ConfigError that says which form it expected and which part is
+ * wrong, by position ("host 2", "query parameter 3", "the password"), never by what that part holds:
+ * a password written without percent-encoding spills into the other parts, so no part after the
+ * scheme is ever repeated.
+ *
+ * Every form is split the same way, by the URL's own delimiters (RFC 3986): the authority runs from
+ * `//` to the first `/` or `?`; the user information is what comes before its last `@` (so an `@` in
+ * a password needs no encoding, as ioredis reads `redis://` URLs through WHATWG URL), the user name
+ * what comes before its first `:`; the hosts are split at `,`; query parameters at `&` and `=`. Each
+ * part is then percent-decoded strictly (`decodeURIComponent`): `%` must start `%XX` (UTF-8), and `+`
+ * is a plus sign everywhere, in the parameters too (form encoding does not apply: a space is `%20`).
+ * A `#` is refused anywhere (ioredis would take what follows it as a fragment).
+ */
 export function redisDeployment(url: string): RedisDeployment {
-  const several = SEVERAL.exec(url);
-  if (several) return severalServers(several);
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new ConfigError(catalogText('error.shared.notUrl'));
+  const schemeEnd = url.indexOf('://');
+  const scheme = schemeEnd < 0 ? '' : url.slice(0, schemeEnd);
+  if (!SCHEME.test(scheme)) throw new ConfigError(catalogText('error.shared.notUrl'));
+  if (!SCHEMES.has(scheme.toLowerCase())) throw new ConfigError(catalogText('error.shared.notRedisUrl', { protocol: `${scheme}:` }));
+  const [base, kind] = scheme.toLowerCase().split('-') as ['redis' | 'rediss', 'sentinel' | 'cluster' | undefined];
+  const form = `${scheme.toLowerCase()}://`;
+  const rest = url.slice(schemeEnd + 3);
+  if (rest.includes('#')) throw new ConfigError(catalogText('error.shared.fragment'));
+  const authorityEnd = rest.search(/[/?]/);
+  const authority = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd);
+  const after = authorityEnd < 0 ? '' : rest.slice(authorityEnd);
+  const queryStart = after.indexOf('?');
+  const path = queryStart < 0 ? after : after.slice(0, queryStart);
+  const query = queryStart < 0 ? '' : after.slice(queryStart + 1);
+  // An `@` in the path is a user name or password holding `/` as written (its rest read as hosts and a path); with `?`, the path is empty.
+  if (path.includes('@')) throw new ConfigError(catalogText('error.shared.atAfterHosts'));
+  const at = authority.lastIndexOf('@');
+  const userinfo = at < 0 ? '' : authority.slice(0, at);
+  const colon = userinfo.indexOf(':');
+  const username = decodePart(colon < 0 ? userinfo : userinfo.slice(0, colon), 'username');
+  const rawPassword = colon < 0 ? '' : userinfo.slice(colon + 1);
+  const password = decodePart(rawPassword, 'password');
+  const auth = { ...(username ? { username } : {}), ...(password ? { password } : {}) };
+  const hostList = authority.slice(at + 1).split(',');
+  const defaultPort = kind === 'sentinel' ? SENTINEL_PORT : REDIS_PORT;
+  const example = kind === undefined ? `${form}host:port` : `${form}host:port,host:port…`;
+  const hosts = hostList.map((host, index) => hostAndPort(host, index + 1, defaultPort, example));
+  const servers = hosts.map(({ host, port }) => ({ host, port }));
+  const secrets = secretsOf([rawPassword, password]);
+  const tls = base === 'rediss';
+  if (kind === undefined) {
+    if (hosts.length > 1) throw new ConfigError(catalogText('error.shared.oneHost'));
+    if (query !== '') throw new ConfigError(catalogText('error.shared.noParameters'));
+    const db = path === '' || path === '/' ? 0 : Number(DIGITS.test(path.slice(1)) ? path.slice(1) : NaN);
+    if (!Number.isSafeInteger(db)) throw new ConfigError(catalogText('error.shared.badDbPath'));
+    const [{ host, port, portGiven }] = hosts;
+    return {
+      kind: 'single',
+      address: `${form}${showHost(host, portGiven ? port : undefined)}`,
+      secrets,
+      replicas: false,
+      connect: (options) => new Redis({ ...options, ...auth, host, port, db, ...(tls ? { tls: {} } : {}) }),
+    };
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new ConfigError(catalogText('error.shared.notRedisUrl', { protocol: parsed.protocol }));
-  }
-  return {
-    kind: 'single',
-    address: `${parsed.protocol}//${parsed.host}`,
-    secrets: decoded(parsed.password),
-    replicas: false,
-    connect: (options) => new Redis(url, options),
-  };
-}
-
-function severalServers([, scheme, kind, userinfo, hostList, path, query]: RegExpExecArray): RedisDeployment {
-  const tls = scheme === 'rediss';
-  const form = `${scheme}-${kind}://`;
-  const [username, password] = credentials(userinfo);
-  const hosts = hostList.split(',').map((host) => hostAndPort(host, kind === 'sentinel' ? SENTINEL_PORT : REDIS_PORT, form));
-  const parameters = new URLSearchParams(query ?? '');
-  const address = `${form}${hosts.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`).join(',')}`;
-  const auth = { ...(username ? { username: decode(username) } : {}), ...(password ? { password: decode(password) } : {}) };
+  const address = `${form}${hosts.map(({ host, port }) => showHost(host, port)).join(',')}`;
   if (kind === 'cluster') {
-    if (path || query) throw new ConfigError(catalogText('error.shared.clusterExtra'));
+    if ((path !== '' && path !== '/') || queryStart >= 0) throw new ConfigError(catalogText('error.shared.clusterExtra'));
     return {
       kind: 'cluster',
       address,
-      secrets: decoded(password),
+      secrets,
       replicas: false,
       connect: ({ retryStrategy, enableOfflineQueue, lazyConnect, ...options }) =>
-        new Cluster(hosts, {
+        new Cluster(servers, {
           enableOfflineQueue,
           lazyConnect,
           clusterRetryStrategy: retryStrategy,
@@ -86,25 +120,23 @@ function severalServers([, scheme, kind, userinfo, hostList, path, query]: RegEx
         }),
     };
   }
-  const name = decode(path ?? '');
+  const name = decodePart(path.slice(1), 'masterName');
   if (!name) throw new ConfigError(catalogText('error.shared.noMasterName'));
-  for (const parameter of parameters.keys()) {
-    if (!SENTINEL_PARAMETERS.has(parameter)) throw new ConfigError(catalogText('error.shared.unknownParameter', { parameter }));
-  }
-  const db = Number(parameters.get('db') ?? '0');
-  if (!Number.isInteger(db) || db < 0) throw new ConfigError(catalogText('error.shared.badDb', { db: parameters.get('db') ?? '' }));
-  const sentinelUsername = parameters.get('sentinelUsername') ?? undefined;
-  const sentinelPassword = parameters.get('sentinelPassword') ?? undefined;
+  const parameters = sentinelParameters(query);
+  const db = Number(DIGITS.test(parameters.db?.value ?? '0') ? (parameters.db?.value ?? '0') : NaN);
+  if (!Number.isSafeInteger(db)) throw new ConfigError(catalogText('error.shared.badDb'));
+  const sentinelUsername = parameters.sentinelUsername?.value;
+  const sentinelPassword = parameters.sentinelPassword?.value;
   return {
     kind: 'sentinel',
     address: `${address}/${encodeURIComponent(name)}`,
-    secrets: [...decoded(password), ...decoded(sentinelPassword)],
+    secrets: [...secrets, ...secretsOf([parameters.sentinelPassword?.raw ?? '', sentinelPassword ?? ''])],
     replicas: true,
     connect: (options) =>
       new Redis({
         ...options,
         ...auth,
-        sentinels: hosts,
+        sentinels: servers,
         name,
         db,
         sentinelUsername,
@@ -118,36 +150,55 @@ function severalServers([, scheme, kind, userinfo, hostList, path, query]: RegEx
   };
 }
 
-/** The user and password of `user:password`, as given (percent-encoded), either possibly empty. */
-function credentials(userinfo: string | undefined): [string, string] {
-  if (!userinfo) return ['', ''];
-  const colon = userinfo.indexOf(':');
-  return colon < 0 ? [userinfo, ''] : [userinfo.slice(0, colon), userinfo.slice(colon + 1)];
-}
+/** The parts of a URL an error names (`error.shared.part.*`): by their place, never by what they hold. */
+type Part = 'username' | 'password' | 'masterName' | 'db' | 'sentinelUsername' | 'sentinelPassword';
 
-/** A part of a URL percent-decoded, or as given when it is not valid percent-encoding. */
-function decode(part: string): string {
+/** A part of a URL percent-decoded (`%XX`, UTF-8; `+` stays a plus sign); a ConfigError naming the part when it is not valid percent-encoding. */
+function decodePart(part: string, name: Part): string {
   try {
     return decodeURIComponent(part);
   } catch {
-    return part;
+    throw new ConfigError(catalogText('error.shared.badEncoding', { part: catalogText(`error.shared.part.${name}`) }));
   }
 }
 
-function hostAndPort(given: string, defaultPort: number, form: string): { host: string; port: number } {
-  let parsed: URL;
+/** A Sentinel URL's query: each parameter (one it takes, at most once) as written and percent-decoded. */
+function sentinelParameters(query: string): Partial<Record<Part, { raw: string; value: string }>> {
+  const parameters: Partial<Record<Part, { raw: string; value: string }>> = {};
+  const pieces = query.split('&').filter((piece) => piece !== '');
+  pieces.forEach((piece, index) => {
+    const equals = piece.indexOf('=');
+    const name = equals < 0 ? piece : piece.slice(0, equals);
+    if (!SENTINEL_PARAMETERS.has(name)) throw new ConfigError(catalogText('error.shared.unknownParameter', { n: index + 1 }));
+    const part = name as Part;
+    if (parameters[part]) throw new ConfigError(catalogText('error.shared.repeatedParameter', { parameter: name }));
+    const raw = equals < 0 ? '' : piece.slice(equals + 1);
+    parameters[part] = { raw, value: decodePart(raw, part) };
+  });
+  return parameters;
+}
+
+/** Host `n` of a URL's list (`host`, `host:port`, `[v6]:port`), its port the form's default when left out. */
+function hostAndPort(given: string, n: number, defaultPort: number, example: string): { host: string; port: number; portGiven: boolean } {
+  let parsed: URL | undefined;
   try {
     parsed = new URL(`redis://${given}`);
   } catch {
-    throw new ConfigError(catalogText('error.shared.badHost', { host: given, form }));
+    parsed = undefined;
   }
-  if (!parsed.hostname || parsed.pathname || parsed.username || parsed.password) {
-    throw new ConfigError(catalogText('error.shared.badHost', { host: given, form }));
+  if (!parsed?.hostname || parsed.pathname || parsed.username || parsed.password || parsed.search) {
+    throw new ConfigError(catalogText('error.shared.badHost', { n, example }));
   }
-  return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: parsed.port ? Number(parsed.port) : defaultPort };
+  return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: parsed.port ? Number(parsed.port) : defaultPort, portGiven: parsed.port !== '' };
 }
 
-/** A secret as given and percent-decoded (as ioredis sends it); none when empty. */
-function decoded(secret: string | undefined): string[] {
-  return secret ? [...new Set([secret, decode(secret)])] : [];
+/** A host as a URL writes it (an IPv6 address in brackets), with its port when given. */
+function showHost(host: string, port?: number): string {
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return port === undefined ? shown : `${shown}:${port}`;
+}
+
+/** A secret as written in the URL and percent-decoded (as it is sent): both are masked; none when empty. */
+function secretsOf(forms: string[]): string[] {
+  return [...new Set(forms.filter((form) => form !== ''))];
 }

@@ -542,16 +542,6 @@ export async function checkSharedState(url: string, keyPrefix = DEFAULT_KEY_PREF
   } catch (err) {
     return { outcome: 'failed', problem: 'url', code: 'CONFIG_INVALID', address: '', cause: err instanceof Error ? err.message : String(err) };
   }
-  const client = deployment.connect({
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: TEST_TIMEOUT_MS,
-    connectTimeout: TEST_TIMEOUT_MS,
-    connectionName: 'node-red-location-test',
-    lazyConnect: true,
-    // One attempt: a test reports what it finds rather than wait for a server to come.
-    retryStrategy: () => null,
-  });
   const failed = (err: unknown): SharedCheck => {
     const cause = redact(err instanceof Error ? err.message : String(err), deployment.secrets);
     const code = err instanceof ReplyError ? cause.split(' ')[0] : 'NETWORK';
@@ -559,6 +549,22 @@ export async function checkSharedState(url: string, keyPrefix = DEFAULT_KEY_PREF
     if (code === 'READONLY') return { outcome: 'failed', problem: 'readonly', code, address: deployment.address, cause };
     return { outcome: 'failed', problem: err instanceof ReplyError ? 'refused' : 'connect', code, address: deployment.address, cause };
   };
+  let client: ReturnType<typeof deployment.connect>;
+  try {
+    client = deployment.connect({
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: TEST_TIMEOUT_MS,
+      connectTimeout: TEST_TIMEOUT_MS,
+      connectionName: 'node-red-location-test',
+      lazyConnect: true,
+      // One attempt: a test reports what it finds rather than wait for a server to come.
+      retryStrategy: () => null,
+    });
+  } catch (err) {
+    // ioredis refusing its options: reported as any other failure, so that the route always responds.
+    return failed(err);
+  }
   let firstError: Error | undefined;
   client.on('error', (err: Error) => (firstError ??= err));
   let timer: NodeJS.Timeout | undefined;

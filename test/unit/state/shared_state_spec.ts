@@ -253,10 +253,10 @@ describe('shared state without Redis (one instance)', function () {
       should(() => describeRedisUrl('not a url')).throw(/not a URL/);
       should(describeRedisUrl('rediss://user:pw@cache.example:6380/2')).equal('rediss://cache.example:6380');
       should(() => describeRedisUrl('redis-sentinel://s1:26379,s2:26379')).throw(/names no master/);
-      should(() => describeRedisUrl('redis-sentinel://s1:26379/m?password=x')).throw(/parameter password/);
-      should(() => describeRedisUrl('redis-sentinel://s1:26379/m?db=x')).throw(/db=x/);
-      should(() => describeRedisUrl('redis-sentinel://s1:26379,/m')).throw(/names , which is not host:port/);
-      should(() => describeRedisUrl('redis-cluster://n1:7000,n2:port')).throw(/n2:port, which is not host:port/);
+      should(() => describeRedisUrl('redis-sentinel://s1:26379/m?password=x')).throw(/^query parameter 1 of the Redis Sentinel URL is not one it takes/);
+      should(() => describeRedisUrl('redis-sentinel://s1:26379/m?db=x')).throw(/^the db parameter of the Redis Sentinel URL is not a database number$/);
+      should(() => describeRedisUrl('redis-sentinel://s1:26379,/m')).throw(/^host 2 of the Redis URL is not host:port/);
+      should(() => describeRedisUrl('redis-cluster://n1:7000,n2:port')).throw(/^host 2 of the Redis URL is not host:port/);
       should(() => describeRedisUrl('redis-cluster://n1:7000/1')).throw(/takes no path or parameters/);
     });
 
