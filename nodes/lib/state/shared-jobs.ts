@@ -30,6 +30,8 @@ const DELIVERY_RETRY_MS = 1000;
  */
 export class SharedJobStore implements JobStore {
   readonly shared = true;
+  /** Whether the jobs of an earlier release's key names were moved to today's (RedisJobHashes.adoptEarlierJobs). */
+  private adopted = false;
 
   constructor(
     private readonly state: SharedState,
@@ -46,7 +48,15 @@ export class SharedJobStore implements JobStore {
     const [local, shared] = await Promise.all([
       this.local.list(nodeId),
       this.state.withShared(
-        async (store) => (await this.hashes(store).all()).flatMap(({ record, job }) => parseJob(record, job)),
+        async (store) => {
+          const hashes = this.hashes(store);
+          // Jobs an earlier release registered under the names before the hash tag: moved here once, before the first look.
+          if (!this.adopted) {
+            await hashes.adoptEarlierJobs();
+            this.adopted = true;
+          }
+          return (await hashes.all()).flatMap(({ record, job }) => parseJob(record, job));
+        },
         () => [],
       ),
     ]);

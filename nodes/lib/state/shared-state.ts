@@ -169,7 +169,7 @@ export class SharedState {
       retryStrategy: reconnectDelayMs,
       reconnectOnError: isReadOnly,
     });
-    this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX, deployment.replicas);
+    this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX, deployment.replicas, deployment.kind !== 'cluster');
     this.redis.on('ready', () => {
       this.gaveUp = 0;
       this.proveWritable();
