@@ -3,7 +3,7 @@ import path from 'node:path';
 import should from 'should';
 import { SANDBOX_DEFAULTS, Sandbox, startSandbox } from '../sandbox';
 import type { Fields } from '../support/harness';
-import { NodeRedProcess } from '../support/node-red-process';
+import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { NODES_DIR, REPO_ROOT } from '../support/paths';
 import { deploy, userDirWithPack } from '../support/process-flows';
 
@@ -81,7 +81,7 @@ describe('a 1.0.0 flows file imported through the editor and deployed without op
   before(async function () {
     sandbox = await startSandbox();
     dir = userDirWithPack();
-    nodeRed = await NodeRedProcess.start(dir.userDir);
+    nodeRed = await NodeRedProcess.start(dir.userDir, runtimeUnderTest());
   });
 
   after(async function () {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { CONFIG_ID, Fields, configNode, sandboxCredentials } from '../support/harness';
-import { NodeRedProcess, installTarball, newUserDir } from '../support/node-red-process';
+import { NodeRedProcess, installTarball, newUserDir, runtimeUnderTest } from '../support/node-red-process';
 import { Collector, deploy, storedJobs } from '../support/process-flows';
 import { RedisServer } from '../support/redis-server';
 import { waitUntil } from '../support/wait';
@@ -17,6 +17,7 @@ import { packCurrent, packPreviousRelease } from './previous-release';
  * sequence job and a bulk run started against a sandbox whose jobs take many polls, Node-RED stopped
  * (SIGTERM) or killed (SIGKILL) while they run, this release's tarball installed on the same user
  * directory (and the same Redis), Node-RED started: each job's result reaches the collector once.
+ * Node-RED 4.1 (the dev dependency), or the Node-RED NODE_RED_PATH names (runtimeUnderTest).
  */
 
 /**
@@ -145,7 +146,7 @@ describe('upgrade in place: jobs the previous release accepted are delivered onc
   /** A user directory with `tarball` installed, and Node-RED started on it. */
   async function startOn(userDir: string, tarball: string): Promise<NodeRedProcess> {
     await installTarball(userDir, tarball);
-    const nodeRed = await NodeRedProcess.start(userDir);
+    const nodeRed = await NodeRedProcess.start(userDir, runtimeUnderTest());
     running.push(nodeRed);
     return nodeRed;
   }
