@@ -10,7 +10,7 @@ import { waitUntil, waitUntilAsync } from '../support/wait';
 /**
  * Exactly once through a Redis that hangs or turns read-only (issue 51 point 3): two Node-RED
  * processes with the same flows and one real redis-server, stopped with SIGSTOP or made a replica of
- * a dead master (REPLICAOF: every write answers READONLY).
+ * a dead master (REPLICAOF: every write is refused with READONLY).
  */
 describe('several Node-RED instances: a job is delivered once through a Redis that hangs or refuses writes', function () {
   this.timeout(180_000);
@@ -64,7 +64,7 @@ describe('several Node-RED instances: a job is delivered once through a Redis th
     await sandbox?.close();
   });
 
-  it('a job sent while Redis hangs (SIGSTOP, 10 s): its registration, sent and not answered, is unknown, not refused; it lands when Redis wakes and the job is delivered once, by its runner', async function () {
+  it('a job sent while Redis hangs (SIGSTOP, 10 s): its registration, sent and not replied to, is unknown, not refused; it lands when Redis wakes and the job is delivered once, by its runner', async function () {
     const [a, b] = cluster.instances;
     sandbox.options.jobPolls = 6;
     const resumedBefore = resumes(a);

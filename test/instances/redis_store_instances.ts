@@ -14,12 +14,12 @@ describe('RedisStore on a real redis-server', function () {
   this.timeout(30_000);
   let redis: RedisServer;
   const clients: Redis[] = [];
-  const storeOf = (prefix = 'test:') => {
+  const storeOf = (prefix = 'test:', earlierNames = false) => {
     const client = new Redis(redis.url);
     // These clients only stand in for instances; their reconnection attempts while Redis is stopped are expected.
     client.on('error', () => undefined);
     clients.push(client);
-    return new RedisStore(client, prefix);
+    return new RedisStore(client, prefix, false, earlierNames);
   };
 
   before(async function () {
@@ -96,6 +96,36 @@ describe('RedisStore on a real redis-server', function () {
     should(await b.register('j2', '{"key":"j2"}', '{}', 'owner-b', 5000)).be.true();
     await b.cancel('j2');
     should(await a.lease('j2', 'owner-a', 5000)).equal('done');
+  });
+
+  it("jobs stored under the names before the hash tag are moved to today's with their lease, and their done markers are read where they are", async function () {
+    const client = new Redis(redis.url);
+    clients.push(client);
+    // As a release before the hash tag left them: two jobs (one leased for 5 s more), one job delivered.
+    const earlier = 'upgrade-test:jobs:cfg';
+    await client.hset(earlier, 'j1', '{"key":"j1"}', 'j2', '{"key":"j2"}');
+    await client.hset(`${earlier}:job`, 'j1', '{"n":1}', 'j2', '{"n":2}');
+    await client.set(`${earlier}:lease:j1`, 'old-owner', 'PX', 5000);
+    await client.set(`${earlier}:done:j3`, 'old-owner', 'PX', 60_000);
+    const [a, b] = [storeOf('upgrade-test:', true).jobHashes('jobs:cfg', 60_000), storeOf('upgrade-test:', true).jobHashes('jobs:cfg', 60_000)];
+    // Two instances starting together: each job is moved once.
+    should((await Promise.all([a.adoptEarlierJobs(), b.adoptEarlierJobs()])).reduce((x, y) => x + y)).equal(2);
+    should(await client.exists(earlier, `${earlier}:job`, `${earlier}:lease:j1`)).equal(0);
+    should((await a.all()).sort((x, y) => x.record.localeCompare(y.record))).eql([
+      { record: '{"key":"j1"}', job: '{"n":1}' },
+      { record: '{"key":"j2"}', job: '{"n":2}' },
+    ]);
+    // The lease moved with the time it had left: its holder's, not free before it runs out.
+    should(await a.lease('j1', 'new-owner', 5000)).equal('taken');
+    should(await client.pttl('upgrade-test:{jobs:cfg}:lease:j1')).be.within(1, 5000);
+    should(await a.lease('j2', 'new-owner', 5000)).equal('held');
+    // A copy of the job the earlier release delivered is not brought back; one no release saw is.
+    should(await b.lease('j3', 'new-owner', 5000)).equal('done');
+    should(await b.lease('j4', 'new-owner', 5000)).equal('missing');
+    // Without earlier names (a Cluster), nothing is looked for.
+    const cluster = storeOf('upgrade-test:').jobHashes('jobs:cfg', 60_000);
+    should(await cluster.adoptEarlierJobs()).equal(0);
+    should(await cluster.lease('j3', 'new-owner', 5000)).equal('missing');
   });
 
   it('a counter taken by many clients at once stops at exactly its limit', async function () {

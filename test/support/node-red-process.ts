@@ -293,10 +293,13 @@ export class NodeRedProcess {
     await this.exited;
   }
 
-  /** Ctrl-C, as a user stops it; its process group is killed if it has not stopped within `timeoutMs`. */
-  async stop(timeoutMs: number): Promise<void> {
+  /**
+   * Ctrl-C, as a user stops it (or SIGTERM, as a service manager or a container runtime does); its
+   * process group is killed if it has not stopped within `timeoutMs`.
+   */
+  async stop(timeoutMs: number, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT'): Promise<void> {
     if (this.hasExited()) return;
-    this.child.kill('SIGINT');
+    this.child.kill(signal);
     const pid = this.child.pid;
     const timer = setTimeout(() => pid !== undefined && killGroup(pid, 'SIGKILL'), timeoutMs);
     await this.exited;

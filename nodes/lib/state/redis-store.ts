@@ -107,6 +107,29 @@ redis.call('SET', KEYS[4], 'cancelled', 'PX', ARGV[2])
 return 1`;
 
 /**
+ * Moves one job stored under the names of releases before the hash tag (`<prefix>jobs:<id>`: KEYS[1]
+ * its records, KEYS[2] its descriptions, KEYS[5] its lease) to today's names (KEYS[3], KEYS[4],
+ * KEYS[6]), unless today's done marker (KEYS[7]) says it was delivered or cancelled: its record and
+ * description are kept where today's hold none, and its lease, with the time it had left. 1 when the
+ * job was there.
+ */
+const ADOPT_JOB = `
+local record = redis.call('HGET', KEYS[1], ARGV[1])
+if not record then return 0 end
+if redis.call('EXISTS', KEYS[7]) == 0 then
+  redis.call('HSETNX', KEYS[3], ARGV[1], record)
+  local job = redis.call('HGET', KEYS[2], ARGV[1])
+  if job then redis.call('HSETNX', KEYS[4], ARGV[1], job) end
+  local holder = redis.call('GET', KEYS[5])
+  local left = redis.call('PTTL', KEYS[5])
+  if holder and left > 0 then redis.call('SET', KEYS[6], holder, 'PX', left, 'NX') end
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[5])
+return 1`;
+
+/**
  * The shared schedule of a rate limit: the key holds when the next free slot begins, on Redis's own
  * clock (TIME), so instances whose clocks differ still space their requests evenly. The script returns the
  * wait in microseconds, as an integer (Lua numbers would be truncated to integers anyway).
@@ -182,6 +205,11 @@ export class RedisStore implements KeyValueStore {
     private readonly prefix: string,
     /** Whether `replicated` waits for a replica (under Sentinel, whose failover promotes one). */
     private readonly replicas = false,
+    /**
+     * Whether stored jobs may lie under the names of releases before the hash tag (see
+     * RedisJobHashes): not on a Cluster, which those releases refused.
+     */
+    private readonly earlierNames = false,
   ) {}
 
   /**
@@ -265,7 +293,8 @@ export class RedisStore implements KeyValueStore {
    * job script takes the two hashes of its configuration); done markers live `doneTtlMs`.
    */
   jobHashes(name: string, doneTtlMs: number): RedisJobHashes {
-    return new RedisJobHashes(this.redis, `${this.prefix}{${name}}`, doneTtlMs, () => this.replicated());
+    const earlier = this.earlierNames ? this.prefix + name : undefined;
+    return new RedisJobHashes(this.redis, `${this.prefix}{${name}}`, doneTtlMs, () => this.replicated(), earlier);
   }
 
   /**
@@ -288,6 +317,12 @@ const LEASES: Record<number, JobLease> = { 1: 'held', 0: 'taken', [-1]: 'done', 
  * record; beside them each job's lease `<name>:lease:<key>` and, once it is delivered or cancelled,
  * its done marker `<name>:done:<key>` (kept `doneTtlMs`), which tells a copy of a delivered job
  * (in the file of an instance that was down meanwhile) from a job Redis lost.
+ *
+ * Releases before the hash tag stored the same keys under `earlierName` (`<prefix>jobs:<id>`, no
+ * braces). After an upgrade in place their jobs are moved here (`adoptEarlierJobs`, before the jobs
+ * are first listed), so that any instance can resume them, and their done markers are read where
+ * they are (`lease`), so that a copy of a job they delivered is not brought back. Instances of both
+ * kinds at once on one Redis are not supported: the earlier ones see neither name of the other.
  */
 export class RedisJobHashes {
   constructor(
@@ -296,10 +331,25 @@ export class RedisJobHashes {
     private readonly doneTtlMs: number,
     /** Resolves once the replicas hold the delivery or cancellation just made (RedisStore.replicated). */
     private readonly replicated: () => Promise<void>,
+    /** The same jobs' name before the hash tag; undefined where there can be none (a Cluster). */
+    private readonly earlierName?: string,
   ) {}
 
   private keys(key: string): [string, string, string, string] {
     return [this.name, `${this.name}:job`, `${this.name}:lease:${key}`, `${this.name}:done:${key}`];
+  }
+
+  /** Moves the jobs stored under the earlier name here (see ADOPT_JOB); resolves how many there were. */
+  async adoptEarlierJobs(): Promise<number> {
+    if (this.earlierName === undefined) return 0;
+    const earlier = this.earlierName;
+    let adopted = 0;
+    for (const key of await this.redis.hkeys(earlier)) {
+      const [records, jobs, lease, done] = this.keys(key);
+      const moved = await this.redis.eval(ADOPT_JOB, 7, earlier, `${earlier}:job`, records, jobs, `${earlier}:lease:${key}`, lease, done, key);
+      if (moved === 1) adopted++;
+    }
+    return adopted;
   }
 
   /** Every stored job: its record and its description, by job key. */
@@ -317,8 +367,11 @@ export class RedisJobHashes {
     await this.redis.eval(UPDATE_JOB, 4, ...this.keys(key), key, job);
   }
 
+  /** `missing` only when no done marker is found under either name: a job an earlier release delivered is `done`. */
   async lease(key: string, owner: string, ttlMs: number): Promise<JobLease> {
-    return LEASES[Number(await this.redis.eval(LEASE_JOB, 4, ...this.keys(key), key, owner, ttl(ttlMs)))];
+    const lease = LEASES[Number(await this.redis.eval(LEASE_JOB, 4, ...this.keys(key), key, owner, ttl(ttlMs)))];
+    if (lease !== 'missing' || this.earlierName === undefined) return lease;
+    return (await this.redis.exists(`${this.earlierName}:done:${key}`)) === 1 ? 'done' : 'missing';
   }
 
   async release(key: string, owner: string): Promise<void> {

@@ -28,7 +28,7 @@ export const TAKEOVER_GRACE_MS = 10_000;
  *   and is resumed (polled again from its job id) by whoever claims it next.
  * - A registration whose reply never came (a timeout, a connection lost: `unknown`) may have landed,
  *   now or once Redis wakes up, so the job stays registered: it is settled by its runner's next lease
- *   renewal that Redis answers (held: it landed; missing: registered again) before anyone delivers it.
+ *   renewal that Redis replies to (held: it landed; missing: registered again) before anyone delivers it.
  * - A registered job that finishes while Redis refuses every write (a replica, full: see
  *   SharedState.refusingWritesSince) since before its runner's lease ran out is delivered by its
  *   runner: no instance can have taken the lease since. The delivery is kept in the file
@@ -44,8 +44,10 @@ export const TAKEOVER_GRACE_MS = 10_000;
  */
 export class SharedJobStore implements JobStore {
   readonly shared = true;
-  /** Until when, by this process's clock, this instance held each job's lease at the latest Redis answer. */
+  /** Until when, by this process's clock, this instance held each job's lease at the latest Redis reply. */
   private readonly heldUntil = new Map<string, number>();
+  /** Whether the jobs of an earlier release's key names were moved to today's (RedisJobHashes.adoptEarlierJobs). */
+  private adopted = false;
 
   constructor(
     private readonly state: SharedState,
@@ -64,7 +66,15 @@ export class SharedJobStore implements JobStore {
     const [local, shared] = await Promise.all([
       this.local.list(nodeId),
       this.state.withShared(
-        async (store) => (await this.hashes(store).all()).flatMap(({ record, job }) => parseJob(record, job)),
+        async (store) => {
+          const hashes = this.hashes(store);
+          // Jobs an earlier release registered under the names before the hash tag: moved here once, before the first look.
+          if (!this.adopted) {
+            await hashes.adoptEarlierJobs();
+            this.adopted = true;
+          }
+          return (await hashes.all()).flatMap(({ record, job }) => parseJob(record, job));
+        },
         () => [],
       ),
     ]);
@@ -178,7 +188,7 @@ export class SharedJobStore implements JobStore {
       if (registered === true) return true;
       // Redis lost it and refuses it back (or was not asked): no one else can hold it, so it stays here.
       if (registered === 'refused' || registered === 'away') return this.keepHere(job);
-      // Whether it landed is settled at the next renewal that Redis answers.
+      // Whether it landed is settled at the next renewal that Redis replies to.
       if (registered === 'unknown') return whileAway;
     }
     this.heldUntil.delete(job.key);
@@ -188,7 +198,7 @@ export class SharedJobStore implements JobStore {
 
   /**
    * Stores a job in Redis under `owner`'s lease: false when it was delivered, cancelled or taken
-   * there; what became of the write when Redis did not answer (see Unanswered).
+   * there; what became of the write when Redis did not reply (see Unanswered).
    */
   private async register(job: StoredJob, owner: string, ttlMs: number): Promise<boolean | Unanswered> {
     const { job: description, ...record } = job;
@@ -203,7 +213,7 @@ export class SharedJobStore implements JobStore {
 
   /**
    * Records in Redis a delivery made here while Redis refused writes (the delivery claim under the
-   * owner that made it), then forgets the job; kept for the next look while Redis does not answer.
+   * owner that made it), then forgets the job; kept for the next look while Redis does not reply.
    */
   private async recordDelivery(job: StoredJob): Promise<void> {
     const owner = job.deliveredBy as string;

@@ -106,7 +106,7 @@ const WRITES_REFUSED: ReadonlySet<string> = new Set(['READONLY', 'OOM', 'MISCONF
 const NOT_SENT = "Stream isn't writeable";
 
 /**
- * What became of an operation that Redis did not answer (see SharedState.attempt): `away`, not sent
+ * What became of an operation that Redis did not reply to (see SharedState.attempt): `away`, not sent
  * (Redis was known to be away, or not connected); `refused`, Redis replied with an error, so nothing
  * was written; `unknown`, sent without a reply (a timeout, a connection lost, the breaker tripped by
  * another operation): Redis may have run it, now or once it wakes up.
@@ -196,7 +196,7 @@ export class SharedState {
       retryStrategy: reconnectDelayMs,
       reconnectOnError: isReadOnly,
     });
-    this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX, deployment.replicas);
+    this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX, deployment.replicas, deployment.kind !== 'cluster');
     this.redis.on('ready', () => {
       this.gaveUp = 0;
       this.proveWritable();
@@ -251,7 +251,7 @@ export class SharedState {
   }
 
   /**
-   * Since when Redis, as the master the deployment names answers, has taken no write from anyone (a
+   * Since when Redis, as the master the deployment names replies, has taken no write from anyone (a
    * replica, full, unable to save; see WRITES_REFUSED), or undefined: learnt from the probe's replies,
    * forgotten on a timeout, a connection error or a write accepted. A Redis that is silent is not
    * refusing: it may be running what it was sent, or another instance's writes.
@@ -286,7 +286,7 @@ export class SharedState {
 
   /**
    * Runs `shared` on the Redis store, as `withShared` does, and tells what became of it when Redis
-   * did not answer (see Unanswered): for the writes whose outcome decides who delivers a job, where a
+   * did not reply (see Unanswered): for the writes whose outcome decides who delivers a job, where a
    * write that timed out must not be taken for one that was refused.
    */
   attempt<T>(shared: (store: RedisStore) => Promise<T>): Promise<Attempt<T>> {
