@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { Express } from 'express';
 import should from 'should';
-import { Fields, SANDBOX_DEFAULTS, expectOutput, helper, nodeModule, useSandbox } from '../support/harness';
-import { REPO_ROOT } from '../support/paths';
+import { Fields, expectOutput, helper, nodeModule, useSandbox } from '../support/harness';
+import { FIXTURE_CREDENTIALS, fixtureNodes } from '../support/flows-1.0.0';
 
 /**
  * A flows file written by 1.0.0, with every node and every option set away from its default
@@ -15,7 +13,6 @@ import { REPO_ROOT } from '../support/paths';
  * and the debug nodes are swapped for helper nodes that see what they would show.
  */
 
-const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'flows-1.0.0.json');
 const PACK_TYPES = [
   'svc-config',
   'svc-geocode',
@@ -63,8 +60,7 @@ async function postSigned(url: string, body: string, secret: string, headers: Re
 }
 
 function fixtureFlow(sandboxUrl: string): FlowNode[] {
-  const text = fs.readFileSync(FIXTURE, 'utf8').replaceAll('__SANDBOX_URL__', sandboxUrl);
-  return (JSON.parse(text) as FlowNode[]).map((node) => (node.type === 'debug' ? { id: node.id, z: node.z, type: 'helper' } : node));
+  return fixtureNodes<FlowNode>(sandboxUrl).map((node) => (node.type === 'debug' ? { id: node.id, z: node.z, type: 'helper' } : node));
 }
 
 describe('a flows file written by 1.0.0', function () {
@@ -74,17 +70,7 @@ describe('a flows file written by 1.0.0', function () {
   beforeEach(async function () {
     mapMessages.length = 0;
     const flow = fixtureFlow(ctx.sandbox.url);
-    const credentials = {
-      cfg: {
-        clientId: SANDBOX_DEFAULTS.clientId,
-        clientSecret: SANDBOX_DEFAULTS.clientSecret,
-        apiKey: SANDBOX_DEFAULTS.apiKey,
-        pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
-      },
-      webhook: { secret: 'fixture-secret', previousSecret: 'fixture-previous-secret', headerValue: 'fixture-key' },
-      'create-topic': { secretToken: 'fixture-token', webhookHeader: 'x-key:fixture' },
-    };
-    await helper.load([...PACK_TYPES.map(nodeModule), captureNodeApi], flow, credentials);
+    await helper.load([...PACK_TYPES.map(nodeModule), captureNodeApi], flow, FIXTURE_CREDENTIALS);
     helper.getNode('map').on('input', (msg: Fields) => mapMessages.push(msg));
   });
 

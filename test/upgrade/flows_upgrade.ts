@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { SANDBOX_DEFAULTS, Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../sandbox';
 import type { Fields } from '../support/harness';
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
-import { NODES_DIR, REPO_ROOT } from '../support/paths';
+import { FIXTURE_CREDENTIALS, fixtureNodes } from '../support/flows-1.0.0';
+import { NODES_DIR } from '../support/paths';
 import { deploy, userDirWithPack } from '../support/process-flows';
 
 /**
@@ -18,7 +19,6 @@ import { deploy, userDirWithPack } from '../support/process-flows';
  * test/flows/flows_1_0_0_spec.ts runs the same file loaded as written, in the test helper.
  */
 
-const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'flows-1.0.0.json');
 /** The members Node-RED's editor keeps of every node besides its type's defaults (RED.nodes.convertNode). */
 const FRAME = ['id', 'type', 'z', 'g', 'x', 'y', 'wires', 'd'];
 /** The fixture's svc-config: 600 requests a minute, one every 100 ms. */
@@ -41,18 +41,8 @@ function asImported(node: Fields): Fields {
  * `msg.query` of each item of the body to the node it names.
  */
 function importedFlows(sandbox: Sandbox): Fields[] {
-  const file = JSON.parse(fs.readFileSync(FIXTURE, 'utf8').replaceAll('__SANDBOX_URL__', sandbox.url)) as Fields[];
-  // As test/flows/flows_1_0_0_spec.ts gives them: the file, an export, carries none.
-  const credentials: Record<string, Fields> = {
-    cfg: {
-      clientId: SANDBOX_DEFAULTS.clientId,
-      clientSecret: SANDBOX_DEFAULTS.clientSecret,
-      apiKey: SANDBOX_DEFAULTS.apiKey,
-      pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
-    },
-    webhook: { secret: 'fixture-secret', previousSecret: 'fixture-previous-secret', headerValue: 'fixture-key' },
-    'create-topic': { secretToken: 'fixture-token', webhookHeader: 'x-key:fixture' },
-  };
+  const file = fixtureNodes<Fields>(sandbox.url);
+  const credentials: Record<string, Fields> = FIXTURE_CREDENTIALS;
   const imported = file.map((node) => asImported(credentials[String(node.id)] ? { ...node, credentials: credentials[String(node.id)] } : node));
   const tab = String(file.find((node) => node.type === 'tab')?.id);
   const targets = ['geocode', 'words', 'route'];
