@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Clock, SYSTEM_CLOCK } from '../util/async';
+import { isRunning } from '../util/files';
 
 /** Who holds a lock: a process on a machine. */
 export interface LockHolder {
@@ -182,16 +183,6 @@ function liveHolder(file: string, now: number): LockHolder | undefined {
   const lock = readLock(file);
   // Not a lock (no holder named): nothing to wait for.
   if (!lock) return undefined;
-  if (lock.host === os.hostname() && (lock.pid === process.pid || !running(lock.pid))) return undefined;
+  if (lock.host === os.hostname() && (lock.pid === process.pid || !isRunning(lock.pid))) return undefined;
   return { pid: lock.pid, host: lock.host };
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

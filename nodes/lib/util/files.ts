@@ -88,7 +88,8 @@ export async function removeLeftovers(file: string): Promise<void> {
   }
 }
 
-function isRunning(pid: number): boolean {
+/** Whether a process with this id runs on this machine (as any user). */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
