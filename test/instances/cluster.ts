@@ -144,6 +144,15 @@ export interface FlowOptions {
 export const CONFIG_ID = 'cfg';
 export const WEBHOOK_PATH = '/hook';
 
+/** One async isoline job as the job suites send it, its Redis key and how to count an instance's resumes. */
+export const ISOLINE_JOB = {
+  isoline: { type: 'svc-isoline', pollIntervalSec: 0.2, maxWait: 120 },
+  summary: '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })',
+  request: { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } },
+  jobsKey: `svc-location:{jobs:${CONFIG_ID}}`,
+  resumes: (instance: { log: string[] }) => instance.log.filter((line) => line.includes('resuming isoline job')).length,
+};
+
 /**
  * One tab: `POST /geocode` (`{ "address": … }`) → svc-geocode → the response, or `{ code, message }` with
  * status 500 from a Catch node; svc-webhook-in on `POST /hook` sharing the config's Redis.

@@ -3,7 +3,7 @@ import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { RedisServer } from '../support/redis-server';
 import { NodeRedProcess, freePort } from '../support/node-red-process';
-import { Cluster, CONFIG_ID, showLogsOnFailure } from './cluster';
+import { Cluster, ISOLINE_JOB, showLogsOnFailure } from './cluster';
 import { Collector, reportingFlow, startMessage } from '../support/process-flows';
 import { waitUntil, waitUntilAsync } from '../support/wait';
 
@@ -20,11 +20,7 @@ describe('several Node-RED instances: a job is delivered once through a Redis th
   let cluster: Cluster;
   const collector = new Collector();
 
-  const isoline = { type: 'svc-isoline', pollIntervalSec: 0.2, maxWait: 120 };
-  const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
-  const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
-  const jobsKey = `svc-location:{jobs:${CONFIG_ID}}`;
-  const resumes = (instance: { log: string[] }) => instance.log.filter((line) => line.includes('resuming isoline job')).length;
+  const { isoline, summary, request, jobsKey, resumes } = ISOLINE_JOB;
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** Gone from Redis with its done marker: the delivery recorded. */
   const recorded = async () => (await client.hlen(jobsKey)) === 0 && (await client.keys(`${jobsKey}:done:*`)).length === 1;

@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import should from 'should';
 import { Sandbox, startSandbox } from '../sandbox';
 import { RedisServer } from '../support/redis-server';
-import { Cluster, CONFIG_ID, prefixed, showLogsOnFailure } from './cluster';
+import { Cluster, CONFIG_ID, ISOLINE_JOB, prefixed, showLogsOnFailure } from './cluster';
 import { Collector, FLOW_SECRETS, reportingFlow, startMessage } from '../support/process-flows';
 import { waitUntil, waitUntilAsync } from '../support/wait';
 
@@ -19,11 +19,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
   let cluster: Cluster;
   const collector = new Collector();
 
-  const isoline = { type: 'svc-isoline', pollIntervalSec: 0.2, maxWait: 120 };
-  const summary = '(m) => ({ polygons: m.geojson ? m.geojson.features.length : 0 })';
-  const request = { async: true, origins: [{ lat: 52.52, lon: 13.405 }], range: { type: 'time', value: 600 } };
-  const jobsKey = `svc-location:{jobs:${CONFIG_ID}}`;
-  const resumes = (instance: { log: string[] }) => instance.log.filter((line) => line.includes('resuming isoline job')).length;
+  const { isoline, summary, request, jobsKey, resumes } = ISOLINE_JOB;
 
   before(async function () {
     if (!RedisServer.available()) throw new Error('redis-server is not installed: apt-get install -y redis-server (.ci/run does it)');
