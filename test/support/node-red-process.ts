@@ -175,10 +175,11 @@ export class NodeRedProcess {
   private readonly exited: Promise<void>;
 
   /**
-   * Starts Node-RED and resolves once its flows have started (at most `timeoutMs`); stops it if that
-   * fails. `env` adds to the environment (e.g. NODE_EXTRA_CA_CERTS).
+   * Starts Node-RED (the runtime under test unless one is named) and resolves once its flows have
+   * started (at most `timeoutMs`); stops it if that fails. `env` adds to the environment (e.g.
+   * NODE_EXTRA_CA_CERTS).
    */
-  static async start(userDir: string, runtime: NodeRedRuntime = NODE_RED_4, timeoutMs = 60_000, env: NodeJS.ProcessEnv = {}): Promise<NodeRedProcess> {
+  static async start(userDir: string, runtime: NodeRedRuntime = runtimeUnderTest(), timeoutMs = 60_000, env: NodeJS.ProcessEnv = {}): Promise<NodeRedProcess> {
     const nodeRed = new NodeRedProcess(userDir, await freePort(), runtime, env);
     try {
       await nodeRed.started(timeoutMs);
