@@ -218,8 +218,9 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
       });
 
       it('runs `npx svc-sandbox --print-settings` from the installed package, on this Node', async function () {
+        // `--no`: never fetch a package of that name from the registry; `--`: what follows is the command's (npm 11).
         const env = userEnv({ PATH: [path.dirname(runtime.node), userEnv().PATH].join(path.delimiter) });
-        const { stdout } = await runCommand('npx', ['--no', 'svc-sandbox', '--print-settings'], { cwd: userDir, env, timeoutMs: 60_000 });
+        const { stdout } = await runCommand('npx', ['--no', '--', 'svc-sandbox', '--print-settings'], { cwd: userDir, env, timeoutMs: 60_000 });
         should(JSON.parse(stdout.trim())).match({ baseUrl: 'http://127.0.0.1:18790', projectId: 'sandbox-project', apiKey: 'sandbox-api-key' });
       });
 
