@@ -6,11 +6,6 @@ import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layer rule of nodes/lib (CONTRIBUTING, The layers): imports run one way, node files -> node-red/
- * (Node-RED glue) -> platform/, state/ and geo/ -> format/ -> util/. `notImported` lists the lib folders a
- * layer must not import (any folder not below it); Node-RED and Express stay in the glue layer.
- */
-/**
  * The sandbox platform (sandbox/) stands apart from the node code (CONTRIBUTING, The layers): nothing in
  * nodes/ imports it, so a Node-RED that does not use it never loads it.
  */
@@ -19,6 +14,11 @@ const notSandbox = {
   message: 'nodes/ never imports the sandbox (sandbox/): it stands in for the platform, apart from the client.',
 };
 
+/**
+ * The layer rule of nodes/lib (CONTRIBUTING, The layers): imports run one way, node files -> node-red/
+ * (Node-RED glue) -> platform/, state/ and geo/ -> format/ -> util/. `notImported` lists the lib folders a
+ * layer must not import (any folder not below it); Node-RED and Express stay in the glue layer.
+ */
 function layer(folder, notImported) {
   const nodeRed = { message: 'Only node files and nodes/lib/node-red/ use Node-RED; this layer runs without it.' };
   return {
