@@ -105,7 +105,7 @@ describe('svc-sandbox, the bin of the package', function () {
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    it('answers a token request and a geocode with the settings --print-settings gives for that port', async function () {
+    it('responds to a token request and a geocode with the settings --print-settings gives for that port', async function () {
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1] ?? '';
       const settings = await printSettings('--port', port);
       const token = await send(
