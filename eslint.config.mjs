@@ -1,9 +1,18 @@
-// ESLint flat config: type-checked typescript-eslint rules for the TypeScript in nodes/ and test/,
-// the recommended JavaScript rules for the editor scripts in resources/.
+// ESLint flat config: type-checked typescript-eslint rules for the TypeScript in nodes/, sandbox/ and test/,
+// the recommended JavaScript rules for the editor scripts in resources/ and the package's bin/.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The sandbox platform (sandbox/) stands apart from the node code (CONTRIBUTING, The layers): nothing in
+ * nodes/ imports it, so a Node-RED that does not use it never loads it.
+ */
+const notSandbox = {
+  regex: '(^|/)sandbox(/|$)',
+  message: 'nodes/ never imports the sandbox (sandbox/): it stands in for the platform, apart from the client.',
+};
 
 /**
  * The layer rule of nodes/lib (CONTRIBUTING, The layers): imports run one way, node files -> node-red/
@@ -25,6 +34,7 @@ function layer(folder, notImported) {
           patterns: [
             { regex: '^@node-red/', ...nodeRed },
             { regex: '(^|/)svc-[^/]+$', message: 'nodes/lib never imports a node file.' },
+            notSandbox,
             ...notImported.map((other) => ({
               regex: `^\\.\\./${other}/`,
               message: `nodes/lib/${folder}/ is below nodes/lib/${other}/ (or beside it) and must not import it: imports run one way.`,
@@ -111,6 +121,11 @@ export default defineConfig(
     languageOptions: { parserOptions: { projectService: false, project: './tsconfig.editor.json' } },
   },
   {
+    // Node files (the layers below repeat it in their own rule, which takes this one's place).
+    files: ['nodes/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [notSandbox] }] },
+  },
+  {
     // No module of nodes/ imports itself back through others, not even for a type (see noCycleWithTypes).
     files: ['nodes/**/*.ts'],
     plugins: { 'import-x': importX, svc: { rules: { 'no-cycle': noCycleWithTypes } } },
@@ -126,7 +141,31 @@ export default defineConfig(
     // The glue layer may use Node-RED, but not the node files built on it.
     files: ['nodes/lib/node-red/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)svc-[^/]+$', message: 'nodes/lib never imports a node file.' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)svc-[^/]+$', message: 'nodes/lib never imports a node file.' }, notSandbox] }],
+    },
+  },
+  {
+    // The sandbox platform (sandbox/) ships in the package and runs without Node-RED, the node code or the
+    // tests: its own implementation of the interface, so a bug in the client cannot hide behind the same bug here.
+    files: ['sandbox/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'node-red', message: 'The sandbox runs without Node-RED.' },
+            { name: 'express', message: 'The sandbox runs without Node-RED.' },
+          ],
+          patterns: [
+            { regex: '^@node-red/', message: 'The sandbox runs without Node-RED.' },
+            {
+              regex: '(^|/)nodes(/|$)',
+              message: 'sandbox/ imports nothing of nodes/: it is a second implementation of the interface, written apart from the client.',
+            },
+            { regex: '(^|/)test(/|$)', message: 'sandbox/ ships in the package: it imports nothing of test/.' },
+          ],
+        },
+      ],
     },
   },
   {
@@ -150,6 +189,12 @@ export default defineConfig(
         SvcEditor: 'readonly',
       },
     },
+  },
+  {
+    // The package's commands: CommonJS run by Node as written.
+    files: ['bin/**/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', console: 'readonly' } },
   },
   {
     files: ['eslint.config.mjs'],

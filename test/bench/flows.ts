@@ -1,4 +1,4 @@
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { LEAST_NODE_TYPE } from './least-node';
 
 /**

@@ -1,4 +1,4 @@
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { Bench, sleep, waitFor } from './bench';
 import type { FlowNode, SoakRoute } from './flows';
 import { BENCH_ADDRESS, WEBHOOK_SECRET, bulkFlows, rateLimitFlows, soakFlows, throughputFlows, tokenStormFlows, webhookFlows } from './flows';

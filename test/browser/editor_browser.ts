@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Response } from 'playwright-core';
 import should from 'should';
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { Editor, eventually, SERVER_TIMEOUT_MS } from './editor';
 import {
   BrowserSession,

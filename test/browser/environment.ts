@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserContext, chromium, Page } from 'playwright-core';
-import { startSandbox, Sandbox } from '../sandbox';
+import { startSandbox, Sandbox } from '../../sandbox';
 import { NODE_RED_5_NODE_22 } from '../support/node-red-5';
 import { installTarball, newUserDir, NODE_RED_4, NodeRedProcess, NodeRedRuntime, packModule } from '../support/node-red-process';
 import { REPO_ROOT } from '../support/paths';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import should from 'should';
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { NODE_RED_5_NODE_22, NodeRed5Install } from '../support/node-red-5';
 import { NpmStart, StartPorts, freeStartPorts } from '../support/npm-start';
 import { REPO_ROOT } from '../support/paths';

@@ -1,5 +1,5 @@
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { busiestWindow, promisedBusiest } from '../bench/measure';
 import { nowSeconds, signatureHeader } from '../bench/webhook-signing';
 import { CONFIG_ID, Cluster, geocodeThrough, postWebhook, prefixed, sharedFlows, showLogsOnFailure } from '../instances/cluster';

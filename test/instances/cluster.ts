@@ -4,7 +4,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { NodeRedProcess } from '../support/node-red-process';
 import { NODES_DIR } from '../support/paths';
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 
 /**
  * Several real Node-RED processes with this pack's built nodes (dist/nodes through `nodesDir`), as

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { RedisServer } from '../support/redis-server';
 import { NodeRedProcess, freePort } from '../support/node-red-process';
 import { Cluster, ISOLINE_JOB, showLogsOnFailure } from './cluster';

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { RedisServer } from '../support/redis-server';
 import { Cluster, CONFIG_ID, ISOLINE_JOB, prefixed, showLogsOnFailure } from './cluster';
 import { Collector, FLOW_SECRETS, reportingFlow, startMessage } from '../support/process-flows';

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { RedisServer } from '../support/redis-server';
 import { DelayProxy } from '../support/delay-proxy';
 import { freePort } from '../support/node-red-process';

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import should from 'should';
-import { startSandbox, Sandbox } from '../sandbox';
+import { startSandbox, Sandbox } from '../../sandbox';
 import { signatureHeader, nowSeconds } from '../bench/webhook-signing';
 import { RedisServer } from '../support/redis-server';
 import { busiestWindow, promisedBusiest, promisedRate } from '../bench/measure';

@@ -6,7 +6,7 @@ import { NODE_RED_4, NodeRedRuntime } from '../support/node-red-process';
 import { NODE_RED_5_NODE_22 } from '../support/node-red-5';
 import { RedisServer } from '../support/redis-server';
 import { Fields, WebhookRig, postSigned, reportingTab, webhookNodes } from '../support/webhook-process';
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { webhookDigest } from '../bench/webhook-signing';
 
 /**

@@ -5,8 +5,8 @@ import should from 'should';
 import { expectError, expectOutput, helper, loadWithSandbox, sendAndWait, storedJobStore, useSandbox, Fields, Sandbox } from '../support/harness';
 import { expectHandlesBackTo, handleBaseline } from '../support/handles';
 import { waitUntil } from '../support/wait';
-import { bulkControls, bulkJobs, resetBulk } from '../sandbox/endpoints/bulk';
-import { geocode } from '../sandbox/endpoints/geocode';
+import { bulkControls, bulkJobs, resetBulk } from '../../sandbox/endpoints/bulk';
+import { geocode } from '../../sandbox/endpoints/geocode';
 import type { BulkRow } from '../../nodes/lib/geo/result-rows';
 import type { JobReport } from '../../nodes/lib/platform/bulk-run';
 

@@ -1,6 +1,6 @@
 import ngeohash from 'ngeohash';
 import should from 'should';
-import type { GeocodeWrapper } from '../sandbox/endpoints/geocode';
+import type { GeocodeWrapper } from '../../sandbox/endpoints/geocode';
 import {
   CONFIG_ID,
   configNode,

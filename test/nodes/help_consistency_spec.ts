@@ -76,10 +76,14 @@ describe('help, catalogs and README in step with each node', function () {
   it('one word for an HTTP response: code, tests, editor, help, English catalogs, examples, README and CONTRIBUTING say "response", never "answer" (issue 23 point 2)', function () {
     // What git tracks (no installed modules, no local results); the 1.0.0 flows stay as 1.0.0 wrote them,
     // the Japanese texts have words of their own, and this file names the word it looks for.
-    const files = execFileSync('git', ['ls-files', '--', 'README.md', 'docs', 'CONTRIBUTING.md', 'nodes', 'resources', 'types', 'examples', 'test'], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-    })
+    const files = execFileSync(
+      'git',
+      ['ls-files', '--', 'README.md', 'docs', 'CONTRIBUTING.md', 'nodes', 'resources', 'types', 'examples', 'sandbox', 'bin', 'test'],
+      {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+      },
+    )
       .split('\n')
       .filter((file) => /\.(?:ts|js|html|json|md)$/.test(file) && !/\/ja\/|^test\/fixtures\//.test(file) && file !== 'test/nodes/help_consistency_spec.ts');
     const answer = /\banswer(?:s|ed|ing)?\b/i;

@@ -4,9 +4,9 @@ import util from 'node:util';
 import should from 'should';
 import { SANDBOX_DEFAULTS, expectError, expectOutput, helper, loadWithSandbox, storedJobStore, useSandbox, Fields } from '../support/harness';
 import { waitUntil } from '../support/wait';
-import type { EchoedRequest, Fault } from '../sandbox/server';
-import { addTopic, resetPubsub } from '../sandbox/endpoints/pubsub';
-import { bulkControls, resetBulk } from '../sandbox/endpoints/bulk';
+import type { EchoedRequest, Fault } from '../../sandbox/server';
+import { addTopic, resetPubsub } from '../../sandbox/endpoints/pubsub';
+import { bulkControls, resetBulk } from '../../sandbox/endpoints/bulk';
 
 /**
  * Issue 20 as a hostile or broken platform plays it, in real Node-RED: no secret the pack sends or

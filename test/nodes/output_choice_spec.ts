@@ -1,7 +1,7 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
-import { geocode } from '../sandbox/endpoints/geocode';
-import { lookup } from '../sandbox/endpoints/words';
+import { geocode } from '../../sandbox/endpoints/geocode';
+import { lookup } from '../../sandbox/endpoints/words';
 import { CONFIG_ID, expectOutput, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 
 /**

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { Collector, deploy, reportingFlow, startMessage, userDirWithPack } from '../support/process-flows';
 import type { Fields } from '../support/harness';

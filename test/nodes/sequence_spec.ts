@@ -1,7 +1,7 @@
 import should from 'should';
 import ngeohash from 'ngeohash';
 import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
-import { jobsOf } from '../sandbox/routing';
+import { jobsOf } from '../../sandbox/routing';
 import { PROJECT_HEADERS, bodies, cancelledJobTests, faultTests, lastBody, refusalTests, sandboxRefusals, statusTexts } from '../support/routing-nodes';
 
 type Feature = { geometry: { type: string; coordinates: unknown }; properties: Fields };

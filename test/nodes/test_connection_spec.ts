@@ -6,7 +6,7 @@ import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { startRecorder } from '../support/recorder';
 import { waitUntil } from '../support/wait';
 import { deploy, userDirWithPack } from '../support/process-flows';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 
 /**
  * "Test connection" (`POST /svc-config/test`) in a real Node-RED process, where its behaviour depends

@@ -1,5 +1,5 @@
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { Collector, deploy, reportingFlow, startMessage, userDirWithPack } from '../support/process-flows';
 import type { Fields } from '../support/harness';

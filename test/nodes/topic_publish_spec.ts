@@ -3,9 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import should from 'should';
 import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
-import { startSandbox } from '../sandbox';
+import { startSandbox } from '../../sandbox';
 import { freePort } from '../support/node-red-process';
-import { addSubscription, addTopic, pubsubState, resetPubsub, setSubscriptionActive, waitForDeliveries } from '../sandbox/endpoints/pubsub';
+import { addSubscription, addTopic, pubsubState, resetPubsub, setSubscriptionActive, waitForDeliveries } from '../../sandbox/endpoints/pubsub';
 
 interface Received {
   path: string;

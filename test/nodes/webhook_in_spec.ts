@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import express, { Express, RequestHandler } from 'express';
 import should from 'should';
 import { CONFIG_ID, Fields, configNode, helper, nodeModule, sandboxCredentials, testSettings, useSandbox } from '../support/harness';
-import { addSubscription, addTopic, pubsubState, resetPubsub, waitForDeliveries } from '../sandbox/endpoints/pubsub';
+import { addSubscription, addTopic, pubsubState, resetPubsub, waitForDeliveries } from '../../sandbox/endpoints/pubsub';
 import { statusTexts } from '../support/routing-nodes';
 
 const SECRET = 'current-secret';

@@ -1,8 +1,8 @@
 import ngeohash from 'ngeohash';
 import should from 'should';
 import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
-import { expireAllTokens } from '../sandbox/endpoints/auth';
-import { lookup } from '../sandbox/endpoints/words';
+import { expireAllTokens } from '../../sandbox/endpoints/auth';
+import { lookup } from '../../sandbox/endpoints/words';
 
 describe('svc-words', function () {
   const ctx = useSandbox();

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { RedisServer, RedisTls } from '../support/redis-server';
 import { Cluster, geocodeThrough, sharedFlows, showLogsOnFailure } from '../instances/cluster';
 import { waitUntil } from '../support/wait';

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { bulkJobs } from '../sandbox/endpoints/bulk';
+import { bulkJobs } from '../../sandbox/endpoints/bulk';
 import type { Fields } from '../support/harness';
 import { deploy, reportingFlow, startMessage, storedJobs, useRestartRig } from '../support/process-flows';
 import { waitUntil } from '../support/wait';
-import { readCsv } from '../sandbox/csv';
+import { readCsv } from '../../sandbox/csv';
 
 /**
  * A bulk run from a file (msg.filename) into an output file outlives its Node-RED: killed with

@@ -1,5 +1,5 @@
 import should from 'should';
-import { bulkJobs } from '../sandbox/endpoints/bulk';
+import { bulkJobs } from '../../sandbox/endpoints/bulk';
 import { storedJobs, useRestartRig } from '../support/process-flows';
 import { waitUntil } from '../support/wait';
 

@@ -1,5 +1,5 @@
 import should from 'should';
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { FLOW_SECRETS, storeText, storedJobs, useRestartRig } from '../support/process-flows';
 import { waitUntil } from '../support/wait';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { nowSeconds, signatureHeader } from '../bench/webhook-signing';
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { NpmStart, StartPorts, freeStartPorts } from '../support/npm-start';
 
 /**

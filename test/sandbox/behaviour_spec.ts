@@ -1,10 +1,10 @@
 import http from 'node:http';
 import should from 'should';
 import ngeohash from 'ngeohash';
-import { startSandbox, Sandbox, SANDBOX_DEFAULTS, SandboxOptions } from './index';
-import { Box, Point, crosses, distance, inside, pathAround, pathLength } from './routing';
-import { typicalDuration } from './endpoints/geocode';
-import { describeModes, modesFromEnv } from './modes';
+import { startSandbox, Sandbox, SANDBOX_DEFAULTS, SandboxOptions } from '../../sandbox/index';
+import { Box, Point, crosses, distance, inside, pathAround, pathLength } from '../../sandbox/routing';
+import { typicalDuration } from '../../sandbox/endpoints/geocode';
+import { describeModes, modesFromEnv } from '../../sandbox/modes';
 import { ManualClock } from '../support/clock';
 
 /**

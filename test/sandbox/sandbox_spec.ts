@@ -1,7 +1,7 @@
 import http from 'node:http';
 import should from 'should';
-import { startSandbox, Sandbox, SANDBOX_DEFAULTS } from './index';
-import { expireAllTokens } from './endpoints/auth';
+import { startSandbox, Sandbox, SANDBOX_DEFAULTS } from '../../sandbox/index';
+import { expireAllTokens } from '../../sandbox/endpoints/auth';
 import { ManualClock } from '../support/clock';
 import { waitUntil } from '../support/wait';
 

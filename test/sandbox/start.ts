@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { LocalSettings } from '@node-red/runtime';
-import { credentialLines, DEMO_WEBHOOK_SECRET } from './banner';
-import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from './index';
-import { describeModes, modesFromEnv } from './modes';
-import { SandboxStateFile } from './state-store';
+import { credentialLines, DEMO_WEBHOOK_SECRET } from '../../sandbox/banner';
+import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from '../../sandbox/index';
+import { describeModes, modesFromEnv } from '../../sandbox/modes';
+import { SandboxStateFile } from '../../sandbox/state-store';
 import {
   BACKUPS_KEPT,
   CredentialKeys,

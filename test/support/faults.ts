@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import util from 'node:util';
-import type { Fault, Sandbox } from '../sandbox';
+import type { Fault, Sandbox } from '../../sandbox';
 import { SANDBOX_DEFAULTS, helper, Fields } from './harness';
 import { setTimeout as sleep } from 'node:timers/promises';
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { SANDBOX_DEFAULTS } from '../sandbox';
+import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { REPO_ROOT } from './paths';
 
 /** The flows file 1.0.0 wrote (test/fixtures/flows-1.0.0.json), pointed at a sandbox. */

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 type TestNode = helper.TestNode;
-import { Sandbox, SANDBOX_DEFAULTS, SandboxOptions, startSandbox } from '../sandbox';
+import { Sandbox, SANDBOX_DEFAULTS, SandboxOptions, startSandbox } from '../../sandbox';
 import { NODES_DIR, NODE_RED_DIR } from './paths';
 import { localJobStore } from '../../nodes/lib/node-red/resumable';
 import type { JobStore } from '../../nodes/lib/state/job-store';

@@ -2,7 +2,7 @@ import should from 'should';
 import { PlatformClient } from '../../nodes/lib/platform/client';
 import type { ClientConfig, PlatformRequest } from '../../nodes/lib/platform/types';
 import { SvcError } from '../../nodes/lib/util/errors';
-import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from '../sandbox';
+import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from '../../sandbox';
 
 /** A PlatformClient pointed at a sandbox, for the unit specs of the platform layer and their suites. */
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { NodeRedProcess, flowsStarted, newUserDir } from './node-red-process';
 import { REPO_ROOT } from './paths';
 import { CONFIG_ID, Fields, configNode, sandboxCredentials } from './harness';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { waitUntil } from './wait';
 
 /**

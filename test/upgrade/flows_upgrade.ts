@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import type { Fields } from '../support/harness';
 import { NodeRedProcess, runtimeUnderTest } from '../support/node-red-process';
 import { FIXTURE_CREDENTIALS, fixtureNodes } from '../support/flows-1.0.0';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
-import { Sandbox, startSandbox } from '../sandbox';
+import { Sandbox, startSandbox } from '../../sandbox';
 import { CONFIG_ID, Fields, configNode, sandboxCredentials } from '../support/harness';
 import { NodeRedProcess, installTarball, newUserDir, runtimeUnderTest } from '../support/node-red-process';
 import { Collector, deploy, storedJobs } from '../support/process-flows';

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import should from 'should';
 import { CsvError, CsvParser, csvField, csvLine, csvRecords, parseCsv, recordToObject, spreadsheetText, writeCsv } from '../../../nodes/lib/format/csv';
 import { InputError, SvcError } from '../../../nodes/lib/util/errors';
-import { readCsv, toCsv } from '../../sandbox/csv';
+import { readCsv, toCsv } from '../../../sandbox/csv';
 import { formulaCells, spreadsheetCells } from '../../support/spreadsheet';
 
 describe('csv', function () {

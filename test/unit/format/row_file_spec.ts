@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { RowFile } from '../../../nodes/lib/format/row-file';
-import { readCsv } from '../../sandbox/csv';
+import { readCsv } from '../../../sandbox/csv';
 
 /** Issue 27 point 6: a CSV output file drops no member a row has, also when a run resumes. */
 describe('row file', function () {

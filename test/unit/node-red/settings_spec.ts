@@ -10,7 +10,7 @@ import {
   textSetting,
 } from '../../../nodes/lib/node-red/settings';
 import { expectOutput, helper, loadWithSandbox, useSandbox } from '../../support/harness';
-import { resetBulk } from '../../sandbox/endpoints/bulk';
+import { resetBulk } from '../../../sandbox/endpoints/bulk';
 import { migrated } from '../../support/migrations';
 import { runEditorScripts } from '../../support/editor-script';
 

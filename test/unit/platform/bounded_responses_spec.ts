@@ -1,7 +1,7 @@
 import should from 'should';
 import { PlatformError } from '../../../nodes/lib/util/errors';
 import { plainText, trimTrailing } from '../../../nodes/lib/util/text';
-import { Sandbox, sendJson } from '../../sandbox';
+import { Sandbox, sendJson } from '../../../sandbox';
 import { clientSuite, geocode, rejectionOf } from '../../support/platform-client';
 import { waitUntil } from '../../support/wait';
 

@@ -3,7 +3,7 @@ import type { WaitEvent } from '../../../nodes/lib/platform/types';
 import { JobState, PollContext, Polling, computationReader, outageDelay, pollJob } from '../../../nodes/lib/platform/jobs';
 import { bulkResult, uploadBatch } from '../../../nodes/lib/platform/bulk';
 import { PlatformError, SvcError } from '../../../nodes/lib/util/errors';
-import type { Fault } from '../../sandbox';
+import type { Fault } from '../../../sandbox';
 import { ManualClock } from '../../support/clock';
 import { clientSuite, rejectionOf } from '../../support/platform-client';
 

@@ -9,14 +9,14 @@ import type { PlatformClient } from '../../../nodes/lib/platform/client';
 import type { PlatformRequest, WaitEvent } from '../../../nodes/lib/platform/types';
 import type { SvcConfigNode } from '../../../nodes/lib/node-red/config';
 import { SvcError } from '../../../nodes/lib/util/errors';
-import { startSandbox, Sandbox, SANDBOX_DEFAULTS, sendJson } from '../../sandbox';
+import { startSandbox, Sandbox, SANDBOX_DEFAULTS, sendJson } from '../../../sandbox';
 import { CONFIG_ID, configNode, helper, Fields, nodeModule, sandboxCredentials } from '../../support/harness';
 import { ManualClock } from '../../support/clock';
 import { clientSuite, geocode, rejectionOf, sandboxClientConfig } from '../../support/platform-client';
 import { expectHandlesBackTo, handleBaseline } from '../../support/handles';
 import { waitUntil } from '../../support/wait';
 import { freePort } from '../../support/node-red-process';
-import { expireAllTokens } from '../../sandbox/endpoints/auth';
+import { expireAllTokens } from '../../../sandbox/endpoints/auth';
 
 const SECRETS = [SANDBOX_DEFAULTS.clientSecret, SANDBOX_DEFAULTS.apiKey, SANDBOX_DEFAULTS.pubsubApiKey];
 

@@ -1,7 +1,7 @@
 import should from 'should';
 import { TokenManager, TokenResponse, jwtExpiry } from '../../../nodes/lib/platform/token-manager';
-import { startSandbox, Sandbox } from '../../sandbox';
-import { expireAllTokens } from '../../sandbox/endpoints/auth';
+import { startSandbox, Sandbox } from '../../../sandbox';
+import { expireAllTokens } from '../../../sandbox/endpoints/auth';
 import { clientFactory, rejectionOf } from '../../support/platform-client';
 import { waitUntil } from '../../support/wait';
 

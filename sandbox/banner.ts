@@ -1,6 +1,6 @@
 import { SANDBOX_DEFAULTS } from './server';
 
-/** The secret the examples' subscriptions sign with and their webhook receivers check, under `npm start`. */
+/** The secret the examples' subscriptions sign with and their webhook receivers check, under `npm start` (and `svc-sandbox --print-settings`). */
 export const DEMO_WEBHOOK_SECRET = 'sandbox-webhook-secret';
 
 /**
@@ -18,4 +18,20 @@ export function credentialLines(url: string): string[] {
     `  Topics API key                  ${SANDBOX_DEFAULTS.pubsubApiKey}`,
     `  Webhook secret (examples)       ${DEMO_WEBHOOK_SECRET}`,
   ];
+}
+
+/** The settings of an `svc-config` node for the sandbox at `url`, named as its fields (`svc-sandbox --print-settings`). */
+export function sandboxSettings(url: string): Record<string, string> {
+  return {
+    baseUrl: url,
+    authUrl: url,
+    sandboxUrl: url,
+    audience: SANDBOX_DEFAULTS.audience,
+    projectId: SANDBOX_DEFAULTS.projectId,
+    clientId: SANDBOX_DEFAULTS.clientId,
+    clientSecret: SANDBOX_DEFAULTS.clientSecret,
+    apiKey: SANDBOX_DEFAULTS.apiKey,
+    pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+    webhookSecret: DEMO_WEBHOOK_SECRET,
+  };
 }
