@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bulkJobs, BulkJob } from './endpoints/bulk';
 import { pubsubState, SandboxSubscription, SandboxTopic } from './endpoints/pubsub';
+import { isExpired, isRunning } from './job-clock';
 import { Job, jobsOf } from './routing';
 import { Sandbox } from './server';
 
 /**
  * What `npm start` keeps of the sandbox across restarts, in one JSON file in its user directory: the
  * topics and subscriptions (with their secret tokens, as the flows' credentials are kept beside them)
- * and the jobs still running (bulk, isoline, sequence). Deliveries, tokens, faults and switches are
+ * and the jobs whose results have not expired (bulk, isoline, sequence: running or complete, with their
+ * times by the sandbox's clock, so a job completes during a restart as it would have). Deliveries, tokens, faults and switches are
  * not kept: a restart starts them afresh, as a restarted platform would.
  */
 
@@ -40,24 +42,17 @@ export function snapshotOf(sandbox: Sandbox): SandboxSnapshot {
     nextTopicId: pubsub.nextTopicId,
     subscriptions: pubsub.subscriptions,
     nextSubscriptionId: pubsub.nextSubscriptionId,
-    bulkJobs: [...bulkJobs(sandbox).values()].filter((job) => job.outcome === 'never' || job.polls < jobPolls),
-    jobs: {
-      isoline: jobsOf(sandbox, 'isoline')
-        .entries()
-        .filter(([, job]) => job.polls < job.pollsNeeded),
-      sequence: jobsOf(sandbox, 'sequence')
-        .entries()
-        .filter(([, job]) => job.polls < job.pollsNeeded),
-    },
+    bulkJobs: [...bulkJobs(sandbox).values()].filter((job) => !isExpired(sandbox, job, jobPolls)),
+    jobs: { isoline: jobsOf(sandbox, 'isoline').entries(), sequence: jobsOf(sandbox, 'sequence').entries() },
   };
 }
 
-export function countsOf(snapshot: SandboxSnapshot): SnapshotCounts {
-  return {
-    topics: snapshot.topics.length,
-    subscriptions: snapshot.subscriptions.length,
-    runningJobs: snapshot.bulkJobs.length + FAMILIES.reduce((sum, family) => sum + snapshot.jobs[family].length, 0),
-  };
+/** What `snapshot` holds; its running jobs by `sandbox`'s clock (and its `jobPolls`). */
+export function countsOf(sandbox: Sandbox, snapshot: SandboxSnapshot): SnapshotCounts {
+  const jobPolls = sandbox.options.jobPolls;
+  const bulk = snapshot.bulkJobs.filter((job) => job.outcome === 'never' || isRunning(sandbox, job, jobPolls)).length;
+  const routing = FAMILIES.reduce((sum, family) => sum + snapshot.jobs[family].filter(([, job]) => jobsOf(sandbox, family).running(job)).length, 0);
+  return { topics: snapshot.topics.length, subscriptions: snapshot.subscriptions.length, runningJobs: bulk + routing };
 }
 
 export function restoreSnapshot(sandbox: Sandbox, snapshot: SandboxSnapshot): void {
@@ -66,7 +61,9 @@ export function restoreSnapshot(sandbox: Sandbox, snapshot: SandboxSnapshot): vo
   pubsub.nextTopicId = Math.max(pubsub.nextTopicId, snapshot.nextTopicId);
   pubsub.subscriptions.push(...snapshot.subscriptions);
   pubsub.nextSubscriptionId = Math.max(pubsub.nextSubscriptionId, snapshot.nextSubscriptionId);
-  for (const job of snapshot.bulkJobs) bulkJobs(sandbox).set(job.id, job);
+  // A job saved before jobs had times is timed from now.
+  const now = sandbox.clock.now();
+  for (const job of snapshot.bulkJobs) bulkJobs(sandbox).set(job.id, Object.assign({ createdAt: now, readyAt: now }, job));
   for (const family of FAMILIES) jobsOf(sandbox, family).restore(snapshot.jobs[family]);
 }
 
@@ -103,7 +100,7 @@ export class SandboxStateFile {
       return undefined;
     }
     this.lastWritten = text;
-    return countsOf(snapshot);
+    return countsOf(this.sandbox, snapshot);
   }
 
   /** Writes the state when it changed since the last write. */
