@@ -31,6 +31,8 @@ location platform's interface, for trying and testing flows without an account.
 
 Modes from the environment: SANDBOX_DURATIONS=typical|off (default typical),
 SANDBOX_RATE_LIMIT=on|off|N a minute, SANDBOX_DAILY_LIMIT=on|off|N a day (both off by default).
+Jobs take time by their size and keep their results 24 hours; webhooks are retried (five attempts
+at most) and each failed attempt is written here. Caps and times: docs/sandbox.md in the package.
 SIGINT or SIGTERM stops it.`;
 
 interface CliOptions {
@@ -88,7 +90,8 @@ export async function run(args: string[]): Promise<void> {
     return;
   }
   const modes = modesFromEnv(process.env, { typicalDurations: true });
-  const sandbox = await startSandbox({ port: options.port, host: options.host, ...modes });
+  // Each webhook attempt that fails is one line on the console.
+  const sandbox = await startSandbox({ port: options.port, host: options.host, ...modes, warn: (line) => console.warn(`sandbox: ${line}`) });
   console.log(`sandbox platform listening on ${sandbox.url}, credentials:\n${credentialLines(sandbox.url).join('\n')}`);
   console.log(describeModes(modes));
   const state = options.state === undefined ? undefined : new SandboxStateFile(sandbox, options.state);

@@ -96,4 +96,7 @@ export function makeRoom<T extends JobTiming>(sandbox: Sandbox, jobs: Map<string
 }
 
 /** Responds 429 (too many jobs running) with the sandbox's error shape. */
-export const TOO_MANY_JOBS = (max: number) => ({ error: 'too_many_jobs', message: `at most ${max} jobs of this kind are kept; wait for running ones to complete` });
+export const TOO_MANY_JOBS = (max: number) => ({
+  error: 'too_many_jobs',
+  message: `at most ${max} jobs of this kind are kept; wait for running ones to complete`,
+});

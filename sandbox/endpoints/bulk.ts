@@ -99,7 +99,12 @@ export default function bulkEndpoints(sandbox: Sandbox): void {
     if (!addresses) return;
     const controls = bulkControls(sandbox);
     if (!makeRoom(sandbox, bulkJobs(sandbox), BULK_LIMITS.jobs, sandbox.options.jobPolls)) return void sendJson(ctx.res, 429, TOO_MANY_JOBS(BULK_LIMITS.jobs));
-    const job: BulkJob = { id: `bulk-${randomBytes(6).toString('hex')}`, addresses, outcome: controls.outcome, ...newTiming(sandbox, 'bulk', addresses.length) };
+    const job: BulkJob = {
+      id: `bulk-${randomBytes(6).toString('hex')}`,
+      addresses,
+      outcome: controls.outcome,
+      ...newTiming(sandbox, 'bulk', addresses.length),
+    };
     bulkJobs(sandbox).set(job.id, job);
     const response: Record<string, unknown> = { status: 'accepted', message: `${addresses.length} addresses queued` };
     if (controls.jobIdMember) setAt(response, controls.jobIdMember, job.id);
@@ -172,7 +177,8 @@ async function readUpload(ctx: RouteContext): Promise<string[] | undefined> {
   const [header, ...rows] = records;
   if (!header || header.length !== 1 || header[0] !== 'address') return void badRequest(ctx.res, 'the CSV must have the single column "address"');
   if (rows.length === 0) return void badRequest(ctx.res, 'the CSV holds no addresses');
-  if (rows.length > BULK_LIMITS.rows) return void badRequest(ctx.res, `the CSV holds ${rows.length} addresses; the sandbox takes at most ${BULK_LIMITS.rows} a file`);
+  if (rows.length > BULK_LIMITS.rows)
+    return void badRequest(ctx.res, `the CSV holds ${rows.length} addresses; the sandbox takes at most ${BULK_LIMITS.rows} a file`);
   const bad = rows.findIndex((row) => row.length !== 1 || row[0].trim() === '');
   if (bad >= 0) return void badRequest(ctx.res, `CSV row ${bad + 1} is not one non-empty address`);
   return rows.map((row) => row[0]);

@@ -371,7 +371,8 @@ async function main(): Promise<void> {
   const sandboxPort = Number(process.env.SANDBOX_PORT ?? 18790);
   const editorPort = Number(process.env.PORT ?? 1880);
   const modes = modesFromEnv(process.env, { typicalDurations: true });
-  const sandbox = await startSandbox({ port: sandboxPort, host: HOST, ...modes });
+  // The deliveries it fails to make show beside the requests it receives: one line per failed webhook attempt.
+  const sandbox = await startSandbox({ port: sandboxPort, host: HOST, ...modes, warn: (line) => console.warn(`[sandbox] ${line}`) });
   const state = new SandboxStateFile(sandbox, SANDBOX_STATE_FILE);
   const keys = credentialKeys(USER_DIR, process.env, shown);
   // Read and written before the banner, which says whether the config node holds the sandbox's credentials.
