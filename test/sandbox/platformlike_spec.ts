@@ -323,9 +323,9 @@ describe('sandbox platform behaves like a platform (issue 52)', function () {
         const chunks: Buffer[] = [];
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
         req.on('end', () => {
-          const answer = respond(hits.length);
+          const reply = respond(hits.length);
           hits.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-          if (answer !== 'hang') res.writeHead(answer).end();
+          if (reply !== 'hang') res.writeHead(reply).end();
         });
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
