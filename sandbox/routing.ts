@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import ngeohash from 'ngeohash';
 import type { RouteContext, Sandbox } from './server';
 import { badRequest } from './server';
-import { JobTiming, expiredBody, isExpired, isRunning, makeRoom, newTiming, phaseOf } from './job-clock';
+import { JobTiming, expiredBody, isExpired, makeRoom, newTiming, phaseOf } from './job-clock';
 
 /**
  * What the isoline, sequencing and routing endpoints of the sandbox share: strict validation,
@@ -187,11 +187,6 @@ export class Jobs {
   restore(entries: Array<[string, Job]>): void {
     const now = this.sandbox.clock.now();
     for (const [jobId, job] of entries) this.jobs.set(jobId, Object.assign({ createdAt: now, readyAt: now }, job));
-  }
-
-  /** Whether a job is still running (not counting a poll). */
-  running(job: Job): boolean {
-    return isRunning(this.sandbox, job);
   }
 
   /** The status and body of the response to one status request, or undefined for an unknown job. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bulkJobs, BulkJob } from './endpoints/bulk';
 import { pubsubState, SandboxSubscription, SandboxTopic } from './endpoints/pubsub';
-import { isExpired, isRunning } from './job-clock';
+import { isExpired } from './job-clock';
 import { Job, jobsOf } from './routing';
 import { Sandbox } from './server';
 
@@ -30,7 +30,8 @@ export interface SandboxSnapshot {
 export interface SnapshotCounts {
   topics: number;
   subscriptions: number;
-  runningJobs: number;
+  /** Jobs kept: running, or complete with results not yet expired. */
+  jobs: number;
 }
 
 export function snapshotOf(sandbox: Sandbox): SandboxSnapshot {
@@ -47,12 +48,12 @@ export function snapshotOf(sandbox: Sandbox): SandboxSnapshot {
   };
 }
 
-/** What `snapshot` holds; its running jobs by `sandbox`'s clock (and its `jobPolls`). */
-export function countsOf(sandbox: Sandbox, snapshot: SandboxSnapshot): SnapshotCounts {
-  const jobPolls = sandbox.options.jobPolls;
-  const bulk = snapshot.bulkJobs.filter((job) => job.outcome === 'never' || isRunning(sandbox, job, jobPolls)).length;
-  const routing = FAMILIES.reduce((sum, family) => sum + snapshot.jobs[family].filter(([, job]) => jobsOf(sandbox, family).running(job)).length, 0);
-  return { topics: snapshot.topics.length, subscriptions: snapshot.subscriptions.length, runningJobs: bulk + routing };
+export function countsOf(snapshot: SandboxSnapshot): SnapshotCounts {
+  return {
+    topics: snapshot.topics.length,
+    subscriptions: snapshot.subscriptions.length,
+    jobs: snapshot.bulkJobs.length + FAMILIES.reduce((sum, family) => sum + snapshot.jobs[family].length, 0),
+  };
 }
 
 export function restoreSnapshot(sandbox: Sandbox, snapshot: SandboxSnapshot): void {
@@ -100,7 +101,7 @@ export class SandboxStateFile {
       return undefined;
     }
     this.lastWritten = text;
-    return countsOf(this.sandbox, snapshot);
+    return countsOf(snapshot);
   }
 
   /** Writes the state when it changed since the last write. */

@@ -29,7 +29,7 @@ import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
  *
  * Nothing made in the editor is lost at a restart: the examples are refreshed, the user's own tabs
  * and nodes kept with their credentials (`--keep-flows`: everything kept as deployed), and the
- * sandbox's topics, subscriptions and running jobs are kept in the user directory (`--fresh`: start
+ * sandbox's topics, subscriptions and jobs are kept in the user directory (`--fresh`: start
  * the sandbox empty). Credentials stay as encrypted as they were: NODE_RED_CREDENTIAL_SECRET gives
  * Node-RED its credentialSecret, and a flows_cred.json no known secret opens is left untouched
  * (start-files.ts). The flows and credentials found are copied to backups/ before anything is
@@ -359,10 +359,10 @@ function sandboxStateLine(state: SandboxStateFile, fresh: boolean): string {
     return `sandbox state: started empty (--fresh); kept in ${shown(state.file)} from now on`;
   }
   const counts = state.load();
-  if (!counts) return `sandbox state: none yet; topics, subscriptions and running jobs are kept in ${shown(state.file)} across restarts`;
+  if (!counts) return `sandbox state: none yet; topics, subscriptions and jobs are kept in ${shown(state.file)} across restarts`;
   return (
     `sandbox state: kept from the last run (${shown(state.file)}): ${counts.topics} topic(s), ${counts.subscriptions} subscription(s), ` +
-    `${counts.runningJobs} running job(s); \`npm start -- --fresh\` starts it empty`
+    `${counts.jobs} job(s); \`npm start -- --fresh\` starts it empty`
   );
 }
 
