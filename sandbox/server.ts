@@ -131,7 +131,19 @@ export const SANDBOX_LIMITS = {
   /** Requests kept in `Sandbox.log` (the oldest are dropped), and the bodies they keep, bytes in all. */
   logEntries: 10_000,
   logBodyBytes: 64 * 1024 * 1024,
+  /** Bearer and download tokens kept (each kind). */
+  tokens: 10_000,
 } as const;
+
+/** Makes room for one more entry in `map` (at most `max`): forgets the stale entries, then the oldest. */
+export function makeRoomIn<K, V>(map: Map<K, V>, max: number, stale: (value: V) => boolean): void {
+  if (map.size < max) return;
+  for (const [key, value] of map) if (stale(value)) map.delete(key);
+  for (const key of map.keys()) {
+    if (map.size < max) break;
+    map.delete(key);
+  }
+}
 
 /**
  * How closely the sandbox behaves like the platform beyond its interface: the spec's typical durations
@@ -394,9 +406,15 @@ export class Sandbox {
       entry.closedAt = Date.now();
     });
     if (body === 'too large') {
-      // The rest of the body is not read: the connection closes once the refusal is sent.
+      // The rest of the body is not kept: once the refusal is sent the connection is ended, what still
+      // arrives is dropped (a reset at once could discard the refusal before the client read it), and
+      // it is cut after a second.
       res.setHeader('connection', 'close');
-      res.on('finish', () => req.destroy());
+      res.on('finish', () => {
+        req.resume();
+        req.socket.end();
+        this.later(1000, () => req.socket.destroy());
+      });
       sendJson(res, 413, { error: 'payload_too_large', message: `the request body is larger than ${maxBodyBytes} bytes` });
       return;
     }
@@ -712,7 +730,7 @@ export function badRequest(res: http.ServerResponse, message: string): false {
   return false;
 }
 
-/** The request's body, or 'too large' (read no further) as soon as it is declared or found larger than `max` bytes. */
+/** The request's body, or 'too large' (nothing more kept) as soon as it is declared or found larger than `max` bytes. */
 function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | 'too large'> {
   if (Number(req.headers['content-length'] ?? 0) > max) return Promise.resolve('too large');
   return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { RouteContext, Sandbox, accepts, badRequest, notAcceptable, sendJson } from '../server';
+import { RouteContext, SANDBOX_LIMITS, Sandbox, accepts, badRequest, makeRoomIn, notAcceptable, sendJson } from '../server';
 import { geocode } from './geocode';
 import { readCsv, toCsv } from '../csv';
 import { JobTiming, TOO_MANY_JOBS, expiredBody, isExpired, makeRoom, newTiming, phaseOf } from '../job-clock';
@@ -242,7 +242,9 @@ function issueDownloadToken(sandbox: Sandbox, jobId: string): string {
   const controls = bulkControls(sandbox);
   const expired = controls.expiredTokens > 0;
   if (expired) controls.expiredTokens--;
-  downloadTokens(sandbox).set(token, { jobId, expiresAt: expired ? 0 : sandbox.clock.now() + controls.downloadTokenTtlMs });
+  const tokens = downloadTokens(sandbox);
+  makeRoomIn(tokens, SANDBOX_LIMITS.tokens, (grant) => grant.expiresAt <= sandbox.clock.now());
+  tokens.set(token, { jobId, expiresAt: expired ? 0 : sandbox.clock.now() + controls.downloadTokenTtlMs });
   return token;
 }
 

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import should from 'should';
 import { SANDBOX_DEFAULTS, SANDBOX_LIMITS, Sandbox, SandboxOptions, startSandbox } from '../../sandbox/index';
+import { issueToken } from '../../sandbox/endpoints/auth';
 import { BULK_LIMITS } from '../../sandbox/endpoints/bulk';
 import {
   DELIVERY_ATTEMPT_HEADER,
@@ -204,7 +205,7 @@ describe('sandbox platform behaves like a platform (issue 52)', function () {
   });
 
   describe('caps: requests, files and lists beyond a stated size are refused', function () {
-    it('a JSON body over 1 MB gets 413, declared or sent chunked, and the sandbox reads no further', async function () {
+    it('a JSON body over 1 MB gets 413, declared or sent chunked, and the sandbox keeps none of it', async function () {
       const sandbox = await start();
       const big = JSON.stringify({ Name: 'x'.repeat(SANDBOX_LIMITS.bodyBytes), Description: '' });
       const declared = await call(sandbox, 'POST', '/v1/pubsub/topics', { ...PUBSUB, 'content-length': String(Buffer.byteLength(big)) }, big);
@@ -217,15 +218,18 @@ describe('sandbox platform behaves like a platform (issue 52)', function () {
           headers: { ...PUBSUB, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
           agent: false,
         });
+        let responded = false;
         req.on('response', (res) => {
+          responded = true;
           res.resume();
+          res.on('end', () => req.destroy());
           resolve(res.statusCode ?? 0);
         });
-        req.on('error', reject);
+        req.on('error', (err) => (responded ? undefined : reject(err)));
         const chunk = Buffer.alloc(64 * 1024, 'x');
         const pump = () => {
-          while (!req.destroyed && req.write(chunk));
-          if (!req.destroyed) req.once('drain', pump);
+          while (!responded && !req.destroyed && req.write(chunk));
+          if (!responded && !req.destroyed) req.once('drain', pump);
         };
         pump();
       });
@@ -296,6 +300,23 @@ describe('sandbox platform behaves like a platform (issue 52)', function () {
       const publish = await call(sandbox, 'POST', '/v1/pubsub/topics/2/publish', PUBSUB, { LocationId: 'b', Data: data });
       should(publish.status).equal(413);
       should(publish.json).match({ isSuccess: false, error: 'limit_exceeded' });
+    });
+
+    it('keeps at most 10,000 bearer tokens: the expired ones are forgotten first, then the oldest', async function () {
+      const clock = handClock();
+      const sandbox = await start({ clock });
+      const tokens = () => sandbox.stateOf('tokens', () => new Map<string, number>());
+      const shortLived = issueToken(sandbox, 1, false);
+      const oldest = issueToken(sandbox, 3600, false);
+      clock.advance(2000);
+      for (let i = 2; i < SANDBOX_LIMITS.tokens; i++) issueToken(sandbox, 3600, false);
+      should(tokens().size).equal(SANDBOX_LIMITS.tokens);
+      issueToken(sandbox, 3600, false);
+      should(tokens().has(shortLived)).be.false();
+      should(tokens().has(oldest)).be.true();
+      issueToken(sandbox, 3600, false);
+      should(tokens().has(oldest)).be.false();
+      should(tokens().size).equal(SANDBOX_LIMITS.tokens);
     });
 
     it('keeps the request log bounded: the oldest requests go once their bodies pass 64 MB', async function () {
