@@ -8,7 +8,7 @@ import { SandboxStateFile } from './state-store';
 /**
  * The sandbox platform on its own: `svc-sandbox` (the package's bin, for integrators' own tests and
  * CI) and `npm run sandbox` (a clone). It serves until SIGINT or SIGTERM; with `--state FILE` it keeps
- * its topics, subscriptions and running jobs in FILE across restarts, without it nothing.
+ * its topics, subscriptions and jobs (running, or with results not yet expired) in FILE across restarts, without it nothing.
  */
 
 const DEFAULT_PORT = 18790;
@@ -24,13 +24,15 @@ location platform's interface, for trying and testing flows without an account.
 
   --port N          the port to listen on (default ${DEFAULT_PORT}, or SANDBOX_PORT)
   --host HOST       the address to listen on (default ${DEFAULT_HOST}: this machine only)
-  --state FILE      keep topics, subscriptions and running jobs in FILE across restarts
+  --state FILE      keep topics, subscriptions and jobs in FILE across restarts
   --print-settings  print one JSON line with the settings an svc-config node needs
                     (URLs, audience, project id, credentials, the examples' webhook secret) and exit
   --help            print this and exit
 
 Modes from the environment: SANDBOX_DURATIONS=typical|off (default typical),
 SANDBOX_RATE_LIMIT=on|off|N a minute, SANDBOX_DAILY_LIMIT=on|off|N a day (both off by default).
+Jobs take time by their size and keep their results 24 hours; webhooks are retried (five attempts
+at most) and each failed attempt is written here. Times and caps: docs/sandbox.md of the repository.
 SIGINT or SIGTERM stops it.`;
 
 interface CliOptions {
@@ -88,7 +90,8 @@ export async function run(args: string[]): Promise<void> {
     return;
   }
   const modes = modesFromEnv(process.env, { typicalDurations: true });
-  const sandbox = await startSandbox({ port: options.port, host: options.host, ...modes });
+  // Each webhook attempt that fails is one line on the console.
+  const sandbox = await startSandbox({ port: options.port, host: options.host, ...modes, warn: (line) => console.warn(`sandbox: ${line}`) });
   console.log(`sandbox platform listening on ${sandbox.url}, credentials:\n${credentialLines(sandbox.url).join('\n')}`);
   console.log(describeModes(modes));
   const state = options.state === undefined ? undefined : new SandboxStateFile(sandbox, options.state);
@@ -96,7 +99,7 @@ export async function run(args: string[]): Promise<void> {
     const counts = state.load();
     console.log(
       counts
-        ? `sandbox state: kept from the last run (${state.file}): ${counts.topics} topic(s), ${counts.subscriptions} subscription(s), ${counts.runningJobs} running job(s)`
+        ? `sandbox state: kept from the last run (${state.file}): ${counts.topics} topic(s), ${counts.subscriptions} subscription(s), ${counts.jobs} job(s)`
         : `sandbox state: none yet; kept in ${state.file} from now on`,
     );
   }

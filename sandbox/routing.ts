@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import ngeohash from 'ngeohash';
 import type { RouteContext, Sandbox } from './server';
 import { badRequest } from './server';
+import { JobTiming, expiredBody, isExpired, makeRoom, newTiming, phaseOf } from './job-clock';
 
 /**
  * What the isoline, sequencing and routing endpoints of the sandbox share: strict validation,
@@ -145,54 +146,66 @@ export const SPEED: Record<string, number> = {
   wheelchair: 1.0,
 };
 
-export interface Job {
-  polls: number;
-  pollsNeeded: number;
+export interface Job extends JobTiming {
   result: unknown;
   failure?: string;
 }
 
+/** Asynchronous jobs kept per family (isoline, sequence); see `makeRoom`. */
+export const MAX_ROUTING_JOBS = 1000;
+
 /**
- * Asynchronous jobs of one endpoint family: a job responds with "running" until it has been polled
- * `sandbox.options.jobPolls` times, then with the result (or, after `failNext`, with status "failed").
+ * Asynchronous jobs of one endpoint family: a job responds with "running" until it completes (by the
+ * sandbox's clock, see `job-clock.ts`, or on its `jobPolls`-th poll in tests), then with the result (or,
+ * after `failNext`, with status "failed"), and with 410 once its results have expired.
  */
 export class Jobs {
   /** Makes the next job created end with status "failed" and this message. */
   failNext?: string;
   private readonly jobs = new Map<string, Job>();
 
-  constructor(private readonly sandbox: Sandbox) {}
+  constructor(
+    private readonly sandbox: Sandbox,
+    private readonly family: 'isoline' | 'sequence',
+  ) {}
 
-  create(result: unknown): { jobId: string; status: string; message: string } {
+  /** A new job of `items` items (polygons or waypoints), or undefined when `MAX_ROUTING_JOBS` are running. */
+  create(result: unknown, items: number): { jobId: string; status: string; message: string } | undefined {
+    if (!makeRoom(this.sandbox, this.jobs, MAX_ROUTING_JOBS)) return undefined;
     const jobId = `job-${randomBytes(6).toString('hex')}`;
-    this.jobs.set(jobId, { polls: 0, pollsNeeded: this.sandbox.options.jobPolls, result, failure: this.failNext });
+    this.jobs.set(jobId, { ...newTiming(this.sandbox, this.family, items), result, failure: this.failNext });
     this.failNext = undefined;
     return { jobId, status: 'pending', message: 'job accepted' };
   }
 
-  /** The jobs not yet collected, by id (for the state `npm start` keeps across restarts). */
+  /** The jobs whose results have not expired, by id (for the state `npm start` keeps across restarts). */
   entries(): Array<[string, Job]> {
-    return [...this.jobs];
+    return [...this.jobs].filter(([, job]) => !isExpired(this.sandbox, job));
   }
 
-  /** Puts back jobs `entries()` gave, as they were. */
+  /** Puts back jobs `entries()` gave, as they were (a job saved before jobs had times is timed from now). */
   restore(entries: Array<[string, Job]>): void {
-    for (const [jobId, job] of entries) this.jobs.set(jobId, job);
+    const now = this.sandbox.clock.now();
+    for (const [jobId, job] of entries) this.jobs.set(jobId, Object.assign({ createdAt: now, readyAt: now }, job));
   }
 
-  /** The response to one status request, or undefined for an unknown job. */
-  poll(jobId: string): unknown {
+  /** The status and body of the response to one status request, or undefined for an unknown job. */
+  poll(jobId: string): { status: number; body: unknown } | undefined {
     const job = this.jobs.get(jobId);
     if (!job) return undefined;
-    job.polls++;
-    if (job.polls < job.pollsNeeded) return { jobId, status: 'running', message: `computing (${job.polls}/${job.pollsNeeded})` };
-    if (job.failure) return { jobId, status: 'failed', message: job.failure };
-    return job.result;
+    const now = phaseOf(this.sandbox, job, { poll: true });
+    if (now.phase === 'running') {
+      const progress = job.pollsNeeded !== undefined ? `${job.polls}/${job.pollsNeeded}` : `${Math.floor(now.fraction * 100)}%`;
+      return { status: 200, body: { jobId, status: 'running', message: `computing (${progress})` } };
+    }
+    if (now.phase === 'expired') return { status: 410, body: expiredBody(this.sandbox, jobId) };
+    if (job.failure) return { status: 200, body: { jobId, status: 'failed', message: job.failure } };
+    return { status: 200, body: job.result };
   }
 }
 
 export function jobsOf(sandbox: Sandbox, family: 'isoline' | 'sequence'): Jobs {
-  return sandbox.stateOf(`${family}-jobs`, () => new Jobs(sandbox));
+  return sandbox.stateOf(`${family}-jobs`, () => new Jobs(sandbox, family));
 }
 
 /** Strict RFC 3339-style date checks shared by `departure`, `arriveBy` and `departAt`. */

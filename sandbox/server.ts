@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import { JOB_RESULT_TTL_MS } from './job-clock';
 
 /**
  * The sandbox platform: a strict local implementation of the location platform interface
@@ -105,14 +106,43 @@ export interface RouteContext {
 
 export type RouteHandler = (ctx: RouteContext) => void | Promise<void>;
 
-interface Route {
-  method: string;
-  pattern: RegExp;
-  keys: string[];
+interface RouteSpec {
   endpoint: string;
   auth: AuthFamily;
   permission?: Permission;
+  /** The largest body the route reads (`SANDBOX_LIMITS.bodyBytes` unless given); a larger one gets 413. */
+  maxBodyBytes?: number;
+}
+
+interface Route extends RouteSpec {
+  method: string;
+  pattern: RegExp;
+  keys: string[];
   handler: RouteHandler;
+}
+
+/**
+ * The sandbox's caps where the spec shows none (docs/sandbox.md lists them), so that no caller can make
+ * it costly: beyond them a request is refused with the sandbox's JSON error body.
+ */
+export const SANDBOX_LIMITS = {
+  /** Request bodies (JSON), bytes: 413 beyond. */
+  bodyBytes: 1024 * 1024,
+  /** Requests kept in `Sandbox.log` (the oldest are dropped), and the bodies they keep, bytes in all. */
+  logEntries: 10_000,
+  logBodyBytes: 64 * 1024 * 1024,
+  /** Bearer and download tokens kept (each kind). */
+  tokens: 10_000,
+} as const;
+
+/** Makes room for one more entry in `map` (at most `max`): forgets the stale entries, then the oldest. */
+export function makeRoomIn<K, V>(map: Map<K, V>, max: number, stale: (value: V) => boolean): void {
+  if (map.size < max) return;
+  for (const [key, value] of map) if (stale(value)) map.delete(key);
+  for (const key of map.keys()) {
+    if (map.size < max) break;
+    map.delete(key);
+  }
 }
 
 /**
@@ -148,10 +178,19 @@ export interface SandboxOptions extends SandboxModes {
   clock?: { now(): number };
   /** Which members the token response carries (the spec does not show them). */
   tokenResponse?: 'standard' | 'jwt-only' | 'opaque-no-expiry';
-  /** Polls a job takes before it completes. */
+  /**
+   * A test knob: jobs complete on their `jobPolls`-th status request instead of by the clock. Unset (the
+   * default), jobs take a time that grows with their size (`job-clock.ts`) whether polled or not.
+   */
   jobPolls?: number;
-  /** Requests kept in `log`, the oldest dropped first (all of them unless given). */
+  /** Requests kept in `log`, the oldest dropped first (`SANDBOX_LIMITS.logEntries` unless given). */
   logLimit?: number;
+  /** Multiplies every job's duration (1, the default: the sandbox's durations; 0: complete at once). */
+  jobTimeScale?: number;
+  /** How long a completed job's results are kept, ms (24 hours). */
+  jobResultTtlMs?: number;
+  /** Where the sandbox says what it failed to do (each failed webhook attempt): one line each. Silent unless given. */
+  warn?: (line: string) => void;
   /** Serve HTTPS with this key and certificate instead of plain HTTP (for the TLS option tests). */
   tls?: { key: string | Buffer; cert: string | Buffer };
 }
@@ -171,7 +210,11 @@ export const SANDBOX_DEFAULTS = {
 const ALL_PERMISSIONS: Permission[] = ['geocode', 'bulk', 'isoline', 'sequence', 'routing', 'pubsub'];
 
 export class Sandbox {
-  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock' | 'logLimit' | keyof SandboxModes>>;
+  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock' | 'logLimit' | 'jobPolls' | 'warn' | keyof SandboxModes>> & {
+    jobPolls: number | undefined;
+  };
+  /** Says one line about something the sandbox failed to do (see `SandboxOptions.warn`). */
+  readonly warn: (line: string) => void;
   readonly modes: SandboxModes;
   /** The time issued tokens expire by. */
   readonly clock: { now(): number };
@@ -187,6 +230,8 @@ export class Sandbox {
   /** The server `listen()` creates; none while the sandbox only serves through `handle` (mounted in another server). */
   private server?: http.Server | https.Server;
   private readonly logLimit: number;
+  /** The body characters of the requests in `log`. */
+  private logBodyBytes = 0;
   private readonly tls?: { key: string | Buffer; cert: string | Buffer };
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly closeHooks: Array<() => void | Promise<void>> = [];
@@ -204,8 +249,11 @@ export class Sandbox {
       pubsubApiKey: options.pubsubApiKey ?? SANDBOX_DEFAULTS.pubsubApiKey,
       tokenLifetimeSec: options.tokenLifetimeSec ?? 3600,
       tokenResponse: options.tokenResponse ?? 'standard',
-      jobPolls: options.jobPolls ?? 3,
+      jobPolls: options.jobPolls,
+      jobTimeScale: options.jobTimeScale ?? 1,
+      jobResultTtlMs: options.jobResultTtlMs ?? JOB_RESULT_TTL_MS,
     };
+    this.warn = options.warn ?? (() => undefined);
     this.modes = {
       typicalDurations: options.typicalDurations ?? false,
       geocodeRatePerMinute: options.geocodeRatePerMinute,
@@ -213,7 +261,7 @@ export class Sandbox {
     };
     this.clock = options.clock ?? { now: () => Date.now() };
     this.tls = options.tls;
-    this.logLimit = options.logLimit ?? Infinity;
+    this.logLimit = options.logLimit ?? SANDBOX_LIMITS.logEntries;
   }
 
   /**
@@ -228,7 +276,7 @@ export class Sandbox {
   };
 
   /** Registers a route; `:name` segments become `params.name`. */
-  route(method: string, path: string, spec: { endpoint: string; auth: AuthFamily; permission?: Permission }, handler: RouteHandler): void {
+  route(method: string, path: string, spec: RouteSpec, handler: RouteHandler): void {
     const keys: string[] = [];
     const pattern = new RegExp(
       '^' +
@@ -350,7 +398,6 @@ export class Sandbox {
   private async dispatch(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const arrived = Date.now();
     const url = new URL(req.url ?? '/', 'http://sandbox');
-    const body = await readBody(req);
     let params: Record<string, string> = {};
     const route = this.routes.find((r) => {
       if (r.method !== req.method) return false;
@@ -359,6 +406,8 @@ export class Sandbox {
       params = Object.fromEntries(r.keys.map((key, i) => [key, decodeURIComponent(match[i + 1])]));
       return true;
     });
+    const maxBodyBytes = route?.maxBodyBytes ?? SANDBOX_LIMITS.bodyBytes;
+    const body = await readBody(req, maxBodyBytes);
     const entry: LoggedRequest = {
       time: arrived,
       endpoint: route?.endpoint ?? 'unknown',
@@ -367,16 +416,28 @@ export class Sandbox {
       query: Object.fromEntries(url.searchParams),
       target: req.url ?? '/',
       headers: req.headers,
-      body: body.toString('utf8'),
+      body: body === 'too large' ? '' : body.toString('utf8'),
     };
-    this.log.push(entry);
-    if (this.log.length > this.logLimit) this.log.splice(0, this.log.length - this.logLimit);
+    this.keep(entry);
     res.on('finish', () => {
       entry.status = res.statusCode;
     });
     res.on('close', () => {
       entry.closedAt = Date.now();
     });
+    if (body === 'too large') {
+      // The rest of the body is not kept: once the refusal is sent the connection is ended, what still
+      // arrives is dropped (a reset at once could discard the refusal before the client read it), and
+      // it is cut after a second.
+      res.setHeader('connection', 'close');
+      res.on('finish', () => {
+        req.resume();
+        req.socket.end();
+        this.later(1000, () => req.socket.destroy());
+      });
+      sendJson(res, 413, { error: 'payload_too_large', message: `the request body is larger than ${maxBodyBytes} bytes` });
+      return;
+    }
     if (!route) {
       const pathKnown = this.routes.some((r) => r.pattern.test(url.pathname));
       sendJson(res, pathKnown ? 405 : 404, { error: pathKnown ? 'method_not_allowed' : 'not_found', message: `${req.method} ${url.pathname}` });
@@ -408,6 +469,15 @@ export class Sandbox {
     if (route.endpoint === 'geocode' && this.overGeocodeLimits(ctx)) return;
     if (await this.applyFault(route.endpoint, ctx, entry)) return;
     await route.handler(ctx);
+  }
+
+  /** Logs a request, dropping the oldest beyond `logLimit` entries or `SANDBOX_LIMITS.logBodyBytes` of bodies. */
+  private keep(entry: LoggedRequest): void {
+    this.log.push(entry);
+    this.logBodyBytes += entry.body.length;
+    while (this.log.length > this.logLimit || (this.logBodyBytes > SANDBOX_LIMITS.logBodyBytes && this.log.length > 1)) {
+      this.logBodyBytes -= (this.log.shift() as LoggedRequest).body.length;
+    }
   }
 
   /**
@@ -680,10 +750,24 @@ export function badRequest(res: http.ServerResponse, message: string): false {
   return false;
 }
 
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
+/** The request's body, or 'too large' (nothing more kept) as soon as it is declared or found larger than `max` bytes. */
+function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | 'too large'> {
+  if (Number(req.headers['content-length'] ?? 0) > max) return Promise.resolve('too large');
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        req.off('data', onData);
+        req.pause();
+        chunks.length = 0;
+        resolve('too large');
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });

@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bulkJobs, BulkJob } from './endpoints/bulk';
 import { pubsubState, SandboxSubscription, SandboxTopic } from './endpoints/pubsub';
+import { isExpired } from './job-clock';
 import { Job, jobsOf } from './routing';
 import { Sandbox } from './server';
 
 /**
  * What `npm start` keeps of the sandbox across restarts, in one JSON file in its user directory: the
  * topics and subscriptions (with their secret tokens, as the flows' credentials are kept beside them)
- * and the jobs still running (bulk, isoline, sequence). Deliveries, tokens, faults and switches are
+ * and the jobs whose results have not expired (bulk, isoline, sequence: running or complete, with their
+ * times by the sandbox's clock, so a job completes during a restart as it would have). Deliveries, tokens, faults and switches are
  * not kept: a restart starts them afresh, as a restarted platform would.
  */
 
@@ -28,7 +30,8 @@ export interface SandboxSnapshot {
 export interface SnapshotCounts {
   topics: number;
   subscriptions: number;
-  runningJobs: number;
+  /** Jobs kept: running, or complete with results not yet expired. */
+  jobs: number;
 }
 
 export function snapshotOf(sandbox: Sandbox): SandboxSnapshot {
@@ -40,15 +43,8 @@ export function snapshotOf(sandbox: Sandbox): SandboxSnapshot {
     nextTopicId: pubsub.nextTopicId,
     subscriptions: pubsub.subscriptions,
     nextSubscriptionId: pubsub.nextSubscriptionId,
-    bulkJobs: [...bulkJobs(sandbox).values()].filter((job) => job.outcome === 'never' || job.polls < jobPolls),
-    jobs: {
-      isoline: jobsOf(sandbox, 'isoline')
-        .entries()
-        .filter(([, job]) => job.polls < job.pollsNeeded),
-      sequence: jobsOf(sandbox, 'sequence')
-        .entries()
-        .filter(([, job]) => job.polls < job.pollsNeeded),
-    },
+    bulkJobs: [...bulkJobs(sandbox).values()].filter((job) => !isExpired(sandbox, job, jobPolls)),
+    jobs: { isoline: jobsOf(sandbox, 'isoline').entries(), sequence: jobsOf(sandbox, 'sequence').entries() },
   };
 }
 
@@ -56,7 +52,7 @@ export function countsOf(snapshot: SandboxSnapshot): SnapshotCounts {
   return {
     topics: snapshot.topics.length,
     subscriptions: snapshot.subscriptions.length,
-    runningJobs: snapshot.bulkJobs.length + FAMILIES.reduce((sum, family) => sum + snapshot.jobs[family].length, 0),
+    jobs: snapshot.bulkJobs.length + FAMILIES.reduce((sum, family) => sum + snapshot.jobs[family].length, 0),
   };
 }
 
@@ -66,7 +62,9 @@ export function restoreSnapshot(sandbox: Sandbox, snapshot: SandboxSnapshot): vo
   pubsub.nextTopicId = Math.max(pubsub.nextTopicId, snapshot.nextTopicId);
   pubsub.subscriptions.push(...snapshot.subscriptions);
   pubsub.nextSubscriptionId = Math.max(pubsub.nextSubscriptionId, snapshot.nextSubscriptionId);
-  for (const job of snapshot.bulkJobs) bulkJobs(sandbox).set(job.id, job);
+  // A job saved before jobs had times is timed from now.
+  const now = sandbox.clock.now();
+  for (const job of snapshot.bulkJobs) bulkJobs(sandbox).set(job.id, Object.assign({ createdAt: now, readyAt: now }, job));
   for (const family of FAMILIES) jobsOf(sandbox, family).restore(snapshot.jobs[family]);
 }
 

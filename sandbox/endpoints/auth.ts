@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Sandbox, badRequest, sendJson } from '../server';
+import { SANDBOX_LIMITS, Sandbox, badRequest, makeRoomIn, sendJson } from '../server';
 
 /** `POST {auth_url}/oauth/token`: client-credentials tokens that expire after `tokenLifetimeSec`. */
 export default function tokenEndpoint(sandbox: Sandbox): void {
@@ -40,7 +40,9 @@ export function issueToken(sandbox: Sandbox, lifetimeSec: number, asJwt: boolean
         'sandbox',
       ].join('.')
     : nonce;
-  sandbox.stateOf('tokens', () => new Map<string, number>()).set(token, expiresAt);
+  const tokens = sandbox.stateOf('tokens', () => new Map<string, number>());
+  makeRoomIn(tokens, SANDBOX_LIMITS.tokens, (expires) => expires <= sandbox.clock.now());
+  tokens.set(token, expiresAt);
   return token;
 }
 

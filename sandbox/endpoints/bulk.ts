@@ -1,14 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { RouteContext, Sandbox, accepts, badRequest, notAcceptable, sendJson } from '../server';
+import { RouteContext, SANDBOX_LIMITS, Sandbox, accepts, badRequest, makeRoomIn, notAcceptable, sendJson } from '../server';
 import { geocode } from './geocode';
 import { readCsv, toCsv } from '../csv';
+import { JobTiming, TOO_MANY_JOBS, expiredBody, isExpired, makeRoom, newTiming, phaseOf } from '../job-clock';
 
 /**
  * Bulk geocoding in three steps, as the spec describes them:
  * - `POST /v1/geocode/bulk` (endpoint `bulk-upload`): multipart form field `file`, a UTF-8 CSV with the
  *   single column `address` and one address per row; 201 with the job id.
  * - `GET /v1/geocode/bulk/:jobId` (endpoint `bulk-status`): `{ jobId, status, message, payload }`; the job
- *   completes on the `jobPolls`-th poll, then its payload holds a download link with a fresh token.
+ *   runs for 0.25 s plus 0.4 ms a row by the sandbox's clock, polled or not (`job-clock.ts`), then its
+ *   payload holds a download link with a fresh token; 24 hours after, status and download get 410.
+ * - Caps (docs/sandbox.md): a file of at most `BULK_LIMITS.fileBytes` (413 beyond) and
+ *   `BULK_LIMITS.rows` addresses (400 beyond); `BULK_LIMITS.jobs` jobs kept (the oldest completed ones
+ *   are forgotten first; 429 when all are running).
  * - `GET /v1/download?token=…` (endpoint `bulk-download`): the result file. Tokens contain `+`, `/` and `=`,
  *   so the query must be URL-encoded; they expire. An `Accept` that does not admit the file's type
  *   (`application/json` for a CSV file, say) gets 406.
@@ -41,12 +46,13 @@ export interface BulkControls {
   uploadStatus: number;
 }
 
-export interface BulkJob {
+export interface BulkJob extends JobTiming {
   id: string;
   addresses: string[];
-  polls: number;
   outcome: BulkControls['outcome'];
 }
+
+export const BULK_LIMITS = { fileBytes: 16 * 1024 * 1024, rows: 100_000, jobs: 100 } as const;
 
 const CONTROL_DEFAULTS: BulkControls = {
   jobIdMember: 'jobId',
@@ -87,11 +93,18 @@ function downloadTokens(sandbox: Sandbox): Map<string, { jobId: string; expiresA
 }
 
 export default function bulkEndpoints(sandbox: Sandbox): void {
-  sandbox.route('POST', '/v1/geocode/bulk', { endpoint: 'bulk-upload', auth: 'project', permission: 'bulk' }, async (ctx) => {
+  const upload = { endpoint: 'bulk-upload', auth: 'project', permission: 'bulk', maxBodyBytes: BULK_LIMITS.fileBytes } as const;
+  sandbox.route('POST', '/v1/geocode/bulk', upload, async (ctx) => {
     const addresses = await readUpload(ctx);
     if (!addresses) return;
     const controls = bulkControls(sandbox);
-    const job: BulkJob = { id: `bulk-${randomBytes(6).toString('hex')}`, addresses, polls: 0, outcome: controls.outcome };
+    if (!makeRoom(sandbox, bulkJobs(sandbox), BULK_LIMITS.jobs, sandbox.options.jobPolls)) return void sendJson(ctx.res, 429, TOO_MANY_JOBS(BULK_LIMITS.jobs));
+    const job: BulkJob = {
+      id: `bulk-${randomBytes(6).toString('hex')}`,
+      addresses,
+      outcome: controls.outcome,
+      ...newTiming(sandbox, 'bulk', addresses.length),
+    };
     bulkJobs(sandbox).set(job.id, job);
     const response: Record<string, unknown> = { status: 'accepted', message: `${addresses.length} addresses queued` };
     if (controls.jobIdMember) setAt(response, controls.jobIdMember, job.id);
@@ -102,14 +115,17 @@ export default function bulkEndpoints(sandbox: Sandbox): void {
   sandbox.route('GET', '/v1/geocode/bulk/:jobId', { endpoint: 'bulk-status', auth: 'project', permission: 'bulk' }, (ctx) => {
     const job = bulkJobs(sandbox).get(ctx.params.jobId);
     if (!job) return void sendJson(ctx.res, 404, { error: 'not_found', message: 'no such job' });
-    job.polls++;
-    const finished = job.outcome !== 'never' && job.polls >= sandbox.options.jobPolls;
+    // Tests that count polls may change `jobPolls` while a job runs: the current count applies.
+    const pollsNeeded = sandbox.options.jobPolls;
+    const now = phaseOf(sandbox, job, { poll: true, pollsNeeded });
     const total = job.addresses.length;
-    if (!finished) {
-      const processed = Math.min(total - 1, Math.floor((total * job.polls) / sandbox.options.jobPolls));
-      const status = job.polls === 1 ? 'queued' : 'running';
-      return void sendJson(ctx.res, 200, { jobId: job.id, status, message: 'geocoding', payload: { processed, total } });
+    if (now.phase === 'running' || job.outcome === 'never') {
+      const fraction = now.phase === 'running' ? now.fraction : 1;
+      const processed = Math.min(total - 1, Math.floor(total * fraction));
+      const queued = pollsNeeded !== undefined ? job.polls === 1 : processed === 0;
+      return void sendJson(ctx.res, 200, { jobId: job.id, status: queued ? 'queued' : 'running', message: 'geocoding', payload: { processed, total } });
     }
+    if (now.phase === 'expired') return void sendJson(ctx.res, 410, expiredBody(sandbox, job.id));
     if (job.outcome === 'fail') {
       return void sendJson(ctx.res, 200, { jobId: job.id, status: 'failed', message: 'the geocoding engine stopped', payload: {} });
     }
@@ -128,6 +144,7 @@ export default function bulkEndpoints(sandbox: Sandbox): void {
     const grant = downloadTokens(sandbox).get(decodeURIComponent(rawToken));
     const job = grant && bulkJobs(sandbox).get(grant.jobId);
     if (!grant || !job) return void sendJson(ctx.res, 404, { error: 'not_found', message: 'unknown download token' });
+    if (isExpired(sandbox, job, sandbox.options.jobPolls)) return void sendJson(ctx.res, 410, expiredBody(sandbox, job.id));
     if (sandbox.clock.now() >= grant.expiresAt) return void sendJson(ctx.res, 401, { error: 'unauthorized', message: 'download token expired' });
     sendResultFile(ctx, job, bulkControls(sandbox));
   });
@@ -160,6 +177,8 @@ async function readUpload(ctx: RouteContext): Promise<string[] | undefined> {
   const [header, ...rows] = records;
   if (!header || header.length !== 1 || header[0] !== 'address') return void badRequest(ctx.res, 'the CSV must have the single column "address"');
   if (rows.length === 0) return void badRequest(ctx.res, 'the CSV holds no addresses');
+  if (rows.length > BULK_LIMITS.rows)
+    return void badRequest(ctx.res, `the CSV holds ${rows.length} addresses; the sandbox takes at most ${BULK_LIMITS.rows} a file`);
   const bad = rows.findIndex((row) => row.length !== 1 || row[0].trim() === '');
   if (bad >= 0) return void badRequest(ctx.res, `CSV row ${bad + 1} is not one non-empty address`);
   return rows.map((row) => row[0]);
@@ -223,7 +242,9 @@ function issueDownloadToken(sandbox: Sandbox, jobId: string): string {
   const controls = bulkControls(sandbox);
   const expired = controls.expiredTokens > 0;
   if (expired) controls.expiredTokens--;
-  downloadTokens(sandbox).set(token, { jobId, expiresAt: expired ? 0 : sandbox.clock.now() + controls.downloadTokenTtlMs });
+  const tokens = downloadTokens(sandbox);
+  makeRoomIn(tokens, SANDBOX_LIMITS.tokens, (grant) => grant.expiresAt <= sandbox.clock.now());
+  tokens.set(token, { jobId, expiresAt: expired ? 0 : sandbox.clock.now() + controls.downloadTokenTtlMs });
   return token;
 }
 

@@ -5,6 +5,7 @@ import {
   check,
   encode,
   inJapan,
+  MAX_ROUTING_JOBS,
   jobsOf,
   jsonObject,
   offset,
@@ -16,6 +17,7 @@ import {
   requireObject,
   strictly,
 } from '../routing';
+import { TOO_MANY_JOBS } from '../job-clock';
 
 /**
  * `POST /v1/routing/isoline` and `GET /v1/routing/isoline/jobs/:jobId` (endpoint names `isoline`
@@ -24,6 +26,8 @@ import {
  * - `avoid` must hold exactly one member (any name), an array of the avoidable features;
  * - `range.value` is a number, or a non-empty array of numbers for several ranges;
  * - `shape` must be a whole number above 30 (and at most 10000, a sandbox limit); default 64;
+ * - at most 10 origins and 10 ranges, and 200,000 points in all polygons (origins × ranges × shape);
+ * - an asynchronous job takes 0.3 s plus 0.2 s per polygon (`job-clock.ts`);
  * - an origin in Japan is refused with 400 and `error: "region_not_supported"`;
  * - `isoline` is one Polygon Feature when one polygon results, else an array of them, one per
  *   origin and range (origin by origin, ranges in request order), each ring closed and exactly
@@ -39,6 +43,8 @@ const AVOID = ['tollRoad', 'controlledAccessHighway', 'ferry', 'tunnel', 'dirtRo
 const OPTIMIZE_FOR = ['quality', 'performance', 'balanced'] as const;
 const DEFAULT_SHAPE = 64;
 const MAX_SHAPE = 10_000;
+/** Sandbox caps (docs/sandbox.md): origins and ranges per request, and points in all its polygons. */
+export const ISOLINE_LIMITS = { origins: 10, ranges: 10, points: 200_000 } as const;
 /** Reachable distance per meter of network distance, and slower speeds for `short` routes. */
 const NETWORK_FACTOR = 0.85;
 const SHORT_MODE_FACTOR = 0.75;
@@ -73,13 +79,16 @@ export default function isolineEndpoints(sandbox: Sandbox): void {
         });
       }
       const result = isolineResult(request);
-      sendJson(ctx.res, 200, request.async ? jobs.create(result) : result);
+      if (!request.async) return sendJson(ctx.res, 200, result);
+      const handle = jobs.create(result, request.origins.length * request.values.length);
+      if (!handle) return sendJson(ctx.res, 429, TOO_MANY_JOBS(MAX_ROUTING_JOBS));
+      sendJson(ctx.res, 200, handle);
     }),
   );
   sandbox.route('GET', '/v1/routing/isoline/jobs/:jobId', { endpoint: 'isoline-job', auth: 'project', permission: 'isoline' }, (ctx) => {
     const response = jobs.poll(ctx.params.jobId);
     if (response === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such isoline job' });
-    sendJson(ctx.res, 200, response);
+    sendJson(ctx.res, response.status, response.body);
   });
 }
 
@@ -87,12 +96,14 @@ function validate(body: Record<string, unknown>): IsolineRequest {
   onlyMembers(body, ['async', 'origins', 'range', 'mode', 'transportMode', 'avoid', 'optimizeFor', 'shape'], 'body');
   check(typeof body.async === 'boolean', 'async is required and must be a boolean');
   check(Array.isArray(body.origins) && body.origins.length > 0, 'origins is required: a non-empty array of Location objects');
+  check(body.origins.length <= ISOLINE_LIMITS.origins, `origins holds ${body.origins.length} points; the sandbox takes at most ${ISOLINE_LIMITS.origins}`);
   const origins = (body.origins as unknown[]).map((origin, i) => requireLocationObject(origin, `origins[${i}]`));
   const range = requireObject(body.range, 'range');
   onlyMembers(range, ['type', 'value'], 'range');
   const type = requireEnum(range.type, RANGE_TYPES, 'range.type');
   const values = Array.isArray(range.value) ? range.value : [range.value];
   check(values.length > 0, 'range.value must not be an empty array');
+  check(values.length <= ISOLINE_LIMITS.ranges, `range.value holds ${values.length} ranges; the sandbox takes at most ${ISOLINE_LIMITS.ranges}`);
   values.forEach((value, i) => check(requireNumber(value, `range.value[${i}]`) > 0, 'range.value must be greater than 0'));
   const mode = body.mode === undefined ? 'fast' : requireEnum(body.mode, MODES, 'mode');
   const transportMode = body.transportMode === undefined ? ['car'] : requireEnumArray(body.transportMode, TRANSPORT_MODES, 'transportMode');
@@ -110,6 +121,8 @@ function validate(body: Record<string, unknown>): IsolineRequest {
     check(Number.isInteger(shape) && shape > 30, `shape must be a whole number greater than 30, got ${shape}`);
     check(shape <= MAX_SHAPE, `shape must be at most ${MAX_SHAPE} in the sandbox`);
   }
+  const points = origins.length * values.length * shape;
+  check(points <= ISOLINE_LIMITS.points, `origins × ranges × shape is ${points} points; the sandbox computes at most ${ISOLINE_LIMITS.points}`);
   return {
     async: body.async,
     origins,

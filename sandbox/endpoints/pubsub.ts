@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
 
@@ -18,11 +18,24 @@ import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
  *   re-serialises the JSON fails the signature check), `svc-signature` when the subscription has a
  *   SecretToken (`t` in seconds, or milliseconds with `timestampUnit: 'ms'`), and the WebhookHeader.
  *   Every delivery is logged in `deliveries`; `setSubscriptionActive` switches a subscription off.
+ * - Retries (the spec shows none; docs/sandbox.md): a delivery is attempted again after
+ *   `retryDelaysMs` (1, 4, 16 and 64 s: five attempts at most) when the receiver responds 5xx, 408 or
+ *   429, or not at all within `attemptTimeoutMs` (5 s), or cannot be reached. Every attempt is the
+ *   same request (body, signature and `svc-delivery-id`) but for `svc-delivery-attempt` (1, 2, …). 2xx
+ *   ends a delivery; any other status ends it as failed. A delivery that ends failed marks its
+ *   subscription `failing` (it is still sent to; its next successful delivery clears the mark), which
+ *   `GET /subscriptions` (a sandbox addition, secrets left out) shows as `status`. Each failed attempt
+ *   is one line through `sandbox.warn`.
+ * - Caps (docs/sandbox.md): `PUBSUB_LIMITS` topics and subscriptions kept (409 beyond), location ids
+ *   per subscription (400), bytes of a publish's `Data` (413), deliveries kept in `deliveries`.
  */
 
 export const SANDBOX_USER_ID = 'sandbox-user';
 const DEFAULT_PAGE_SIZE = 10;
-const DELIVERY_TIMEOUT_MS = 5000;
+export const PUBSUB_LIMITS = { topics: 1000, subscriptions: 1000, locationIds: 100, dataBytes: 64 * 1024, deliveries: 1000 } as const;
+/** The headers every webhook attempt carries: one id per delivery, and the attempt's number from 1. */
+export const DELIVERY_ID_HEADER = 'svc-delivery-id';
+export const DELIVERY_ATTEMPT_HEADER = 'svc-delivery-attempt';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export interface SandboxTopic {
@@ -41,18 +54,25 @@ export interface SandboxSubscription {
   secretToken?: string;
   locationIds: string[];
   active: boolean;
+  /** Set when a delivery to it failed after all its attempts; cleared by a successful one. */
+  failing?: boolean;
 }
 
 export interface Delivery {
+  /** The same in every attempt (header `svc-delivery-id`). */
+  id: string;
   subscriptionId: number;
   topicId: number;
   locationId: string;
   url: string;
   headers: Record<string, string>;
   body: string;
-  /** The receiver's response, once there is one. */
+  /** The receiver's response to the last attempt, once there is one. */
   status?: number;
   error?: string;
+  /** Attempts made so far. */
+  attempts: number;
+  /** True once delivered (2xx), refused for good, out of attempts, or stopped by close(). */
   finished: boolean;
 }
 
@@ -66,6 +86,10 @@ export interface PubsubState {
   maxPageSize: number;
   publishResponse: 'envelope' | 'empty';
   timestampUnit: 's' | 'ms';
+  /** The waits before the second, third, … attempt of a delivery (so attempts are at most one more). */
+  retryDelaysMs: number[];
+  /** How long an attempt waits for the receiver's response. */
+  attemptTimeoutMs: number;
 }
 
 function initialState(): PubsubState {
@@ -79,6 +103,8 @@ function initialState(): PubsubState {
     maxPageSize: 100,
     publishResponse: 'envelope',
     timestampUnit: 's',
+    retryDelaysMs: [1000, 4000, 16_000, 64_000],
+    attemptTimeoutMs: 5000,
   };
 }
 
@@ -139,7 +165,7 @@ export function waitForDeliveries(sandbox: Sandbox, count: number, timeoutMs = 4
 
 export default function pubsubEndpoints(sandbox: Sandbox): void {
   const state = () => pubsubState(sandbox);
-  const deliverer = new Deliverer();
+  const deliverer = new Deliverer(sandbox);
   sandbox.onClose(() => deliverer.close());
   const spec = (endpoint: string) => ({ endpoint, auth: 'pubsub' as const, permission: 'pubsub' as const });
 
@@ -148,6 +174,7 @@ export default function pubsubEndpoints(sandbox: Sandbox): void {
     if (!body) return;
     if (typeof body.Name !== 'string' || body.Name.trim() === '') return void badRequest(ctx.res, 'Name is required and must be a non-empty string');
     if (typeof body.Description !== 'string') return void badRequest(ctx.res, 'Description is required and must be a string');
+    if (state().topics.size >= PUBSUB_LIMITS.topics) return void overLimit(ctx, 409, `at most ${PUBSUB_LIMITS.topics} topics are kept; delete one first`);
     sendJson(ctx.res, 200, { isSuccess: true, data: addTopic(sandbox, body.Name, body.Description) });
   });
 
@@ -188,6 +215,9 @@ export default function pubsubEndpoints(sandbox: Sandbox): void {
     if (body.Data === null || typeof body.Data !== 'object' || Array.isArray(body.Data)) {
       return void badRequest(ctx.res, 'Data is required and must be a JSON object');
     }
+    const dataBytes = Buffer.byteLength(JSON.stringify(body.Data));
+    if (dataBytes > PUBSUB_LIMITS.dataBytes)
+      return void overLimit(ctx, 413, `Data is ${dataBytes} bytes of JSON; the sandbox takes at most ${PUBSUB_LIMITS.dataBytes}`);
     const topic = topicOf(ctx);
     if (!topic) return;
     const locationId = body.LocationId;
@@ -197,8 +227,8 @@ export default function pubsubEndpoints(sandbox: Sandbox): void {
     const webhookBody = JSON.stringify({ topicId: topic.id, locationId, data: body.Data, publishedAt: new Date().toISOString() }, null, 2);
     for (const subscription of targets) {
       const delivery = signedDelivery(subscription, locationId, webhookBody, state().timestampUnit);
-      state().deliveries.push(delivery);
-      deliverer.send(delivery);
+      keepDelivery(state(), delivery);
+      deliverer.send(delivery, subscription);
     }
   });
 
@@ -207,6 +237,9 @@ export default function pubsubEndpoints(sandbox: Sandbox): void {
     if (!body || !validSubscription(ctx, body)) return;
     const topicId = body.TopicId as number;
     if (!state().topics.has(topicId)) return void fail(ctx, `topic ${topicId} not found`);
+    if (state().subscriptions.length >= PUBSUB_LIMITS.subscriptions) {
+      return void overLimit(ctx, 409, `at most ${PUBSUB_LIMITS.subscriptions} subscriptions are kept; delete a topic first`);
+    }
     const subscription = addSubscription(sandbox, {
       topicId,
       webhookAddress: body.WebhookAddress as string,
@@ -216,6 +249,14 @@ export default function pubsubEndpoints(sandbox: Sandbox): void {
     });
     const { secretToken: _secret, webhookHeader: _header, ...visible } = subscription;
     sendJson(ctx.res, 200, { isSuccess: true, data: visible });
+  });
+
+  sandbox.route('GET', '/v1/pubsub/subscriptions', spec('subscription-list'), (ctx) => {
+    const items = state().subscriptions.map(({ secretToken: _secret, webhookHeader: _header, failing, ...visible }) => ({
+      ...visible,
+      status: !visible.active ? 'inactive' : failing ? 'failing' : 'active',
+    }));
+    sendJson(ctx.res, 200, { isSuccess: true, data: { limit: items.length, offset: 0, totalCount: items.length, items } });
   });
 
   /** The topic named by `:topicId`; responds with 400 or the failure envelope and returns undefined otherwise. */
@@ -229,6 +270,18 @@ export default function pubsubEndpoints(sandbox: Sandbox): void {
   function fail(ctx: RouteContext, message: string): void {
     sendJson(ctx.res, state().failureStatus, { isSuccess: false, data: null, message });
   }
+}
+
+/** A request beyond one of `PUBSUB_LIMITS`: the failure envelope with the sandbox's error member. */
+function overLimit(ctx: RouteContext, status: number, message: string): void {
+  sendJson(ctx.res, status, { isSuccess: false, data: null, error: 'limit_exceeded', message });
+}
+
+/** Logs a delivery, forgetting the oldest finished ones beyond `PUBSUB_LIMITS.deliveries`. */
+function keepDelivery(state: PubsubState, delivery: Delivery): void {
+  state.deliveries.push(delivery);
+  let excess = state.deliveries.length - PUBSUB_LIMITS.deliveries;
+  if (excess > 0) state.deliveries = state.deliveries.filter((kept) => !(kept.finished && excess-- > 0));
 }
 
 /** The body as a JSON object with only the allowed (capitalised) members, or undefined after a 400. */
@@ -260,6 +313,9 @@ function validSubscription(ctx: RouteContext, body: Record<string, unknown>): bo
   if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string' || id.trim() === '')) {
     return badRequest(ctx.res, 'LocationIds is required and must be a non-empty array of non-empty strings');
   }
+  if (ids.length > PUBSUB_LIMITS.locationIds) {
+    return badRequest(ctx.res, `LocationIds holds ${ids.length} ids; the sandbox takes at most ${PUBSUB_LIMITS.locationIds} a subscription`);
+  }
   if (typeof body.TopicId !== 'number' || !Number.isSafeInteger(body.TopicId)) {
     return badRequest(ctx.res, 'TopicId is required and must be an integer');
   }
@@ -283,7 +339,8 @@ function timestampWithoutZone(date: Date): string {
 }
 
 function signedDelivery(subscription: SandboxSubscription, locationId: string, body: string, unit: 's' | 'ms'): Delivery {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const id = randomUUID();
+  const headers: Record<string, string> = { 'content-type': 'application/json', [DELIVERY_ID_HEADER]: id };
   if (subscription.secretToken) {
     const t = String(unit === 'ms' ? Date.now() : Math.floor(Date.now() / 1000));
     const digest = createHash('sha256').update(`${t}.${subscription.secretToken}.${body}`).digest('hex');
@@ -293,17 +350,37 @@ function signedDelivery(subscription: SandboxSubscription, locationId: string, b
     const separator = subscription.webhookHeader.indexOf(':');
     headers[subscription.webhookHeader.slice(0, separator).trim().toLowerCase()] = subscription.webhookHeader.slice(separator + 1).trim();
   }
-  return { subscriptionId: subscription.id, topicId: subscription.topicId, locationId, url: subscription.webhookAddress, headers, body, finished: false };
+  return {
+    id,
+    subscriptionId: subscription.id,
+    topicId: subscription.topicId,
+    locationId,
+    url: subscription.webhookAddress,
+    headers,
+    body,
+    attempts: 0,
+    finished: false,
+  };
 }
 
-/** Sends webhook POSTs with its own connection pool; close() aborts what is in flight and waits for it. */
+/** Whether a response status asks for another attempt: 5xx, 408 (timeout) and 429 (too many requests). */
+function retryable(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}
+
+/**
+ * Sends webhook POSTs with its own connection pool, and again after the state's `retryDelaysMs` (on the
+ * sandbox's timers, which close() clears); close() aborts what is in flight and waits for it.
+ */
 class Deliverer {
   private readonly agent = new Agent({ keepAliveTimeout: 1000 });
   private readonly stop = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
 
-  send(delivery: Delivery): void {
-    const attempt = this.post(delivery).finally(() => this.inFlight.delete(attempt));
+  constructor(private readonly sandbox: Sandbox) {}
+
+  send(delivery: Delivery, subscription: SandboxSubscription): void {
+    const attempt = this.attempt(delivery, subscription).finally(() => this.inFlight.delete(attempt));
     this.inFlight.add(attempt);
   }
 
@@ -313,21 +390,56 @@ class Deliverer {
     await this.agent.destroy();
   }
 
-  private async post(delivery: Delivery): Promise<void> {
+  private async attempt(delivery: Delivery, subscription: SandboxSubscription): Promise<void> {
+    const { retryDelaysMs, attemptTimeoutMs } = pubsubState(this.sandbox);
+    delivery.attempts++;
+    let failure: string;
+    let again: boolean;
     try {
       const response = await request(delivery.url, {
         method: 'POST',
-        headers: delivery.headers,
+        headers: { ...delivery.headers, [DELIVERY_ATTEMPT_HEADER]: String(delivery.attempts) },
         body: delivery.body,
         dispatcher: this.agent,
-        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(DELIVERY_TIMEOUT_MS)]),
+        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(attemptTimeoutMs)]),
       });
       await response.body.text();
       delivery.status = response.statusCode;
+      delivery.error = undefined;
+      if (response.statusCode >= 200 && response.statusCode < 300) {
+        delivery.finished = true;
+        subscription.failing = undefined;
+        return;
+      }
+      failure = `responded ${response.statusCode}`;
+      again = retryable(response.statusCode);
     } catch (err) {
+      delivery.status = undefined;
       delivery.error = err instanceof Error ? err.message : String(err);
-    } finally {
-      delivery.finished = true;
+      failure = this.stop.signal.aborted ? 'stopped: the sandbox closed' : `no response (${delivery.error})`;
+      again = !this.stop.signal.aborted;
     }
+    const wait = again ? retryDelaysMs[delivery.attempts - 1] : undefined;
+    const where = webhookOrigin(delivery.url);
+    const of = `webhook delivery ${delivery.id} to ${where} (subscription ${delivery.subscriptionId}), attempt ${delivery.attempts} of ${retryDelaysMs.length + 1}`;
+    if (wait !== undefined) {
+      this.sandbox.warn(`${of} failed: ${failure}; trying again in ${wait / 1000} s`);
+      this.sandbox.later(wait, () => this.send(delivery, subscription));
+      return;
+    }
+    delivery.finished = true;
+    if (this.stop.signal.aborted) return void this.sandbox.warn(`${of} failed: ${failure}`);
+    subscription.failing = true;
+    this.sandbox.warn(`${of} failed: ${failure}; not tried again, subscription ${delivery.subscriptionId} marked failing`);
+  }
+}
+
+/** The address of a webhook without its query or credentials, for the log. */
+function webhookOrigin(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return 'an unreadable address';
   }
 }

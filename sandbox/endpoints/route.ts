@@ -62,6 +62,8 @@ const ROADS = ['Main Street', "Queen's Walk", 'Station Road', 'Market Square', "
 const VENUE_AREA: Point = { lat: 52.5, lon: 13.38 };
 const STEP_M = 200;
 const MAX_STEPS = 30;
+/** Waypoints per route, a sandbox cap (docs/sandbox.md). */
+export const MAX_ROUTE_WAYPOINTS = 100;
 const ROAD_SPEED_LIMIT_KMPH = 50;
 const TRUCK_MAX_HEIGHT_M = 4.2;
 
@@ -102,6 +104,7 @@ export default function routeEndpoint(sandbox: Sandbox): void {
 function validate(body: Record<string, unknown>): RouteRequest {
   onlyMembers(body, ['waypoints', 'arriveBy', 'departAt', 'avoid', 'preference'], 'body');
   check(Array.isArray(body.waypoints) && body.waypoints.length >= 2, 'waypoints is required: an array of two or more waypoint objects');
+  check(body.waypoints.length <= MAX_ROUTE_WAYPOINTS, `waypoints holds ${body.waypoints.length} points; the sandbox takes at most ${MAX_ROUTE_WAYPOINTS}`);
   const waypoints = (body.waypoints as unknown[]).map((waypoint, i) => validateWaypoint(waypoint, `waypoints[${i}]`));
   check(body.arriveBy === undefined || body.departAt === undefined, 'arriveBy and departAt cannot both be given');
   for (const name of ['arriveBy', 'departAt']) if (body[name] !== undefined) checkRfc3339(body[name], name);

@@ -6,6 +6,7 @@ import {
   check,
   encode,
   instantAt,
+  MAX_ROUTING_JOBS,
   jobsOf,
   jsonObject,
   onlyMembers,
@@ -21,6 +22,7 @@ import {
   trafficFactor,
   validCalendar,
 } from '../routing';
+import { TOO_MANY_JOBS } from '../job-clock';
 
 /**
  * `POST /v1/routing/sequence/:projectId` and `GET /v1/routing/sequence/async/:projectId/jobs/:jobId`
@@ -36,7 +38,8 @@ import {
  *   distance and time are those of the detour, and the order takes them into account;
  * - each returned waypoint has `location` as an 8-character geohash, `from` "start" or its position,
  *   `to` "end" or its position, and `distance` (meters) / `time` (seconds) of the leg arriving there;
- *   the totals are meters and seconds.
+ *   the totals are meters and seconds;
+ * - at most 100 waypoints; an asynchronous job takes 0.3 s plus 0.1 s per waypoint (`job-clock.ts`).
  */
 
 const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as const;
@@ -44,6 +47,8 @@ const ROUTE_MODES = ['fastest', 'shortest'] as const;
 const DEPARTURE = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(Z|[+-]\d{2}(?::?\d{2})?)?$/;
 const RETURNED_PRECISION = 8;
 const EXACT_UP_TO = 9;
+/** Waypoints per request, a sandbox cap (docs/sandbox.md). */
+export const MAX_SEQUENCE_WAYPOINTS = 100;
 /** Road distance per straight-line meter; legs above the threshold run on faster roads. */
 const DETOUR = 1.3;
 const FAST_ROAD_FROM_M = 3000;
@@ -76,14 +81,17 @@ export default function sequenceEndpoints(sandbox: Sandbox): void {
       if (!body) return;
       const request = validate(body);
       const result = sequenceResult(request, sandbox.clock.now());
-      sendJson(ctx.res, 200, request.async ? jobs.create(result) : result);
+      if (!request.async) return sendJson(ctx.res, 200, result);
+      const handle = jobs.create(result, request.points.length);
+      if (!handle) return sendJson(ctx.res, 429, TOO_MANY_JOBS(MAX_ROUTING_JOBS));
+      sendJson(ctx.res, 200, handle);
     }),
   );
   sandbox.route('GET', '/v1/routing/sequence/async/:projectId/jobs/:jobId', { endpoint: 'sequence-job', auth: 'project', permission: 'sequence' }, (ctx) => {
     if (!ownProject(ctx)) return;
     const response = jobs.poll(ctx.params.jobId);
     if (response === undefined) return sendJson(ctx.res, 404, { error: 'not_found', message: 'no such sequence job' });
-    sendJson(ctx.res, 200, response);
+    sendJson(ctx.res, response.status, response.body);
   });
 }
 
@@ -91,6 +99,10 @@ function validate(body: Record<string, unknown>): SequenceRequest {
   onlyMembers(body, ['async', 'waypoints', 'departure', 'transportMode', 'avoid', 'routeMode'], 'body');
   check(typeof body.async === 'boolean', 'async is required and must be a boolean');
   check(Array.isArray(body.waypoints) && body.waypoints.length > 0, 'waypoints is required: a non-empty array of Location objects');
+  check(
+    body.waypoints.length <= MAX_SEQUENCE_WAYPOINTS,
+    `waypoints holds ${body.waypoints.length} points; the sandbox takes at most ${MAX_SEQUENCE_WAYPOINTS}`,
+  );
   const points = (body.waypoints as unknown[]).map((waypoint, i) => requireLocationObject(waypoint, `waypoints[${i}]`));
   let departure: RegExpExecArray | undefined;
   if (body.departure !== undefined) {

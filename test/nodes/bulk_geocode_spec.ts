@@ -14,7 +14,8 @@ import type { JobReport } from '../../nodes/lib/platform/bulk-run';
 const FAST = { pollInterval: 10, maxWait: 5 };
 
 describe('svc-bulk-geocode', function () {
-  const ctx = useSandbox({ jobPolls: 3 });
+  const JOB_POLLS = 3;
+  const ctx = useSandbox({ jobPolls: JOB_POLLS });
   beforeEach(() => resetBulk(ctx.sandbox));
 
   const load = (extra: Fields = {}, config: Fields = {}, credentials: Fields = {}) =>
@@ -517,8 +518,7 @@ describe('svc-bulk-geocode', function () {
       helper.getNode('n1').on('call:error', (call: { args: unknown[] }) => errors.push(call.args[0]));
       helper.getNode('n1').receive({ payload: addresses, tag: 'run-1' });
       // The first batch done and the second one uploaded (stored before its first poll).
-      const jobPolls = ctx.sandbox.options.jobPolls;
-      await waitUntil(() => ctx.sandbox.requests('bulk-status').length >= jobPolls + 1, 'the second job to be polled');
+      await waitUntil(() => ctx.sandbox.requests('bulk-status').length >= JOB_POLLS + 1, 'the second job to be polled');
       await helper.unload();
       should(errors).eql([]);
       should(uploads()).have.length(2);

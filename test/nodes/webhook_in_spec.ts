@@ -1,10 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import express, { Express, RequestHandler } from 'express';
 import should from 'should';
-import { CONFIG_ID, Fields, configNode, helper, nodeModule, sandboxCredentials, testSettings, useSandbox } from '../support/harness';
+import { CONFIG_ID, Fields, configNode, helper, nodeModule, sandboxCredentials, testSettings, testUserDir, useSandbox } from '../support/harness';
 import { addSubscription, addTopic, pubsubState, resetPubsub, waitForDeliveries } from '../../sandbox/endpoints/pubsub';
+import { waitUntil } from '../support/wait';
 import { statusTexts } from '../support/routing-nodes';
 
 const SECRET = 'current-secret';
@@ -578,6 +581,63 @@ describe('svc-webhook-in', function () {
       pubsubState(ctx.sandbox).timestampUnit = 'ms';
       const msg = await roundTrip({ headerName: 'x-receiver-key', headerValue: 'key-123', webhookHeader: 'x-receiver-key: key-123' });
       should(Math.abs((msg.webhook as { timestamp: number }).timestamp - Date.now())).be.below(60_000);
+    });
+
+    describe("meeting the sandbox's retries (issue 52)", function () {
+      /** Loads a webhook node for SECRET, subscribes it to a new topic and publishes once; resolves with the publish's status. */
+      async function publishToNode(beforePublish = () => undefined as void): Promise<number> {
+        await load([configNode(ctx.sandbox), webhookNode()], { ...sandboxCredentials(), wh: { secret: SECRET } });
+        beforePublish();
+        const topic = addTopic(ctx.sandbox, 'retried');
+        addSubscription(ctx.sandbox, { topicId: topic.id, webhookAddress: `${baseUrl}${PATH}`, secretToken: SECRET, locationIds: ['cell-1'] });
+        const res = await fetch(`${ctx.sandbox.url}/v1/pubsub/topics/${topic.id}/publish`, {
+          method: 'POST',
+          headers: { apikey: 'sandbox-pubsub-key', 'content-type': 'application/json' },
+          body: JSON.stringify({ LocationId: 'cell-1', Data: { reading: 7 } }),
+        });
+        return res.status;
+      }
+
+      it('a 503 while the replay journal cannot be written: the sandbox tries again and the event is delivered exactly once', async function () {
+        pubsubState(ctx.sandbox).retryDelaysMs = [300, 300];
+        const journal = path.join(testUserDir(), 'svc-location', 'webhook-replays.jsonl');
+        // Made unwritable once the node listens: a directory where the journal file should be.
+        should(await publishToNode(() => fs.mkdirSync(journal, { recursive: true }))).equal(200);
+        const [delivery] = pubsubState(ctx.sandbox).deliveries;
+        await waitUntil(() => delivery.attempts >= 1 && delivery.status !== undefined, 'the first attempt');
+        should(delivery.status).equal(503);
+        should(outputs).have.length(0);
+        fs.rmSync(journal, { recursive: true });
+        await waitForDeliveries(ctx.sandbox, 1, 5000);
+        should(delivery).match({ status: 200, attempts: 2, finished: true });
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        should(outputs.map((msg) => msg.payload)).match([{ locationId: 'cell-1', data: { reading: 7 } }]);
+      });
+
+      it('a response lost after the event was delivered: the retry (the same request) is acknowledged as a duplicate, no second message', async function () {
+        Object.assign(pubsubState(ctx.sandbox), { retryDelaysMs: [100], attemptTimeoutMs: 300 });
+        let first = true;
+        // In front of the node: the first response is held past the sandbox's timeout, as a lost one.
+        mountHttpNode({
+          auth: (_req, res, next) => {
+            if (first) {
+              first = false;
+              const end = res.end.bind(res) as (...args: unknown[]) => unknown;
+              res.end = ((...args: unknown[]) => {
+                setTimeout(() => end(...args), 600);
+                return res;
+              }) as typeof res.end;
+            }
+            next();
+          },
+        });
+        should(await publishToNode()).equal(200);
+        const [delivery] = await waitForDeliveries(ctx.sandbox, 1, 5000);
+        should(delivery).match({ status: 200, attempts: 2 });
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        should(outputs).have.length(1);
+        should(statusText()).match(/1 accepted/);
+      });
     });
 
     it('refuses a sandbox webhook signed with another secret', async function () {

@@ -31,7 +31,10 @@ function send(url: string, method: string, headers: Record<string, string>, body
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> }));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, json: (text === '' ? {} : JSON.parse(text)) as Record<string, unknown> });
+      });
     });
     req.on('error', reject);
     req.end(body);
@@ -123,6 +126,24 @@ describe('svc-sandbox, the bin of the package', function () {
       });
       should(geocode.status).equal(200);
       should(geocode.json).match({ type: 'FeatureCollection', features: [{ type: 'Feature' }] });
+    });
+
+    it('writes one line on its console for each webhook attempt that fails (issue 54)', async function () {
+      const base = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? '';
+      const pubsub = { apikey: SANDBOX_DEFAULTS.pubsubApiKey, 'content-type': 'application/json' };
+      const topic = await send(`${base}/v1/pubsub/topics`, 'POST', pubsub, JSON.stringify({ Name: 'unreachable', Description: '' }));
+      const topicId = (topic.json.data as { id: number }).id;
+      // Nothing listens there: the attempt fails at once.
+      const hook = `http://127.0.0.1:${await freePort()}/hook`;
+      const body = JSON.stringify({ WebhookAddress: hook, LocationIds: ['cell-1'], TopicId: topicId });
+      should((await send(`${base}/v1/pubsub/subscriptions`, 'POST', pubsub, body)).status).equal(200);
+      const from = output.length;
+      should((await send(`${base}/v1/pubsub/topics/${topicId}/publish`, 'POST', pubsub, JSON.stringify({ LocationId: 'cell-1', Data: {} }))).status).equal(200);
+      await waitUntil(() => output.slice(from).includes('attempt 1 of 5 failed'), `the failed attempt on the console:\n${output.slice(from)}`, 10_000);
+      should(output.slice(from)).match(
+        new RegExp(`sandbox: webhook delivery [0-9a-f-]{36} to ${hook} \\(subscription 1\\), attempt 1 of 5 failed: no response \\(.*\\); trying again in 1 s`),
+      );
+      should((await send(`${base}/v1/pubsub/topics/${topicId}`, 'DELETE', pubsub)).status).equal(204);
     });
 
     it('stops on SIGTERM by its PID, with its state written to FILE', async function () {

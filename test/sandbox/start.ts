@@ -29,7 +29,7 @@ import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
  *
  * Nothing made in the editor is lost at a restart: the examples are refreshed, the user's own tabs
  * and nodes kept with their credentials (`--keep-flows`: everything kept as deployed), and the
- * sandbox's topics, subscriptions and running jobs are kept in the user directory (`--fresh`: start
+ * sandbox's topics, subscriptions and jobs are kept in the user directory (`--fresh`: start
  * the sandbox empty). What an earlier `npm start` ran on a sandbox of its own (127.0.0.1:18790) moves
  * to the built-in one: its state file, and config nodes of the user's that pointed there with its
  * credentials (migrateOldSandbox). Credentials stay as encrypted as they were: NODE_RED_CREDENTIAL_SECRET gives
@@ -382,13 +382,13 @@ function sandboxStateLines(fresh: boolean): string[] {
   }
   const snapshot = readJson<SandboxSnapshot>(SANDBOX_STATE_FILE);
   if (!snapshot) {
-    lines.push(`sandbox state: none yet; topics, subscriptions and running jobs are kept in ${shown(SANDBOX_STATE_FILE)} across restarts`);
+    lines.push(`sandbox state: none yet; topics, subscriptions and jobs are kept in ${shown(SANDBOX_STATE_FILE)} across restarts`);
     return lines;
   }
   const counts = countsOf(snapshot);
   lines.push(
     `sandbox state: kept from the last run (${shown(SANDBOX_STATE_FILE)}): ${counts.topics} topic(s), ${counts.subscriptions} subscription(s), ` +
-      `${counts.runningJobs} running job(s); \`npm start -- --fresh\` starts it empty`,
+      `${counts.jobs} job(s); \`npm start -- --fresh\` starts it empty`,
   );
   return lines;
 }

@@ -188,11 +188,14 @@ export function storedJobStore(): JobStore {
   return localJobStore(testUserDir(), CONFIG_ID);
 }
 
+/** Polls a job takes in the node suites unless a suite says otherwise (`jobPolls: undefined`: by the sandbox's clock). */
+export const TEST_JOB_POLLS = 3;
+
 /** Starts a sandbox before the suite and stops it after; faults and logs are cleared between tests. */
 export function useSandbox(options: SandboxOptions = {}): { readonly sandbox: Sandbox } {
   const holder: { sandbox?: Sandbox } = {};
   before(async () => {
-    holder.sandbox = await startSandbox(options);
+    holder.sandbox = await startSandbox({ jobPolls: TEST_JOB_POLLS, ...options });
   });
   // Suites nested in one that uses a sandbox may use their own: the test still gets one user directory.
   beforeEach(() => {

@@ -72,7 +72,8 @@ export function clientSuite(addRoutes: (sandbox: Sandbox) => void = () => undefi
   const clients = clientFactory();
   let sandbox: Sandbox | undefined;
   before(async function () {
-    sandbox = await startSandbox();
+    // Jobs complete on their third poll (the sandbox's test knob), as in the node suites.
+    sandbox = await startSandbox({ jobPolls: 3 });
     addRoutes(sandbox);
   });
   afterEach(async function () {

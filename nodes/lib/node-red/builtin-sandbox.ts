@@ -78,7 +78,7 @@ export function leaseBuiltinSandbox(RED: NodeAPI): BuiltinSandboxLease {
   const address = loopbackAddress(settings, RED.server);
   if ('unavailable' in address) return { unavailable: address.unavailable, release: async () => undefined };
   const mount = mountOn(RED, settings);
-  const running = mount.running ?? start(mount, settings.userDir, address);
+  const running = mount.running ?? start(mount, settings.userDir, address, (line) => RED.log.warn(`[svc-sandbox] ${line}`));
   running.leases++;
   let released = false;
   return {
@@ -151,8 +151,8 @@ function mountOn(RED: NodeAPI, settings: ServerSettings): Mount {
   return mount;
 }
 
-/** Starts the sandbox: its credentials and state from `{userDir}/svc-location/` (in memory without a userDir), the spec's limits and durations on. */
-function start(mount: Mount, userDir: string | undefined, address: Address): Running {
+/** Starts the sandbox: its credentials and state from `{userDir}/svc-location/` (in memory without a userDir), the spec's limits and durations on, its failed deliveries in `warn`. */
+function start(mount: Mount, userDir: string | undefined, address: Address, warn: (line: string) => void): Running {
   // Loaded here, on the first sandbox config only (test/sandbox/unloaded_spec.ts).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createSandbox, generatedCredentials, SandboxStateFile, SANDBOX_DEFAULTS, SPEC_GEOCODE_LIMITS } = require('../../../sandbox') as typeof SandboxPackage;
@@ -167,6 +167,8 @@ function start(mount: Mount, userDir: string | undefined, address: Address): Run
     geocodeRatePerMinute: SPEC_GEOCODE_LIMITS.perMinute,
     geocodeDailyLimit: SPEC_GEOCODE_LIMITS.perDay,
     logLimit: LOG_LIMIT,
+    // Each failed webhook attempt: the deliveries it fails to make show in Node-RED's log.
+    warn,
   });
   const url = `${address.nodeRoot}${SANDBOX_PATH}`;
   sandbox.url = url;
