@@ -421,6 +421,27 @@
         });
     }
 
+    /**
+     * An address the runtime accepts: http:// or https:// and a host (`api.example.com` alone is
+     * refused) and a path, without a query, a fragment or user info; or ${NAME}, which Node-RED
+     * replaces from the environment when the flow starts.
+     * @param {boolean} required
+     * @returns {SvcValidator}
+     */
+    function httpUrl(required) {
+        return function (value, opt) {
+            var text = value === undefined || value === null ? '' : String(value).trim();
+            /** @type {string | undefined} */
+            var problem;
+            if (text === '') problem = required ? 'urlRequired' : undefined;
+            else if (!/^(https?:\/\/[^\s/?#]+([/?#]\S*)?|\$\{\w+\})$/i.test(text)) problem = 'httpUrl';
+            else if (/[?#]|^[a-z]+:\/\/[^/]*@/i.test(text)) problem = 'plainUrl';
+            if (!problem) return true;
+            // With `opt` Node-RED shows the returned text beside the field.
+            return opt ? RED._('@svc/node-red-location/svc-config:svc-config.validation.' + problem) : false;
+        };
+    }
+
     window.SvcEditor = {
         form: form,
 
@@ -559,25 +580,17 @@
                 });
             },
             /**
-             * An address the runtime accepts: http:// or https:// and a host (`api.example.com` alone is
-             * refused) and a path, without a query, a fragment or user info; or ${NAME}, which Node-RED
-             * replaces from the environment when the flow starts.
-             * @param {boolean} required
-             * @returns {SvcValidator}
+             * svc-config's base URL: required on the platform 'account', anything on the built-in sandbox
+             * (which ignores it). The Platform choice of the open dialog, else the node's.
+             * @this {EditorNode}
+             * @param {unknown} value
+             * @param {unknown} [opt]
              */
-            httpUrl: function (required) {
-                return function (value, opt) {
-                    var text = value === undefined || value === null ? '' : String(value).trim();
-                    /** @type {string | undefined} */
-                    var problem;
-                    if (text === '') problem = required ? 'urlRequired' : undefined;
-                    else if (!/^(https?:\/\/[^\s/?#]+([/?#]\S*)?|\$\{\w+\})$/i.test(text)) problem = 'httpUrl';
-                    else if (/[?#]|^[a-z]+:\/\/[^/]*@/i.test(text)) problem = 'plainUrl';
-                    if (!problem) return true;
-                    // With `opt` Node-RED shows the returned text beside the field.
-                    return opt ? RED._('@svc/node-red-location/svc-config:svc-config.validation.' + problem) : false;
-                };
-            }
+            accountUrl: function (value, opt) {
+                var platform = $('#node-config-input-platform').val() || this.platform;
+                return platform === 'sandbox' || httpUrl(true).call(this, value, opt);
+            },
+            httpUrl: httpUrl
         }
     };
 })();

@@ -3,12 +3,11 @@ import path from 'node:path';
 import { Sandbox, SandboxModule, SandboxOptions } from './server';
 
 export * from './server';
+export { generatedCredentials, type GeneratedCredentials } from './credentials';
+export { SandboxStateFile } from './state-store';
 
-/**
- * Starts a sandbox with every endpoint module in `endpoints/` (one file per endpoint family),
- * listening on 127.0.0.1 (an ephemeral port unless `port` is given).
- */
-export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+/** A sandbox with every endpoint module in `endpoints/` (one file per endpoint family), serving through `handle` only. */
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const sandbox = new Sandbox(options);
   const dir = path.join(__dirname, 'endpoints');
   for (const file of fs
@@ -20,6 +19,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const module = require(path.join(dir, file)) as { default: SandboxModule };
     sandbox.use(module.default);
   }
+  return sandbox;
+}
+
+/** A sandbox (see `createSandbox`) listening on 127.0.0.1 (an ephemeral port unless `port` is given). */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const sandbox = createSandbox(options);
   await sandbox.listen(options.port ?? 0, options.host ?? '127.0.0.1');
   return sandbox;
 }

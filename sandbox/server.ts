@@ -150,6 +150,8 @@ export interface SandboxOptions extends SandboxModes {
   tokenResponse?: 'standard' | 'jwt-only' | 'opaque-no-expiry';
   /** Polls a job takes before it completes. */
   jobPolls?: number;
+  /** Requests kept in `log`, the oldest dropped first (all of them unless given). */
+  logLimit?: number;
   /** Serve HTTPS with this key and certificate instead of plain HTTP (for the TLS option tests). */
   tls?: { key: string | Buffer; cert: string | Buffer };
 }
@@ -169,7 +171,7 @@ export const SANDBOX_DEFAULTS = {
 const ALL_PERMISSIONS: Permission[] = ['geocode', 'bulk', 'isoline', 'sequence', 'routing', 'pubsub'];
 
 export class Sandbox {
-  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock' | keyof SandboxModes>>;
+  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock' | 'logLimit' | keyof SandboxModes>>;
   readonly modes: SandboxModes;
   /** The time issued tokens expire by. */
   readonly clock: { now(): number };
@@ -182,7 +184,10 @@ export class Sandbox {
   private readonly hits = new Map<string, number[]>();
   /** Single geocodes per API key: their times in the last minute, and the day and count of the daily limit. */
   private readonly geocodeCounts = new Map<string, { times: number[]; day: string; count: number }>();
-  private readonly server: http.Server | https.Server;
+  /** The server `listen()` creates; none while the sandbox only serves through `handle` (mounted in another server). */
+  private server?: http.Server | https.Server;
+  private readonly logLimit: number;
+  private readonly tls?: { key: string | Buffer; cert: string | Buffer };
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly closeHooks: Array<() => void | Promise<void>> = [];
 
@@ -207,14 +212,20 @@ export class Sandbox {
       geocodeDailyLimit: options.geocodeDailyLimit,
     };
     this.clock = options.clock ?? { now: () => Date.now() };
-    const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
-      this.dispatch(req, res).catch((err: unknown) => {
-        if (!res.headersSent) sendJson(res, 500, { error: 'internal', message: String(err) });
-      });
-    };
-    this.server = options.tls ? https.createServer(options.tls, handle) : http.createServer(handle);
-    this.server.keepAliveTimeout = 60_000;
+    this.tls = options.tls;
+    this.logLimit = options.logLimit ?? Infinity;
   }
+
+  /**
+   * Handles one request, its path relative to the sandbox's root (`/v1/geocode`, say): what the server of
+   * `listen()` calls, and what another server mounts to serve the sandbox below a path of its own. The
+   * body is read from the request stream, so nothing may have read it before.
+   */
+  readonly handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    this.dispatch(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal', message: String(err) });
+    });
+  };
 
   /** Registers a route; `:name` segments become `params.name`. */
   route(method: string, path: string, spec: { endpoint: string; auth: AuthFamily; permission?: Permission }, handler: RouteHandler): void {
@@ -274,22 +285,29 @@ export class Sandbox {
     this.closeHooks.push(hook);
   }
 
+  /** Creates the sandbox's own server (HTTPS with the `tls` option) and listens; resolves with its URL. */
   async listen(port = 0, host = '127.0.0.1'): Promise<string> {
+    const server = this.tls ? https.createServer(this.tls, this.handle) : http.createServer(this.handle);
+    server.keepAliveTimeout = 60_000;
+    this.server = server;
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => resolve());
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
     });
-    const address = this.server.address() as AddressInfo;
-    this.url = `${this.server instanceof https.Server ? 'https' : 'http'}://${host}:${address.port}`;
+    const address = server.address() as AddressInfo;
+    this.url = `${this.tls ? 'https' : 'http'}://${host}:${address.port}`;
     return this.url;
   }
 
+  /** Stops the timers, runs the close hooks and closes the server of `listen()`, if any. */
   async close(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const hook of this.closeHooks) await hook();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   /** Checks the credentials a family requires; responds with 401 and returns false when they are wrong. */
@@ -352,6 +370,7 @@ export class Sandbox {
       body: body.toString('utf8'),
     };
     this.log.push(entry);
+    if (this.log.length > this.logLimit) this.log.splice(0, this.log.length - this.logLimit);
     res.on('finish', () => {
       entry.status = res.statusCode;
     });

@@ -4,7 +4,12 @@ import { NAME } from '../lib/node-red/editor-definition';
 /** The flow properties of svc-config and their defaults: the editor's, the runtime's and the tests' (editor-definition.ts). */
 export const defaults = {
   ...NAME,
-  baseUrl: { value: '', required: true, validate: 'httpUrl' },
+  // 'sandbox': the built-in sandbox, served by this Node-RED (nothing to type); 'account': the platform, at the
+  // addresses and with the credentials below. A new node starts on the sandbox, so a node dropped in runs at
+  // once; a node saved before this setting existed is migrated to 'account' (migrations.ts).
+  platform: { value: 'sandbox' },
+  // Required while the platform is 'account' (the validator reads the Platform choice).
+  baseUrl: { value: '', validate: 'accountUrl' },
   authUrl: { value: '', validate: 'httpUrlOrEmpty' },
   sandboxUrl: { value: '', validate: 'httpUrlOrEmpty' },
   audience: { value: '' },

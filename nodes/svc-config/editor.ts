@@ -5,25 +5,29 @@ import { credentials, defaults } from './defaults';
 const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
   category: 'config',
   label: function (this: EditorNode) {
-    const named = [this.name, this.projectId, this.baseUrl].find((text) => typeof text === 'string' && text !== '');
+    // A sandbox config reads "built-in sandbox" unless named: never mistaken for the platform.
+    const sandbox = this.platform === 'sandbox' ? this._('svc-config.sandboxLabel') : '';
+    const named = [this.name, sandbox, this.projectId, this.baseUrl].find((text) => typeof text === 'string' && text !== '');
     return typeof named === 'string' ? named : 'svc-config';
   },
   defaults,
   credentials,
   rows: [
+    // The built-in sandbox needs nothing typed: the account's addresses and credentials show for 'account' only.
+    { select: 'platform', icon: 'cloud', options: ['sandbox', 'account'] },
     { text: 'name', icon: 'tag', placeholder: 'placeholder.name' },
     // Grouped as Node-RED's MQTT broker dialog is: one tab per kind of setting.
     { tab: 'connection' },
-    { text: 'baseUrl', icon: 'globe', example: 'https://api.example.com' },
-    { text: 'authUrl', icon: 'key', example: 'https://auth.example.com' },
-    { text: 'sandboxUrl', icon: 'th', placeholder: 'placeholder.sandboxUrl' },
-    { text: 'audience', icon: 'bullseye' },
-    { text: 'projectId', icon: 'folder-o' },
+    { text: 'baseUrl', icon: 'globe', example: 'https://api.example.com', when: { platform: ['account'] } },
+    { text: 'authUrl', icon: 'key', example: 'https://auth.example.com', when: { platform: ['account'] } },
+    { text: 'sandboxUrl', icon: 'th', placeholder: 'placeholder.sandboxUrl', when: { platform: ['account'] } },
+    { text: 'audience', icon: 'bullseye', when: { platform: ['account'] } },
+    { text: 'projectId', icon: 'folder-o', when: { platform: ['account'] } },
     { tab: 'credentials' },
-    { text: 'clientId', icon: 'user' },
-    { password: 'clientSecret', icon: 'lock' },
-    { password: 'apiKey', icon: 'lock' },
-    { password: 'pubsubApiKey', icon: 'lock' },
+    { text: 'clientId', icon: 'user', when: { platform: ['account'] } },
+    { password: 'clientSecret', icon: 'lock', when: { platform: ['account'] } },
+    { password: 'apiKey', icon: 'lock', when: { platform: ['account'] } },
+    { password: 'pubsubApiKey', icon: 'lock', when: { platform: ['account'] } },
     {
       html:
         // The result and its details wrap in a column of their own, right of the labels.
@@ -84,6 +88,7 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
         contentType: 'application/json',
         data: JSON.stringify({
           id: this.id,
+          platform: field('platform'),
           authUrl: field('authUrl'),
           baseUrl: field('baseUrl'),
           audience: field('audience'),

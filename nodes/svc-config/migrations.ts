@@ -10,5 +10,13 @@ function oneRateForAll(settings: Settings): Settings {
   return { ...settings, rateScope: 'all' };
 }
 
+/**
+ * Version 3: `platform` chooses the built-in sandbox or an account. A node saved before it existed used
+ * the addresses and credentials it holds: it stays on 'account' (a new node starts on 'sandbox').
+ */
+function onAccount(settings: Settings): Settings {
+  return { ...settings, platform: settings.platform ?? 'account' };
+}
+
 /** The settings migrations of svc-config (lib/node-red/migrations.ts says how they run). */
-export const migrations = table([VERSIONED, { version: 2, up: oneRateForAll }]);
+export const migrations = table([VERSIONED, { version: 2, up: oneRateForAll }, { version: 3, up: onAccount }]);

@@ -8,10 +8,13 @@ import { SharedServices } from '../lib/node-red/shared-services';
 import { nonNegativeSetting, positiveSetting } from '../lib/node-red/settings';
 import { translateWith } from '../lib/node-red/i18n';
 import { testConnectionHandler } from '../lib/node-red/test-connection';
+import { BuiltinSandboxLease, leaseBuiltinSandbox } from '../lib/node-red/builtin-sandbox';
 import { credentials as credentialTypes, defaults } from './defaults';
 import { migrations } from './migrations';
 
 interface SvcConfigDef extends NodeDef {
+  /** 'sandbox': the built-in sandbox (the addresses and credentials below are not used); else 'account'. */
+  platform?: string;
   baseUrl: string;
   authUrl: string;
   sandboxUrl: string;
@@ -57,14 +60,25 @@ export = function register(RED: NodeAPI): void {
   function SvcConfig(this: SvcConfigNode, def: SvcConfigDef): void {
     RED.nodes.createNode(this, def);
     def = migrations.migrate(def);
-    const credentials = this.credentials ?? {};
+    // The built-in sandbox: its own addresses and credentials in place of the node's (builtin-sandbox.ts).
+    const lease: BuiltinSandboxLease | undefined = def.platform === 'sandbox' ? leaseBuiltinSandbox(RED) : undefined;
+    const sandbox = lease && 'connection' in lease ? lease.connection : undefined;
+    const credentials = sandbox ? { ...sandbox.credentials, redisUrl: this.credentials?.redisUrl } : (this.credentials ?? {});
+    if (sandbox) {
+      def = { ...def, baseUrl: sandbox.url, authUrl: sandbox.url, sandboxUrl: sandbox.url, audience: sandbox.audience, projectId: sandbox.projectId };
+      this.builtinSandbox = sandbox;
+    }
     this.shared = new SharedServices(RED, this, {
       redisUrl: credentials.redisUrl,
       scopeParts: [def.baseUrl, def.projectId, credentials.apiKey, credentials.clientId],
       dailyLimit: nonNegativeSetting(def.dailyLimit, defaults.dailyLimit.value),
       cacheTtlSec: nonNegativeSetting(def.cacheTtl, defaults.cacheTtl.value),
     });
-    const config = clientConfig(def, credentials);
+    const config: ClientConfig = {
+      ...clientConfig(def, credentials),
+      ...(sandbox ? { name: def.name || 'built-in sandbox', tls: sandbox.tls, proxy: undefined } : {}),
+      ...(lease && 'unavailable' in lease ? { sandboxUnavailable: lease.unavailable } : {}),
+    };
     this.client = new PlatformClient({ ...config, pacerFor: this.shared.pacerFor });
     this.connection = {
       settings: {
@@ -80,7 +94,7 @@ export = function register(RED: NodeAPI): void {
       credentials,
     };
     this.on('close', (_removed: boolean, done: () => void) => {
-      Promise.all([this.shared.close(), this.client.close()]).then(() => done(), done);
+      Promise.all([this.shared.close(), this.client.close(), lease?.release()]).then(() => done(), done);
     });
   }
 

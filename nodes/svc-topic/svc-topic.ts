@@ -1,6 +1,7 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
 import { messageInput, nodeInputs, readInput, readsDefault } from '../lib/node-red/inputs';
-import { clientFor } from '../lib/node-red/config';
+import { configFor } from '../lib/node-red/config';
+import type { BuiltinSandboxConnection } from '../lib/node-red/builtin-sandbox';
 import { InputError, PlatformError } from '../lib/util/errors';
 import type { PlatformClient } from '../lib/platform/client';
 import type { PlatformRequest } from '../lib/platform/types';
@@ -109,6 +110,8 @@ interface Settings {
 /** What an operation works with: the client, the message (becoming the output) and its inputs. */
 interface OperationCall {
   platform: PlatformClient;
+  /** The config node's built-in sandbox, if it uses one. */
+  sandbox?: BuiltinSandboxConnection;
   out: OutputMessage;
   values: Partial<Record<Field, unknown>>;
   context: InputContext;
@@ -119,7 +122,7 @@ export = function register(RED: NodeAPI): void {
   function SvcTopic(this: Node<TopicCredentials>, def: TopicDef): void {
     RED.nodes.createNode(this, def);
     def = migrations.migrate(def);
-    const client = clientFor(RED, this, def.server, 'pubsub');
+    const config = configFor(RED, this, def.server, 'pubsub');
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const settings: Settings = {
       allPages: def.allPages === true,
@@ -129,13 +132,13 @@ export = function register(RED: NodeAPI): void {
     };
 
     handleInputs(this, async (msg, context) => {
-      const platform = client();
+      const { client: platform, builtinSandbox: sandbox } = config();
       const op = readOperation((await read(msg, ['operation'])).operation);
       const values = await read(msg, INPUTS_OF[op]);
       if (values.topicId === undefined && readsDefault(inputs.topicId)) {
         values.topicId = await readInput(RED, this, msg, REQUEST_TOPIC_ID);
       }
-      return OPERATION_HANDLERS[op]({ platform, out: msg, values, context, settings });
+      return OPERATION_HANDLERS[op]({ platform, sandbox, out: msg, values, context, settings });
     });
   }
 
@@ -222,13 +225,19 @@ async function deleteTopic(call: OperationCall): Promise<HandlerResult> {
 }
 
 async function createSubscription(call: OperationCall): Promise<HandlerResult> {
-  const { out, values, settings } = call;
+  const { out, values, settings, sandbox } = call;
   const { credentials } = settings;
+  // With the built-in sandbox (sandbox-only conveniences): a path is this Node-RED's own httpNode route, and
+  // without a secret the subscription signs with the sandbox's webhook secret, which linked svc-webhook-in nodes check.
+  const address =
+    sandbox && typeof values.webhookAddress === 'string' && values.webhookAddress.startsWith('/')
+      ? sandbox.ownUrl(values.webhookAddress)
+      : values.webhookAddress;
   const request = {
-    WebhookAddress: readWebhookAddress(values.webhookAddress),
+    WebhookAddress: readWebhookAddress(address),
     WebhookHeader: readWebhookHeader(credentials.webhookHeader || values.webhookHeader),
     // Optional; an empty value means none. Never repeated in an error.
-    SecretToken: readOptionalText(credentials.secretToken || values.secretToken, 'SecretToken') || undefined,
+    SecretToken: readOptionalText(credentials.secretToken || values.secretToken, 'SecretToken') || sandbox?.webhookSecret,
     LocationIds: readLocationIds(values.locationIds),
     TopicId: readTopicId(values.topicId, 'TopicId'),
   };

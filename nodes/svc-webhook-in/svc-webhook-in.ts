@@ -91,7 +91,14 @@ export = function register(RED: NodeAPI): void {
       status.show('grey', 'ring', catalogText('status.webhook.httpDisabled'));
       return;
     }
-    const config = readConfig(def, this.credentials ?? {});
+    const sharedConfig = def.server ? (RED.nodes.getNode(def.server) as SvcConfigNode | null) : null;
+    // Linked to a built-in sandbox config and no secret typed: the sandbox's own webhook secret (a sandbox-only convenience).
+    const sandboxSecret = sharedConfig?.builtinSandbox?.webhookSecret;
+    const credentials = this.credentials ?? {};
+    const config = readConfig(
+      def,
+      sandboxSecret && !credentials.secret && !credentials.previousSecret ? { ...credentials, secret: sandboxSecret } : credentials,
+    );
     if ('problem' in config) {
       // A setting keeps it from listening: the status says which (the error line says what to do).
       this.error(notListening(catalogText('error.webhook.notListening', { cause: catalogText(config.problem, config.params) })));
@@ -130,7 +137,6 @@ export = function register(RED: NodeAPI): void {
       return;
     }
 
-    const sharedConfig = def.server ? (RED.nodes.getNode(def.server) as SvcConfigNode | null) : null;
     sharedConfig?.shared.register(this);
     const userDir = (RED.settings as { userDir?: string }).userDir;
     const replayFile = ReplayFile.at(userDir ? path.join(userDir, REPLAY_FILE) : undefined);

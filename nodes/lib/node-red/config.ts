@@ -7,6 +7,7 @@ import { InputError } from '../util/errors';
 import { catalogText } from '../util/catalog-text';
 import { NodeStatus } from './status';
 import type { SharedServices } from './shared-services';
+import type { BuiltinSandboxConnection } from './builtin-sandbox';
 
 /** The config node's credentials: the platform client's, and the Redis URL of the shared state. */
 export interface SvcCredentials extends ClientCredentials {
@@ -20,6 +21,8 @@ export interface SvcConfigNode extends Node<SvcCredentials> {
   /** What "Test connection" compares before it uses a stored secret, and the TLS and proxy it then uses. */
   connection: DeployedConnection;
   shared: SharedServices;
+  /** With platform 'sandbox' served by this Node-RED: the sandbox's connection (its webhook secret, this Node-RED's own URLs). */
+  builtinSandbox?: BuiltinSandboxConnection;
 }
 
 /** The settings of a config node a test depends on, as in flow JSON (`tls` and `proxy` are node ids, '' for none). */

@@ -14,7 +14,8 @@
 /**
  * A validator by name: Node-RED's `number` (`numberOrEmpty`: number(true)), `typedInput` of the named
  * type property, `regex` (the source of a regular expression) or one of SvcEditor.validate's
- * (resources/editor.js; `httpUrl` requires a URL, `httpUrlOrEmpty` takes none).
+ * (resources/editor.js; `httpUrl` requires a URL, `httpUrlOrEmpty` takes none, `accountUrl` requires one
+ * unless svc-config's platform is the built-in sandbox).
  */
 export type Validator =
   | 'number'
@@ -27,6 +28,7 @@ export type Validator =
   | 'webhookPath'
   | 'httpUrl'
   | 'httpUrlOrEmpty'
+  | 'accountUrl'
   | { typedInput: string }
   | { regex: string };
 

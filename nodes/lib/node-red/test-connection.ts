@@ -8,6 +8,7 @@ import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentia
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { SharedCheck, checkSharedState } from '../state/shared-state';
 import { translate } from './i18n';
+import { BuiltinSandboxLease, leaseBuiltinSandbox } from './builtin-sandbox';
 
 /**
  * The editor's "Test connection" (`POST /svc-config/test`), the Node-RED side: who may call it, which
@@ -89,15 +90,17 @@ export function testConnectionHandler(RED: NodeAPI, resolvers: ConnectionResolve
       res.json({ ok: false, code: 'INVALID_INPUT', statusCode: null, message: translate(test.refused), checks: [] });
       return;
     }
-    const { id, client, plan, shared } = test;
+    const { id, client, plan, shared, lease } = test;
     Promise.all([checkCredentials(client, plan), shared])
       .then(([platform, sharedResult]) => {
         const results = sharedResult ? [...platform, sharedResult] : platform;
         const reply = replyFor(results);
+        // The built-in sandbox says so first: its ✓ is the sandbox's, not the platform's.
+        if (lease) reply.message = translate(catalogText('test.sandbox', { checks: reply.message }));
         audit({ id, result: reply.ok ? 'ok' : 'failed', checks: Object.fromEntries(results.map((r) => [r.credential, auditText(r)])) }, req);
         res.json(reply);
       })
-      .finally(() => client.close())
+      .finally(() => Promise.all([client.close(), lease?.release()]))
       .catch((err: unknown) => RED.log.warn(String(err)));
   };
 }
@@ -108,6 +111,8 @@ interface PreparedTest {
   plan: Plan;
   /** The shared-state check, when the dialog names a Redis URL. */
   shared: Promise<SharedResult> | undefined;
+  /** With the built-in sandbox: held while the test runs. */
+  lease?: BuiltinSandboxLease;
 }
 
 /** A check's result as the report shows it: the platform's credentials and shared state alike. */
@@ -132,6 +137,7 @@ interface Refusal {
  */
 function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers): PreparedTest | Refusal {
   const node = runningNode(RED, idOf(body) ?? '');
+  if ((body as { platform?: unknown } | undefined)?.platform === 'sandbox') return prepareSandboxTest(RED, readRequest(body), node);
   const deployed = node?.connection;
   const typed = readRequest(body);
   const env = node ? (name: string) => RED.util.getSetting(node, name) : undefined;
@@ -160,6 +166,36 @@ function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers
     proxy: sameRoute ? deployed.proxy : resolvers.proxy(request.settings.proxy),
   });
   return { id: request.id, client, plan, shared: sharedCheck(request.redisUrl, node, env) };
+}
+
+/**
+ * A test of the built-in sandbox: its own credentials, which nobody types (the dialog's addresses and
+ * credentials are not used), on the sandbox this Node-RED serves; refused when it cannot serve one.
+ */
+function prepareSandboxTest(RED: NodeAPI, typed: TestRequest, node: SvcConfigNode | undefined): PreparedTest | Refusal {
+  const lease = leaseBuiltinSandbox(RED);
+  if (!('connection' in lease)) {
+    return { id: typed.id, refused: catalogText('config.sandboxUnavailable', { reason: lease.unavailable }) };
+  }
+  const { url, audience, projectId, credentials, tls } = lease.connection;
+  const client = new PlatformClient({
+    baseUrl: url,
+    authUrl: url,
+    sandboxUrl: '',
+    audience,
+    projectId,
+    credentials,
+    ...TEST_LIMITS,
+    ratePerMinute: 0,
+    maxConcurrency: 0,
+    maxQueue: CREDENTIALS.length,
+    maxRetries: 0,
+    tokenLifetimeSec: 3600,
+    tls,
+  });
+  const plan = Object.fromEntries(CREDENTIALS.map((credential) => [credential, { check: true }])) as Plan;
+  const env = node ? (name: string) => RED.util.getSetting(node, name) : undefined;
+  return { id: typed.id, client, plan, shared: sharedCheck(typed.redisUrl, node, env), lease };
 }
 
 /**

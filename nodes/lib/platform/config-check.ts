@@ -7,11 +7,13 @@ import { isHeaderValue } from '../util/text';
 export type Requirement = AuthScheme | 'token';
 
 /** The settings of a config node that requests depend on, named as in flow JSON. */
-export type Setting = 'baseUrl' | 'authUrl' | 'sandboxUrl' | 'audience' | 'projectId' | 'apiKey' | 'pubsubApiKey' | 'clientId' | 'clientSecret';
+export type Setting = 'platform' | 'baseUrl' | 'authUrl' | 'sandboxUrl' | 'audience' | 'projectId' | 'apiKey' | 'pubsubApiKey' | 'clientId' | 'clientSecret';
 
 export interface ConfigProblem {
   setting: Setting;
-  problem: 'not-set' | 'not-http' | 'not-header-value' | 'not-path-segment' | UrlExtra;
+  problem: 'not-set' | 'not-http' | 'not-header-value' | 'not-path-segment' | 'sandbox-unavailable' | UrlExtra;
+  /** Why, for 'sandbox-unavailable' (the built-in sandbox cannot be served by this Node-RED). */
+  reason?: CatalogText;
 }
 
 /** Settings sent as header values: CR, LF or another control in one would split the request. */
@@ -30,7 +32,7 @@ const URL_SETTINGS = ['baseUrl', 'authUrl', 'sandboxUrl'] as const;
  * The settings each requirement cannot do without (see AuthScheme for the families). The token request
  * sends the audience, which the spec lists as required: an empty one is refused before any request.
  */
-const REQUIRED: Record<Requirement, readonly Setting[]> = {
+const REQUIRED: Record<Requirement, ReadonlyArray<Exclude<Setting, 'platform'>>> = {
   project: ['baseUrl', 'projectId', 'apiKey'],
   vpm: ['baseUrl', 'projectId', 'apiKey'],
   pubsub: ['baseUrl', 'pubsubApiKey'],
@@ -46,6 +48,7 @@ const REQUIRED: Record<Requirement, readonly Setting[]> = {
  */
 export function configProblems(config: ClientConfig, requirement: Requirement): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
+  if (config.sandboxUnavailable) problems.push({ setting: 'platform', problem: 'sandbox-unavailable', reason: config.sandboxUnavailable });
   for (const setting of URL_SETTINGS) {
     const url = config[setting];
     if (url === '') continue;
@@ -62,7 +65,7 @@ export function configProblems(config: ClientConfig, requirement: Requirement): 
   return problems;
 }
 
-function settingValue(config: ClientConfig, setting: Setting): string | undefined {
+function settingValue(config: ClientConfig, setting: Exclude<Setting, 'platform'>): string | undefined {
   switch (setting) {
     case 'baseUrl':
     case 'authUrl':
@@ -102,14 +105,15 @@ const PROBLEM_TEXTS: Record<ConfigProblem['problem'], string> = {
   'not-http': 'config.notHttp',
   'not-header-value': 'config.notHeaderValue',
   'not-path-segment': 'config.notPathSegment',
+  'sandbox-unavailable': 'config.sandboxUnavailable',
   'has-query': 'config.hasQuery',
   'has-fragment': 'config.hasFragment',
   'has-user-info': 'config.hasUserInfo',
 };
 
 /** One problem: "the base URL is not an http(s) URL", "the API key is not set". */
-export function describeProblem({ setting, problem }: ConfigProblem): CatalogText {
-  return catalogText(PROBLEM_TEXTS[problem], { setting: catalogText(`setting.${setting}`) });
+export function describeProblem({ setting, problem, reason }: ConfigProblem): CatalogText {
+  return catalogText(PROBLEM_TEXTS[problem], { setting: catalogText(`setting.${setting}`), ...(reason ? { reason } : {}) });
 }
 
 /** The error for a message that a configuration cannot serve: nothing was sent, and nothing is retried. */

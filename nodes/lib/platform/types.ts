@@ -1,3 +1,4 @@
+import type { CatalogText } from '../util/catalog-text';
 import type { FormData } from 'undici';
 import type { ConnectionOptions } from 'node:tls';
 import type { Pacer } from './request-gate';
@@ -112,6 +113,8 @@ export interface ClientConfig {
   audience: string;
   projectId: string;
   credentials: ClientCredentials;
+  /** Why the built-in sandbox this configuration uses cannot be served by this Node-RED: a problem of every requirement. */
+  sandboxUnavailable?: CatalogText;
   /** Per attempt, from sending the request to the last byte of the response. */
   timeoutMs: number;
   /** Largest JSON response read; past it the request is aborted and fails with BAD_RESPONSE. */
