@@ -85,7 +85,9 @@ export class Editor {
     const root = '/library/examples/flows/';
     const modules = await this.call<unknown[]>('GET', root);
     if (!modules.includes(module)) throw new Error(`Import > Examples does not list ${module}: ${JSON.stringify(modules)}`);
-    const files = (await this.call<Array<string | { fn: string }>>('GET', `${root}${module}/`)).flatMap((entry) => (typeof entry === 'string' ? [] : [entry.fn]));
+    const files = (await this.call<Array<string | { fn: string }>>('GET', `${root}${module}/`)).flatMap((entry) =>
+      typeof entry === 'string' ? [] : [entry.fn],
+    );
     const flows = new Map<string, FlowNode[]>();
     for (const fn of files.sort()) {
       const text = await this.call<unknown>('GET', `${root}${module}/${fn}`);
@@ -238,7 +240,7 @@ export function descendants(pid: number): number[] {
       .readdirSync(`/proc/${parent}/task`)
       .flatMap((task) => fs.readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
   const found: number[] = [];
-  for (let queue = children(pid); queue.length > 0; ) {
+  for (let queue = children(pid); queue.length > 0;) {
     const next = queue.shift() as number;
     found.push(next);
     try {
