@@ -104,8 +104,9 @@ const CONFIG_GROUPS: Record<keyof typeof CONFIG_TABS, string[]> = {
   advanced: ['timeout', 'tokenLifetime', 'maxResponseSize', 'maxFileSize', 'tls', 'proxy', 'redisUrl'],
 };
 
-/** Fills the sandbox's address and credentials into the open config-node dialog. */
+/** Fills the sandbox's address and credentials into the open config-node dialog, as an account's (Platform: your account). */
 async function fillSandboxConfig(editor: Editor, sandboxUrl: string): Promise<void> {
+  await editor.page.selectOption('#node-config-input-platform', 'account');
   const values: Record<string, string> = {
     baseUrl: sandboxUrl,
     authUrl: sandboxUrl,
@@ -444,6 +445,10 @@ describe('the editor in a real browser (Chromium)', function () {
           const id = await editor().addNode('svc-geocode');
           await editor().openNodeDialog(id);
           await editor().openConfigDialog('server', 'add');
+          // A new config node is on the built-in sandbox: the account's fields show once the account is chosen.
+          should(await page.locator('#node-config-input-platform').inputValue()).equal('sandbox');
+          should(await page.locator('#node-config-input-baseUrl').isVisible()).be.false();
+          await page.selectOption('#node-config-input-platform', 'account');
           should((await page.locator('#svc-config-tabs li a').allInnerTexts()).map((text) => text.trim())).eql(Object.values(CONFIG_TABS));
           const everyField = Object.values(CONFIG_GROUPS).flat();
           const definition = await page.evaluate(() => {
@@ -452,13 +457,14 @@ describe('the editor in a real browser (Chromium)', function () {
           });
           // Every setting and credential but the settings `version` (a hidden input).
           const settings = Object.keys(definition.defaults).filter((field) => field !== 'version');
-          should([...everyField, 'name'].sort()).eql([...settings, ...definition.credentials].sort());
+          should([...everyField, 'name', 'platform'].sort()).eql([...settings, ...definition.credentials].sort());
           for (const [group, fields] of Object.entries(CONFIG_GROUPS)) {
             await editor().showTab(`svc-config-tab-${group}`);
             for (const field of everyField) {
               should(await page.locator(`#node-config-input-${field}`).isVisible()).equal(fields.includes(field), `${field} shown on tab ${group}`);
             }
             should(await page.locator('#node-config-input-name').isVisible()).be.true('the name stays above the tabs');
+            should(await page.locator('#node-config-input-platform').isVisible()).be.true('the platform stays above the tabs');
             if (group === 'limits') await editor().screenshot(`${target.name}-dialog-${CONFIG_TYPE}-limits`, 'dialog');
           }
           // A new config node shows every default in its field (Node-RED leaves a default of 0 out of a new config node: its placeholder shows it).
@@ -484,6 +490,8 @@ describe('the editor in a real browser (Chromium)', function () {
           });
           should(report.selectors.sort()).eql(['proxy', 'tls']);
           should(await editor().rawIds(['.red-ui-tray'])).be.empty();
+          // An account's fields are required; the built-in sandbox needs none.
+          await editor().page.selectOption('#node-config-input-platform', 'account');
           const { tried, unmarked } = await editor().markInvalidInputs(CONFIG_TYPE, 'node-config-input');
           should(tried).containEql('baseUrl');
           should(unmarked).be.empty();
@@ -642,25 +650,19 @@ describe('the editor in a real browser (Chromium)', function () {
           });
         }
 
-        it('an example runs once its config node points at the sandbox: the nodes show their status', async function () {
+        it('an example runs as imported, on the built-in sandbox, with nothing typed: the nodes show their status', async function () {
           const flow = exampleFlows.get('geocode-an-address');
           if (!flow) throw new Error('needs the geocode-an-address example imported by an earlier test');
           await editor().page.click(`#red-ui-tab-${flow} a`);
           const [geocode] = await editor().nodeIds({ type: 'svc-geocode', z: flow });
           const [inject] = await editor().nodeIds({ type: 'inject', z: flow });
           const [debug] = await editor().nodeIds({ type: 'debug', z: flow });
-          await editor().openNodeDialog(geocode);
-          await editor().openConfigDialog('server', 'edit');
-          await fillSandboxConfig(editor(), running().sandbox.url);
-          await editor().closeConfigDialog('ok');
-          await editor().closeNodeDialog('ok');
           await editor().deploy();
           await editor().showDebugOfCurrentFlow();
           await editor().clickInject(inject);
           should(await editor().statusText(geocode)).not.be.empty();
           should(await editor().statusText(debug)).not.be.empty();
           should(await eventually(async () => (await editor().debugMessageCount()) > 0)).be.true('the debug sidebar shows the location');
-          should(running().sandbox.requests('geocode')).not.be.empty();
           await editor().clearSelection();
           await editor().waitForNotificationsToClose();
           publishReadmeImage(target, await editor().screenshot(`${target.name}-example-flow`, 'canvas'), 'example-flow');

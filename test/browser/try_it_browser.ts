@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import should from 'should';
-import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { NODE_RED_5_NODE_22, NodeRed5Install } from '../support/node-red-5';
 import { NpmStart, StartPorts, freeStartPorts } from '../support/npm-start';
 import { REPO_ROOT } from '../support/paths';
@@ -78,7 +77,9 @@ for (const target of TARGETS) {
       npmStart = await NpmStart.start(userDir, [], ports, target.nodeRed5);
     };
     const topics = async (): Promise<string[]> => {
-      const response = await fetch(`${running().start.sandboxUrl}/v1/pubsub/topics?limit=100`, { headers: { apikey: SANDBOX_DEFAULTS.pubsubApiKey } });
+      const response = await fetch(`${running().start.sandboxUrl}/v1/pubsub/topics?limit=100`, {
+        headers: { apikey: running().start.sandboxKeys().pubsubApiKey },
+      });
       return ((await response.json()) as { data: { items: Array<{ name: string }> } }).data.items.map((topic) => topic.name);
     };
 

@@ -96,3 +96,15 @@ describe('svc-geocode daily limit and cache without Redis; svc-config with an un
     }
   });
 });
+
+describe("svc-geocode at the platform's own limits (issue 52 point 5)", function () {
+  const ctx = useSandbox({ geocodeDailyLimit: 1 });
+
+  it('says in its status which limit a 429 names: the daily limit here (the sandbox sends daily_limit_exceeded)', async function () {
+    await loadWithSandbox(ctx.sandbox, { types: ['svc-geocode'], nodes: [{ id: 'n1', type: 'svc-geocode' }], config: { maxRetries: 0 } });
+    await expectOutput('n1', { payload: '1 Main Street' });
+    const { error } = await expectError('n1', { payload: '2 Main Street' });
+    should(error.code).equal('RATE_LIMITED');
+    should(callsOf('n1', 'status').at(-1)).eql({ fill: 'red', shape: 'ring', text: 'RATE_LIMITED (429) daily_limit_exceeded: too many requests' });
+  });
+});

@@ -82,8 +82,9 @@ function sandboxFetch(start: NpmStart, urlPath: string, init: RequestInit = {}):
   return fetch(`${start.sandboxUrl}${urlPath}`, { ...init, signal: AbortSignal.timeout(10_000) });
 }
 
-const PUBSUB = { apikey: SANDBOX_DEFAULTS.pubsubApiKey };
-const PROJECT = { 'x-svc-project-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': SANDBOX_DEFAULTS.apiKey };
+/** The built-in sandbox's headers: its generated keys, read from the user directory. */
+const PUBSUB = (start: NpmStart) => ({ apikey: start.sandboxKeys().pubsubApiKey });
+const PROJECT = (start: NpmStart) => ({ 'x-svc-project-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': start.sandboxKeys().apiKey });
 
 describe('restart: npm start keeps the flows and the sandbox (issue 29)', function () {
   this.timeout(240_000);
@@ -119,7 +120,9 @@ describe('restart: npm start keeps the flows and the sandbox (issue 29)', functi
 
   it('keeps a flow made through the admin API, with its credentials, and the sandbox topic and job, over two restarts; refreshes the examples and says so', async function () {
     let npmStart = await start();
-    should(npmStart.banner()).containEql(SANDBOX_DEFAULTS.apiKey).and.containEql(SANDBOX_DEFAULTS.pubsubApiKey).and.containEql(SANDBOX_DEFAULTS.clientSecret);
+    // The built-in sandbox: its credentials are in the user directory, never printed.
+    should(npmStart.banner()).match(/sandbox: the built-in sandbox, served by this Node-RED at \S+\/svc-sandbox/);
+    should(npmStart.banner()).not.containEql(npmStart.sandboxKeys().apiKey);
     should(npmStart.banner()).match(/sandbox state: none yet/);
     const { rev, flows } = await getFlows(npmStart);
     // The user edits an example node too: the next start puts it back and says on which tab.
@@ -131,17 +134,19 @@ describe('restart: npm start keeps the flows and the sandbox (issue 29)', functi
     );
     const topic = await sandboxFetch(npmStart, '/v1/pubsub/topics', {
       method: 'POST',
-      headers: { ...PUBSUB, 'content-type': 'application/json' },
+      headers: { ...PUBSUB(npmStart), 'content-type': 'application/json' },
       body: JSON.stringify({ Name: 'kept topic', Description: 'made before the restart' }),
     });
     should(topic.status).equal(200);
     const topicId = ((await topic.json()) as { data: { id: number } }).data.id;
     const form = new FormData();
     form.append('file', new Blob(['address\n12 Main Street\n5 High Street\n'], { type: 'text/csv' }), 'addresses.csv');
-    const upload = await sandboxFetch(npmStart, '/v1/geocode/bulk', { method: 'POST', headers: PROJECT, body: form });
+    const upload = await sandboxFetch(npmStart, '/v1/geocode/bulk', { method: 'POST', headers: PROJECT(npmStart), body: form });
     should(upload.status).equal(201);
     const jobId = ((await upload.json()) as { jobId: string }).jobId;
-    should(((await (await sandboxFetch(npmStart, `/v1/geocode/bulk/${jobId}`, { headers: PROJECT })).json()) as { status: string }).status).equal('queued');
+    should(((await (await sandboxFetch(npmStart, `/v1/geocode/bulk/${jobId}`, { headers: PROJECT(npmStart) })).json()) as { status: string }).status).equal(
+      'queued',
+    );
     await stop();
 
     for (const restart of [1, 2]) {
@@ -159,15 +164,11 @@ describe('restart: npm start keeps the flows and the sandbox (issue 29)', functi
       const now = (await getFlows(npmStart)).flows;
       for (const own of OWN_NODES) should(now.find((node) => node.id === own.id)).match(own, `${own.id} after restart ${restart}`);
       should(now.find((node) => node.id === 'ex-geocode-inject')?.payload).equal('12 Main Street, Sandbox City');
-      should(now.find((node) => node.id === 'svc-sandbox')).match({ baseUrl: npmStart.sandboxUrl });
-      should(credentials()).match({
-        'own-webhook': { secret: OWN_SECRET },
-        'own-config': { apiKey: OWN_KEY },
-        'svc-sandbox': { apiKey: SANDBOX_DEFAULTS.apiKey },
-      });
+      should(now.find((node) => node.id === 'svc-sandbox')).match({ platform: 'sandbox' });
+      should(credentials()).match({ 'own-webhook': { secret: OWN_SECRET }, 'own-config': { apiKey: OWN_KEY } });
       // The webhook got its secret back: it listens (a node without one refuses to, with a red status).
       should((await fetch(`${npmStart.editorUrl}/my-hook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).equal(401);
-      const kept = await sandboxFetch(npmStart, `/v1/pubsub/topics/${topicId}`, { headers: PUBSUB });
+      const kept = await sandboxFetch(npmStart, `/v1/pubsub/topics/${topicId}`, { headers: PUBSUB(npmStart) });
       should(kept.status).equal(200);
       should(((await kept.json()) as { data: { name: string } }).data.name).equal('kept topic');
       await stop();
@@ -176,7 +177,7 @@ describe('restart: npm start keeps the flows and the sandbox (issue 29)', functi
     npmStart = await start();
     const statuses: string[] = [];
     for (let poll = 0; poll < 3 && statuses.at(-1) !== 'completed'; poll++) {
-      statuses.push(((await (await sandboxFetch(npmStart, `/v1/geocode/bulk/${jobId}`, { headers: PROJECT })).json()) as { status: string }).status);
+      statuses.push(((await (await sandboxFetch(npmStart, `/v1/geocode/bulk/${jobId}`, { headers: PROJECT(npmStart) })).json()) as { status: string }).status);
     }
     should(statuses.at(-1)).equal('completed');
     await stop();
@@ -196,11 +197,64 @@ describe('restart: npm start keeps the flows and the sandbox (issue 29)', functi
     should(npmStart.banner())
       .match(/sandbox state: started empty \(--fresh\)/)
       .and.match(/deployed as it is \(--keep-flows\)/);
-    const topics = (await (await sandboxFetch(npmStart, '/v1/pubsub/topics', { headers: PUBSUB })).json()) as { data: { totalCount: number } };
+    const topics = (await (await sandboxFetch(npmStart, '/v1/pubsub/topics', { headers: PUBSUB(npmStart) })).json()) as { data: { totalCount: number } };
     should(topics.data.totalCount).equal(0);
     should((await getFlows(npmStart)).flows.find((node) => node.id === 'ex-geocode-inject')?.payload).equal('kept edit');
     should(credentials()).match({ 'own-webhook': { secret: OWN_SECRET } });
     await stop();
+  });
+
+  it('moves what an earlier npm start ran on its own sandbox (127.0.0.1:18790) to the built-in one, and says what it moved (issue 52)', async function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'npm-start-old-sandbox-'));
+    try {
+      const oldConfig = {
+        id: 'old-sandbox',
+        type: 'svc-config',
+        version: 2,
+        name: 'My sandbox',
+        baseUrl: 'http://127.0.0.1:18790',
+        authUrl: 'http://127.0.0.1:18790',
+        sandboxUrl: 'http://127.0.0.1:18790',
+        audience: SANDBOX_DEFAULTS.audience,
+        projectId: SANDBOX_DEFAULTS.projectId,
+      };
+      fs.writeFileSync(path.join(dir, 'flows.json'), JSON.stringify([...OWN_NODES, oldConfig], null, 4));
+      const oldKeys = {
+        clientId: SANDBOX_DEFAULTS.clientId,
+        clientSecret: SANDBOX_DEFAULTS.clientSecret,
+        apiKey: SANDBOX_DEFAULTS.apiKey,
+        pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
+      };
+      fs.writeFileSync(path.join(dir, 'flows_cred.json'), JSON.stringify({ ...OWN_CREDENTIALS, 'old-sandbox': oldKeys }, null, 4));
+      const topic = { id: 7, name: 'kept from the old sandbox', description: '', createdAt: new Date().toISOString(), userId: 'sandbox' };
+      const snapshot = {
+        version: 1,
+        topics: [topic],
+        nextTopicId: 8,
+        subscriptions: [],
+        nextSubscriptionId: 1,
+        bulkJobs: [],
+        jobs: { isoline: [], sequence: [] },
+      };
+      fs.writeFileSync(path.join(dir, 'sandbox-state.json'), JSON.stringify(snapshot));
+
+      const npmStart = (running = await NpmStart.start(dir, [], ports));
+      const banner = npmStart.banner();
+      should(banner).match(/sandbox: moved to the built-in sandbox .*: "My sandbox" \(old-sandbox\)/);
+      should(banner).match(/sandbox state: moved from \S*sandbox-state\.json to \S*svc-location\/sandbox-state\.json/);
+      should(banner).match(/kept from the last run .*1 topic\(s\)/);
+      should(fs.existsSync(path.join(dir, 'sandbox-state.json'))).be.false();
+      should((await getFlows(npmStart)).flows.find((node) => node.id === 'old-sandbox')).match({ platform: 'sandbox', baseUrl: '', name: 'My sandbox' });
+      const stored = JSON.parse(fs.readFileSync(path.join(dir, 'flows_cred.json'), 'utf8')) as Record<string, unknown>;
+      should(stored).not.have.property('old-sandbox');
+      should(stored).match({ 'own-config': { apiKey: OWN_KEY } });
+      const kept = await sandboxFetch(npmStart, '/v1/pubsub/topics/7', { headers: PUBSUB(npmStart) });
+      should(kept.status).equal(200);
+      should(((await kept.json()) as { data: { name: string } }).data.name).equal('kept from the old sandbox');
+      await stop();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses an option it does not know, before starting anything', async function () {
@@ -296,18 +350,13 @@ describe('restart: npm start keeps encrypted credentials and backs up what it ch
     for (const restart of [1, 2]) {
       const before = { flows: fs.readFileSync(file('flows.json')), credentials: fs.readFileSync(file('flows_cred.json')) };
       npmStart = await start(userDir, env);
-      should(unseal(SECRET, file('flows_cred.json'))).match({
-        'own-webhook': { secret: OWN_SECRET },
-        'own-config': { apiKey: OWN_KEY },
-        'svc-sandbox': { apiKey: SANDBOX_DEFAULTS.apiKey },
-      });
+      should(unseal(SECRET, file('flows_cred.json'))).match({ 'own-webhook': { secret: OWN_SECRET }, 'own-config': { apiKey: OWN_KEY } });
       // Node-RED read them: the webhook accepts its own secret, and only that.
       should(await signedHook(npmStart, OWN_SECRET)).equal(200, `restart ${restart}`);
       should(await signedHook(npmStart, 'another secret')).equal(401);
       const banner = npmStart.banner();
       should(banner).match(/kept as they were: 1 tab\(s\), 4 other node\(s\) and 1 config node\(s\) of yours, with their credentials/);
       should(banner).match(/credentials: \S*flows_cred\.json (written|kept as it was), encrypted with NODE_RED_CREDENTIAL_SECRET/);
-      should(banner).match(/already in the "Sandbox platform" config node/);
       // The files as they were before this start, byte for byte, in a backup of their own, which the terminal names.
       const made = backups(userDir);
       should(made).have.length(restart);
@@ -338,7 +387,7 @@ describe('restart: npm start keeps encrypted credentials and backs up what it ch
       should(banner).match(/every node starts without its credentials, the examples' too/);
       should(banner).containEql('NODE_RED_CREDENTIAL_SECRET=<the credentialSecret that encrypted it> npm start');
       should(banner).match(/of yours, without their credentials/);
-      should(banner).not.match(/with their credentials|already in the "Sandbox platform" config node/);
+      should(banner).not.match(/with their credentials/);
       // The user's nodes are still deployed.
       should((await getFlows(npmStart)).flows.find((node) => node.id === 'own-webhook')).match({ url: '/my-hook' });
       await stop();
@@ -347,7 +396,7 @@ describe('restart: npm start keeps encrypted credentials and backs up what it ch
     // With the secret, all of it comes back.
     await start(dir, { NODE_RED_CREDENTIAL_SECRET: SECRET });
     should(await signedHook(running as NpmStart, OWN_SECRET)).equal(200);
-    should(unseal(SECRET, file('flows_cred.json', dir))).match({ 'own-config': { apiKey: OWN_KEY }, 'svc-sandbox': { apiKey: SANDBOX_DEFAULTS.apiKey } });
+    should(unseal(SECRET, file('flows_cred.json', dir))).match({ 'own-config': { apiKey: OWN_KEY } });
     await stop();
   });
 
@@ -368,14 +417,11 @@ describe('restart: npm start keeps encrypted credentials and backs up what it ch
     fs.writeFileSync(path.join(dir, 'backups', 'notes.txt'), 'mine');
 
     const npmStart = await start(dir);
-    should(unseal(generated, file('flows_cred.json', dir))).match({
-      'own-webhook': { secret: OWN_SECRET },
-      'own-config': { apiKey: OWN_KEY },
-      'svc-sandbox': { apiKey: SANDBOX_DEFAULTS.apiKey },
-    });
+    should(unseal(generated, file('flows_cred.json', dir))).match({ 'own-webhook': { secret: OWN_SECRET }, 'own-config': { apiKey: OWN_KEY } });
     should(await signedHook(npmStart, OWN_SECRET)).equal(200);
     const banner = npmStart.banner();
-    should(banner).match(/credentials: \S*flows_cred\.json written encrypted with the _credentialSecret in \S*\.config\.runtime\.json/);
+    // The examples add no credentials (the built-in sandbox needs none): the file is kept as it was.
+    should(banner).match(/credentials: \S*flows_cred\.json kept as it was, encrypted with the _credentialSecret in \S*\.config\.runtime\.json/);
     should(banner).match(/kept as they were: 1 tab\(s\), 4 other node\(s\) and 1 config node\(s\) of yours, with their credentials/);
     // The oldest backup went; the four after it, this start's and what is not a backup stay.
     const kept = backups(dir);

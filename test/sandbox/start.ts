@@ -2,10 +2,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { LocalSettings } from '@node-red/runtime';
-import { credentialLines, DEMO_WEBHOOK_SECRET } from '../../sandbox/banner';
-import { Sandbox, SANDBOX_DEFAULTS, startSandbox } from '../../sandbox/index';
-import { describeModes, modesFromEnv } from '../../sandbox/modes';
-import { SandboxStateFile } from '../../sandbox/state-store';
+import { SANDBOX_DEFAULTS } from '../../sandbox/index';
+import { countsOf, SandboxSnapshot } from '../../sandbox/state-store';
+import { SANDBOX_FOLDER, SANDBOX_PATH, STATE_FILE } from '../../nodes/lib/node-red/builtin-sandbox';
 import {
   BACKUPS_KEPT,
   CredentialKeys,
@@ -22,15 +21,18 @@ import { writeAtomically } from '../../nodes/lib/util/files';
 import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
 
 /**
- * `npm start`: the sandbox platform and a local Node-RED (the `node-red` dev dependency, or NODE_RED_PATH's) with this
- * pack loaded as an installed module and every example flow deployed, each on its own tab, the Map
- * first. Node-RED finds worldmap (a dev dependency too) beside itself in node_modules, and serves
- * the map at /worldmap. Both listen on 127.0.0.1 only. Ctrl-C stops both.
+ * `npm start`: a local Node-RED (the `node-red` dev dependency, or NODE_RED_PATH's) with this pack loaded
+ * as an installed module and every example flow deployed, each on its own tab, the Map first; the
+ * examples' config node uses the built-in sandbox, which this Node-RED serves itself (issue 52).
+ * Node-RED finds worldmap (a dev dependency too) beside itself in node_modules, and serves the map at
+ * /worldmap. It listens on 127.0.0.1 only. Ctrl-C stops it.
  *
  * Nothing made in the editor is lost at a restart: the examples are refreshed, the user's own tabs
  * and nodes kept with their credentials (`--keep-flows`: everything kept as deployed), and the
  * sandbox's topics, subscriptions and running jobs are kept in the user directory (`--fresh`: start
- * the sandbox empty). Credentials stay as encrypted as they were: NODE_RED_CREDENTIAL_SECRET gives
+ * the sandbox empty). What an earlier `npm start` ran on a sandbox of its own (127.0.0.1:18790) moves
+ * to the built-in one: its state file, and config nodes of the user's that pointed there with its
+ * credentials (migrateOldSandbox). Credentials stay as encrypted as they were: NODE_RED_CREDENTIAL_SECRET gives
  * Node-RED its credentialSecret, and a flows_cred.json no known secret opens is left untouched
  * (start-files.ts). The flows and credentials found are copied to backups/ before anything is
  * written. The terminal says what was refreshed, what was kept and what was not.
@@ -38,11 +40,13 @@ import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
 
 /** Node-RED's user directory and the sandbox's state; START_USERDIR moves it (the tests do, to a temp directory). */
 const USER_DIR = process.env.START_USERDIR ? path.resolve(process.env.START_USERDIR) : path.join(REPO_ROOT, '.dev-userdir');
-const SANDBOX_STATE_FILE = path.join(USER_DIR, 'sandbox-state.json');
+/** The built-in sandbox's state (nodes/lib/node-red/builtin-sandbox.ts), and where `npm start` kept it before it. */
+const SANDBOX_STATE_FILE = path.join(USER_DIR, SANDBOX_FOLDER, STATE_FILE);
+const OLD_SANDBOX_STATE_FILE = path.join(USER_DIR, 'sandbox-state.json');
+/** Where `npm start` ran its own sandbox before the built-in one. */
+const OLD_SANDBOX_PORT = '18790';
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
-/** The shared config node every example uses (see examples/geocode-an-address.json). */
-const SANDBOX_CONFIG_ID = 'svc-sandbox';
 const HOST = '127.0.0.1';
 const WORLDMAP = 'node-red-contrib-web-worldmap';
 /**
@@ -80,10 +84,9 @@ function linkModule(name: string, target: string): void {
 
 /**
  * One flow from every examples/*.json, each example on its own tab. Flow nodes get the tab's `z`;
- * nodes without a position (config nodes such as the shared `svc-sandbox`) stay global, once.
- * The sandbox config node is pointed at the sandbox actually running.
+ * nodes without a position (config nodes such as the shared `svc-sandbox`, on the built-in sandbox) stay global, once.
  */
-export function buildFlows(sandboxUrl: string): FlowNode[] {
+export function buildFlows(): FlowNode[] {
   const tabs: FlowNode[] = [];
   const flowNodes: FlowNode[] = [];
   const globalNodes = new Map<string, FlowNode>();
@@ -127,10 +130,6 @@ export function buildFlows(sandboxUrl: string): FlowNode[] {
       flowNodes.push({ ...node, z: tabId });
     }
   }
-  const sandboxConfig = globalNodes.get(SANDBOX_CONFIG_ID);
-  if (sandboxConfig) {
-    globalNodes.set(SANDBOX_CONFIG_ID, { ...sandboxConfig, baseUrl: sandboxUrl, authUrl: sandboxUrl, sandboxUrl });
-  }
   return [...tabs, ...flowNodes, ...globalNodes.values()];
 }
 
@@ -144,26 +143,34 @@ export interface FlowsUpdate {
   kept: { tabs: number; nodes: number; configNodes: number };
 }
 
-/** The credentials `npm start` gives the example nodes: the sandbox's own and the examples' demo webhook secret. */
-export function exampleCredentials(flows: FlowNode[]): Credentials {
-  const credentials: Credentials = {};
-  for (const node of flows) {
-    if (node.id === SANDBOX_CONFIG_ID) {
-      credentials[node.id] = {
-        clientId: SANDBOX_DEFAULTS.clientId,
-        clientSecret: SANDBOX_DEFAULTS.clientSecret,
-        apiKey: SANDBOX_DEFAULTS.apiKey,
-        pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
-      };
-    } else if (node.type === 'svc-topic') {
-      // The examples' subscriptions and webhook receivers share one demo secret, so the signed
-      // round trips work at once; a user importing an example enters a secret of their own.
-      credentials[node.id] = { secretToken: DEMO_WEBHOOK_SECRET };
-    } else if (node.type === 'svc-webhook-in' && node.verify !== 'none') {
-      credentials[node.id] = { secret: DEMO_WEBHOOK_SECRET };
-    }
-  }
-  return credentials;
+/**
+ * The user's config nodes that an earlier `npm start` pointed at its own sandbox (an address on port
+ * 18790 of this machine, with that sandbox's fixed API key or client id) moved to the built-in sandbox:
+ * platform 'sandbox', their addresses emptied and those credentials dropped (a Redis URL is kept).
+ * Their nodes' demo webhook secrets stay: both ends of a subscription still hold the same one.
+ * Returns the flows, the credentials and the names of the nodes moved.
+ */
+export function migrateOldSandbox(flows: FlowNode[], credentials: Credentials): { flows: FlowNode[]; credentials: Credentials; moved: string[] } {
+  const moved: string[] = [];
+  const kept: Credentials = { ...credentials };
+  const onOldSandbox = (node: FlowNode) => {
+    if (node.type !== 'svc-config' || node.platform === 'sandbox') return false;
+    const oldAddress = ['baseUrl', 'authUrl', 'sandboxUrl'].some((setting) => {
+      const address = typeof node[setting] === 'string' ? node[setting] : '';
+      return /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?\/?$/.test(address) && new URL(address).port === OLD_SANDBOX_PORT;
+    });
+    const held = (credentials[node.id] ?? {}) as Record<string, unknown>;
+    return oldAddress && (held.apiKey === SANDBOX_DEFAULTS.apiKey || held.clientId === SANDBOX_DEFAULTS.clientId);
+  };
+  const migrated = flows.map((node) => {
+    if (!onOldSandbox(node)) return node;
+    moved.push(typeof node.name === 'string' && node.name !== '' ? `"${node.name}" (${node.id})` : node.id);
+    const { redisUrl } = (credentials[node.id] ?? {}) as { redisUrl?: unknown };
+    if (redisUrl) kept[node.id] = { redisUrl };
+    else delete kept[node.id];
+    return { ...node, version: 3, platform: 'sandbox', baseUrl: '', authUrl: '', sandboxUrl: '', audience: '', projectId: '' };
+  });
+  return { flows: migrated, credentials: kept, moved };
 }
 
 /** Whether a deployed node still is the example's: every property the example sets has its value (the editor may add others). */
@@ -179,7 +186,8 @@ function sameAsExample(deployed: FlowNode, example: FlowNode): boolean {
  * of nodes gone at its next deploy). Without previous flows, the examples alone.
  */
 export function refreshExamples(examples: FlowNode[], previous: FlowNode[] | undefined, previousCredentials: Credentials): FlowsUpdate {
-  const credentials: Credentials = exampleCredentials(examples);
+  // The example nodes hold no credentials: the built-in sandbox's own are found, never typed.
+  const credentials: Credentials = {};
   const exampleIds = new Set(examples.map((node) => node.id));
   for (const [id, nodeCredentials] of Object.entries(previousCredentials)) {
     if (!exampleIds.has(id)) credentials[id] = nodeCredentials;
@@ -237,7 +245,7 @@ const CREDENTIALS_FILE = path.join(USER_DIR, 'flows_cred.json');
  * secret Node-RED reads them with (never in plain text when they were encrypted); an encrypted file
  * that no known secret opens is not written at all. Returns the lines for the terminal.
  */
-async function writeUserDir(sandboxUrl: string, keepFlows: boolean, keys: CredentialKeys): Promise<{ text: string; credentialsRead: boolean }> {
+async function writeUserDir(keepFlows: boolean, keys: CredentialKeys): Promise<{ text: string; credentialsRead: boolean }> {
   linkPackages();
   const previous = readJson<FlowNode[]>(FLOWS_FILE);
   const found = readCredentials(CREDENTIALS_FILE, keys.known, shown);
@@ -252,11 +260,25 @@ async function writeUserDir(sandboxUrl: string, keepFlows: boolean, keys: Creden
     );
   }
   if (found.kind === 'sealed') lines.push(...sealedLines(keys, backup?.dir));
+  // Config nodes on the sandbox an earlier npm start ran itself move to the built-in one (told by their credentials, so not when sealed).
+  const old =
+    previous && found.kind !== 'sealed' && found.kind !== 'none'
+      ? migrateOldSandbox(previous, found.credentials)
+      : { flows: previous, credentials: found.kind === 'sealed' || found.kind === 'none' ? {} : found.credentials, moved: [] };
+  if (old.moved.length > 0) {
+    lines.push(
+      `sandbox: moved to the built-in sandbox (Platform: built-in sandbox; their addresses and the old sandbox's credentials removed), as the sandbox on 127.0.0.1:${OLD_SANDBOX_PORT} no longer runs: ${old.moved.join(', ')}`,
+    );
+  }
   if (keepFlows && previous) {
+    if (old.moved.length > 0 && found.kind !== 'sealed') {
+      await writeAtomically(FLOWS_FILE, JSON.stringify(old.flows, null, 2));
+      lines.push(await writeCredentials(found, old.credentials, keys));
+    }
     lines.push(`flows: ${shown(FLOWS_FILE)} deployed as it is (--keep-flows): the examples were not refreshed`);
     return { text: lines.join('\n'), credentialsRead };
   }
-  const update = refreshExamples(buildFlows(sandboxUrl), previous, found.kind === 'plain' || found.kind === 'decrypted' ? found.credentials : {});
+  const update = refreshExamples(buildFlows(), old.flows, old.credentials);
   if (JSON.stringify(update.flows) !== JSON.stringify(previous)) await writeAtomically(FLOWS_FILE, JSON.stringify(update.flows, null, 2));
   if (credentialsRead) lines.push(await writeCredentials(found, update.credentials, keys));
   if (!previous) {
@@ -328,22 +350,6 @@ export function devSettings(
   };
 }
 
-/**
- * Prints each sandbox request once, after its response (and forgets it), so clicks in the editor show
- * here, and saves the sandbox's state after the requests that may have changed it.
- */
-function printSandboxRequests(sandbox: Sandbox, state: SandboxStateFile): NodeJS.Timeout {
-  return setInterval(() => {
-    let handled = false;
-    while (sandbox.log.length > 0 && sandbox.log[0].status !== undefined) {
-      const [entry] = sandbox.log.splice(0, 1);
-      console.log(`[sandbox] ${entry.method} ${entry.path} -> ${entry.status} (${entry.endpoint})`);
-      handled = true;
-    }
-    if (handled) state.save();
-  }, 250);
-}
-
 /** `npm start -- --fresh --keep-flows`: what the arguments after `--` ask for. */
 export function startOptions(args: string[]): { fresh: boolean; keepFlows: boolean } {
   const known = ['--fresh', '--keep-flows'];
@@ -352,35 +358,51 @@ export function startOptions(args: string[]): { fresh: boolean; keepFlows: boole
   return { fresh: args.includes('--fresh'), keepFlows: args.includes('--keep-flows') };
 }
 
-/** What the sandbox kept from its last run, for the terminal. */
-function sandboxStateLine(state: SandboxStateFile, fresh: boolean): string {
-  if (fresh) {
-    state.remove();
-    return `sandbox state: started empty (--fresh); kept in ${shown(state.file)} from now on`;
+/**
+ * The built-in sandbox's state for this start, for the terminal: moved from where an earlier `npm start`
+ * kept its own sandbox's, removed with `--fresh`, else what it holds (the sandbox reads it when it starts).
+ */
+function sandboxStateLines(fresh: boolean): string[] {
+  const lines: string[] = [];
+  if (fs.existsSync(OLD_SANDBOX_STATE_FILE)) {
+    if (fs.existsSync(SANDBOX_STATE_FILE)) {
+      lines.push(
+        `sandbox state: ${shown(OLD_SANDBOX_STATE_FILE)} (the old sandbox's) left as it is: the built-in sandbox has ${shown(SANDBOX_STATE_FILE)} already`,
+      );
+    } else {
+      fs.mkdirSync(path.dirname(SANDBOX_STATE_FILE), { recursive: true });
+      fs.renameSync(OLD_SANDBOX_STATE_FILE, SANDBOX_STATE_FILE);
+      lines.push(`sandbox state: moved from ${shown(OLD_SANDBOX_STATE_FILE)} to ${shown(SANDBOX_STATE_FILE)}, the built-in sandbox's`);
+    }
   }
-  const counts = state.load();
-  if (!counts) return `sandbox state: none yet; topics, subscriptions and running jobs are kept in ${shown(state.file)} across restarts`;
-  return (
-    `sandbox state: kept from the last run (${shown(state.file)}): ${counts.topics} topic(s), ${counts.subscriptions} subscription(s), ` +
-    `${counts.runningJobs} running job(s); \`npm start -- --fresh\` starts it empty`
+  if (fresh) {
+    fs.rmSync(SANDBOX_STATE_FILE, { force: true });
+    lines.push(`sandbox state: started empty (--fresh); kept in ${shown(SANDBOX_STATE_FILE)} from now on`);
+    return lines;
+  }
+  const snapshot = readJson<SandboxSnapshot>(SANDBOX_STATE_FILE);
+  if (!snapshot) {
+    lines.push(`sandbox state: none yet; topics, subscriptions and running jobs are kept in ${shown(SANDBOX_STATE_FILE)} across restarts`);
+    return lines;
+  }
+  const counts = countsOf(snapshot);
+  lines.push(
+    `sandbox state: kept from the last run (${shown(SANDBOX_STATE_FILE)}): ${counts.topics} topic(s), ${counts.subscriptions} subscription(s), ` +
+      `${counts.runningJobs} running job(s); \`npm start -- --fresh\` starts it empty`,
   );
+  return lines;
 }
 
 async function main(): Promise<void> {
   const options = startOptions(process.argv.slice(2));
-  const sandboxPort = Number(process.env.SANDBOX_PORT ?? 18790);
   const editorPort = Number(process.env.PORT ?? 1880);
-  const modes = modesFromEnv(process.env, { typicalDurations: true });
-  const sandbox = await startSandbox({ port: sandboxPort, host: HOST, ...modes });
-  const state = new SandboxStateFile(sandbox, SANDBOX_STATE_FILE);
   const keys = credentialKeys(USER_DIR, process.env, shown);
-  // Read and written before the banner, which says whether the config node holds the sandbox's credentials.
-  const userDir = await writeUserDir(sandbox.url, options.keepFlows, keys);
-  const where = userDir.credentialsRead ? 'already in the "Sandbox platform" config node' : 'NOT in the "Sandbox platform" config node: see credentials below';
-  console.log(`sandbox platform listening on ${sandbox.url}, credentials (${where}):`);
-  console.log(credentialLines(sandbox.url).join('\n'));
-  console.log(describeModes(modes));
-  console.log(sandboxStateLine(state, options.fresh));
+  const userDir = await writeUserDir(options.keepFlows, keys);
+  console.log(
+    `sandbox: the built-in sandbox, served by this Node-RED at http://${HOST}:${editorPort}/${SANDBOX_PATH} while a config node on it is deployed ` +
+      `(the examples' is); its own credentials are in ${shown(path.join(USER_DIR, SANDBOX_FOLDER, 'sandbox.json'))}, nothing to type`,
+  );
+  console.log(sandboxStateLines(options.fresh).join('\n'));
   console.log(userDir.text);
 
   const server = http.createServer();
@@ -401,20 +423,17 @@ async function main(): Promise<void> {
     server.listen(editorPort, HOST, () => resolve());
   });
   await RED.start();
-  const printer = printSandboxRequests(sandbox, state);
-  console.log(`\nNode-RED editor: http://${HOST}:${editorPort}/   (Ctrl-C stops Node-RED and the sandbox)\n`);
+  console.log(`\nNode-RED editor: http://${HOST}:${editorPort}/   (Ctrl-C stops it)\n`);
 
   let stopping = false;
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
-    clearInterval(printer);
+    // Stopping the flows closes the sandbox's config nodes: the last one saves its state.
     void RED.stop()
       .then(() => {
         server.closeAllConnections();
         server.close();
-        state.save();
-        return sandbox.close();
       })
       .then(
         () => process.exit(0),

@@ -1,4 +1,5 @@
 import { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { BUILD_DIR } from './paths';
@@ -6,16 +7,24 @@ import { freePorts, flowsStarted, userEnv } from './node-red-process';
 import type { NodeRed5Install } from './node-red-5';
 import { killGroup, spawnGroup } from './process-group';
 
-/** The two ports `npm start` listens on (1880 and 18790 for a user): the editor's and the sandbox's. */
+/** The port `npm start` listens on (1880 for a user): the editor's, which serves the built-in sandbox too. */
 export interface StartPorts {
   editor: number;
-  sandbox: number;
 }
 
-/** Two different free ports for an `npm start` (freePorts). */
+/** A free port for an `npm start` (freePorts). */
 export async function freeStartPorts(): Promise<StartPorts> {
-  const [editor, sandbox] = await freePorts(2);
-  return { editor, sandbox };
+  const [editor] = await freePorts(1);
+  return { editor };
+}
+
+/** The built-in sandbox's own credentials, as its user directory keeps them (`svc-location/sandbox.json`). */
+export interface BuiltinSandboxKeys {
+  clientId: string;
+  clientSecret: string;
+  apiKey: string;
+  pubsubApiKey: string;
+  webhookSecret: string;
 }
 
 /**
@@ -67,7 +76,6 @@ export class NpmStart {
       ...extraEnv,
       START_USERDIR: userDir,
       PORT: String(ports.editor),
-      SANDBOX_PORT: String(ports.sandbox),
     };
     this.child = spawnGroup(nodeRed5?.node ?? process.execPath, [path.join(BUILD_DIR, 'test', 'sandbox', 'start.js'), ...args], {
       env: userEnv(nodeRed5 ? { ...env, NODE_RED_PATH: nodeRed5.nodeRedDir } : env),
@@ -83,8 +91,14 @@ export class NpmStart {
     return `http://127.0.0.1:${this.ports.editor}`;
   }
 
+  /** The built-in sandbox this Node-RED serves (while a config node on it is deployed). */
   get sandboxUrl(): string {
-    return `http://127.0.0.1:${this.ports.sandbox}`;
+    return `${this.editorUrl}/svc-sandbox`;
+  }
+
+  /** The built-in sandbox's credentials (made when it first started). */
+  sandboxKeys(): BuiltinSandboxKeys {
+    return JSON.parse(fs.readFileSync(path.join(this.userDir, 'svc-location', 'sandbox.json'), 'utf8')) as BuiltinSandboxKeys;
   }
 
   /** What it printed before Node-RED's own log began (the banner: credentials, sandbox state, flows). */

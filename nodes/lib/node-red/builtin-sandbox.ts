@@ -87,7 +87,7 @@ export function leaseBuiltinSandbox(RED: NodeAPI): BuiltinSandboxLease {
       if (released) return;
       released = true;
       if (--running.leases > 0) return;
-      // Stops answering and saves at once, so a sandbox a redeploy starts next reads what this one leaves.
+      // Stops serving and saves at once, so a sandbox a redeploy starts next reads what this one leaves.
       if (mount.running === running) mount.running = undefined;
       clearInterval(running.saver);
       running.state?.save();

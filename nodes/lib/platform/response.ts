@@ -39,6 +39,7 @@ export function readResponse<T>(res: ReceivedResponse, kind: ResponseKind, limit
     const parsedBody = parseErrorBody(text, secrets);
     throw new PlatformError(codeForStatus(statusCode), statusMessage(statusCode, parsedBody, secrets), {
       statusCode,
+      statusDetail: statusCode === 429 ? limitOf(parsedBody) : undefined,
       body: text,
       secrets,
       parsedBody,
@@ -114,6 +115,15 @@ function parseErrorBody(text: string, secrets: readonly string[]): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Which limit a 429 names, for the status (`RATE_LIMITED (429) daily_limit_exceeded`): the body's `error`
+ * when it is a code (`rate_limited`, `daily_limit_exceeded`, as the sandbox sends), shown as sent.
+ */
+function limitOf(body: unknown): string | undefined {
+  const error = body && typeof body === 'object' ? (body as Record<string, unknown>).error : undefined;
+  return typeof error === 'string' && /^[a-z][a-z0-9_]{0,39}$/.test(error) ? error : undefined;
 }
 
 function statusMessage(status: number, body: unknown, secrets: readonly string[]): CatalogText {

@@ -85,11 +85,25 @@ describe('settings migrations', function () {
   it('keeps a 1.0.0 config node at one rate for every request: version 0 or 1 becomes rateScope all, its rateLimit untouched (issue 28)', function () {
     for (const version of [undefined, 0, 1, '1']) {
       should(migrated<FlowSettings>({ type: 'svc-config', version, rateLimit: '600', name: 'p' })).eql(
-        { type: 'svc-config', rateLimit: '600', name: 'p', rateScope: 'all', version: 2 },
+        { type: 'svc-config', rateLimit: '600', name: 'p', rateScope: 'all', platform: 'account', version: 3 },
         String(version),
       );
     }
-    const current = { type: 'svc-config', version: 2, rateScope: 'family', rateLimit: 80, rateTopics: 600 };
+    const current = { type: 'svc-config', version: 3, platform: 'account', rateScope: 'family', rateLimit: 80, rateTopics: 600 };
+    should(migrated<FlowSettings>(current)).eql(current);
+  });
+
+  it('keeps a config node saved before the built-in sandbox on its account: version 2 becomes platform account; a new node stays on the sandbox (issue 52)', function () {
+    should(migrated<FlowSettings>({ type: 'svc-config', version: 2, rateScope: 'family', baseUrl: 'https://api.example.com' })).eql({
+      type: 'svc-config',
+      rateScope: 'family',
+      baseUrl: 'https://api.example.com',
+      platform: 'account',
+      version: 3,
+    });
+    // A flow written by hand with a platform before its version keeps it.
+    should(migrated<FlowSettings>({ type: 'svc-config', version: 2, platform: 'sandbox' })).match({ platform: 'sandbox', version: 3 });
+    const current = { type: 'svc-config', version: 3, platform: 'sandbox' };
     should(migrated<FlowSettings>(current)).eql(current);
   });
 
@@ -99,6 +113,7 @@ describe('settings migrations', function () {
       { type: 'svc-isoline', pollInterval: '0.5', pollIntervalSec: 9 },
       { type: 'svc-config', name: 'platform' },
       { type: 'svc-config', version: 1, rateLimit: 80 },
+      { type: 'svc-config', version: 2, rateScope: 'family' },
       { type: 'svc-sequence', version: 1, pollInterval: 7 },
     ];
     // Compared as JSON: the editor's objects are made in a context of their own, with its own Object.
