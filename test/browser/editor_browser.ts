@@ -657,7 +657,7 @@ describe('the editor in a real browser (Chromium)', function () {
           const [geocode] = await editor().nodeIds({ type: 'svc-geocode', z: flow });
           const [inject] = await editor().nodeIds({ type: 'inject', z: flow });
           const [debug] = await editor().nodeIds({ type: 'debug', z: flow });
-          await editor().deploy();
+          // Deployed as imported by the tests above: nothing typed, nothing to deploy again.
           await editor().showDebugOfCurrentFlow();
           await editor().clickInject(inject);
           should(await editor().statusText(geocode)).not.be.empty();

@@ -87,12 +87,12 @@ export function leaseBuiltinSandbox(RED: NodeAPI): BuiltinSandboxLease {
       if (released) return;
       released = true;
       if (--running.leases > 0) return;
-      // Stops serving and saves at once, so a sandbox a redeploy starts next reads what this one leaves.
+      // Stops serving and saves at once, so a sandbox a redeploy starts next reads what this one leaves
+      // (and nothing this one does while closing overwrites what that one writes).
       if (mount.running === running) mount.running = undefined;
       clearInterval(running.saver);
       running.state?.save();
       await running.sandbox.close();
-      running.state?.save();
     },
   };
 }
@@ -100,8 +100,6 @@ export function leaseBuiltinSandbox(RED: NodeAPI): BuiltinSandboxLease {
 interface Address {
   /** `http(s)://host:port{httpNodeRoot}`, ending in a slash. */
   nodeRoot: string;
-  /** The server's path of httpNodeRoot, ending in a slash. */
-  root: string;
   tls?: ConnectionOptions;
 }
 
@@ -121,7 +119,6 @@ function loopbackAddress(settings: ServerSettings, server: Server | undefined): 
   const root = `/${String(settings.httpNodeRoot ?? '/').replace(/^\/+|\/+$/g, '')}/`.replace(/^\/\/$/, '/');
   return {
     nodeRoot: `${secure ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}${root}`,
-    root,
     tls: secure ? { rejectUnauthorized: false } : undefined,
   };
 }
