@@ -156,10 +156,10 @@ export class Sidebar {
   private read = 0;
   /** Where the current click's messages start. */
   private since = 0;
-  readonly debug: DebugMessage[] = [];
+  private readonly debug: DebugMessage[] = [];
   private readonly taken = new Set<DebugMessage>();
   /** The latest status of each node. */
-  readonly statuses = new Map<string, { text?: string; fill?: string }>();
+  private readonly statuses = new Map<string, { text?: string; fill?: string }>();
 
   constructor(private readonly comms: CommsRecorder) {}
 
@@ -189,7 +189,7 @@ export class Sidebar {
     for (;;) {
       this.update();
       const since = this.debug.slice(this.since).filter((message) => !this.taken.has(message));
-      const found = since.find((message) => message.id === id);
+      const found = since.find((message) => message.id === id && message.level === undefined);
       if (found) {
         this.taken.add(found);
         return found;
@@ -201,12 +201,13 @@ export class Sidebar {
     }
   }
 
-  /** Messages no expectation took: at debug node `id`, or (no id) every node's logged warning and error. */
+  /** The messages so far that no next() took and `filter` keeps. */
   untaken(filter: (message: DebugMessage) => boolean): DebugMessage[] {
     this.update();
     return this.debug.filter((message) => !this.taken.has(message) && filter(message));
   }
 
+  /** The latest status node `id` showed. */
   status(id: string): { text?: string; fill?: string } | undefined {
     this.update();
     return this.statuses.get(id);
