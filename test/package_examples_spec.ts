@@ -255,6 +255,8 @@ describe('every example, from Import > Examples of a fresh Node-RED with the rel
       let sidebar: Sidebar | undefined;
       let examples: Map<string, FlowNode[]>;
       let deployed: FlowNode[];
+      /** Per example, the id each of its nodes got on import (new ones from the second import on: Import copy). */
+      const importedIds = new Map<string, Map<string, string>>();
       /** What this Node-RED logged on its empty user directory: its own first-start notices. */
       let baselineProblems: string[];
       let started = 0;
@@ -282,7 +284,11 @@ describe('every example, from Import > Examples of a fresh Node-RED with the rel
         sidebar = await editor.sidebar();
         const { flows, rev } = await editor.flows();
         let workspace = flows;
-        for (const [name, example] of examples) workspace = importIntoNewFlow(workspace, example, name);
+        for (const [name, example] of examples) {
+          const imported = importIntoNewFlow(workspace, example, name);
+          workspace = imported.workspace;
+          importedIds.set(name, imported.ids);
+        }
         await editor.deploy(workspace, rev);
         deployed = (await editor.flows()).flows;
       });
@@ -304,7 +310,7 @@ describe('every example, from Import > Examples of a fresh Node-RED with the rel
         should([...examples.keys()]).eql(packedExamples);
       });
 
-      it('deploys each example on a tab of its own, with one shared config node: a second import adds none', function () {
+      it('deploys each example on a tab of its own, with one shared config node: Import copy of the others adds none', function () {
         should(deployed.filter((node) => node.type === 'tab')).have.length(packedExamples.length);
         should(deployed.filter((node) => node.type === 'svc-config').map((node) => node.id)).eql(['svc-sandbox']);
         const configs = [...examples.values()].map((flow) => JSON.stringify(flow.find((node) => node.type === 'svc-config')));
@@ -319,22 +325,23 @@ describe('every example, from Import > Examples of a fresh Node-RED with the rel
 
       for (const [name, run] of Object.entries(RUNS)) {
         it(`${name}: ${run.clicks.length > 0 ? 'each click shows its result' : 'its pages respond'}`, async function () {
+          const id = (exampleId: string) => importedIds.get(name)?.get(exampleId) ?? exampleId;
           const problems: string[] = [];
           for (const click of run.clicks) {
             opened().clicking();
-            await editor.click(click.inject);
+            await editor.click(id(click.inject));
             for (const [debugId, check] of Object.entries(click.shows)) {
               let shown: unknown;
               try {
-                shown = shownValue(await opened().next(debugId, CLICK_TIMEOUT_MS, isError(Object.keys(click.shows))));
+                shown = shownValue(await opened().next(id(debugId), CLICK_TIMEOUT_MS, isError(Object.keys(click.shows).map(id))));
                 check(shown as Fields, running().url);
               } catch (err) {
                 problems.push(`${click.inject} -> ${debugId}: ${(err as Error).message}; shown: ${JSON.stringify(shown)?.slice(0, 300)}`);
               }
             }
-            for (const [id, text] of Object.entries(click.status ?? {})) {
-              const status = opened().status(id);
-              if (!text.test(status?.text ?? '')) problems.push(`${click.inject}: status of ${id} is ${JSON.stringify(status)}`);
+            for (const [nodeId, text] of Object.entries(click.status ?? {})) {
+              const status = opened().status(id(nodeId));
+              if (!text.test(status?.text ?? '')) problems.push(`${click.inject}: status of ${nodeId} is ${JSON.stringify(status)}`);
             }
           }
           if (run.pages) await run.pages(running().url);
@@ -349,7 +356,7 @@ describe('every example, from Import > Examples of a fresh Node-RED with the rel
           .filter((line) => !baselineProblems.includes(line));
         should(logged).be.empty();
         should(unexpected.map((message) => JSON.stringify(message).slice(0, 300))).be.empty();
-        const allowedRed = new Set(Object.values(RUNS).flatMap((run) => run.red ?? []));
+        const allowedRed = new Set(Object.entries(RUNS).flatMap(([name, run]) => (run.red ?? []).map((id) => importedIds.get(name)?.get(id) ?? id)));
         const red = deployed.filter((node) => opened().status(node.id)?.fill === 'red' && !allowedRed.has(node.id));
         should(red.map((node) => `${node.id}: ${opened().status(node.id)?.text}`)).be.empty();
       });

@@ -126,21 +126,40 @@ export class Editor {
   }
 }
 
+/** The editor's RED.nodes.id(): eight random bytes in hex. */
+const newId = () => crypto.randomBytes(8).toString('hex');
+
+/** A workspace after an import, and the id each imported node of the example got. */
+export interface Imported {
+  workspace: FlowNode[];
+  ids: Map<string, string>;
+}
+
 /**
  * Import > Examples > a flow, "Import to: new flow": a new tab holding every node with a position,
- * config nodes global. The editor reports a node whose id is in the workspace already as a conflict and
- * offers View nodes, whose Import selected leaves the existing node in place and imports the rest; only
- * a config node may meet one here (it is then used, never copied). Returns the new workspace.
+ * config nodes global. When an imported id is in the workspace already (the shared config node, from
+ * the second example on), the editor asks, and the user chooses Import copy as README says: every node
+ * gets a new id, and an existing global config node of the same id is used instead of a copy (the
+ * editor's importNodes with generateIds). Node references are remapped as the editor does: wires, and
+ * the properties whose editor default has a node type, here the Catch node's scope.
  */
-export function importIntoNewFlow(workspace: FlowNode[], example: FlowNode[], label: string): FlowNode[] {
+export function importIntoNewFlow(workspace: FlowNode[], example: FlowNode[], label: string): Imported {
   const existing = new Set(workspace.map((node) => node.id));
-  const conflicts = example.filter((node) => existing.has(node.id));
-  const notConfig = conflicts.filter((node) => 'x' in node || node.type === 'tab');
-  if (notConfig.length > 0) throw new Error(`${label}: nodes already in the workspace: ${notConfig.map((node) => node.id).join(', ')}`);
-  // The editor's RED.nodes.id(): eight random bytes in hex.
-  const tab: FlowNode = { id: crypto.randomBytes(8).toString('hex'), type: 'tab', label, disabled: false, info: '', env: [] };
-  const added = example.filter((node) => !existing.has(node.id)).map((node) => ('x' in node ? { ...node, z: tab.id } : node));
-  return [...workspace, tab, ...added];
+  const copy = example.some((node) => existing.has(node.id));
+  const reused = (node: FlowNode) => copy && existing.has(node.id) && !('x' in node);
+  const ids = new Map(example.map((node) => [node.id, copy && !reused(node) ? newId() : node.id]));
+  const remap = (id: string) => ids.get(id) ?? id;
+  const tab: FlowNode = { id: newId(), type: 'tab', label, disabled: false, info: '', env: [] };
+  const added = example
+    .filter((node) => !reused(node))
+    .map((node): FlowNode => {
+      const imported: FlowNode = { ...node, id: remap(node.id) };
+      if ('x' in node) imported.z = tab.id;
+      if (node.wires) imported.wires = node.wires.map((port) => port.map(remap));
+      if (Array.isArray(node.scope)) imported.scope = (node.scope as string[]).map(remap);
+      return imported;
+    });
+  return { workspace: [...workspace, tab, ...added], ids };
 }
 
 /** One message of the debug sidebar: from a debug node (`id`), or a node's logged warning or error (`level`). */
