@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { NODE_RED_5_NODE_22, NODE_RED_5_NODE_24 } from './support/node-red-5';
 import { ModuleInfo, NODE_RED_4, NodeRedProcess, NodeRedRuntime, userEnv } from './support/node-red-process';
 import { runCommand } from './support/process-group';
-import { DryRun, packFreshClone, publishDryRun, Release, uncommittedChanges } from './support/release';
+import { DryRun, publishDryRun, Release, removeSharedRelease, sharedRelease, uncommittedChanges } from './support/release';
 
 /**
  * `npm run test:package` (not part of `npm test`: it takes minutes): the release as a user receives it.
@@ -66,8 +65,9 @@ function helpText(editorHtml: string, type: string): string | undefined {
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
+after(removeSharedRelease);
+
 describe('the release as a user receives it: a fresh clone of HEAD, npm ci && npm pack, uploaded through the palette', function () {
-  let workDir: string;
   let release: Release;
   /** What the commit under test declares, read from the clone: its manifest, node types and examples. */
   let manifest: { name: string; version: string; 'node-red': { nodes: Record<string, string> } };
@@ -79,8 +79,7 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
     const started = Date.now();
     const uncommitted = await uncommittedChanges();
     if (uncommitted.length > 0) console.log(`      note: ${uncommitted.length} uncommitted change(s) are not tested: the release is a clone of HEAD`);
-    workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-package-test-'));
-    release = await packFreshClone(workDir);
+    release = await sharedRelease();
     manifest = JSON.parse(fs.readFileSync(path.join(release.cloneDir, 'package.json'), 'utf8')) as typeof manifest;
     should(manifest.name).equal(MODULE);
     nodeTypes = Object.keys(manifest['node-red'].nodes).sort();
@@ -89,10 +88,6 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
       .filter((f) => f.endsWith('.json'))
       .sort();
     console.log(`      cloned ${release.commit.slice(0, 10)}, npm ci && npm pack: ${seconds(started)}`);
-  });
-
-  after(function () {
-    if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
   });
 
   describe('the tarball', function () {
@@ -180,7 +175,7 @@ describe('the release as a user receives it: a fresh clone of HEAD, npm ci && np
       before(async function () {
         runtime.prepare();
         started = Date.now();
-        userDir = path.join(workDir, `node${runtime.nodeMajor}`);
+        userDir = path.join(release.workDir, `node${runtime.nodeMajor}`);
         fs.mkdirSync(userDir);
         nodeRed = await NodeRedProcess.start(userDir, runtime, 90_000);
         baselineProblems = nodeRed.problems();

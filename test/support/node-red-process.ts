@@ -273,11 +273,12 @@ export class NodeRedProcess {
    * Installs a module tarball as the editor's Manage palette > Install > Upload module does: a
    * multipart `POST /nodes` with the file in the form field `tarball`. Node-RED writes it to
    * `<userDir>/nodes/` and runs `npm install` on it there (dependencies from the npm cache or registry).
+   * `headers`: the editor's, e.g. its Authorization with adminAuth.
    */
-  async upload(tarball: string, timeoutMs = 180_000): Promise<ModuleInfo> {
+  async upload(tarball: string, timeoutMs = 180_000, headers: Record<string, string> = {}): Promise<ModuleInfo> {
     const form = new FormData();
     form.append('tarball', new Blob([fs.readFileSync(tarball)], { type: 'application/gzip' }), path.basename(tarball));
-    const response = await this.request('/nodes', { method: 'POST', body: form }, timeoutMs);
+    const response = await this.request('/nodes', { method: 'POST', body: form, headers }, timeoutMs);
     const body = await response.text();
     if (response.status !== 200) throw new Error(`POST /nodes responded with ${response.status}: ${body}\n${this.log.join('\n')}`);
     return JSON.parse(body) as ModuleInfo;

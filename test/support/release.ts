@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parsePackJson, PackResult, userEnv } from './node-red-process';
 import { REPO_ROOT } from './paths';
@@ -10,6 +12,8 @@ import { runCommand } from './process-group';
  */
 
 export interface Release {
+  /** The temp folder holding the clone, and the tests' user directories. */
+  workDir: string;
   /** The clone, with its node_modules and build from `npm ci && npm pack`. */
   cloneDir: string;
   commit: string;
@@ -56,7 +60,24 @@ export async function packFreshClone(workDir: string): Promise<Release> {
   await runCommand('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: cloneDir, env, timeoutMs: 300_000 });
   const { stdout } = await runCommand('npm', ['pack', '--json'], { cwd: cloneDir, env, timeoutMs: 180_000 });
   const packed = parsePackJson(stdout);
-  return { cloneDir, commit, tarball: path.join(cloneDir, packed.filename), packed };
+  return { workDir, cloneDir, commit, tarball: path.join(cloneDir, packed.filename), packed };
+}
+
+let shared: { workDir: string; release: Promise<Release> } | undefined;
+
+/** The release of this test run, packed on first use in a temp folder, for every spec file of `npm run test:package`. */
+export function sharedRelease(): Promise<Release> {
+  if (!shared) {
+    const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-package-test-'));
+    shared = { workDir, release: packFreshClone(workDir) };
+  }
+  return shared.release;
+}
+
+/** Removes the shared release's temp folder (a root `after` hook of each spec file that uses it). */
+export function removeSharedRelease(): void {
+  if (shared) fs.rmSync(shared.workDir, { recursive: true, force: true });
+  shared = undefined;
 }
 
 /**
