@@ -7,6 +7,7 @@ import type { NodeAPI } from './types';
 import type { ClientCredentials } from '../platform/types';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { belowRoot, targetPath } from './http-node';
+import { runtimeLog } from './i18n';
 // Types only: erased by the compiler. The sandbox itself is required when the first sandbox config starts.
 import type * as SandboxPackage from '../../../sandbox';
 
@@ -78,7 +79,8 @@ export function leaseBuiltinSandbox(RED: NodeAPI): BuiltinSandboxLease {
   const address = loopbackAddress(settings, RED.server);
   if ('unavailable' in address) return { unavailable: address.unavailable, release: async () => undefined };
   const mount = mountOn(RED, settings);
-  const running = mount.running ?? start(mount, settings.userDir, address, (line) => RED.log.warn(`[svc-sandbox] ${line}`));
+  const running =
+    mount.running ?? start(mount, settings.userDir, address, (line) => runtimeLog(RED).warn(catalogText('config.sandbox.deliveryFailed', { line })));
   running.leases++;
   let released = false;
   return {
