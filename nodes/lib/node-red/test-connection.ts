@@ -10,6 +10,17 @@ import { SharedCheck, checkSharedState } from '../state/shared-state';
 import { translate } from './i18n';
 import { BuiltinSandboxLease, leaseBuiltinSandbox } from './builtin-sandbox';
 
+/** A test's client: one attempt per check, never queued behind the node's own requests, no sandbox URL of its own. */
+const TEST_CLIENT = {
+  ...TEST_LIMITS,
+  sandboxUrl: '',
+  ratePerMinute: 0,
+  maxConcurrency: 0,
+  maxQueue: CREDENTIALS.length,
+  maxRetries: 0,
+  tokenLifetimeSec: 3600,
+} as const;
+
 /**
  * The editor's "Test connection" (`POST /svc-config/test`), the Node-RED side: who may call it, which
  * stored secrets a call may use, and what it responds with and audits. The checks themselves are
@@ -151,16 +162,10 @@ function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers
   const client = new PlatformClient({
     baseUrl: request.settings.baseUrl,
     authUrl: request.settings.authUrl,
-    sandboxUrl: '',
     audience: request.settings.audience,
     projectId: request.settings.projectId,
     credentials,
-    ...TEST_LIMITS,
-    ratePerMinute: 0,
-    maxConcurrency: 0,
-    maxQueue: CREDENTIALS.length,
-    maxRetries: 0,
-    tokenLifetimeSec: 3600,
+    ...TEST_CLIENT,
     // With a stored secret the request goes the deployed node's way; ids the request names are used only without one.
     tls: sameRoute ? deployed.tls : resolvers.tls(request.settings.tls),
     proxy: sameRoute ? deployed.proxy : resolvers.proxy(request.settings.proxy),
@@ -181,16 +186,10 @@ function prepareSandboxTest(RED: NodeAPI, typed: TestRequest, node: SvcConfigNod
   const client = new PlatformClient({
     baseUrl: url,
     authUrl: url,
-    sandboxUrl: '',
     audience,
     projectId,
     credentials,
-    ...TEST_LIMITS,
-    ratePerMinute: 0,
-    maxConcurrency: 0,
-    maxQueue: CREDENTIALS.length,
-    maxRetries: 0,
-    tokenLifetimeSec: 3600,
+    ...TEST_CLIENT,
     tls,
   });
   const plan = Object.fromEntries(CREDENTIALS.map((credential) => [credential, { check: true }])) as Plan;
