@@ -11,8 +11,9 @@ import { SANDBOX_CITY, cityIn, house, pointAlong, spotFor, streetLike, streetNam
  * - "nowhere" anywhere in the query: no match (an empty FeatureCollection);
  * - "near", "next to", "opposite", "behind" or "beside": landmark / Point / landmark, at a junction a
  *   stable distance from the city;
- * - a house number on a street of the town (the nearest street of that name): interpolated / Point /
- *   house_number between its numbered neighbours, or exact for a corner house;
+ * - a house number on a street of the town (the nearest street of that name): exact / Point /
+ *   house_number on an arterial (Main Street, High Street, …: every house known), interpolated / Point /
+ *   house_number between its numbered neighbours on a residential street;
  * - a street of the town without a number (or a number beyond its last): exact / Centroid / street,
  *   at the street's middle;
  * - a street name one or two letters off a street of the town: fuzzy / Point / street, on that street;
@@ -68,7 +69,7 @@ export function geocode(query: string): Record<string, unknown> | undefined {
     if (home) {
       found = {
         position: home.position,
-        match: [home.corner ? 'exact' : 'interpolated', 'Point', 'house_number'],
+        match: [home.surveyed ? 'exact' : 'interpolated', 'Point', 'house_number'],
         street: exact?.ref.name ?? null,
         number: houseNumber,
       };

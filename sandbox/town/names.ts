@@ -15,7 +15,7 @@ export const ARTERIAL_NAMES = [
   'King Street',
   'Bridge Road',
   'Park Avenue',
-  'Queen Street',
+  "Queen's Walk",
   'Mill Road',
   'London Road',
   'Castle Street',
@@ -54,6 +54,9 @@ const PREFIXES = [
   'Heather',
   'Juniper',
   'Linden',
+  "St Mary's",
+  "Miller's",
+  "Bishop's",
 ];
 const SUFFIXES = ['Street', 'Road', 'Lane', 'Avenue', 'Way', 'Close', 'Grove', 'Crescent'];
 

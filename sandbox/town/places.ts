@@ -145,16 +145,13 @@ export function lastNumber(s: Street): number {
 }
 
 /**
- * Where house number n stands on a street, and whether it is a corner house (within half a house of
- * a junction, known exactly) or interpolated between its neighbours; undefined beyond the last number.
+ * Where house number n stands on a street, and whether it is surveyed (every house of an arterial is
+ * known) or interpolated between its numbered neighbours (residential streets); undefined beyond the
+ * last number.
  */
-export function house(s: Street, n: number): { position: Position; corner: boolean } | undefined {
+export function house(s: Street, n: number): { position: Position; surveyed: boolean } | undefined {
   if (!Number.isInteger(n) || n < 1 || n > lastNumber(s)) return undefined;
-  const along = (Math.ceil(n / 2) - 0.5) * HOUSE_SPACING_M;
-  const corner = s.starts.some(
-    (start, k) => Math.abs(along - start) < HOUSE_SPACING_M / 2 || Math.abs(along - start - s.edges[k].length) < HOUSE_SPACING_M / 2,
-  );
-  return { position: pointAlong(s, along), corner };
+  return { position: pointAlong(s, (Math.ceil(n / 2) - 0.5) * HOUSE_SPACING_M), surveyed: s.edges[0].cls === 'arterial' || s.edges[0].cls === 'motorway' };
 }
 
 /** A junction a stable number of steps (up to `steps` each way) from a place, for a text: a spot on a street. */
