@@ -150,7 +150,11 @@ export interface Step {
  * does not join them.
  */
 export function path(graph: Graph, from: Snap, to: Snap, weight: Weight, spent = 0): { steps: Step[]; cost: number } | undefined {
-  const search = dijkstra(graph, sourcesOf(graph, from, weight, spent), weight);
+  return pathIn(graph, dijkstra(graph, sourcesOf(graph, from, weight, spent), weight), from, to, weight, spent);
+}
+
+/** The cheapest path to a snapped point in a search already made from another (`sourcesOf(from)`). */
+export function pathIn(graph: Graph, search: Search, from: Snap, to: Snap, weight: Weight, spent = 0): { steps: Step[]; cost: number } | undefined {
   const target = graph.edges[to.edge];
   const ends = [
     { node: nodeOf(graph, target.from), share: to.t },
