@@ -11,8 +11,10 @@ export interface Graph {
   edges: Edge[];
   keys: number[];
   positions: Position[];
-  /** Per node: the edges (index into `edges`) and the node at their other end. */
-  adjacency: Array<Array<{ edge: number; to: number }>>;
+  /** Per node n, its links are k from `linkStart[n]` to `linkStart[n + 1]`: edge `linkEdge[k]` to node `linkTo[k]`. */
+  linkStart: Int32Array;
+  linkEdge: Int32Array;
+  linkTo: Int32Array;
   nodeOf: Map<number, number>;
 }
 
@@ -29,28 +31,40 @@ export function allows(edge: Edge, mode: Mode): boolean {
 }
 
 export function buildGraph(town: Town, bounds: Bounds, mode: Mode, excluded: (edge: Edge) => boolean = () => false): Graph {
-  const graph: Graph = { edges: [], keys: [], positions: [], adjacency: [], nodeOf: new Map() };
+  const edges: Edge[] = [];
+  const keys: number[] = [];
+  const positions: Position[] = [];
+  const nodeOf = new Map<number, number>();
+  const ends: number[] = [];
   const node = (key: number, position: Position) => {
-    let n = graph.nodeOf.get(key);
+    let n = nodeOf.get(key);
     if (n === undefined) {
-      n = graph.keys.length;
-      graph.nodeOf.set(key, n);
-      graph.keys.push(key);
-      graph.positions.push(position);
-      graph.adjacency.push([]);
+      n = keys.length;
+      nodeOf.set(key, n);
+      keys.push(key);
+      positions.push(position);
     }
     return n;
   };
   for (const edge of town.edgesIn(bounds.minLon, bounds.minLat, bounds.maxLon, bounds.maxLat)) {
     if (!allows(edge, mode) || excluded(edge)) continue;
-    const a = node(edge.from, edge.line[0]);
-    const b = node(edge.to, edge.line[edge.line.length - 1]);
-    const e = graph.edges.length;
-    graph.edges.push(edge);
-    graph.adjacency[a].push({ edge: e, to: b });
-    graph.adjacency[b].push({ edge: e, to: a });
+    ends.push(node(edge.from, edge.line[0]), node(edge.to, edge.line[edge.line.length - 1]));
+    edges.push(edge);
   }
-  return graph;
+  const linkStart = new Int32Array(keys.length + 1);
+  for (const n of ends) linkStart[n + 1]++;
+  for (let n = 0; n < keys.length; n++) linkStart[n + 1] += linkStart[n];
+  const fill = linkStart.slice(0, keys.length);
+  const linkEdge = new Int32Array(ends.length);
+  const linkTo = new Int32Array(ends.length);
+  for (let e = 0; e < edges.length; e++) {
+    const [a, b] = [ends[2 * e], ends[2 * e + 1]];
+    linkEdge[fill[a]] = e;
+    linkTo[fill[a]++] = b;
+    linkEdge[fill[b]] = e;
+    linkTo[fill[b]++] = a;
+  }
+  return { edges, keys, positions, linkStart, linkEdge, linkTo, nodeOf };
 }
 
 /** A point on an edge of the graph: `t` from the edge's start (0) to its end (1). */
@@ -111,7 +125,9 @@ export function dijkstra(graph: Graph, sources: Array<{ node: number; cost: numb
     const { node, cost } = queue.pop() as { node: number; cost: number };
     if (done[node]) continue;
     done[node] = 1;
-    for (const { edge, to } of graph.adjacency[node]) {
+    for (let k = graph.linkStart[node]; k < graph.linkStart[node + 1]; k++) {
+      const edge = graph.linkEdge[k];
+      const to = graph.linkTo[k];
       const next = cost + weight(graph.edges[edge], cost);
       if (next < search.cost[to] && next <= limit) {
         search.cost[to] = next;

@@ -153,11 +153,18 @@ export class Town {
       return cached;
     }
     const edges: Edge[] = [];
+    // Junction positions of the cell and the two rows and columns beyond it, each computed once.
+    const size = CELL + 2;
+    const positions = new Array<Position | undefined>(size * size);
+    const at = (i: number, j: number) => {
+      const k = (j - cy * CELL) * size + (i - cx * CELL);
+      return (positions[k] ??= this.position(i, j));
+    };
     for (let j = cy * CELL; j < (cy + 1) * CELL; j++) {
       for (let i = cx * CELL; i < (cx + 1) * CELL; i++) {
-        const east = this.edge(i, j, 'east');
+        const east = this.edge(i, j, 'east', at);
         if (east) edges.push(east);
-        const north = this.edge(i, j, 'north');
+        const north = this.edge(i, j, 'north', at);
         if (north) edges.push(north);
       }
     }
@@ -180,7 +187,7 @@ export class Town {
    * The edge leaving junction (i, j) east or north, if any; a pure function of the seed and (i, j).
    * Residential streets skip the junction of a motorway they pass under.
    */
-  edge(i: number, j: number, direction: 'east' | 'north'): Edge | undefined {
+  edge(i: number, j: number, direction: 'east' | 'north', at = (x: number, y: number) => this.position(x, y)): Edge | undefined {
     const east = direction === 'east';
     const along = east ? this.rowClass(j) : this.columnClass(i);
     const here = east ? this.columnClass(i) : this.rowClass(j);
@@ -210,8 +217,8 @@ export class Town {
     }
     const tunnel = river && along === 'motorway';
     if (tunnel) maxHeight = 4.5;
-    const a = this.position(i, j);
-    const b = this.position(i2, j2);
+    const a = at(i, j);
+    const b = at(i2, j2);
     const street = this.streetOf(i, j, direction);
     return {
       from: nodeKey(i, j),
