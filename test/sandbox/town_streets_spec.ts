@@ -4,7 +4,8 @@ import { startSandbox, Sandbox } from '../../sandbox/index';
 import { CELL, MODES, Town, meters, nodeKey } from '../../sandbox/town/network';
 import { buildGraph, dijkstra } from '../../sandbox/town/graph';
 import { streetsGeoJson } from '../../sandbox/town/geojson';
-import { HOUSE_SPACING_M, cityIn, house, lastNumber, streetNamed } from '../../sandbox/town/places';
+import { HOUSE_SPACING_M, SANDBOX_CITY, cityIn, house, lastNumber, streetNamed } from '../../sandbox/town/places';
+import { lookup } from '../../sandbox/endpoints/words';
 import { townOf } from '../../sandbox/town/index';
 import { geocode } from '../../sandbox/endpoints/geocode';
 
@@ -152,6 +153,14 @@ describe('sandbox town: streets and places', function () {
       const misspelt = geocode('Hight Street') as { properties: Record<string, Record<string, unknown>> };
       should(misspelt.properties.quality_metrics.match_type).equal('fuzzy');
       should(misspelt.properties.address_components.street).equal('High Street');
+    });
+
+    it('three-word cells are in the town of Sandbox City, where geocoded places are', function () {
+      for (const words of ['index.home.raft', 'wheat.ribbon.magnet', 'a.b.c']) {
+        const { coordinates } = lookup(words) as { coordinates: { lat: number; lon: number; elevation: number } };
+        should(meters([coordinates.lon, coordinates.lat], [SANDBOX_CITY.lon, SANDBOX_CITY.lat])).be.below(8000, words);
+        should(coordinates.elevation).be.within(30, 90);
+      }
     });
 
     it('a junction is a pure function of seed and lattice index', function () {
