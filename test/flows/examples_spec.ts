@@ -8,7 +8,7 @@ import { memberAt } from '../../nodes/lib/util/values';
 import { runEditorScripts } from '../support/editor-script';
 import { Fields, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from '../support/harness';
 import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
-import { buildFlows, devSettings } from '../sandbox/start';
+import { EXAMPLE_SANDBOX_URL, buildFlows, devSettings } from '../sandbox/start';
 import { pubsubState } from '../../sandbox/endpoints/pubsub';
 
 /**
@@ -210,6 +210,26 @@ const RUNS: Record<string, ExampleRun> = {
   },
   'map-every-result.json': {
     steps: [
+      {
+        trigger: 'ex-map-inject-streets',
+        expect: [
+          {
+            at: 'ex-map-worldmap',
+            shapes: true,
+            check: (msg) => {
+              const [streets] = msg.payload as Array<{
+                name: string;
+                layer: string;
+                geojson: { features: Array<{ properties: { class: string; stroke: string } }> };
+              }>;
+              should(streets).have.properties({ name: 'town streets', layer: 'town streets' });
+              should(streets.geojson.features.length).be.above(1000);
+              should(new Set(streets.geojson.features.map((f) => f.properties.class))).containEql('arterial');
+              should(streets.geojson.features.every((f) => /^#[0-9a-f]{6}$/.test(f.properties.stroke))).be.true();
+            },
+          },
+        ],
+      },
       {
         trigger: 'ex-map-inject-geocode',
         expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-geocode', (s) => should(s).have.length(1)) }],
@@ -451,9 +471,9 @@ class Arrivals {
   }
 }
 
-function readExample(file: string, nodeRedUrl: string): FlowNode[] {
+function readExample(file: string, nodeRedUrl: string, sandboxUrl = EXAMPLE_SANDBOX_URL): FlowNode[] {
   const text = fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8');
-  return JSON.parse(text.split(EXAMPLE_NODE_RED_URL).join(nodeRedUrl)) as FlowNode[];
+  return JSON.parse(text.split(EXAMPLE_NODE_RED_URL).join(nodeRedUrl).split(EXAMPLE_SANDBOX_URL).join(sandboxUrl)) as FlowNode[];
 }
 
 /** The credentials `npm start` gives the examples: the sandbox's, and one demo secret for both ends of a signed webhook. */
@@ -625,7 +645,7 @@ describe('examples', function () {
 
       it('deploys against the sandbox and produces the expected output', async function () {
         const run = RUNS[file];
-        const example = readExample(file, nodeRedUrl);
+        const example = readExample(file, nodeRedUrl, ctx.sandbox.url);
         const shows = new Map(example.filter((node) => DISPLAY_TYPES.has(node.type)).map((node) => [node.id, node]));
         // On a tab of its own, as `npm start` and an import place it: nodes with a position get the tab's `z`, config nodes stay global.
         const flow: FlowNode[] = [{ id: TAB_ID, type: 'tab', label: file }];

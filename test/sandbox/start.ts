@@ -40,6 +40,8 @@ import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
 const USER_DIR = process.env.START_USERDIR ? path.resolve(process.env.START_USERDIR) : path.join(REPO_ROOT, '.dev-userdir');
 const SANDBOX_STATE_FILE = path.join(USER_DIR, 'sandbox-state.json');
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
+/** The sandbox's address as the examples write it (npm start's default port). */
+export const EXAMPLE_SANDBOX_URL = 'http://127.0.0.1:18790';
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 /** The shared config node every example uses (see examples/geocode-an-address.json). */
 const SANDBOX_CONFIG_ID = 'svc-sandbox';
@@ -124,7 +126,10 @@ export function buildFlows(sandboxUrl: string): FlowNode[] {
         throw new Error(`examples/${file} reuses node id ${node.id} from ${ownerOf.get(node.id)}: give each example its own ids`);
       }
       ownerOf.set(node.id, `examples/${file}`);
-      flowNodes.push({ ...node, z: tabId });
+      // A request of an example to the sandbox itself (the Map's streets) goes to the sandbox this run started.
+      const url =
+        typeof node.url === 'string' && node.url.startsWith(EXAMPLE_SANDBOX_URL) ? { url: sandboxUrl + node.url.slice(EXAMPLE_SANDBOX_URL.length) } : {};
+      flowNodes.push({ ...node, ...url, z: tabId });
     }
   }
   const sandboxConfig = globalNodes.get(SANDBOX_CONFIG_ID);
