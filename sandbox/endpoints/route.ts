@@ -229,7 +229,10 @@ function route(request: RouteRequest, now: number): Record<string, unknown> {
   const line: Position[] = [];
   const segments: Segment[] = [];
   legs.forEach(({ mode, steps }, i) => {
-    if (line.length === 0) line.push(steps[0]?.line[0] ?? [first.position.lon, first.position.lat]);
+    // A leg starts where its own mode's streets are nearest to its waypoint: joined to the line if that is not where the last leg ended.
+    const start = steps[0]?.line[0] ?? [first.position.lon, first.position.lat];
+    const end = line[line.length - 1];
+    if (!end || geohashOf(end) !== geohashOf(start)) line.push(start);
     stretches(steps).forEach((stretch, s) => {
       const firstPoint = line.length - 1;
       for (const step of stretch.steps) line.push(step.line[1]);

@@ -128,6 +128,20 @@ describe('sandbox town: routes', function () {
     }
   });
 
+  it('several waypoints: the legs join up on the streets, each segment starting where the one before ended', async function () {
+    const { status, json } = await post(sandbox, {
+      waypoints: [point(13.37, 52.49), point(13.4, 52.51), point(13.42, 52.495, ['pedestrian']), point(13.43, 52.5)],
+    });
+    should(status).equal(200);
+    json.segments.slice(1).forEach((segment, k) => should(segment.firstPoint).be.oneOf(json.segments[k].lastPoint, json.segments[k].lastPoint + 1));
+    const line = lineOf(json);
+    const pedestrianFrom = json.segments.findIndex((segment) => (segment as unknown as { transportMode: string }).transportMode === 'pedestrian');
+    should(pedestrianFrom).be.above(0);
+    everyPointOnAStreet({ ...json, overview: { linestring: json.overview.linestring.slice(0, json.segments[pedestrianFrom - 1].lastPoint + 1) } }, 'car');
+    everyPointOnAStreet({ ...json, overview: { linestring: json.overview.linestring.slice(json.segments[pedestrianFrom].firstPoint) } }, 'pedestrian');
+    should(line.length).equal(json.segments[json.segments.length - 1].lastPoint + 1);
+  });
+
   it('a leg longer than the town routes is refused with 400', async function () {
     const { status } = await post(sandbox, { waypoints: [point(13.0, 52.5), point(13.6, 52.5)] });
     should(status).equal(400);
