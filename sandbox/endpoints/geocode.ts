@@ -26,7 +26,8 @@ import { SANDBOX_CITY, cityIn, house, pointAlong, spotFor, streetLike, streetNam
 
 const LANDMARK = /\b(near|next to|opposite|behind|beside)\b/i;
 const HOUSE_NUMBER = /(^|\s)(\d{1,5})[a-z]?(\s|,|$)/i;
-const STREET = /([\p{L}'’]+ )+?(street|road|lane|avenue|way|square|close|grove|crescent)\b/iu;
+/** A street name: one to four words before a street word (bounded, so a long text is read in linear time). */
+const STREET = /(?<![\p{L}'’])(?:[\p{L}'’]+ ){1,4}?(?:street|road|lane|avenue|way|square|close|grove|crescent)\b/iu;
 
 export type GeocodeWrapper = 'collection' | 'feature' | 'wrapped';
 
@@ -63,8 +64,12 @@ export function geocode(query: string): Record<string, unknown> | undefined {
   if (LANDMARK.test(text)) {
     found = { position: spotFor(town, lower, city.lon, city.lat), match: ['landmark', 'Point', 'landmark'], street: null, number: null };
   } else if (streetText) {
-    const exact = streetNamed(town, streetText, city.lon, city.lat);
-    const street = exact ?? streetLike(town, streetText, city.lon, city.lat);
+    // The longest name that ends the street text ("Old Main Street", else "Main Street").
+    const words = streetText.split(' ');
+    const names = words.map((_w, k) => words.slice(k).join(' ')).slice(0, -1);
+    const find = <T>(lookUp: (name: string) => T | undefined) => names.reduce<T | undefined>((found, name) => found ?? lookUp(name), undefined);
+    const exact = find((name) => streetNamed(town, name, city.lon, city.lat));
+    const street = exact ?? find((name) => streetLike(town, name, city.lon, city.lat));
     const home = exact && houseNumber ? house(exact, Number(houseNumber)) : undefined;
     if (home) {
       found = {

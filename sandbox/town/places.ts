@@ -104,6 +104,8 @@ export function streetNamed(town: Town, name: string, lon: number, lat: number):
 export function streetLike(town: Town, name: string, lon: number, lat: number): Street | undefined {
   const wanted = name.toLowerCase();
   const scored = streetsNear(town, lon, lat)
+    // Names whose lengths differ by more than two are more than two letters off.
+    .filter((ref) => Math.abs(ref.name.length - wanted.length) <= 2)
     .map((ref) => ({ ref, d: editDistance(ref.name.toLowerCase(), wanted) }))
     .filter(({ d }) => d > 0 && d <= 2);
   const least = Math.min(...scored.map(({ d }) => d));

@@ -25,7 +25,7 @@ export function unit(seed: number, ...values: number[]): number {
 
 /** A 32-bit unsigned hash of a text (its UTF-16 code units), for places named by text. */
 export function hashText(seed: number, text: string): number {
-  const codes: number[] = [];
-  for (let k = 0; k < text.length; k++) codes.push(text.charCodeAt(k));
-  return hash32(seed, text.length, ...codes);
+  let h = hash32(seed, text.length);
+  for (let k = 0; k < text.length; k++) h = hash32(h, text.charCodeAt(k));
+  return h;
 }

@@ -158,6 +158,17 @@ describe('sandbox town: streets and places', function () {
       should(misspelt.properties.address_components.street).equal('High Street');
     });
 
+    it('reads a street after other words, and long text in linear time', function () {
+      const old = geocode('12 Old Main Street') as { properties: Record<string, Record<string, unknown>> };
+      should(old.properties.address_components.street).equal('Main Street');
+      for (const text of ['b'.repeat(100_000) + ' Main Street', 'a '.repeat(50_000), 'x'.repeat(100_000) + ' near the mill']) {
+        const started = process.hrtime.bigint();
+        should(geocode(text)).be.ok();
+        // Generous: quadratic reading took seconds to minutes here.
+        should(Number(process.hrtime.bigint() - started) / 1e6).be.below(2000);
+      }
+    });
+
     it('three-word cells are in the town of Sandbox City, where geocoded places are', function () {
       for (const words of ['index.home.raft', 'wheat.ribbon.magnet', 'a.b.c']) {
         const { coordinates } = lookup(words) as { coordinates: { lat: number; lon: number; elevation: number } };
