@@ -136,16 +136,6 @@ export function inJapan(point: Point): boolean {
   return JAPAN.some(([s, w, n, e]) => point.lat >= s && point.lat <= n && point.lon >= w && point.lon <= e);
 }
 
-/** Speeds in m/s per transport mode, for plausible times. */
-export const SPEED: Record<string, number> = {
-  car: 12,
-  carHOV: 13,
-  truck: 9,
-  bicycle: 4.5,
-  pedestrian: 1.4,
-  wheelchair: 1.0,
-};
-
 export interface Job extends JobTiming {
   result: unknown;
   failure?: string;
@@ -224,9 +214,6 @@ export interface Box {
   maxLon: number;
 }
 
-/** How far outside an avoided box a detour passes its corners, in degrees (about 35–55 m at mid latitudes). */
-const AVOID_MARGIN_DEG = 0.0005;
-
 export function inside(point: Point, box: Box): boolean {
   return point.lat > box.minLat && point.lat < box.maxLat && point.lon > box.minLon && point.lon < box.maxLon;
 }
@@ -245,61 +232,6 @@ export function crosses(a: Point, b: Point, box: Box): boolean {
   const dLat = b.lat - a.lat;
   const dLon = b.lon - a.lon;
   return clip(-dLat, a.lat - box.minLat) && clip(dLat, box.maxLat - a.lat) && clip(-dLon, a.lon - box.minLon) && clip(dLon, box.maxLon - a.lon);
-}
-
-/** Whether a path (its points in order) runs through the inside of any of `boxes`. */
-export function pathCrosses(points: Point[], boxes: Box[]): boolean {
-  return points.some((point, i) => i > 0 && boxes.some((box) => crosses(points[i - 1], point, box)));
-}
-
-/**
- * The shortest way from `a` to `b` that runs through none of `boxes`: the points after `a`, ending
- * with `b` (just `[b]` when the straight line is clear). It passes the boxes' corners a little
- * outside them. A box holding `a` or `b` cannot be avoided and is ignored for that leg, and so is
- * every box when no way around exists.
- */
-export function pathAround(a: Point, b: Point, boxes: Box[]): Point[] {
-  const active = boxes.filter((box) => !inside(a, box) && !inside(b, box));
-  const clear = (p: Point, q: Point) => !active.some((box) => crosses(p, q, box));
-  if (clear(a, b)) return [b];
-  const corners = active
-    .flatMap((box) => [
-      { lat: box.minLat - AVOID_MARGIN_DEG, lon: box.minLon - AVOID_MARGIN_DEG },
-      { lat: box.minLat - AVOID_MARGIN_DEG, lon: box.maxLon + AVOID_MARGIN_DEG },
-      { lat: box.maxLat + AVOID_MARGIN_DEG, lon: box.maxLon + AVOID_MARGIN_DEG },
-      { lat: box.maxLat + AVOID_MARGIN_DEG, lon: box.minLon - AVOID_MARGIN_DEG },
-    ])
-    .filter((corner) => !active.some((box) => inside(corner, box)));
-  // Dijkstra over a, the corners and b, joined where the straight line between them is clear.
-  const nodes = [a, ...corners, b];
-  const cost = nodes.map((_n, i) => (i === 0 ? 0 : Infinity));
-  const previous = nodes.map(() => -1);
-  const done = new Set<number>();
-  while (done.size < nodes.length) {
-    let current = -1;
-    nodes.forEach((_n, i) => {
-      if (!done.has(i) && (current < 0 || cost[i] < cost[current])) current = i;
-    });
-    if (cost[current] === Infinity || current === nodes.length - 1) break;
-    done.add(current);
-    nodes.forEach((node, next) => {
-      if (done.has(next) || !clear(nodes[current], node)) return;
-      const through = cost[current] + distance(nodes[current], node);
-      if (through < cost[next]) {
-        cost[next] = through;
-        previous[next] = current;
-      }
-    });
-  }
-  if (previous[nodes.length - 1] < 0) return [b];
-  const path: Point[] = [];
-  for (let i = nodes.length - 1; i > 0; i = previous[i]) path.unshift(nodes[i]);
-  return path;
-}
-
-/** The length in meters of a path from `start` through `points`. */
-export function pathLength(start: Point, points: Point[]): number {
-  return points.reduce((sum, point, i) => sum + distance(i === 0 ? start : points[i - 1], point), 0);
 }
 
 /**

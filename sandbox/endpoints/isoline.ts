@@ -1,14 +1,12 @@
 import { Sandbox, sendJson } from '../server';
 import {
   Point,
-  SPEED,
   check,
   encode,
   inJapan,
   MAX_ROUTING_JOBS,
   jobsOf,
   jsonObject,
-  offset,
   onlyMembers,
   requireEnum,
   requireEnumArray,
@@ -18,6 +16,9 @@ import {
   strictly,
 } from '../routing';
 import { TOO_MANY_JOBS } from '../job-clock';
+import { townOf } from '../town/index';
+import { AvoidFeature, isolines } from '../town/isoline';
+import { Mode } from '../town/network';
 
 /**
  * `POST /v1/routing/isoline` and `GET /v1/routing/isoline/jobs/:jobId` (endpoint names `isoline`
@@ -32,8 +33,11 @@ import { TOO_MANY_JOBS } from '../job-clock';
  * - `isoline` is one Polygon Feature when one polygon results, else an array of them, one per
  *   origin and range (origin by origin, ranges in request order), each ring closed and exactly
  *   `shape` points long; `origin` is the geohash of the origin (an array for several origins);
- * - `optimizeFor` sets the detail of the shape: `balanced` (the default) follows the roads in six
- *   lobes with smaller bends, `quality` adds finer bends, `performance` keeps only the three main lobes.
+ * - the polygons are the town's streets reached (sandbox/town/isoline.ts): one search from each origin
+ *   per transport mode (what any of them reaches counts), `mode` `fast` at each street's speed, `short`
+ *   at one speed for every street, streets with an avoided feature left out, at most 20 km from the
+ *   origin; a concave hull of what is reached, whose detail `optimizeFor` sets (`quality` follows
+ *   the streets closest, `performance` is convex), the larger ranges containing the smaller.
  */
 
 const RANGE_TYPES = ['distance', 'time'] as const;
@@ -45,9 +49,6 @@ const DEFAULT_SHAPE = 64;
 const MAX_SHAPE = 10_000;
 /** Sandbox caps (docs/sandbox.md): origins and ranges per request, and points in all its polygons. */
 export const ISOLINE_LIMITS = { origins: 10, ranges: 10, points: 200_000 } as const;
-/** Reachable distance per meter of network distance, and slower speeds for `short` routes. */
-const NETWORK_FACTOR = 0.85;
-const SHORT_MODE_FACTOR = 0.75;
 
 interface IsolineRequest {
   async: boolean;
@@ -56,7 +57,7 @@ interface IsolineRequest {
   values: number[];
   mode: (typeof MODES)[number];
   transportMode: string[];
-  avoided: number;
+  avoid: AvoidFeature[];
   optimizeFor: (typeof OPTIMIZE_FOR)[number];
   shape: number;
 }
@@ -107,12 +108,12 @@ function validate(body: Record<string, unknown>): IsolineRequest {
   values.forEach((value, i) => check(requireNumber(value, `range.value[${i}]`) > 0, 'range.value must be greater than 0'));
   const mode = body.mode === undefined ? 'fast' : requireEnum(body.mode, MODES, 'mode');
   const transportMode = body.transportMode === undefined ? ['car'] : requireEnumArray(body.transportMode, TRANSPORT_MODES, 'transportMode');
-  let avoided = 0;
+  let avoid: AvoidFeature[] = [];
   if (body.avoid !== undefined) {
-    const avoid = requireObject(body.avoid, 'avoid');
-    const members = Object.keys(avoid);
+    const avoidMember = requireObject(body.avoid, 'avoid');
+    const members = Object.keys(avoidMember);
     check(members.length === 1, 'avoid must hold exactly one member: the array of features to avoid');
-    avoided = requireEnumArray(avoid[members[0]], AVOID, `avoid.${members[0]}`).length;
+    avoid = requireEnumArray(avoidMember[members[0]], AVOID, `avoid.${members[0]}`);
   }
   const optimizeFor = body.optimizeFor === undefined ? 'balanced' : requireEnum(body.optimizeFor, OPTIMIZE_FOR, 'optimizeFor');
   let shape = DEFAULT_SHAPE;
@@ -130,7 +131,7 @@ function validate(body: Record<string, unknown>): IsolineRequest {
     values: values as number[],
     mode,
     transportMode,
-    avoided,
+    avoid,
     optimizeFor,
     shape,
   };
@@ -138,7 +139,16 @@ function validate(body: Record<string, unknown>): IsolineRequest {
 
 function isolineResult(request: IsolineRequest): Record<string, unknown> {
   const polygons = request.origins.flatMap((origin) =>
-    request.values.map((value) => polygon(origin, reach(request, value), request.shape, request.optimizeFor)),
+    isolines(townOf(), {
+      origin: [origin.lon, origin.lat],
+      values: request.values,
+      type: request.range.type,
+      mode: request.mode,
+      transportModes: request.transportMode as Mode[],
+      avoid: request.avoid,
+      optimizeFor: request.optimizeFor,
+      shape: request.shape,
+    }).map((ring) => ({ type: 'Feature', geometry: { type: 'Polygon', coordinates: [ring] }, properties: {} })),
   );
   const originHashes = request.origins.map((origin) => encode(origin));
   return {
@@ -148,26 +158,4 @@ function isolineResult(request: IsolineRequest): Record<string, unknown> {
     transportMode: request.transportMode,
     isoline: polygons.length === 1 ? polygons[0] : polygons,
   };
-}
-
-/** Meters reachable for one range value. */
-function reach(request: IsolineRequest, value: number): number {
-  const meters =
-    request.range.type === 'distance' ? value * NETWORK_FACTOR : value * SPEED[request.transportMode[0]] * (request.mode === 'short' ? SHORT_MODE_FACTOR : 1);
-  return meters * Math.max(0.5, 1 - 0.04 * request.avoided);
-}
-
-/** A lobed ring of exactly `shape` points, the last equal to the first, as detailed as `optimizeFor` asks. */
-function polygon(origin: Point, radius: number, shape: number, optimizeFor: IsolineRequest['optimizeFor']): Record<string, unknown> {
-  const seed = origin.lat * 7 + origin.lon * 3;
-  const detail = { performance: 0, balanced: 1, quality: 2 }[optimizeFor];
-  const vertices = Array.from({ length: shape - 1 }, (_v, k) => {
-    const bearing = (2 * Math.PI * k) / (shape - 1);
-    const bends = detail >= 1 ? 0.05 * Math.cos(5 * bearing + seed) : 0;
-    const fine = detail >= 2 ? 0.04 * Math.sin(13 * bearing + seed) : 0;
-    const lobes = 0.8 + 0.15 * Math.sin(3 * bearing + seed) + bends + fine;
-    const point = offset(origin, bearing, radius * lobes);
-    return [point.lon, point.lat];
-  });
-  return { type: 'Feature', geometry: { type: 'Polygon', coordinates: [[...vertices, [...vertices[0]]]] }, properties: {} };
 }

@@ -3,7 +3,6 @@ import { Sandbox, sendJson } from '../server';
 import {
   Box,
   Point,
-  SPEED,
   check,
   decode,
   distance,
@@ -14,8 +13,6 @@ import {
   localTime,
   offset,
   onlyMembers,
-  pathAround,
-  pathCrosses,
   requireEnum,
   requireEnumArray,
   requireGeohash,
@@ -24,6 +21,10 @@ import {
   trafficFactor,
   validCalendar,
 } from '../routing';
+import { townOf } from '../town/index';
+import { Mode, Position } from '../town/network';
+import { SANDBOX_CITY, spotFor } from '../town/places';
+import { MAX_TRIP_M, leg, stretches } from '../town/route';
 
 /**
  * `POST /v1/routing` (endpoint name `route`, headers `x-svc-vpm-id` + `x-svc-api-key`, permission
@@ -33,20 +34,23 @@ import {
  *   needs a `geohash`; `indoor` needs a `venueId` or a `unitId` (the spec gives both as optional and
  *   requires no combination; a `geohash` or `coordinates` may follow); venue and unit ids place the
  *   waypoint near the sandbox city, deterministically;
- * - each leg runs east-west, then north-south; one segment per straight stretch plus an `arrive`
- *   segment, `text` with HTML span markup and entities, `firstPoint`/`lastPoint` indexing
- *   `overview.linestring` (9-character geohashes); `length` in meters, `duration` in seconds;
+ * - each leg runs on the streets of the sandbox's town (sandbox/town/route.ts), from and to the points
+ *   of the streets its transport mode may use nearest to its waypoints, at most 30 km apart in a
+ *   straight line (else 400); a segment per stretch of one street without a turn (`instruction`
+ *   `continue`, `left` or `right`, `roadName`, the street's `speedLimit`, the lowest `maxHeight` on
+ *   it), plus an `arrive` segment; `text` with HTML span markup and entities; `firstPoint`/`lastPoint`
+ *   index `overview.linestring` (9-character geohashes of the route's points, from the start's
+ *   nearest street point); `length` in meters, `duration` in seconds;
  * - a leg's transport mode is the first of its start waypoint's `transportMode`, else `car`
  *   (`pedestrian` when indoor); `transportMode` is given per segment;
- * - `preference` `fastest` (the default) runs on main roads as above; `shortest` goes straight to the
- *   next waypoint on side streets, where road transport goes at 0.6 of its speed;
- * - a leg that would run through the `avoid` box goes north-south first, else around the box's
- *   corners (a box holding one of the leg's waypoints cannot be avoided);
+ * - `preference` `fastest` (the default) is the quickest way, `shortest` the shortest;
+ * - a leg keeps off the streets that meet the `avoid` box (a box holding one of the leg's waypoints,
+ *   or leaving no way, is ignored for that leg);
  * - `departAt` and `arriveBy` without an offset are local time at the departure place and at the
  *   destination (a full-date is its midnight, a partial-time today), in the zone `zoneOffsetMinutes`
- *   gives a place; without either the departure is now. Durations follow the traffic
- *   (`trafficFactor`) at the departure, or at the arrival for `arriveBy`, whose departure is then the
- *   arrival less the whole duration; the `arrive` segment's text gives both times, local with offset.
+ *   gives a place; without either the departure is now. Each street is timed with the traffic
+ *   (`trafficFactor`, at the place the time is given for) of the moment it is reached; for `arriveBy`
+ *   the departure is the arrival less the whole duration; the `arrive` segment's text gives both times, local with offset.
  */
 
 const TYPES = ['point', 'geohash', 'indoor'] as const;
@@ -58,17 +62,8 @@ const AVOID = new RegExp(`^(${DECIMAL}),(${DECIMAL}),(${DECIMAL}),(${DECIMAL})$`
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$/;
 const FULL_DATE = /^(\d{4}-\d{2}-\d{2})$/;
 const PARTIAL_TIME = /^(\d{2}:\d{2}:\d{2})(?:\.\d+)?$/;
-const ROADS = ['Main Street', "Queen's Walk", 'Station Road', 'Market Square', "Rue de l'Église", 'Church Lane'];
-const VENUE_AREA: Point = { lat: 52.5, lon: 13.38 };
-const STEP_M = 200;
-const MAX_STEPS = 30;
 /** Waypoints per route, a sandbox cap (docs/sandbox.md). */
 export const MAX_ROUTE_WAYPOINTS = 100;
-const ROAD_SPEED_LIMIT_KMPH = 50;
-const TRUCK_MAX_HEIGHT_M = 4.2;
-
-const SIDE_STREET_FACTOR = 0.6;
-const ROAD_MODES = ['car', 'carHOV', 'truck'];
 
 interface RouteRequest {
   waypoints: Waypoint[];
@@ -179,10 +174,10 @@ function readRfc3339(text: string, place: Point, now: number): number {
   return instantAt(localDate(now, place), partialTime[1], undefined, place);
 }
 
-/** A stable spot for a venue (within about 3 km of the sandbox city) and a unit inside it. */
+/** A venue stands at a junction of the town within about 3 km of Sandbox City; a unit inside it 20–80 m from its door. */
 function indoorPosition(venueId: string, unitId?: string): Point {
-  const venue = offset(VENUE_AREA, fraction(venueId, 0) * 2 * Math.PI, fraction(venueId, 1) * 3000);
-  return unitId ? offset(venue, fraction(unitId, 0) * 2 * Math.PI, 20 + fraction(unitId, 1) * 60) : venue;
+  const [lon, lat] = spotFor(townOf(), `venue ${venueId}`, SANDBOX_CITY.lon, SANDBOX_CITY.lat, 12);
+  return unitId ? offset({ lat, lon }, fraction(unitId, 0) * 2 * Math.PI, 20 + fraction(unitId, 1) * 60) : { lat, lon };
 }
 
 function fraction(text: string, slot: number): number {
@@ -201,55 +196,87 @@ function route(request: RouteRequest, now: number): Record<string, unknown> {
   const { waypoints } = request;
   const first = waypoints[0];
   const last = waypoints[waypoints.length - 1];
-  const line: Point[] = [first.position];
-  const segments: Segment[] = [];
-  const legs = waypoints.slice(1).map((to, i) => {
-    const from = waypoints[i];
-    const indoor = from.indoor || to.indoor;
-    return { to, indoor, mode: from.mode ?? (indoor ? 'pedestrian' : 'car'), ends: stretches(from.position, to.position, request) };
+  waypoints.slice(1).forEach((to, i) => {
+    const meters = distance(waypoints[i].position, to.position);
+    check(
+      meters <= MAX_TRIP_M,
+      `waypoints ${i + 1} and ${i + 2} are ${Math.round(meters / 1000)} km apart: the sandbox's town routes legs up to ${MAX_TRIP_M / 1000} km`,
+    );
   });
-  // Traffic is that of the departure (or of the arrival, for arriveBy) at the place the time is given for.
+  // Times are those of the departure, or of the arrival for arriveBy, at the place the time is given for.
   const arriving = request.time?.kind === 'arriveBy';
-  const trafficPlace = arriving ? last.position : first.position;
-  const trafficAt = request.time ? readRfc3339(request.time.text, trafficPlace, now) : now;
-  legs.forEach(({ to, indoor, mode, ends }, i) => {
-    const sideStreets = request.preference === 'shortest' && ROAD_MODES.includes(mode);
-    const speed = SPEED[mode] * trafficFactor(trafficAt, trafficPlace, mode) * (sideStreets ? SIDE_STREET_FACTOR : 1);
-    let heading = '';
-    ends.forEach((end, s) => {
-      const start = line[line.length - 1];
+  const timePlace = arriving ? last.position : first.position;
+  const given = request.time ? readRfc3339(request.time.text, timePlace, now) : now;
+  const plan = (departure: number) => {
+    let clock = departure;
+    return waypoints.slice(1).map((to, i) => {
+      const from = waypoints[i];
+      const mode = (from.mode ?? (from.indoor || to.indoor ? 'pedestrian' : 'car')) as Mode;
+      const steps = leg(townOf(), {
+        from: [from.position.lon, from.position.lat],
+        to: [to.position.lon, to.position.lat],
+        mode,
+        preference: request.preference,
+        avoid: request.avoid && { minLon: request.avoid.minLon, minLat: request.avoid.minLat, maxLon: request.avoid.maxLon, maxLat: request.avoid.maxLat },
+        departure: clock,
+        traffic: (ms) => trafficFactor(ms, timePlace, mode),
+      });
+      clock += steps.reduce((sum, step) => sum + Math.round(step.seconds), 0) * 1000;
+      return { to, mode, steps };
+    });
+  };
+  const seconds = (legs: ReturnType<typeof plan>) => legs.reduce((sum, l) => sum + l.steps.reduce((s, step) => s + Math.round(step.seconds), 0), 0);
+  // For arriveBy, the legs are timed from a first guess of the departure, which then moves so that the route arrives in time.
+  const legs = arriving ? plan(given - seconds(plan(given)) * 1000) : plan(given);
+  const departure = arriving ? given - seconds(legs) * 1000 : given;
+  const line: Position[] = [];
+  const segments: Segment[] = [];
+  legs.forEach(({ mode, steps }, i) => {
+    // A leg starts where its own mode's streets are nearest to its waypoint: joined to the line if that is not where the last leg ended.
+    const start = steps[0]?.line[0] ?? [first.position.lon, first.position.lat];
+    const end = line[line.length - 1];
+    if (!end || geohashOf(end) !== geohashOf(start)) line.push(start);
+    stretches(steps).forEach((stretch, s) => {
       const firstPoint = line.length - 1;
-      line.push(...densify(start, end));
-      const direction = compass(start, end);
-      const road = indoor ? '' : ROADS[(i * 2 + s + (sideStreets ? 1 : 0)) % ROADS.length];
-      const length = Math.round(distance(start, end));
-      const instruction = s > 0 ? turn(heading, direction) : 'continue';
-      const verb = s > 0 ? `Turn <span class="direction">${instruction}</span> and go` : i === 0 ? 'Head' : 'Continue';
-      const where = indoor
-        ? `to <span class="unit">${escapeHtml(to.unitId ?? to.venueId ?? 'the exit')}</span>`
-        : `on <span class="street">${escapeHtml(road)}</span>`;
+      for (const step of stretch.steps) line.push(step.line[1]);
+      const start = stretch.steps[0].line[0];
+      const edge = stretch.steps[0].edge;
+      const length = Math.round(stretch.steps.reduce((sum, step) => sum + step.length, 0));
+      const heights = stretch.steps.map((step) => step.edge.maxHeight).filter((h): h is number => h !== null);
+      const verb =
+        s > 0 ? (stretch.turn === 'continue' ? 'Continue' : `Turn <span class="direction">${stretch.turn}</span> and go`) : i === 0 ? 'Head' : 'Continue';
       segments.push({
-        ...segment(start, length, mode, !indoor, speed),
-        roadName: road,
-        instruction,
-        text: `${verb} <span class="direction">${direction}</span> ${where} &amp; follow it for <span class="length">${length}&nbsp;m</span>`,
+        point: geohashOf(start),
+        length,
+        duration: stretch.steps.reduce((sum, step) => sum + Math.round(step.seconds), 0),
+        maxHeight: heights.length > 0 ? Math.min(...heights) : null,
+        speedLimit: edge.speedLimit,
+        speedLimitUnit: edge.speedLimit === null ? null : 'kmph',
+        transportMode: mode,
+        roadName: edge.name,
+        instruction: stretch.turn,
+        text: `${verb} <span class="direction">${compass(start, stretch.steps[stretch.steps.length - 1].line[1])}</span> on <span class="street">${escapeHtml(edge.name)}</span> &amp; follow it for <span class="length">${length}&nbsp;m</span>`,
         action: s > 0 ? 'turn' : i === 0 ? 'depart' : 'continue',
         firstPoint,
         lastPoint: line.length - 1,
       });
-      heading = direction;
     });
   });
-  const seconds = segments.reduce((sum, s) => sum + (s.duration as number), 0);
-  const departure = arriving ? trafficAt - seconds * 1000 : trafficAt;
   const end = line.length - 1;
+  const arrival = departure + seconds(legs) * 1000;
   segments.push({
-    ...segment(last.position, 0, segments[segments.length - 1].transportMode as string, !last.indoor, 1),
+    point: geohashOf(line[end]),
+    length: 0,
+    duration: 0,
+    maxHeight: null,
+    speedLimit: null,
+    speedLimitUnit: null,
+    transportMode: legs[legs.length - 1].mode,
     roadName: '',
     instruction: 'arrive',
     text:
       `Arrive at <span class="destination">${escapeHtml(last.unitId ?? last.venueId ?? 'your destination')}</span>` +
-      ` at <span class="time">${localTime(departure + seconds * 1000, last.position)}</span>` +
+      ` at <span class="time">${localTime(arrival, last.position)}</span>` +
       ` (departure <span class="time">${localTime(departure, first.position)}</span>)`,
     action: 'arrive',
     firstPoint: end,
@@ -259,64 +286,19 @@ function route(request: RouteRequest, now: number): Record<string, unknown> {
     start: encode(first.position),
     end: encode(last.position),
     segments,
-    overview: { linestring: line.map((point) => encode(point)) },
+    overview: { linestring: line.map(geohashOf) },
   };
 }
 
-/**
- * The corners and end of one leg, after its start: for `fastest`, east-west then north-south (or the
- * other way round when that runs through the avoided box, else around it); for `shortest`, straight
- * (or around the box).
- */
-function stretches(from: Point, to: Point, request: RouteRequest): Point[] {
-  const boxes = request.avoid ? [request.avoid] : [];
-  if (request.preference === 'fastest') {
-    for (const corner of [
-      { lat: from.lat, lon: to.lon },
-      { lat: to.lat, lon: from.lon },
-    ]) {
-      const bends = distance(from, corner) > 1 && distance(corner, to) > 1;
-      const path = bends ? [corner, to] : [to];
-      if (!pathCrosses([from, ...path], boxes)) return path;
-    }
-  }
-  return pathAround(from, to, boxes);
+function geohashOf([lon, lat]: Position): string {
+  return encode({ lat, lon });
 }
 
-/** The members of a segment that follow from where it starts, how long it is, how it is travelled and at what speed (m/s). */
-function segment(start: Point, length: number, mode: string, outdoor: boolean, speed: number): Segment {
-  const onRoad = outdoor && ROAD_MODES.includes(mode);
-  return {
-    point: encode(start),
-    length,
-    duration: Math.round(length / speed),
-    maxHeight: mode === 'truck' ? TRUCK_MAX_HEIGHT_M : null,
-    speedLimit: onRoad ? ROAD_SPEED_LIMIT_KMPH : null,
-    speedLimitUnit: onRoad ? 'kmph' : null,
-    transportMode: mode,
-  };
-}
-
-/** Points after `start` up to and including `end`, about every 200 m. */
-function densify(start: Point, end: Point): Point[] {
-  const steps = Math.max(1, Math.min(MAX_STEPS, Math.ceil(distance(start, end) / STEP_M)));
-  return Array.from({ length: steps }, (_v, k) => {
-    const t = (k + 1) / steps;
-    return { lat: start.lat + (end.lat - start.lat) * t, lon: start.lon + (end.lon - start.lon) * t };
-  });
-}
-
-function compass(from: Point, to: Point): string {
-  const north = to.lat - from.lat;
-  const east = (to.lon - from.lon) * Math.cos((from.lat * Math.PI) / 180);
+function compass(from: Position, to: Position): string {
+  const north = to[1] - from[1];
+  const east = (to[0] - from[0]) * Math.cos((from[1] * Math.PI) / 180);
   if (Math.abs(east) > Math.abs(north)) return east >= 0 ? 'east' : 'west';
   return north >= 0 ? 'north' : 'south';
-}
-
-function turn(heading: string, direction: string): string {
-  const order = ['north', 'east', 'south', 'west'];
-  const change = (order.indexOf(direction) - order.indexOf(heading) + 4) % 4;
-  return change === 0 ? 'continue' : change === 1 ? 'right' : 'left';
 }
 
 function escapeHtml(text: string): string {

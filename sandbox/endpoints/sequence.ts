@@ -2,7 +2,6 @@ import { RouteContext, Sandbox, sendJson } from '../server';
 import {
   Box,
   Point,
-  SPEED,
   check,
   encode,
   instantAt,
@@ -10,8 +9,7 @@ import {
   jobsOf,
   jsonObject,
   onlyMembers,
-  pathAround,
-  pathLength,
+  distance,
   requireEnum,
   requireEnumArray,
   requireLatLon,
@@ -23,19 +21,30 @@ import {
   validCalendar,
 } from '../routing';
 import { TOO_MANY_JOBS } from '../job-clock';
+import { townOf } from '../town/index';
+import { Mode } from '../town/network';
+import { MAX_TRIP_M } from '../town/route';
+import { bestOrder, matrix } from '../town/sequence';
 
 /**
  * `POST /v1/routing/sequence/:projectId` and `GET /v1/routing/sequence/async/:projectId/jobs/:jobId`
  * (endpoint names `sequence` and `sequence-job`, permission `sequence`). The path's project must be
  * the one in `x-svc-project-id` (else 401). Choices where the spec is silent:
+ * - legs run on the streets of the sandbox's town (sandbox/town/sequence.ts), their distances and
+ *   times from one search per waypoint, every waypoint within 30 km of the start (else 400);
  * - the first waypoint is the start; the others are put in the order that minimises total time
- *   (`fastest`, the default) or distance (`shortest`), exactly for up to 9 waypoints;
+ *   (`fastest`, the default) or distance (`shortest`): exactly for up to 9 waypoints, by nearest
+ *   neighbour improved with 2-opt above; the end is the last waypoint visited;
+ * - a stop takes 3 minutes: its `estimatedDeparture` is 3 minutes after its `estimatedArrival`, and the
+ *   total `time` counts the stops between the terminal points; the start has no `estimatedArrival`
+ *   (null), the end no `estimatedDeparture` (null);
  * - a zone-less `departure` is local time at the first waypoint (the start), in the zone
  *   `zoneOffsetMinutes` gives it, as the spec says of routing times; without `departure` it is now;
  *   estimated times are written in UTC with `Z`;
  * - leg times follow the traffic (`trafficFactor`) at the departure, at the start;
- * - a leg that would run through an `avoid` box goes around its corners (`pathAround`), so its
- *   distance and time are those of the detour, and the order takes them into account;
+ * - legs keep off the streets that meet an `avoid` box (a box holding a waypoint, or boxes that leave
+ *   no way, are ignored), so their distances and times are those of the detour, and the order takes
+ *   them into account;
  * - each returned waypoint has `location` as an 8-character geohash, `from` "start" or its position,
  *   `to` "end" or its position, and `distance` (meters) / `time` (seconds) of the leg arriving there;
  *   the totals are meters and seconds;
@@ -46,13 +55,10 @@ const TRANSPORT_MODES = ['car', 'truck', 'carHOV', 'bicycle', 'pedestrian'] as c
 const ROUTE_MODES = ['fastest', 'shortest'] as const;
 const DEPARTURE = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(Z|[+-]\d{2}(?::?\d{2})?)?$/;
 const RETURNED_PRECISION = 8;
-const EXACT_UP_TO = 9;
 /** Waypoints per request, a sandbox cap (docs/sandbox.md). */
 export const MAX_SEQUENCE_WAYPOINTS = 100;
-/** Road distance per straight-line meter; legs above the threshold run on faster roads. */
-const DETOUR = 1.3;
-const FAST_ROAD_FROM_M = 3000;
-const FAST_ROAD_FACTOR = 1.6;
+/** How long a stop takes, in seconds. */
+const STOP_SECONDS = 180;
 
 interface SequenceRequest {
   async: boolean;
@@ -133,30 +139,36 @@ function validate(body: Record<string, unknown>): SequenceRequest {
 function sequenceResult(request: SequenceRequest, now: number): Record<string, unknown> {
   const { points } = request;
   const start = points[0];
+  points.forEach((point, i) =>
+    check(
+      distance(start, point) <= MAX_TRIP_M,
+      `waypoint ${i + 1} is ${Math.round(distance(start, point) / 1000)} km from the start: the sandbox's town sequences within ${MAX_TRIP_M / 1000} km`,
+    ),
+  );
   const departure = request.departure ? instantAt(request.departure[1], request.departure[2], request.departure[3], start) : now;
-  const traffic = trafficFactor(departure, start, request.mode);
-  // Each leg's road distance, around the avoided boxes.
-  const meters = points.map((from) => points.map((to) => pathLength(from, pathAround(from, to, request.avoid)) * DETOUR));
-  const legMeters = (a: number, b: number) => meters[a][b];
-  const legSeconds = (a: number, b: number) => {
-    const m = legMeters(a, b);
-    return m / (SPEED[request.mode] * traffic * (m > FAST_ROAD_FROM_M ? FAST_ROAD_FACTOR : 1));
-  };
-  const cost = request.routeMode === 'shortest' ? legMeters : legSeconds;
-  const order = bestOrder(points.length, cost);
+  const legs = matrix(townOf(), {
+    points: points.map((p) => [p.lon, p.lat]),
+    mode: request.mode as Mode,
+    preference: request.routeMode,
+    avoid: request.avoid,
+    traffic: trafficFactor(departure, start, request.mode),
+  });
+  const order = bestOrder(request.routeMode === 'shortest' ? legs.meters : legs.seconds);
   let clock = departure;
   let totalMeters = 0;
   let totalSeconds = 0;
   const waypoints = order.map((index, k) => {
-    const meters = k === 0 ? 0 : legMeters(order[k - 1], index);
-    const seconds = k === 0 ? 0 : legSeconds(order[k - 1], index);
-    clock += seconds * 1000;
-    totalMeters += meters;
-    totalSeconds += seconds;
+    const meters = k === 0 ? 0 : legs.meters[order[k - 1]][index];
+    const seconds = k === 0 ? 0 : legs.seconds[order[k - 1]][index];
     const last = k === order.length - 1;
+    clock += seconds * 1000;
+    const arrival = clock;
+    if (k > 0 && !last) clock += STOP_SECONDS * 1000;
+    totalMeters += meters;
+    totalSeconds += seconds + (k > 0 && !last ? STOP_SECONDS : 0);
     return {
       location: encode(points[index], RETURNED_PRECISION),
-      estimatedArrival: k === 0 ? null : utc(clock),
+      estimatedArrival: k === 0 ? null : utc(arrival),
       estimatedDeparture: last ? null : utc(clock),
       from: k === 0 ? 'start' : k,
       to: last ? 'end' : k,
@@ -165,42 +177,11 @@ function sequenceResult(request: SequenceRequest, now: number): Record<string, u
     };
   });
   return {
-    description: `Sequence optimized for ${request.routeMode === 'shortest' ? 'minimum distance' : 'shortest time'} by ${request.mode}, with real-time and historical traffic`,
+    description: `Sequence optimized for ${request.routeMode === 'shortest' ? 'minimum distance' : 'shortest time'} by ${request.mode} on the sandbox's town, with real-time and historical traffic`,
     distance: Math.round(totalMeters),
     time: Math.round(totalSeconds),
     waypoints,
   };
-}
-
-/** Visiting order from waypoint 0 minimising the summed cost: exact for small inputs, nearest neighbour beyond. */
-function bestOrder(count: number, cost: (a: number, b: number) => number): number[] {
-  const rest = Array.from({ length: count - 1 }, (_v, i) => i + 1);
-  if (count > EXACT_UP_TO) {
-    const order = [0];
-    while (rest.length > 0) {
-      const from = order[order.length - 1];
-      rest.sort((a, b) => cost(from, a) - cost(from, b));
-      order.push(rest.shift() as number);
-    }
-    return order;
-  }
-  let best = { order: [0, ...rest], total: Infinity };
-  const visit = (order: number[], remaining: number[], total: number) => {
-    if (total >= best.total) return;
-    if (remaining.length === 0) {
-      best = { order, total };
-      return;
-    }
-    for (const next of remaining) {
-      visit(
-        [...order, next],
-        remaining.filter((r) => r !== next),
-        total + cost(order[order.length - 1], next),
-      );
-    }
-  };
-  visit([0], rest, 0);
-  return best.order;
 }
 
 function utc(ms: number): string {

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import ngeohash from 'ngeohash';
 import { Sandbox, badRequest, sendJson } from '../server';
+import { SANDBOX_CITY } from '../town/places';
 
 /**
  * `GET {sandbox_url}/v1/location/words/{words}` with a bearer token (checked by the server: 401 for a
- * missing, unknown or expired token). Every three words of letters map to one fixed ~3 m cell,
+ * missing, unknown or expired token). Every three words of letters map to one fixed ~3 m cell in the
+ * sandbox's town (sandbox/town), around Sandbox City,
  * the same for any letter case; words containing "nowhere" name no cell (404).
  * The path must be URL-encoded (no raw non-ASCII bytes) and hold exactly three dot-separated words.
  */
@@ -28,15 +30,18 @@ export default function wordsEndpoint(sandbox: Sandbox): void {
   });
 }
 
-/** The deterministic cell of three (lower-case) words. */
+/**
+ * The deterministic cell of three (lower-case) words: in the town of Sandbox City, within about 6 km of
+ * its centre, where geocoded places and indoor venues are too, at 30–90 m of terrain.
+ */
 export function lookup(words: string): Record<string, unknown> {
   const digest = createHash('sha256').update(words).digest();
-  const lat = snap(-80 + (digest.readUInt32BE(0) / 0xffffffff) * 160);
-  const lon = snap(-180 + (digest.readUInt32BE(4) / 0xffffffff) * 360);
+  const lat = snap(SANDBOX_CITY.lat + (digest.readUInt32BE(0) / 0xffffffff - 0.5) * 0.1);
+  const lon = snap(SANDBOX_CITY.lon + ((digest.readUInt32BE(4) / 0xffffffff - 0.5) * 0.1) / Math.cos((SANDBOX_CITY.lat * Math.PI) / 180));
   return {
     words,
     geohash: ngeohash.encode(lat, lon, 10),
-    coordinates: { lat, lon, elevation: digest.readUInt16BE(8) % 2000, elevationType: 'terrain' },
+    coordinates: { lat, lon, elevation: 30 + (digest.readUInt16BE(8) % 60), elevationType: 'terrain' },
     httpStatusCode: 200,
   };
 }

@@ -206,10 +206,30 @@ const RUNS: Record<string, ExampleRun> = {
   },
   'sequence-delivery-stops.json': {
     // The example's comment promises this order.
-    steps: [{ trigger: 'ex-sequence-inject', expect: [{ at: 'ex-sequence-debug-order', check: (msg) => should(msg.order).deepEqual([0, 3, 2, 4, 1]) }] }],
+    steps: [{ trigger: 'ex-sequence-inject', expect: [{ at: 'ex-sequence-debug-order', check: (msg) => should(msg.order).deepEqual([0, 2, 4, 1, 3]) }] }],
   },
   'map-every-result.json': {
     steps: [
+      {
+        trigger: 'ex-map-inject-streets',
+        expect: [
+          {
+            at: 'ex-map-worldmap',
+            shapes: true,
+            check: (msg) => {
+              const [streets] = msg.payload as Array<{
+                name: string;
+                layer: string;
+                geojson: { features: Array<{ properties: { class: string; stroke: string } }> };
+              }>;
+              should(streets).have.properties({ name: 'town streets', layer: 'town streets' });
+              should(streets.geojson.features.length).be.above(1000);
+              should(new Set(streets.geojson.features.map((f) => f.properties.class))).containEql('arterial');
+              should(streets.geojson.features.every((f) => /^#[0-9a-f]{6}$/.test(f.properties.stroke))).be.true();
+            },
+          },
+        ],
+      },
       {
         trigger: 'ex-map-inject-geocode',
         expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-geocode', (s) => should(s).have.length(1)) }],
@@ -454,10 +474,12 @@ class Arrivals {
 /**
  * An example's flow, this Node-RED at `nodeRedUrl`: in its texts, and in the webhook addresses, which the
  * examples give as paths (the built-in sandbox resolves them; the test sandbox here needs whole URLs).
+ * A request to the built-in sandbox itself (the Map's streets) goes to `sandboxUrl`, the test's sandbox.
  */
-function readExample(file: string, nodeRedUrl: string): FlowNode[] {
+function readExample(file: string, nodeRedUrl: string, sandboxUrl?: string): FlowNode[] {
   const text = fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8');
-  const addresses = nodeRedUrl === EXAMPLE_NODE_RED_URL ? text : text.replace(/(\\"WebhookAddress\\":\s*\\")\//g, `$1${nodeRedUrl}/`);
+  const toSandbox = sandboxUrl === undefined ? text : text.split(`${EXAMPLE_NODE_RED_URL}/svc-sandbox`).join(sandboxUrl);
+  const addresses = nodeRedUrl === EXAMPLE_NODE_RED_URL ? toSandbox : toSandbox.replace(/(\\"WebhookAddress\\":\s*\\")\//g, `$1${nodeRedUrl}/`);
   return JSON.parse(addresses.split(EXAMPLE_NODE_RED_URL).join(nodeRedUrl)) as FlowNode[];
 }
 
@@ -630,7 +652,7 @@ describe('examples', function () {
 
       it('deploys against the sandbox and produces the expected output', async function () {
         const run = RUNS[file];
-        const example = readExample(file, nodeRedUrl);
+        const example = readExample(file, nodeRedUrl, ctx.sandbox.url);
         const shows = new Map(example.filter((node) => DISPLAY_TYPES.has(node.type)).map((node) => [node.id, node]));
         // On a tab of its own, as `npm start` and an import place it: nodes with a position get the tab's `z`, config nodes stay global.
         const flow: FlowNode[] = [{ id: TAB_ID, type: 'tab', label: file }];

@@ -4,7 +4,7 @@ import { expectError, expectOutput, loadWithSandbox, useSandbox, Fields } from '
 import { PROJECT_HEADERS, VPM_HEADERS, bodies, faultTests, lastBody, refusalTests, sandboxRefusals } from '../support/routing-nodes';
 
 type Feature = { geometry: { type: string; coordinates: number[][] | number[] } | null; properties: Fields };
-type Segment = Fields & { firstPoint: number; lastPoint: number; text: string; length: number; duration: number };
+type Segment = Fields & { firstPoint: number; lastPoint: number; text: string; roadName: string; length: number; duration: number };
 
 describe('svc-route', function () {
   const ctx = useSandbox();
@@ -39,10 +39,11 @@ describe('svc-route', function () {
     should(line).have.length(route.overview.linestring.length);
     const decoded = ngeohash.decode(route.overview.linestring[3]);
     should(line[3]).eql([decoded.longitude, decoded.latitude]);
-    should(line[0][0]).be.approximately(from.lon, 1e-4);
-    should(line[0][1]).be.approximately(from.lat, 1e-4);
-    should(line[line.length - 1][0]).be.approximately(to.lon, 1e-4);
-    should(line[line.length - 1][1]).be.approximately(to.lat, 1e-4);
+    // The line runs from the street point nearest the start to the one nearest the end (the sandbox's town has a street every ~200 m).
+    should(line[0][0]).be.approximately(from.lon, 0.003);
+    should(line[0][1]).be.approximately(from.lat, 0.002);
+    should(line[line.length - 1][0]).be.approximately(to.lon, 0.003);
+    should(line[line.length - 1][1]).be.approximately(to.lat, 0.002);
 
     should(segmentFeatures).have.length(route.segments.length);
     route.segments.forEach((segment, i) => {
@@ -57,8 +58,8 @@ describe('svc-route', function () {
     should(instructions).have.length(route.segments.length);
     should(route.segments[0].text).match(/<span[^>]*>.*&amp;.*&nbsp;/);
     for (const text of instructions) should(text).not.match(/[<>]|&\w+;|&#/);
-    should(instructions[0]).match(/^Head (east|west|north|south) on Main Street & follow it for \d+ m$/);
-    should(instructions.join('|')).match(/Queen's Walk/);
+    should(instructions[0]).match(/^Head (east|west|north|south) on .+ & follow it for \d+ m$/);
+    route.segments.slice(0, -1).forEach((segment, i) => should(instructions[i]).containEql(` on ${segment.roadName} & `));
     should(msg.summary).eql({
       length: route.segments.reduce((sum, s) => sum + s.length, 0),
       duration: route.segments.reduce((sum, s) => sum + s.duration, 0),
@@ -73,13 +74,13 @@ describe('svc-route', function () {
       request({
         waypoints: [
           { lat: -0.0000001, lon: 0.0000001 },
-          { lat: -33.8688, lon: 151.2093 },
+          { lat: -0.0123, lon: -0.0456 },
         ],
       }),
     );
     should(lastBody(ctx.sandbox, 'route').waypoints).eql([
       { type: 'point', coordinates: '0.0000001,-0.0000001' },
-      { type: 'point', coordinates: '151.2093,-33.8688' },
+      { type: 'point', coordinates: '-0.0456,-0.0123' },
     ]);
   });
 

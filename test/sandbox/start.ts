@@ -46,6 +46,8 @@ const OLD_SANDBOX_STATE_FILE = path.join(USER_DIR, 'sandbox-state.json');
 /** Where `npm start` ran its own sandbox before the built-in one. */
 const OLD_SANDBOX_PORT = '18790';
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
+/** This Node-RED's address as the examples write it (Node-RED's default port): the Map's streets request goes to it. */
+const EXAMPLE_NODE_RED_URL = 'http://127.0.0.1:1880';
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 const HOST = '127.0.0.1';
 const WORLDMAP = 'node-red-contrib-web-worldmap';
@@ -86,7 +88,7 @@ function linkModule(name: string, target: string): void {
  * One flow from every examples/*.json, each example on its own tab. Flow nodes get the tab's `z`;
  * nodes without a position (config nodes such as the shared `svc-sandbox`, on the built-in sandbox) stay global, once.
  */
-export function buildFlows(): FlowNode[] {
+export function buildFlows(editorUrl = EXAMPLE_NODE_RED_URL): FlowNode[] {
   const tabs: FlowNode[] = [];
   const flowNodes: FlowNode[] = [];
   const globalNodes = new Map<string, FlowNode>();
@@ -127,7 +129,10 @@ export function buildFlows(): FlowNode[] {
         throw new Error(`examples/${file} reuses node id ${node.id} from ${ownerOf.get(node.id)}: give each example its own ids`);
       }
       ownerOf.set(node.id, `examples/${file}`);
-      flowNodes.push({ ...node, z: tabId });
+      // A request of an example to this Node-RED (the Map's streets, from the built-in sandbox) goes to the port this run listens on.
+      const url =
+        typeof node.url === 'string' && node.url.startsWith(EXAMPLE_NODE_RED_URL) ? { url: editorUrl + node.url.slice(EXAMPLE_NODE_RED_URL.length) } : {};
+      flowNodes.push({ ...node, ...url, z: tabId });
     }
   }
   return [...tabs, ...flowNodes, ...globalNodes.values()];
@@ -245,7 +250,7 @@ const CREDENTIALS_FILE = path.join(USER_DIR, 'flows_cred.json');
  * secret Node-RED reads them with (never in plain text when they were encrypted); an encrypted file
  * that no known secret opens is not written at all. Returns the lines for the terminal.
  */
-async function writeUserDir(keepFlows: boolean, keys: CredentialKeys): Promise<{ text: string; credentialsRead: boolean }> {
+async function writeUserDir(keepFlows: boolean, keys: CredentialKeys, editorUrl: string): Promise<{ text: string; credentialsRead: boolean }> {
   linkPackages();
   const previous = readJson<FlowNode[]>(FLOWS_FILE);
   const found = readCredentials(CREDENTIALS_FILE, keys.known, shown);
@@ -278,7 +283,7 @@ async function writeUserDir(keepFlows: boolean, keys: CredentialKeys): Promise<{
     lines.push(`flows: ${shown(FLOWS_FILE)} deployed as it is (--keep-flows): the examples were not refreshed`);
     return { text: lines.join('\n'), credentialsRead };
   }
-  const update = refreshExamples(buildFlows(), old.flows, old.credentials);
+  const update = refreshExamples(buildFlows(editorUrl), old.flows, old.credentials);
   if (JSON.stringify(update.flows) !== JSON.stringify(previous)) await writeAtomically(FLOWS_FILE, JSON.stringify(update.flows, null, 2));
   if (credentialsRead) lines.push(await writeCredentials(found, update.credentials, keys));
   if (!previous) {
@@ -397,7 +402,7 @@ async function main(): Promise<void> {
   const options = startOptions(process.argv.slice(2));
   const editorPort = Number(process.env.PORT ?? 1880);
   const keys = credentialKeys(USER_DIR, process.env, shown);
-  const userDir = await writeUserDir(options.keepFlows, keys);
+  const userDir = await writeUserDir(options.keepFlows, keys, `http://${HOST}:${editorPort}`);
   console.log(
     `sandbox: the built-in sandbox, served by this Node-RED at http://${HOST}:${editorPort}/${SANDBOX_PATH} while a config node on it is deployed ` +
       `(the examples' is); its own credentials are in ${shown(path.join(USER_DIR, SANDBOX_FOLDER, 'sandbox.json'))}, nothing to type`,
