@@ -25,6 +25,10 @@ type FlowNode = Fields & { id: string; type: string };
 const EXAMPLE = path.join(REPO_ROOT, 'examples', 'map-every-result.json');
 /** Coordinates the sandbox and our GeoJSON share are compared exactly, up to float noise. */
 const SAME = 1e-9;
+/** The built-in sandbox as the example's streets request names it (Node-RED's default address). */
+const BUILTIN_SANDBOX_URL = 'http://127.0.0.1:1880/svc-sandbox';
+/** How far a route point may lie from a drawn street, in degrees (about 5 m: the route comes as 9-character geohashes). */
+const ON_STREET = 5e-5;
 
 /** The layer of the bulk node added beside the example's, with Output = a message per job. */
 const BULK_PARTS_LAYER = 'bulk parts';
@@ -69,7 +73,19 @@ function readFlow(sandboxUrl: string): FlowNode[] {
     ...nodes.map((node): FlowNode => {
       if (node.type === 'svc-config') {
         const credentials = { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret, apiKey: SANDBOX_DEFAULTS.apiKey };
-        return { ...node, baseUrl: sandboxUrl, authUrl: sandboxUrl, sandboxUrl, rateLimit: 0, credentials };
+        const account = {
+          platform: 'account',
+          baseUrl: sandboxUrl,
+          authUrl: sandboxUrl,
+          sandboxUrl,
+          audience: SANDBOX_DEFAULTS.audience,
+          projectId: SANDBOX_DEFAULTS.projectId,
+        };
+        return { ...node, ...account, rateLimit: 0, credentials };
+      }
+      // The streets request names the built-in sandbox on Node-RED's default address; here the test's sandbox serves them.
+      if (typeof node.url === 'string' && node.url.startsWith(BUILTIN_SANDBOX_URL)) {
+        return { ...node, z: 'map-tab', url: sandboxUrl + node.url.slice(BUILTIN_SANDBOX_URL.length) };
       }
       // Bulk jobs poll fast here: the example's pacing is for people watching.
       if (node.type === 'svc-bulk-geocode') return { ...node, z: 'map-tab', pollIntervalSec: 0.02 };
@@ -87,6 +103,27 @@ function injectOf(flow: FlowNode[], nodeId: string): FlowNode {
 function near(actual: [number, number], expected: [number, number], tolerance: number, what: string): void {
   should(Math.abs(actual[0] - expected[0])).be.belowOrEqual(tolerance, `${what}: latitude ${actual[0]} vs ${expected[0]}`);
   should(Math.abs(actual[1] - expected[1])).be.belowOrEqual(tolerance, `${what}: longitude ${actual[1]} vs ${expected[1]}`);
+}
+
+/** South, west, north and east of every point of `shapes`. */
+function boundsOf(shapes: DrawnShape[]): [number, number, number, number] {
+  const points = shapes.flatMap((shape) => shape.points);
+  const lats = points.map(([lat]) => lat);
+  const lons = points.map(([, lon]) => lon);
+  return [Math.min(...lats), Math.min(...lons), Math.max(...lats), Math.max(...lons)];
+}
+
+/** The distance in degrees from `point` to the nearest stretch of `line` (flat: the stretches are short). */
+function distanceToLine([lat, lon]: [number, number], line: Array<[number, number]>): number {
+  let nearest = Infinity;
+  for (let i = 1; i < line.length; i++) {
+    const [aLat, aLon] = line[i - 1];
+    const [bLat, bLon] = line[i];
+    const length2 = (bLat - aLat) ** 2 + (bLon - aLon) ** 2;
+    const t = length2 === 0 ? 0 : Math.max(0, Math.min(1, ((lat - aLat) * (bLat - aLat) + (lon - aLon) * (bLon - aLon)) / length2));
+    nearest = Math.min(nearest, Math.hypot(lat - (aLat + t * (bLat - aLat)), lon - (aLon + t * (bLon - aLon))));
+  }
+  return nearest;
 }
 
 const kinds = (shapes: DrawnShape[]) => shapes.map((shape) => shape.kind).sort();
@@ -218,6 +255,20 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         const markers = shapes.filter((shape) => shape.kind === 'marker').sort((a, b) => a.name.localeCompare(b.name));
         near(markers[0].points[0], returned[returned.length - 1], SAME, 'end marker');
         near(markers[1].points[0], returned[0], SAME, 'start marker');
+      });
+
+      it("streets: the town's streets on a layer of their own, and every route point inside them on one", async function () {
+        await fire('ex-map-streets');
+        const streets = (await waitForShapes(running().page, 'town streets', 100)).filter((shape) => shape.kind === 'line');
+        should(streets.length).be.above(100);
+        await fire('ex-map-route');
+        const [route] = (await waitForShapes(running().page, 'svc-route', 4)).filter((shape) => shape.kind === 'line' && !shape.dashed);
+        const [south, west, north, east] = boundsOf(streets);
+        const inside = route.points.filter(([lat, lon]) => lat > south && lat < north && lon > west && lon < east);
+        should(inside.length).be.above(1);
+        for (const point of inside) {
+          should(Math.min(...streets.map((street) => distanceToLine(point, street.points)))).be.below(ON_STREET, `route point ${point.join(',')}`);
+        }
       });
 
       /** The rows of the bulk example's addresses the sandbox locates: their marker names and positions. */
