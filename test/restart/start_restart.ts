@@ -6,6 +6,8 @@ import should from 'should';
 import { nowSeconds, signatureHeader } from '../bench/webhook-signing';
 import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { NpmStart, StartPorts, freeStartPorts } from '../support/npm-start';
+import { flowsStarted } from '../support/node-red-process';
+import { waitUntil } from '../support/wait';
 
 /**
  * `npm start` never loses work (issue 29 points 1 and 2): a tab, nodes and a config node made through
@@ -68,7 +70,9 @@ async function getFlows(start: NpmStart): Promise<{ rev: string; flows: FlowNode
   return (await response.json()) as { rev: string; flows: FlowNode[] };
 }
 
+/** Deploys through the admin API and waits for the flows to start: Node-RED responds before it starts them. */
 async function deploy(start: NpmStart, flows: FlowNode[], rev: string): Promise<void> {
+  const started = start.output.filter(flowsStarted).length;
   const response = await fetch(`${start.editorUrl}/flows`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'Node-RED-API-Version': 'v2', 'Node-RED-Deployment-Type': 'full' },
@@ -76,6 +80,7 @@ async function deploy(start: NpmStart, flows: FlowNode[], rev: string): Promise<
     signal: AbortSignal.timeout(10_000),
   });
   should(response.status).equal(200, await response.text());
+  await waitUntil(() => start.output.filter(flowsStarted).length > started, 'the deployed flows to start', 30_000);
 }
 
 function sandboxFetch(start: NpmStart, urlPath: string, init: RequestInit = {}): Promise<Response> {
