@@ -30,7 +30,7 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
     'server',
     { typed: 'origins', icon: 'map-marker', types: ['json', 'str', 'jsonata'] },
     { select: 'originFormat', icon: 'exchange', options: ['coordinates', 'geohash'] },
-    { spinner: 'precision', icon: 'th', min: 1, max: 12, when: { originFormat: ['geohash'] } },
+    { spinner: 'precision', icon: 'th', min: 1, max: 12, unit: 'label.characters', when: { originFormat: ['geohash'] } },
     { checkbox: 'lonLatArrays' },
     { typed: 'rangeType', icon: 'arrows-h', fixed: ['time', 'distance'] },
     { typed: 'rangeValue', icon: 'circle-o', types: ['num', 'str', 'json', 'jsonata'], unit: 'label.rangeUnit' },
