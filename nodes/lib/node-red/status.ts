@@ -108,17 +108,19 @@ export class NodeStatus {
   }
 
   /**
-   * The code (with the HTTP status or a figure such as `2/2`) and a short reason: `UNAUTHORIZED (401): credentials refused`.
+   * The code (with the HTTP status or a figure such as `2/2`) and a short reason: `UNAUTHORIZED (401): credentials refused`;
+   * an input refusal's own reason, naming the field: `INVALID_INPUT: address is empty`.
    * `failed` is a reported failure (failure.ts); the status needs no more of it than these.
    */
-  error(failed: { readonly code?: ErrorCode; readonly statusCode?: number; readonly statusDetail?: string }): void {
+  error(failed: { readonly code?: ErrorCode; readonly statusCode?: number; readonly statusDetail?: string; readonly statusReason?: string }): void {
     if (failed.code === undefined) {
       this.show('red', 'ring', catalogText('status.failed'));
       return;
     }
     let code = failed.statusCode ? `${failed.code} (${failed.statusCode})` : failed.code;
     if (failed.statusDetail) code += ` ${failed.statusDetail}`;
-    this.show('red', 'ring', catalogText('status.error', { code, reason: catalogText(`status.reason.${failed.code}`) }));
+    const reason = failed.statusReason === undefined ? catalogText(`status.reason.${failed.code}`) : shortened(failed.statusReason);
+    this.show('red', 'ring', catalogText('status.error', { code, reason }));
   }
 
   clear(): void {
@@ -129,6 +131,13 @@ export class NodeStatus {
 
 type Fill = 'blue' | 'yellow' | 'green' | 'red' | 'grey';
 type Shape = 'dot' | 'ring';
+
+/** A reason as long as a status can show beside the node: at most STATUS_REASON_MAX characters, cut with an ellipsis. */
+function shortened(reason: string): string {
+  return reason.length <= STATUS_REASON_MAX ? reason : `${reason.slice(0, STATUS_REASON_MAX - 1).trimEnd()}…`;
+}
+
+const STATUS_REASON_MAX = 60;
 
 /** While several messages are under way, the status changes at most ten times a second. */
 const BUSY_STATUS_MS = 100;
