@@ -46,6 +46,8 @@ export interface Resumable extends StoredJobsOptions {
 interface InFlight {
   readonly controller: AbortController;
   running: boolean;
+  /** Held back by the rate limit or the concurrency cap, counted in the status's waiting messages. */
+  waiting: boolean;
 }
 
 type Send = (msg: NodeMessage | Array<NodeMessage | NodeMessage[] | null>) => void;
@@ -86,11 +88,19 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
    */
   const runs = new Map<InFlight, CatalogText>();
   const runsText = () => catalogText('status.runs', { count: runs.size, runs: [...runs.values()] });
+  /** How many messages the rate limit or the concurrency cap holds back, shown after every status text. */
+  let waiting = 0;
+  const setWaiting = (message: InFlight, held: boolean, ratePerMinute?: number) => {
+    if (message.waiting === held) return;
+    message.waiting = held;
+    waiting += held ? 1 : -1;
+    status.waiting(waiting, ratePerMinute);
+  };
 
   /** Runs one message (new or resumed) through `work`, then delivers its output or its error once. */
   function run(msg: NodeMessageInFlow, work: (context: InputContext) => Promise<HandlerResult>, send: Send, done: Done, key?: string): void {
     const controller = stored ? new AbortController() : closing;
-    const message: InFlight = { controller, running: true };
+    const message: InFlight = { controller, running: true, waiting: false };
     underWay++;
     if (stored) ownControllers.add(message);
     status.underWay(underWay);
@@ -100,7 +110,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       signal: controller.signal,
       status,
       onWait: (event) => {
-        if (event.kind === 'queued') status.queued(event.position);
+        if (event.kind === 'queued') setWaiting(message, true, event.ratePerMinute);
+        else if (event.kind === 'admitted') setWaiting(message, false);
         else if (event.kind === 'outage') status.outage(event.reason, event.delayMs);
         else status.retrying(event.attempt, event.reason);
       },
@@ -167,6 +178,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       done(reported);
     } finally {
       message.running = false;
+      setWaiting(message, false);
       underWay--;
       status.underWay(underWay);
       ownControllers.delete(message);

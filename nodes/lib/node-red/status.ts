@@ -17,6 +17,12 @@ export class NodeStatus {
   /** The latest change not shown yet, and the timer that shows it. */
   private pending: { fill: Fill; shape: Shape; message: CatalogText | string } | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The last status shown, shown again with the count of waiting messages when it changes. */
+  private last: { fill: Fill; shape: Shape; message: CatalogText | string } | undefined;
+  /** Messages held back by the rate limit or the concurrency cap, and the rate they wait for (0: none). */
+  private waitingCount = 0;
+  private ratePerMinute = 0;
+  private waitingTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly node: Node) {}
 
@@ -72,7 +78,12 @@ export class NodeStatus {
 
   private render(fill: Fill, shape: Shape, message: CatalogText | string): void {
     this.shownAt = Date.now();
-    const text = translate(message);
+    this.last = { fill, shape, message };
+    let text = translate(message);
+    if (this.waitingCount > 0) {
+      const count = this.waitingCount;
+      text += ` · ${translate(this.ratePerMinute > 0 ? catalogText('status.waiting', { count, rate: this.ratePerMinute }) : catalogText('status.waitingUncapped', { count }))}`;
+    }
     const note = notes.get(this.node);
     // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
     this.node.status(note ? { fill: fill === 'green' ? 'yellow' : fill, shape, text: `${text} · ${note}` } : { fill, shape, text });
@@ -82,8 +93,25 @@ export class NodeStatus {
     this.routine('blue', 'dot', inFlight > 1 ? catalogText('status.requestingMany', { count: inFlight }) : catalogText('status.requesting'));
   }
 
-  queued(position: number): void {
-    this.show('yellow', 'ring', catalogText('status.queued', { position }));
+  /**
+   * How many messages the rate limit or the concurrency cap holds back: every status text ends with
+   * `· 70 waiting (80/min)` while there are any. A change shows with the last status, at most every
+   * WAITING_STATUS_MS.
+   */
+  waiting(count: number, ratePerMinute?: number): void {
+    this.waitingCount = count;
+    if (ratePerMinute !== undefined) this.ratePerMinute = ratePerMinute;
+    if (this.waitingTimer) return;
+    const waitMs = this.shownAt + WAITING_STATUS_MS - Date.now();
+    if (waitMs > 0) this.waitingTimer = setTimeout(() => this.showWaiting(), waitMs);
+    else this.showWaiting();
+  }
+
+  private showWaiting(): void {
+    this.waitingTimer = undefined;
+    // A change of the status itself waiting to be shown will carry the count.
+    if (this.pending || !this.last) return;
+    this.render(this.last.fill, this.last.shape, this.last.message);
   }
 
   retrying(attempt: number, reason: string): void {
@@ -125,6 +153,10 @@ export class NodeStatus {
 
   clear(): void {
     this.cancelPending();
+    clearTimeout(this.waitingTimer);
+    this.waitingTimer = undefined;
+    this.waitingCount = 0;
+    this.last = undefined;
     this.node.status({});
   }
 }
@@ -138,6 +170,9 @@ function shortened(reason: string): string {
 }
 
 const STATUS_REASON_MAX = 60;
+
+/** The count of waiting messages changes the status at most four times a second. */
+const WAITING_STATUS_MS = 250;
 
 /** While several messages are under way, the status changes at most ten times a second. */
 const BUSY_STATUS_MS = 100;
