@@ -27,7 +27,8 @@ export interface InputContext extends JobContext {
 }
 
 export interface HandlerResult {
-  msg: OutputMessage;
+  /** The output message; null when the handler sent its parts (`sendPart`) and nothing more goes out. */
+  msg: OutputMessage | null;
   /** Short status text shown after success; defaults to the HTTP status. */
   statusText?: CatalogText;
   /** What the result draws on the Map output; called only when the node has one. */
@@ -146,8 +147,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       if (controller.signal.aborted) throw cancelled('message');
       // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
       if (job && !(await job.claimDelivery(controller.signal))) return done();
-      const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessages(result.map, mapLayer)];
-      const { statusCode } = result.msg;
+      const outputs = result.msg === null ? undefined : mapLayer === undefined ? result.msg : [result.msg, mapMessages(result.map, mapLayer)];
+      const statusCode = result.msg?.statusCode;
       const doneText = result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok');
       if (runs.size > 1 && runs.has(message) && typeof doneText !== 'string') {
         runs.set(message, doneText);
@@ -158,7 +159,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         runs.delete(message);
         status.done(doneText);
       }
-      send(outputs);
+      if (outputs) send(outputs);
       done();
     } catch (err) {
       if (controller.signal.aborted) {

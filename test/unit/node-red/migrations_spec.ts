@@ -32,7 +32,8 @@ describe('settings migrations', function () {
       type: 'svc-bulk-geocode',
       pollInterval: '',
       pollIntervalSec: 0.5,
-      version: 1,
+      partsSummary: true,
+      version: 2,
     });
     should(migrated<FlowSettings>({ type: 'svc-isoline', pollInterval: 3, pollIntervalSec: '1' })).eql({
       type: 'svc-isoline',
@@ -101,7 +102,7 @@ describe('settings migrations', function () {
   });
 
   it('leaves settings already at their version alone, and never changes the flow’s own object', function () {
-    const current = { type: 'svc-bulk-geocode', version: '1', pollInterval: '500', pollIntervalSec: '2' };
+    const current = { type: 'svc-bulk-geocode', version: '2', pollInterval: '500', pollIntervalSec: '2' };
     should(migrated<FlowSettings>(current)).eql(current);
     const old = { type: 'svc-sequence', pollInterval: 2, name: 'n' };
     const copy = { ...old };

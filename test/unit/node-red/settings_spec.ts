@@ -106,7 +106,13 @@ describe('node settings', function () {
     }
 
     it('moves a legacy bulk pollInterval (ms) into the seconds field and clears it', function () {
-      should(openDialog('svc-bulk-geocode', { pollInterval: '500', pollIntervalSec: '2' })).eql({ pollInterval: '', pollIntervalSec: '0.5', version: '1' });
+      // Settings from before version 2 keep the parts summary (issue 54): the dialog's fields hold text.
+      should(openDialog('svc-bulk-geocode', { pollInterval: '500', pollIntervalSec: '2' })).eql({
+        pollInterval: '',
+        pollIntervalSec: '0.5',
+        partsSummary: 'true',
+        version: '2',
+      });
     });
 
     it('moves a legacy isoline or sequence pollInterval (s) as it is, and leaves a current node alone', function () {
