@@ -90,6 +90,22 @@ describe('nodes dropped as is (issue 54)', function () {
     should(msg.location).have.properties(['lat', 'lon']);
   });
 
+  it('a current svc-isoline whose settings lack the range reads the dropped node’s range, time 600 s', async function () {
+    await helper.load(
+      [nodeModule('svc-config'), nodeModule('svc-isoline')],
+      [
+        configNode(ctx.sandbox),
+        { id: 'iso', type: 'svc-isoline', version: currentVersion('svc-isoline'), server: CONFIG_ID, wires: [['out']] },
+        { id: 'out', type: 'helper' },
+      ],
+      sandboxCredentials(),
+    );
+    const reached = new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
+    helper.getNode('iso').receive({ payload: { lat: 52.52, lon: 13.405 } });
+    await reached;
+    should((JSON.parse(ctx.sandbox.requests('isoline')[0].body) as Fields).range).eql({ type: 'time', value: 600 });
+  });
+
   it('a saved 1.0.0 svc-isoline without range settings still reads the range from the message', async function () {
     await helper.load(
       [nodeModule('svc-config'), nodeModule('svc-isoline')],
