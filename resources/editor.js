@@ -218,7 +218,8 @@
          */
         function content(row, field) {
             if (row.typed) {
-                return label(row, field) + input(row, field, 'text', '70%') + '<input type="hidden" id="' + self.id(field + 'Type') + '">';
+                var width = row.unit ? '55%' : '70%';
+                return label(row, field) + input(row, field, 'text', width) + '<input type="hidden" id="' + self.id(field + 'Type') + '">' + unit(row);
             }
             if (row.spinner || row.number) {
                 return label(row, field) + input(row, field, row.number ? 'number' : 'text', row.number ? '120px' : '80px') + unit(row);

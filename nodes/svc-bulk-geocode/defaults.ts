@@ -14,6 +14,8 @@ export const defaults = {
   // Required while the output is a file (the editor's own validator).
   outputFile: { value: '' },
   rawCsv: { value: false },
+  // Parts mode: no summary message after the parts, which a core join in automatic mode would warn about (migration 2 keeps it for older settings).
+  partsSummary: { value: false },
   jobIdPath: { value: '', validate: 'memberPath' },
   downloadPath: { value: '', validate: 'memberPath' },
   statusPath: { value: '', validate: 'memberPath' },

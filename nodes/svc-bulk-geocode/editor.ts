@@ -20,6 +20,7 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
     { select: 'output', icon: 'sign-out', options: ['message', 'parts', 'file'] },
     { text: 'outputFile', icon: 'file-text-o', placeholder: 'placeholder.outputFile', when: { output: ['file'] } },
     { checkbox: 'rawCsv', icon: 'table', caption: 'unit.rawCsv', when: { output: ['file'] } },
+    { checkbox: 'partsSummary', icon: 'list-alt', caption: 'unit.partsSummary', when: { output: ['parts'] } },
     { checkbox: 'rawFiles', icon: 'file-o', caption: 'unit.rawFiles' },
     { html: '<div class="form-row"><span data-i18n="svc-bulk-geocode.label.paths"></span></div>' },
     { text: 'jobIdPath', icon: 'hashtag', placeholder: 'placeholder.guess' },

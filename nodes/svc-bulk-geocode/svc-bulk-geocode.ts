@@ -35,6 +35,7 @@ interface BulkGeocodeDef extends NodeDef {
   outputFile?: string;
   /** A CSV output file's cells as they are (formulas included); off: written so that spreadsheets show them as text. */
   rawCsv?: boolean;
+  partsSummary?: boolean;
 }
 
 /**
@@ -115,6 +116,7 @@ export = function register(RED: NodeAPI): void {
       rawFiles: def.rawFiles === true,
       outputFile: textSetting(def.outputFile),
       rawCsv: def.rawCsv === true,
+      partsSummary: def.partsSummary === true,
     };
     const protocol: BulkProtocol = {
       jobIdPath: textSetting(def.jobIdPath),

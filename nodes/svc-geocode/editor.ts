@@ -9,7 +9,7 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
   rows: [
     'server',
     { typed: 'address', icon: 'map-signs', types: ['str', 'jsonata'] },
-    { spinner: 'precision', icon: 'th', min: 1, max: 12 },
+    { spinner: 'precision', icon: 'th', min: 1, max: 12, unit: 'label.characters' },
     { select: 'output', icon: 'sign-out', options: ['response', 'location'] },
     'mapOutput',
     'name',

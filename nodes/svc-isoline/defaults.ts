@@ -9,7 +9,6 @@ export const defaults = {
   ...typedInputs({
     origins: 'payload.origins',
     async: 'payload.async',
-    rangeType: 'payload.range.type',
     mode: 'payload.mode',
     transportMode: 'payload.transportMode',
     avoid: 'payload.avoid',
@@ -18,9 +17,12 @@ export const defaults = {
   originFormat: { value: 'coordinates' },
   precision: { value: 9, required: true, validate: 'number' },
   lonLatArrays: { value: false },
+  // A node dropped as is runs: 10 minutes of travel time (svc-isoline.ts reads the same for settings without them).
+  rangeType: { value: 'time', validate: { typedInput: 'rangeTypeType' } },
+  rangeTypeType: { value: 'fixed' },
   // Fixed ranges: one or more positive numbers, comma-separated (the editor's own validator).
-  rangeValue: { value: 'payload.range.value' },
-  rangeValueType: { value: 'msg' },
+  rangeValue: { value: '600' },
+  rangeValueType: { value: 'num' },
   avoidMember: { value: 'features', validate: { regex: '^[A-Za-z_$][\\w$]*$' } },
   // A fixed number of shape points: a whole number above 30, or empty for the platform's own (the editor's own validator).
   shape: { value: 'payload.shape' },

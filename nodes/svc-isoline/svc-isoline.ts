@@ -23,11 +23,14 @@ const MIN_SHAPE_EXCLUSIVE = 30;
 /** The spec does not name the member of `avoid` that holds the features. */
 const DEFAULT_AVOID_MEMBER = 'features';
 
-/** Request fields: each a TypedInput whose default source is the same member of `msg.payload` (`range.type` ← `msg.payload.range.type`). */
+/**
+ * Request fields: each a TypedInput whose default source is the same member of `msg.payload` (`range.type` ←
+ * `msg.payload.range.type`); the range is fixed (time, 600 s) on a node dropped as is (defaults.ts).
+ */
 const FIELDS = {
   ...payloadFields(['origins', 'async']),
-  rangeType: 'payload.range.type',
-  rangeValue: 'payload.range.value',
+  rangeType: { defaultPath: 'payload.range.type', initial: { type: 'fixed', value: 'time' } },
+  rangeValue: { defaultPath: 'payload.range.value', initial: { type: 'num', value: '600' } },
   ...payloadFields(['mode', 'transportMode', 'avoid', 'optimizeFor', 'shape']),
 };
 

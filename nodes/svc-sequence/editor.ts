@@ -10,7 +10,7 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
     'server',
     { typed: 'waypoints', icon: 'map-marker', types: ['json', 'jsonata'] },
     { select: 'waypointFormat', icon: 'exchange', options: ['coordinates', 'geohash'] },
-    { spinner: 'precision', icon: 'th', min: 1, max: 12, when: { waypointFormat: ['geohash'] } },
+    { spinner: 'precision', icon: 'th', min: 1, max: 12, unit: 'label.characters', when: { waypointFormat: ['geohash'] } },
     { checkbox: 'lonLatArrays' },
     { typed: 'departure', icon: 'clock-o', types: ['str', 'date', 'num', 'jsonata'] },
     { select: 'departureFormat', icon: 'calendar', options: ['zoned', 'local'] },

@@ -22,6 +22,8 @@ import {
   writeConsoleReport,
 } from './environment';
 import type { EditorWindow, PageElement } from './page-types';
+import { defaults as configDefaults } from '../../nodes/svc-config/defaults';
+import type { Defaults } from '../../nodes/lib/node-red/editor-definition';
 import { REPO_ROOT, SOURCE_NODES_DIR } from '../support/paths';
 
 /**
@@ -275,9 +277,11 @@ describe('the editor in a real browser (Chromium)', function () {
               should(report.typedInputs).not.be.empty();
               should(report.selectors).eql(['server']);
             }
-            // A new node reads each TypedInput from the message, at the member its defaults name.
+            // A new node reads each TypedInput from the message, at the member its defaults name, but for a value
+            // fixed so that the node runs as dropped (issue 54: svc-isoline's range, time 600 s).
             const typed = await editor().typedInputs(type);
-            should(typed.filter((input) => !input.expected.startsWith('msg:'))).be.empty();
+            const fixedOnDrop = type === 'svc-isoline' ? ['rangeType', 'rangeValue'] : [];
+            should(typed.filter((input) => !input.expected.startsWith('msg:') && !fixedOnDrop.includes(input.name))).be.empty();
             should(typed.filter((input) => input.shown !== input.expected)).be.empty();
             should(await editor().rawIds(['.red-ui-tray', '.red-ui-typedInput-options'])).be.empty();
             await editor().screenshot(`${target.name}-dialog-${type}`, 'dialog');
@@ -325,8 +329,9 @@ describe('the editor in a real browser (Chromium)', function () {
         it('a job node written by 1.0.0 (version 0, legacy pollInterval in its old unit) is migrated when its dialog opens: it shows the wait in seconds; Done stores seconds only, at its current version', async function () {
           const page = editor().page;
           const legacyNodes = [
-            { type: 'svc-bulk-geocode', pollInterval: 500, seconds: '0.5', version: '1' },
-            { type: 'svc-isoline', pollInterval: 3, seconds: '3', version: '1' },
+            // Version 2 of both keeps what 1.0.0 did: the bulk parts summary, the isoline range from the message (issue 54).
+            { type: 'svc-bulk-geocode', pollInterval: 500, seconds: '0.5', version: '2' },
+            { type: 'svc-isoline', pollInterval: 3, seconds: '3', version: '2' },
             // Version 2 of svc-sequence also writes an instant departure in UTC (issue 28 point 3).
             { type: 'svc-sequence', pollInterval: 2, seconds: '2', version: '2' },
           ];
@@ -666,6 +671,80 @@ describe('the editor in a real browser (Chromium)', function () {
           await editor().clearSelection();
           await editor().waitForNotificationsToClose();
           publishReadmeImage(target, await editor().screenshot(`${target.name}-example-flow`, 'canvas'), 'example-flow');
+        });
+      });
+
+      describe('nodes dropped as is (issue 54), in English', function () {
+        const editor = useBrowser('en-US');
+
+        it('dropped from the palette with their defaults and wired, svc-isoline behind svc-geocode, svc-route and svc-sequence behind split → svc-geocode → join, deploy and each reach a debug node', async function () {
+          this.timeout(180_000);
+          const page = editor().page;
+          // Its own config node on the built-in sandbox: earlier tests leave others, so a dropped node would not pick one itself.
+          const configSettings = Object.fromEntries(Object.entries(configDefaults as Defaults).map(([name, d]) => [name, d.value]));
+          await page.evaluate(
+            (settings) =>
+              (globalThis as unknown as EditorWindow).RED.view.importNodes([
+                { ...settings, id: 'dropped-cfg', type: 'svc-config', name: 'dropped', version: 3 },
+              ]),
+            configSettings,
+          );
+          const added: string[] = [];
+          const drop = async (type: string, x: number, y: number): Promise<string> => {
+            const id = await editor().addNode(type);
+            await editor().moveNode(id, x, y);
+            added.push(id);
+            return id;
+          };
+          const chains: Array<{ payload: string; payloadType: string; types: string[] }> = [
+            { payload: '1 Main Street, Berlin', payloadType: 'str', types: ['svc-geocode', 'svc-isoline'] },
+            { payload: '["1 Main Street, Berlin","2 Station Road, Potsdam"]', payloadType: 'json', types: ['split', 'svc-geocode', 'join', 'svc-route'] },
+            { payload: '["1 Main Street, Berlin","2 Station Road, Potsdam"]', payloadType: 'json', types: ['split', 'svc-geocode', 'join', 'svc-sequence'] },
+          ];
+          const last: string[] = [];
+          for (const [row, chain] of chains.entries()) {
+            const y = 120 + row * 100;
+            const ids = [await drop('inject', 120, y)];
+            for (const [i, type] of chain.types.entries()) ids.push(await drop(type, 280 + i * 170, y));
+            ids.push(await drop('debug', 280 + chain.types.length * 170, y));
+            last.push(ids[ids.length - 2]);
+            await page.evaluate(
+              ({ nodeIds, payload, payloadType }) => {
+                const { RED } = globalThis as unknown as EditorWindow;
+                const nodes = RED.nodes as unknown as { addLink(link: object): void };
+                const inject = RED.nodes.node(nodeIds[0]) as unknown as Record<string, unknown>;
+                // The one value typed: what the inject node sends.
+                inject.payload = payload;
+                inject.payloadType = payloadType;
+                for (const id of nodeIds) {
+                  const node = RED.nodes.node(id) as unknown as Record<string, unknown> & { type: string };
+                  if (node.type.startsWith('svc-')) node.server = 'dropped-cfg';
+                  RED.editor.validateNode(node as never);
+                }
+                for (let i = 0; i + 1 < nodeIds.length; i++)
+                  nodes.addLink({ source: RED.nodes.node(nodeIds[i]), sourcePort: 0, target: RED.nodes.node(nodeIds[i + 1]) });
+                RED.nodes.dirty(true);
+                RED.view.redraw(true);
+              },
+              { nodeIds: ids, payload: chain.payload, payloadType: chain.payloadType },
+            );
+          }
+          const result = await editor().deploy();
+          should(result.invalid).be.empty();
+          await editor().showDebugOfCurrentFlow();
+          for (const inject of await editor().nodeIds({
+            type: 'inject',
+            z: await page.evaluate(() => (globalThis as unknown as EditorWindow).RED.workspaces.active()),
+          })) {
+            if (added.includes(inject)) await editor().clickInject(inject);
+          }
+          // Errors show in the debug sidebar too (level 20): only the debug nodes' messages count, and no error may show.
+          const results = page.locator('.red-ui-debug-msg:not(.red-ui-debug-msg-level-20)');
+          should(await eventually(async () => (await results.count()) >= 3, 60_000)).be.true('every chain reaches its debug node');
+          should(await page.locator('.red-ui-debug-msg-level-20').count()).equal(0);
+          for (const id of last) should(await editor().statusText(id)).not.match(/^[A-Z_]+[ :(]/);
+          await editor().removeNodes([...added, 'dropped-cfg']);
+          await editor().deploy();
         });
       });
 

@@ -10,6 +10,8 @@ import { readCsv } from '../../sandbox/csv';
 import type { BulkRow } from '../../nodes/lib/geo/result-rows';
 import type { BulkSummary } from '../../nodes/lib/node-red/bulk-output';
 import type { JobReport } from '../../nodes/lib/platform/bulk-run';
+import { defaults as bulkDefaults } from '../../nodes/svc-bulk-geocode/defaults';
+import { currentVersion, migrated } from '../support/migrations';
 
 const FAST = { pollIntervalSec: 0.01, maxWait: 5 };
 const addressesOf = (count: number) => Array.from({ length: count }, (_v, i) => (i % 5 === 2 ? `nowhere ${i}` : `${i + 1} Main Street`));
@@ -75,6 +77,38 @@ describe('svc-bulk-geocode streaming', function () {
       const msg = await joined;
       should((msg.payload as BulkRow[]).map((row) => row.input)).eql(addresses);
       should(msg.parts).be.undefined();
+    });
+
+    it('as dropped, sends no summary: a core join in automatic mode rebuilds the rows and warns of nothing (issue 54)', async function () {
+      const joinModule = require(
+        require.resolve('@node-red/nodes/core/sequence/17-split.js', { paths: [path.dirname(require.resolve('node-red'))] }),
+      ) as unknown;
+      const dropped = { ...Object.fromEntries(Object.entries(bulkDefaults).map(([name, d]) => [name, d.value])), version: currentVersion('svc-bulk-geocode') };
+      await helper.load(
+        [nodeModule('svc-config'), nodeModule('svc-bulk-geocode'), joinModule],
+        [
+          configNode(ctx.sandbox),
+          { ...dropped, id: 'n1', type: 'svc-bulk-geocode', server: CONFIG_ID, output: 'parts', batchSize: 2, parallel: 2, ...FAST, wires: [['joiner']] },
+          { id: 'joiner', type: 'join', mode: 'auto', wires: [['out']] },
+          { id: 'out', type: 'helper' },
+        ],
+        sandboxCredentials(),
+      );
+      const addresses = addressesOf(5);
+      const { outputs, error } = await sendAndCollect('n1', { payload: addresses }, 15000);
+      should(error).be.undefined();
+      should(outputs).have.length(1);
+      should((outputs[0].payload as BulkRow[]).map((row) => row.input)).eql(addresses);
+      const joinWarnings = (helper.getNode('joiner').warn as { callCount: number }).callCount;
+      should(joinWarnings).equal(0);
+    });
+
+    it('keeps the summary of a node saved before the option, and of one that ticks it', async function () {
+      await load({ output: 'parts', batchSize: 2, version: currentVersion('svc-bulk-geocode'), partsSummary: true });
+      const { outputs } = await sendAndCollect('n1', { payload: addressesOf(3) });
+      should(outputs.at(-1)?.parts).be.undefined();
+      should(outputs.at(-1)?.payload).have.properties({ rows: 3, jobs: 2 });
+      should(migrated({ type: 'svc-bulk-geocode', version: 1, output: 'parts' })).match({ partsSummary: true, version: currentVersion('svc-bulk-geocode') });
     });
 
     it('turns a failed job into error rows and a job error, goes on, and ends with JOB_FAILED after the summary', async function () {

@@ -363,6 +363,25 @@ describe('svc-geocode', function () {
       ]);
     });
 
+    it('shows how many messages the rate holds back and the rate, at most a few times a second, until none wait (issue 54)', async function () {
+      await load({}, { rateLimit: 1200 });
+      const received: Fields[] = [];
+      helper.getNode('out').on('input', (msg: Fields) => received.push(msg));
+      const started = Date.now();
+      for (let i = 0; i < 20; i++) helper.getNode('n1').receive({ payload: `${i + 1} Main Street` });
+      await waitUntil(() => received.length === 20, 'twenty outputs', 15000);
+      const elapsedSeconds = (Date.now() - started) / 1000;
+      const texts = statusesOf('n1').map((s) => String(s.text));
+      const counts = texts.map((text) => /· (\d+) waiting \(1200\/min\)$/.exec(text)?.[1]).filter((count) => count !== undefined);
+      should(counts.length).be.above(1, texts.join(' | '));
+      should(Number(counts[0])).be.above(Number(counts[counts.length - 1]));
+      should(texts.some((text) => /^found .*· \d+ waiting \(1200\/min\)$/.test(text))).be.true(texts.join(' | '));
+      // Coalesced: a status per message and per wait would be 60 and more.
+      should(texts.length).be.belowOrEqual(Math.ceil(elapsedSeconds * 15) + 5, texts.join(' | '));
+      await waitUntil(() => !/waiting/.test(String(statusesOf('n1').at(-1)?.text)), 'no message waiting', 2000);
+      should(statusesOf('n1').at(-1)?.text).equal('found (20/50000 requests today)');
+    });
+
     it('shows queued messages and retries', async function () {
       await load({}, { rateLimit: 600 });
       ctx.sandbox.setFault('geocode', { status: 500, times: 1 });
@@ -372,8 +391,8 @@ describe('svc-geocode', function () {
       helper.getNode('n1').receive({ payload: '2 Main Street' });
       await waitUntil(() => received.length === 2, 'two outputs');
       const texts = statusesOf('n1').map((s) => s.text);
-      should(texts).containEql('queued (1)');
-      should(texts).containEql('retry 1 after SERVER');
+      should(texts.some((text) => /· 1 waiting \(600\/min\)$/.test(String(text)))).be.true(texts.join(' | '));
+      should(texts.some((text) => String(text).startsWith('retry 1 after SERVER'))).be.true(texts.join(' | '));
     });
   });
 

@@ -72,7 +72,7 @@ describe('runtime texts in the runtime language', function () {
 
   it('translates statuses and errors through RED._ with their parameters, nested catalog texts included', function () {
     translateWith(runtimeRED('svc-config'));
-    should(translate(catalogText('status.queued', { position: 3 }))).equal('待機中 (3)');
+    should(translate(catalogText('status.waiting', { count: 3, rate: 80 }))).equal('3 件待機中 (80/分)');
     const error = new PlatformError(
       'INVALID_INPUT',
       catalogText('error.input.unreadable', { name: 'address', source: catalogText('source.jsonata'), cause: 'boom' }),
@@ -93,7 +93,7 @@ describe('runtime texts in the runtime language', function () {
     }
     // One lookup for the status template and one for the nested result, not one per message.
     should(lookups).equal(2);
-    should(translate(catalogText('status.queued', { position: 3 }))).equal('待機中 (3)');
+    should(translate(catalogText('status.waiting', { count: 3, rate: 80 }))).equal('3 件待機中 (80/分)');
   });
 
   it('falls back to en-US where RED._ knows no catalog (a test helper, a runtime without the pack’s locales)', function () {
@@ -105,7 +105,7 @@ describe('runtime texts in the runtime language', function () {
     for (const type of ['svc-words', 'svc-geocode', 'svc-config']) {
       translateWith(runtimeRED(type));
       should(translate(catalogText('error.geocode.addressEmpty'))).equal('address が空です', `svc-geocode's catalog through ${type}`);
-      should(translate(catalogText('status.queued', { position: 3 }))).equal('待機中 (3)', `the common catalog through ${type}`);
+      should(translate(catalogText('status.waiting', { count: 3, rate: 80 }))).equal('3 件待機中 (80/分)', `the common catalog through ${type}`);
       should(translate(catalogText('test.notSet'))).equal('未設定', `svc-config's catalog through ${type}`);
     }
   });
@@ -140,7 +140,7 @@ describe('runtime texts in the runtime language', function () {
     const { error } = await expectError('n1', { payload: '   ' });
     should(error.code).equal('INVALID_INPUT');
     should(error.message).equal('address が空です。メッセージかノードの設定を直してください');
-    should(statusTexts('n1')).eql(['リクエスト中', 'INVALID_INPUT: 入力が不正']);
+    should(statusTexts('n1')).eql(['リクエスト中', 'INVALID_INPUT: address が空です']);
   });
 
   it('names an element of a list in Japanese: the waypoint of a route', async function () {

@@ -100,7 +100,10 @@ export function statusTexts(nodeId: string): string[] {
   return calls.map((call) => String((call.args[0] as { text?: string }).text ?? ''));
 }
 
-/** Messages the node refuses before any request, with INVALID_INPUT, a message naming the problem, and the message kept. */
+/**
+ * Messages the node refuses before any request, with INVALID_INPUT, a message naming the problem, and the message kept;
+ * the status shows the problem too (issue 54): the start of the message, up to what to do.
+ */
 export function refusalTests(ctx: { readonly sandbox: Sandbox }, load: () => Promise<void>, endpoint: string, cases: Array<[string, Fields, RegExp]>): void {
   for (const [what, msg, message] of cases) {
     it(`refuses ${what}`, async function () {
@@ -110,6 +113,9 @@ export function refusalTests(ctx: { readonly sandbox: Sandbox }, load: () => Pro
       should(error.message).match(message);
       should(kept.payload).eql(msg.payload);
       should(ctx.sandbox.requests(endpoint)).have.length(0);
+      const status = statusTexts('n1').at(-1) ?? '';
+      should(status).startWith('INVALID_INPUT: ');
+      should(error.message.replace(/ — .*$/, '')).startWith(status.slice('INVALID_INPUT: '.length).replace(/…$/, ''));
     });
   }
 }

@@ -1,6 +1,7 @@
 import { InputError } from '../util/errors';
 import { Label, CatalogText, catalogText } from '../util/catalog-text';
 import { LatLon, MAX_GEOHASH_LENGTH, checkLatLon, decodeGeohash, encodeGeohash, fromPosition, isGeohash } from './geohash';
+import { bestFeature } from './geojson';
 import { Fields, describeValue, readChoices, setMembers, toNumber } from '../util/values';
 
 /**
@@ -49,7 +50,7 @@ export interface LocationOptions {
   lonLatArrays: boolean;
 }
 
-const GEOJSON_NON_POINTS = new Set(['LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon', 'GeometryCollection', 'FeatureCollection']);
+const GEOJSON_NON_POINTS = new Set(['LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon', 'GeometryCollection']);
 const ACCEPTED_FORMS = catalogText('error.location.acceptedForms');
 
 /** Reads one location; `label` names it in errors ("waypoint 3"). */
@@ -71,6 +72,8 @@ export function readLocation(value: unknown, label: Label, options: LocationOpti
   switch (record.type) {
     case 'Feature':
       return readFeature(record, label);
+    case 'FeatureCollection':
+      return readCollection(record, label);
     case 'Point':
       return { point: fromPosition(record.coordinates, label) };
     case 'geohash':
@@ -169,6 +172,13 @@ function readFeature(record: Fields, label: Label): Place {
   const properties = (record.properties ?? {}) as Fields;
   const name = typeof properties.name === 'string' ? properties.name : undefined;
   return setMembers({ point: fromPosition(geometry.coordinates, label), name });
+}
+
+/** A FeatureCollection, as svc-geocode's default output is: its best match, the first feature, which must be a point. */
+function readCollection(record: Fields, label: Label): Place {
+  const feature = bestFeature(Array.isArray(record.features) ? record.features : []);
+  if (!feature) throw new InputError(catalogText('error.location.collectionEmpty', { label }));
+  return readFeature(feature, label);
 }
 
 function readGeohashObject(record: Fields, label: Label): Place {

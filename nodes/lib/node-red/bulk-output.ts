@@ -12,7 +12,7 @@ import { translate } from './i18n';
 /**
  * Where bulk rows go. `message`: all rows in one output message (the whole input in memory).
  * `parts`: a message per finished job, in input order, with `msg.parts` for the core join node, then a
- * summary message. `file`: rows appended to a CSV or JSON lines file, then a summary message.
+ * summary message if `partsSummary` (a core join in automatic mode warns about it). `file`: rows appended to a CSV or JSON lines file, then a summary message.
  * `parts` and `file` hold no more than the batches of the running jobs.
  */
 export type BulkOutputMode = 'message' | 'parts' | 'file';
@@ -26,6 +26,8 @@ export interface BulkOutputOptions {
   outputFile: string;
   /** A CSV output file's cells as they are, formulas included; by default as spreadsheets show text. */
   rawCsv: boolean;
+  /** Parts mode: a summary message after the parts. */
+  partsSummary: boolean;
 }
 
 /** The summary of a streamed run, as the final message's payload. */
@@ -113,7 +115,7 @@ export class BulkOutput {
     }
   }
 
-  /** The final message. In `parts` and `file` mode, failed jobs make it go out ahead of a JOB_FAILED error. */
+  /** The final message (none in `parts` mode without `partsSummary`). In `parts` and `file` mode, failed jobs make it go out ahead of a JOB_FAILED error. */
   async finish(summary: RunSummary): Promise<HandlerResult> {
     await this.file?.close();
     const out = this.msg;
@@ -128,8 +130,9 @@ export class BulkOutput {
     }
     const payload: BulkSummary = { ...this.counts, ...(this.file ? { file: this.file.path } : {}) };
     out.payload = payload;
-    if (this.counts.failedJobs === 0) return { msg: out, statusText };
-    this.context.sendPart(out);
+    const summarised = this.options.mode === 'file' || this.options.partsSummary;
+    if (this.counts.failedJobs === 0) return { msg: summarised ? out : null, statusText };
+    if (summarised) this.context.sendPart(out);
     throw new PlatformError('JOB_FAILED', catalogText('error.bulkJobsFailed', { failed: this.counts.failedJobs, jobs: this.counts.jobs }));
   }
 

@@ -26,12 +26,14 @@ export class Failure extends Error {
   declare readonly statusCode?: number;
   /** A short figure for the status, such as `2/2` for a used-up daily limit. */
   declare readonly statusDetail?: string;
+  /** An input refusal's reason, without what to do: the status shows it, naming the field (`address is empty`). */
+  declare readonly statusReason?: string;
   /** Data the service responded with (an envelope), never an Error: see above. */
   declare readonly cause?: unknown;
   #trace: string | undefined;
 
   /** `origin`: what was thrown, an SvcError's code, status and envelope kept, and its frames taken for the stack. */
-  constructor(text: string, origin?: unknown) {
+  constructor(text: string, origin?: unknown, statusReason?: string) {
     super(text);
     const frames = framesOf(origin instanceof Error ? origin : this);
     // The own stack V8 gave this error goes: the prototype's accessor below stands for it.
@@ -42,6 +44,7 @@ export class Failure extends Error {
       this.code = origin.code;
       if (origin.statusCode !== undefined) this.statusCode = origin.statusCode;
       if (origin.statusDetail !== undefined) this.statusDetail = origin.statusDetail;
+      if (statusReason !== undefined) this.statusReason = statusReason;
       if (origin.cause !== undefined && !(origin.cause instanceof Error)) this.cause = origin.cause;
     }
   }
@@ -91,9 +94,11 @@ export function failure(err: unknown): Failure {
   if (err instanceof Failure) return err;
   if (!(err instanceof SvcError)) return new Failure(oneLine(describeCause(err)), err);
   const reason = oneLine(err.text ? translate(err.text) : err.message);
+  // The pack's own refusal of a message names the field; the platform's reasons stay out of the status (they may quote the request).
+  const statusReason = err.code === 'INVALID_INPUT' ? reason : undefined;
   // What to do is said after the reason, unless the reason says it; a cancelled message needs nothing done.
-  if (err.code === 'CANCELLED' || err.saysWhatToDo) return new Failure(reason, err);
-  return new Failure(translate(catalogText('error.report', { reason, hint: hintFor(err) })), err);
+  if (err.code === 'CANCELLED' || err.saysWhatToDo) return new Failure(reason, err, statusReason);
+  return new Failure(translate(catalogText('error.report', { reason, hint: hintFor(err) })), err, statusReason);
 }
 
 /** What to do about a failure of its code; for a failed connection, naming the settings it went by (Base URL … and Proxy when one is set). */

@@ -12,10 +12,12 @@ export interface TypedInput {
 }
 
 /**
- * The TypedInputs a node reads, by the names errors use: each the default `msg` path, or, when the
- * flow property has another name, `{ property, defaultPath }`.
+ * The TypedInputs a node reads, by the names errors use: each the default `msg` path, or
+ * `{ property, defaultPath, initial }`: the flow property when it has another name, and the source a
+ * node whose settings lack the property reads (its editor default, as a dropped node saves it; the
+ * node's migrations give older settings their sources); `defaultPath` otherwise.
  */
-export type InputFields<K extends string> = Record<K, string | { property: string; defaultPath: string }>;
+export type InputFields<K extends string> = Record<K, string | { property?: string; defaultPath: string; initial?: { type: string; value: string } }>;
 
 /** Request fields whose default source is the member of `msg.payload` of the same name (`waypoints` ← `msg.payload.waypoints`). */
 export function payloadFields<K extends string>(names: readonly K[]): Record<K, string> {
@@ -40,8 +42,12 @@ export function nodeInputs<K extends string>(RED: NodeAPI, node: Node, def: obje
   const inputs = Object.fromEntries(
     keys.map((key) => {
       const field = fields[key];
-      const { property, defaultPath } = typeof field === 'string' ? { property: key, defaultPath: field } : field;
-      return [key, typedInput(record, key, property, defaultPath)];
+      const { property = key, defaultPath, initial } = typeof field === 'string' ? { defaultPath: field } : field;
+      const stored =
+        initial && record[property] === undefined && record[`${property}Type`] === undefined
+          ? { [property]: initial.value, [`${property}Type`]: initial.type }
+          : record;
+      return [key, typedInput(stored, key, property, defaultPath)];
     }),
   ) as Record<K, TypedInput>;
   return {

@@ -27,7 +27,8 @@ export interface InputContext extends JobContext {
 }
 
 export interface HandlerResult {
-  msg: OutputMessage;
+  /** The output message; null when the handler sent its parts (`sendPart`) and nothing more goes out. */
+  msg: OutputMessage | null;
   /** Short status text shown after success; defaults to the HTTP status. */
   statusText?: CatalogText;
   /** What the result draws on the Map output; called only when the node has one. */
@@ -46,6 +47,8 @@ export interface Resumable extends StoredJobsOptions {
 interface InFlight {
   readonly controller: AbortController;
   running: boolean;
+  /** Held back by the rate limit or the concurrency cap, counted in the status's waiting messages. */
+  waiting: boolean;
 }
 
 type Send = (msg: NodeMessage | Array<NodeMessage | NodeMessage[] | null>) => void;
@@ -86,11 +89,19 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
    */
   const runs = new Map<InFlight, CatalogText>();
   const runsText = () => catalogText('status.runs', { count: runs.size, runs: [...runs.values()] });
+  /** How many messages the rate limit or the concurrency cap holds back, shown after every status text. */
+  let waiting = 0;
+  const setWaiting = (message: InFlight, held: boolean, ratePerMinute?: number) => {
+    if (message.waiting === held) return;
+    message.waiting = held;
+    waiting += held ? 1 : -1;
+    status.waiting(waiting, ratePerMinute);
+  };
 
   /** Runs one message (new or resumed) through `work`, then delivers its output or its error once. */
   function run(msg: NodeMessageInFlow, work: (context: InputContext) => Promise<HandlerResult>, send: Send, done: Done, key?: string): void {
     const controller = stored ? new AbortController() : closing;
-    const message: InFlight = { controller, running: true };
+    const message: InFlight = { controller, running: true, waiting: false };
     underWay++;
     if (stored) ownControllers.add(message);
     status.underWay(underWay);
@@ -100,7 +111,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       signal: controller.signal,
       status,
       onWait: (event) => {
-        if (event.kind === 'queued') status.queued(event.position);
+        if (event.kind === 'queued') setWaiting(message, true, event.ratePerMinute);
+        else if (event.kind === 'admitted') setWaiting(message, false);
         else if (event.kind === 'outage') status.outage(event.reason, event.delayMs);
         else status.retrying(event.attempt, event.reason);
       },
@@ -135,8 +147,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       if (controller.signal.aborted) throw cancelled('message');
       // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
       if (job && !(await job.claimDelivery(controller.signal))) return done();
-      const outputs = mapLayer === undefined ? result.msg : [result.msg, mapMessages(result.map, mapLayer)];
-      const { statusCode } = result.msg;
+      const outputs = result.msg === null ? undefined : mapLayer === undefined ? result.msg : [result.msg, mapMessages(result.map, mapLayer)];
+      const statusCode = result.msg?.statusCode;
       const doneText = result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok');
       if (runs.size > 1 && runs.has(message) && typeof doneText !== 'string') {
         runs.set(message, doneText);
@@ -147,7 +159,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         runs.delete(message);
         status.done(doneText);
       }
-      send(outputs);
+      if (outputs) send(outputs);
       done();
     } catch (err) {
       if (controller.signal.aborted) {
@@ -167,6 +179,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       done(reported);
     } finally {
       message.running = false;
+      setWaiting(message, false);
       underWay--;
       status.underWay(underWay);
       ownControllers.delete(message);

@@ -17,6 +17,12 @@ export class NodeStatus {
   /** The latest change not shown yet, and the timer that shows it. */
   private pending: { fill: Fill; shape: Shape; message: CatalogText | string } | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The last status shown, shown again with the count of waiting messages when it changes. */
+  private last: { fill: Fill; shape: Shape; message: CatalogText | string } | undefined;
+  /** Messages held back by the rate limit or the concurrency cap, and the rate they wait for (0: none). */
+  private waitingCount = 0;
+  private ratePerMinute = 0;
+  private waitingTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly node: Node) {}
 
@@ -72,7 +78,12 @@ export class NodeStatus {
 
   private render(fill: Fill, shape: Shape, message: CatalogText | string): void {
     this.shownAt = Date.now();
-    const text = translate(message);
+    this.last = { fill, shape, message };
+    let text = translate(message);
+    if (this.waitingCount > 0) {
+      const count = this.waitingCount;
+      text += ` · ${translate(this.ratePerMinute > 0 ? catalogText('status.waiting', { count, rate: this.ratePerMinute }) : catalogText('status.waitingUncapped', { count }))}`;
+    }
     const note = notes.get(this.node);
     // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
     this.node.status(note ? { fill: fill === 'green' ? 'yellow' : fill, shape, text: `${text} · ${note}` } : { fill, shape, text });
@@ -82,8 +93,25 @@ export class NodeStatus {
     this.routine('blue', 'dot', inFlight > 1 ? catalogText('status.requestingMany', { count: inFlight }) : catalogText('status.requesting'));
   }
 
-  queued(position: number): void {
-    this.show('yellow', 'ring', catalogText('status.queued', { position }));
+  /**
+   * How many messages the rate limit or the concurrency cap holds back: every status text ends with
+   * `· 70 waiting (80/min)` while there are any. A change shows with the last status, at most every
+   * WAITING_STATUS_MS.
+   */
+  waiting(count: number, ratePerMinute?: number): void {
+    this.waitingCount = count;
+    if (ratePerMinute !== undefined) this.ratePerMinute = ratePerMinute;
+    if (this.waitingTimer) return;
+    const waitMs = this.shownAt + WAITING_STATUS_MS - Date.now();
+    if (waitMs > 0) this.waitingTimer = setTimeout(() => this.showWaiting(), waitMs);
+    else this.showWaiting();
+  }
+
+  private showWaiting(): void {
+    this.waitingTimer = undefined;
+    // A change of the status itself waiting to be shown will carry the count.
+    if (this.pending || !this.last) return;
+    this.render(this.last.fill, this.last.shape, this.last.message);
   }
 
   retrying(attempt: number, reason: string): void {
@@ -108,27 +136,43 @@ export class NodeStatus {
   }
 
   /**
-   * The code (with the HTTP status or a figure such as `2/2`) and a short reason: `UNAUTHORIZED (401): credentials refused`.
+   * The code (with the HTTP status or a figure such as `2/2`) and a short reason: `UNAUTHORIZED (401): credentials refused`;
+   * an input refusal's own reason, naming the field: `INVALID_INPUT: address is empty`.
    * `failed` is a reported failure (failure.ts); the status needs no more of it than these.
    */
-  error(failed: { readonly code?: ErrorCode; readonly statusCode?: number; readonly statusDetail?: string }): void {
+  error(failed: { readonly code?: ErrorCode; readonly statusCode?: number; readonly statusDetail?: string; readonly statusReason?: string }): void {
     if (failed.code === undefined) {
       this.show('red', 'ring', catalogText('status.failed'));
       return;
     }
     let code = failed.statusCode ? `${failed.code} (${failed.statusCode})` : failed.code;
     if (failed.statusDetail) code += ` ${failed.statusDetail}`;
-    this.show('red', 'ring', catalogText('status.error', { code, reason: catalogText(`status.reason.${failed.code}`) }));
+    const reason = failed.statusReason === undefined ? catalogText(`status.reason.${failed.code}`) : shortened(failed.statusReason);
+    this.show('red', 'ring', catalogText('status.error', { code, reason }));
   }
 
   clear(): void {
     this.cancelPending();
+    clearTimeout(this.waitingTimer);
+    this.waitingTimer = undefined;
+    this.waitingCount = 0;
+    this.last = undefined;
     this.node.status({});
   }
 }
 
 type Fill = 'blue' | 'yellow' | 'green' | 'red' | 'grey';
 type Shape = 'dot' | 'ring';
+
+/** A reason as long as a status can show beside the node: at most STATUS_REASON_MAX characters, cut with an ellipsis. */
+function shortened(reason: string): string {
+  return reason.length <= STATUS_REASON_MAX ? reason : `${reason.slice(0, STATUS_REASON_MAX - 1).trimEnd()}…`;
+}
+
+const STATUS_REASON_MAX = 60;
+
+/** The count of waiting messages changes the status at most four times a second. */
+const WAITING_STATUS_MS = 250;
 
 /** While several messages are under way, the status changes at most ten times a second. */
 const BUSY_STATUS_MS = 100;

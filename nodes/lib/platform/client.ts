@@ -192,7 +192,13 @@ export class PlatformClient {
       body = req.form;
     }
     const gate = this.gateFor(req.rate);
-    const release = gate.admitNow() ?? (await gate.acquire(req.signal, (position) => req.onWait?.({ kind: 'queued', position })));
+    let queued = false;
+    const onQueued = (position: number) => {
+      queued = true;
+      req.onWait?.({ kind: 'queued', position, ratePerMinute: gate.ratePerMinute });
+    };
+    const release = gate.admitNow() ?? (await gate.acquire(req.signal, onQueued));
+    if (queued) req.onWait?.({ kind: 'admitted' });
     try {
       return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal, secrets);
     } finally {

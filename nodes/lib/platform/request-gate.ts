@@ -78,6 +78,11 @@ export class RequestGate {
     this.pacer = options.pacer ?? new LocalPacer(this.clock);
   }
 
+  /** Requests a minute this gate lets go, 0 for no limit. */
+  get ratePerMinute(): number {
+    return this.options.ratePerMinute;
+  }
+
   get waiting(): number {
     return this.queue.length;
   }

@@ -77,7 +77,9 @@ export interface PlatformRequest {
 
 /** `outage`: an accepted job waits out a platform outage before its status or result is asked for again (see jobs.ts). */
 export type WaitEvent =
-  | { kind: 'queued'; position: number }
+  /** Held back by the rate limit (`ratePerMinute`, 0 for none) or the concurrency cap; `admitted` once it may go. */
+  | { kind: 'queued'; position: number; ratePerMinute: number }
+  | { kind: 'admitted' }
   | { kind: 'retry'; attempt: number; delayMs: number; reason: string }
   | { kind: 'outage'; delayMs: number; reason: string };
 

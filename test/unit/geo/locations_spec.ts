@@ -32,6 +32,30 @@ describe('locations (shared location converter)', function () {
       });
     });
 
+    it('reads a FeatureCollection, as svc-geocode outputs it, as its first feature, and a joined array of them (issue 54)', function () {
+      const collection = (lon: number, lat: number) => ({
+        type: 'FeatureCollection',
+        features: [
+          { type: 'Feature', geometry: { type: 'Point', coordinates: [lon, lat] }, properties: { score: 0.9 } },
+          { type: 'Feature', geometry: { type: 'Point', coordinates: [0, 0] }, properties: { score: 0.1 } },
+        ],
+      });
+      should(readLocation(collection(13.4, 52.5), 'origin 1', strict)).eql({ point: { lat: 52.5, lon: 13.4 } });
+      should(readLocations([collection(13.4, 52.5), collection(11.6, 48.1)], 'waypoint', strict).map((place) => place.point)).eql([
+        { lat: 52.5, lon: 13.4 },
+        { lat: 48.1, lon: 11.6 },
+      ]);
+      should(payloadAsLocations(collection(13.4, 52.5))).eql(collection(13.4, 52.5));
+      should(refusal(() => readLocation({ type: 'FeatureCollection', features: [] }, 'origin 1', strict))).equal(
+        'origin 1: the GeoJSON FeatureCollection holds no feature (nothing matched)',
+      );
+      should(
+        refusal(() =>
+          readLocation({ type: 'FeatureCollection', features: [{ type: 'Feature', geometry: { type: 'LineString', coordinates: [] } }] }, 'origin 1', strict),
+        ),
+      ).equal('origin 1: a GeoJSON Feature must have a Point geometry');
+    });
+
     it('reads GeoJSON Point geometries and Point Features in [lon, lat] order', function () {
       should(readLocation({ type: 'Point', coordinates: [13.4, 52.5] }, 'w', strict).point).eql({ lat: 52.5, lon: 13.4 });
       should(readLocation({ type: 'Feature', geometry: { type: 'Point', coordinates: [13.4, 52.5] }, properties: { name: 'depot' } }, 'w', strict)).eql({

@@ -57,13 +57,13 @@ describe('errors a person reads at a glance', function () {
     should(lastStatus('n1')).equal('UNAUTHORIZED (401): credentials refused');
   });
 
-  it('bad input: the reason and what to do, status INVALID_INPUT with its short reason', async function () {
+  it('bad input: the reason and what to do, status INVALID_INPUT with its reason naming the field (issue 54)', async function () {
     const msg = await caughtError({ payload: '   ' });
     const error = msg.error as Fields;
     should(error.code).equal('INVALID_INPUT');
     should(error.message).equal("address is empty — fix the message or the node's settings");
     should(msg).not.have.property('statusCode');
-    should(lastStatus('n1')).equal('INVALID_INPUT: bad input');
+    should(lastStatus('n1')).equal('INVALID_INPUT: address is empty');
   });
 
   it('an uncaught error reaches the debug sidebar as Node-RED shows an Error: the one line, its code, code locations only', async function () {

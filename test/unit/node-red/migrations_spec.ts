@@ -32,13 +32,18 @@ describe('settings migrations', function () {
       type: 'svc-bulk-geocode',
       pollInterval: '',
       pollIntervalSec: 0.5,
-      version: 1,
+      partsSummary: true,
+      version: 2,
     });
     should(migrated<FlowSettings>({ type: 'svc-isoline', pollInterval: 3, pollIntervalSec: '1' })).eql({
       type: 'svc-isoline',
       pollInterval: '',
       pollIntervalSec: 3,
-      version: 1,
+      rangeType: 'payload.range.type',
+      rangeTypeType: 'msg',
+      rangeValue: 'payload.range.value',
+      rangeValueType: 'msg',
+      version: 2,
     });
     should(migrated<FlowSettings>({ type: 'svc-sequence', pollInterval: 3, pollIntervalSec: '1' })).eql({
       type: 'svc-sequence',
@@ -66,14 +71,38 @@ describe('settings migrations', function () {
   it('keeps pollIntervalSec where the legacy value is empty or unusable, as 1.0.0 read it', function () {
     for (const pollInterval of ['', 0, -1, 'soon', undefined]) {
       should(migrated<FlowSettings>({ type: 'svc-isoline', pollInterval, pollIntervalSec: '0.2' })).eql(
-        { type: 'svc-isoline', pollInterval: '', pollIntervalSec: '0.2', version: 1 },
+        {
+          type: 'svc-isoline',
+          pollInterval: '',
+          pollIntervalSec: '0.2',
+          rangeType: 'payload.range.type',
+          rangeTypeType: 'msg',
+          rangeValue: 'payload.range.value',
+          rangeValueType: 'msg',
+          version: 2,
+        },
         String(pollInterval),
       );
     }
   });
 
+  it('keeps a svc-isoline saved before version 2 without range settings reading them from the message; a set range stays (issue 54)', function () {
+    should(migrated<FlowSettings>({ type: 'svc-isoline', version: 1 })).eql({
+      type: 'svc-isoline',
+      rangeType: 'payload.range.type',
+      rangeTypeType: 'msg',
+      rangeValue: 'payload.range.value',
+      rangeValueType: 'msg',
+      version: 2,
+    });
+    const fixed = { type: 'svc-isoline', version: 1, rangeType: 'distance', rangeTypeType: 'fixed', rangeValue: '900', rangeValueType: 'num' };
+    should(migrated<FlowSettings>(fixed)).eql({ ...fixed, version: 2 });
+    const current = { type: 'svc-isoline', version: 2 };
+    should(migrated<FlowSettings>(current)).eql(current);
+  });
+
   it('leaves settings already at their version alone, and never changes the flow’s own object', function () {
-    const current = { type: 'svc-bulk-geocode', version: '1', pollInterval: '500', pollIntervalSec: '2' };
+    const current = { type: 'svc-bulk-geocode', version: '2', pollInterval: '500', pollIntervalSec: '2' };
     should(migrated<FlowSettings>(current)).eql(current);
     const old = { type: 'svc-sequence', pollInterval: 2, name: 'n' };
     const copy = { ...old };

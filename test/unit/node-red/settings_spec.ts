@@ -106,11 +106,26 @@ describe('node settings', function () {
     }
 
     it('moves a legacy bulk pollInterval (ms) into the seconds field and clears it', function () {
-      should(openDialog('svc-bulk-geocode', { pollInterval: '500', pollIntervalSec: '2' })).eql({ pollInterval: '', pollIntervalSec: '0.5', version: '1' });
+      // Settings from before version 2 keep the parts summary (issue 54): the dialog's fields hold text.
+      should(openDialog('svc-bulk-geocode', { pollInterval: '500', pollIntervalSec: '2' })).eql({
+        pollInterval: '',
+        pollIntervalSec: '0.5',
+        partsSummary: 'true',
+        version: '2',
+      });
     });
 
     it('moves a legacy isoline or sequence pollInterval (s) as it is, and leaves a current node alone', function () {
-      should(openDialog('svc-isoline', { pollInterval: '3', pollIntervalSec: '' })).eql({ pollInterval: '', pollIntervalSec: '3', version: '1' });
+      // A node saved before version 2 keeps reading its range from the message (issue 54).
+      should(openDialog('svc-isoline', { pollInterval: '3', pollIntervalSec: '' })).eql({
+        pollInterval: '',
+        pollIntervalSec: '3',
+        rangeType: 'payload.range.type',
+        rangeTypeType: 'msg',
+        rangeValue: 'payload.range.value',
+        rangeValueType: 'msg',
+        version: '2',
+      });
       should(openDialog('svc-sequence', { pollInterval: '', pollIntervalSec: '1.5', version: 2 })).eql({
         pollInterval: '',
         pollIntervalSec: '1.5',
