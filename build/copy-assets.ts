@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { bundleVendor } from './bundle-vendor';
 import { writeEditorHtml } from './editor-html';
 
 /**
@@ -81,7 +82,8 @@ async function copyAssets(repoRoot: string): Promise<void> {
 
 // Compiled to dist/build/copy-assets.js: the repository is two folders up.
 if (require.main === module) {
-  copyAssets(path.join(__dirname, '..', '..')).catch((err: unknown) => {
+  const repoRoot = path.join(__dirname, '..', '..');
+  Promise.all([copyAssets(repoRoot), bundleVendor(repoRoot)]).catch((err: unknown) => {
     console.error(err);
     process.exitCode = 1;
   });

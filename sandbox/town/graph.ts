@@ -1,4 +1,4 @@
-import TinyQueue from 'tinyqueue';
+import { TinyQueue } from './vendor';
 import { Edge, Mode, Position, Town, TRUCK_HEIGHT_M, meters } from './network';
 
 /**

@@ -1,5 +1,4 @@
-import concaveman from 'concaveman';
-import polygonClipping from 'polygon-clipping';
+import { MultiPolygon, concaveman, polygonClipping } from './vendor';
 import { Graph, Weight, buildGraph, dijkstra, snap, sourcesOf } from './graph';
 import { Mode, Position, Town } from './network';
 import { speedOn } from './route';
@@ -104,7 +103,7 @@ function outline(points: Position[], optimizeFor: keyof typeof CONCAVITY, shape:
   return fit(hull, shape);
 }
 
-function outerRing(multi: polygonClipping.MultiPolygon): Position[] {
+function outerRing(multi: MultiPolygon): Position[] {
   // Both polygons hold the origin, so their union is one polygon; its holes are filled.
   return multi.reduce((best, polygon) => (area(polygon[0]) > area(best) ? polygon[0] : best), multi[0][0]);
 }

@@ -1,6 +1,6 @@
-import cityTimezones from 'city-timezones';
 import { Edge, Position, StreetRef, Town, meters } from './network';
 import { hashText } from './random';
+import { cityMapping } from './vendor';
 
 /**
  * Places in the town: real cities from a bundled list (city-timezones, about 7,300 cities with their
@@ -36,7 +36,7 @@ export function cityNamed(name: string): City | undefined {
   if (!cityIndex) {
     cityIndex = new Map();
     const population = new Map<string, number>();
-    for (const c of cityTimezones.cityMapping) {
+    for (const c of cityMapping) {
       const city = { name: c.city, country: c.country, region: c.province || null, lat: c.lat, lon: c.lng };
       for (const k of [c.city.toLowerCase(), c.city_ascii.toLowerCase()]) {
         if ((population.get(k) ?? -1) < c.pop) {
