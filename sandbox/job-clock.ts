@@ -1,5 +1,3 @@
-import type { Sandbox } from './server';
-
 /**
  * How long the sandbox's jobs (bulk geocode, asynchronous isoline and sequence) take and keep their
  * results, by the sandbox's clock, as a platform's do: a job runs whether it is polled or not, takes
@@ -35,10 +33,16 @@ export interface JobTiming {
   completedAt?: number;
 }
 
+/** What the job clock reads of a sandbox: its clock and its job options (the Sandbox is one). */
+export interface JobClockHost {
+  readonly clock: { now(): number };
+  readonly options: { jobTimeScale: number; jobPolls?: number; jobResultTtlMs: number };
+}
+
 export type JobPhase = { phase: 'running'; fraction: number } | { phase: 'complete' } | { phase: 'expired' };
 
 /** The timing of a job of `items` items created now. */
-export function newTiming(sandbox: Sandbox, family: JobFamily, items: number): JobTiming {
+export function newTiming(sandbox: JobClockHost, family: JobFamily, items: number): JobTiming {
   const { baseMs, perItemMs } = JOB_DURATIONS[family];
   const createdAt = sandbox.clock.now();
   const timing: JobTiming = { createdAt, readyAt: createdAt + Math.round((baseMs + perItemMs * items) * sandbox.options.jobTimeScale), polls: 0 };
@@ -50,7 +54,7 @@ export function newTiming(sandbox: Sandbox, family: JobFamily, items: number): J
  * Where a job stands now. `poll` counts a status request first; `pollsNeeded` (a test's count of
  * polls) overrides the one the job was created with.
  */
-export function phaseOf(sandbox: Sandbox, timing: JobTiming, options: { poll?: boolean; pollsNeeded?: number } = {}): JobPhase {
+export function phaseOf(sandbox: JobClockHost, timing: JobTiming, options: { poll?: boolean; pollsNeeded?: number } = {}): JobPhase {
   const now = sandbox.clock.now();
   if (options.poll) timing.polls++;
   const pollsNeeded = options.pollsNeeded ?? timing.pollsNeeded;
@@ -67,17 +71,17 @@ export function phaseOf(sandbox: Sandbox, timing: JobTiming, options: { poll?: b
 }
 
 /** Whether a job is still running, without counting a poll (for the state kept across restarts). */
-export function isRunning(sandbox: Sandbox, timing: JobTiming, pollsNeeded?: number): boolean {
+export function isRunning(sandbox: JobClockHost, timing: JobTiming, pollsNeeded?: number): boolean {
   return phaseOf(sandbox, { ...timing }, { pollsNeeded }).phase === 'running';
 }
 
 /** Whether a job's results have expired (it may then be forgotten). */
-export function isExpired(sandbox: Sandbox, timing: JobTiming, pollsNeeded?: number): boolean {
+export function isExpired(sandbox: JobClockHost, timing: JobTiming, pollsNeeded?: number): boolean {
   return phaseOf(sandbox, { ...timing }, { pollsNeeded }).phase === 'expired';
 }
 
 /** The 410 body of a job whose results have expired. */
-export function expiredBody(sandbox: Sandbox, jobId: string): { error: string; message: string } {
+export function expiredBody(sandbox: JobClockHost, jobId: string): { error: string; message: string } {
   const hours = sandbox.options.jobResultTtlMs / 3_600_000;
   return { error: 'job_expired', message: `the results of job ${jobId} have expired (they are kept ${hours} hours after the job completes)` };
 }
@@ -86,7 +90,7 @@ export function expiredBody(sandbox: Sandbox, jobId: string): { error: string; m
  * Makes room for one more job among `jobs` (at most `max` kept): forgets expired jobs, then the
  * oldest completed ones. False when every kept job is still running (the caller refuses with 429).
  */
-export function makeRoom<T extends JobTiming>(sandbox: Sandbox, jobs: Map<string, T>, max: number, pollsNeeded?: number): boolean {
+export function makeRoom<T extends JobTiming>(sandbox: JobClockHost, jobs: Map<string, T>, max: number, pollsNeeded?: number): boolean {
   for (const [id, job] of jobs) if (isExpired(sandbox, job, pollsNeeded)) jobs.delete(id);
   for (const [id, job] of jobs) {
     if (jobs.size < max) break;
