@@ -12,22 +12,25 @@ import { build, Plugin } from 'esbuild';
 /** The fields of city-timezones' cities that sandbox/town/places.ts reads. */
 const CITY_FIELDS = ['city', 'city_ascii', 'lat', 'lng', 'pop', 'country', 'province'];
 
-/**
- * Loads city-timezones' data file as a module of CITY_FIELDS rows, made back into objects when loaded:
- * half the size of the objects themselves.
- */
-const trimmedCities: Plugin = {
-  name: 'trimmed-cities',
-  setup(bundle) {
-    bundle.onLoad({ filter: /city-timezones[\\/]data[\\/]cityMap\.json$/ }, (args) => {
-      const cities = JSON.parse(fs.readFileSync(args.path, 'utf8')) as Array<Record<string, unknown>>;
-      const rows = cities.map((city) => CITY_FIELDS.map((field) => city[field]));
-      const contents = `const fields = ${JSON.stringify(CITY_FIELDS)};
-module.exports = ${JSON.stringify(rows)}.map((row) => Object.fromEntries(fields.map((field, i) => [field, row[i]])));`;
-      return { contents, loader: 'js' };
-    });
-  },
-};
+/** The city list beside the bundle, read when the bundle loads: parsed data, not source text the heap keeps. */
+const CITIES_FILE = 'vendor.cities.json';
+
+/** Loads city-timezones' data file from CITIES_FILE, rows of CITY_FIELDS made back into objects. */
+function trimmedCities(folder: string): Plugin {
+  return {
+    name: 'trimmed-cities',
+    setup(bundle) {
+      bundle.onLoad({ filter: /city-timezones[\\/]data[\\/]cityMap\.json$/ }, (args) => {
+        const cities = JSON.parse(fs.readFileSync(args.path, 'utf8')) as Array<Record<string, unknown>>;
+        fs.writeFileSync(path.join(folder, CITIES_FILE), JSON.stringify(cities.map((city) => CITY_FIELDS.map((field) => city[field]))));
+        // An object literal of fixed shape per city: objects that share one hidden class.
+        const literal = `({ ${CITY_FIELDS.map((field, i) => `${field}: row[${i}]`).join(', ')} })`;
+        const rows = `JSON.parse(require('node:fs').readFileSync(require('node:path').join(__dirname, ${JSON.stringify(CITIES_FILE)}), 'utf8'))`;
+        return { contents: `module.exports = ${rows}.map((row) => ${literal});`, loader: 'js' };
+      });
+    },
+  };
+}
 
 /** The package folder (holding package.json) of a bundled input path below node_modules. */
 function packageFolder(repoRoot: string, input: string): string | undefined {
@@ -38,7 +41,7 @@ function packageFolder(repoRoot: string, input: string): string | undefined {
   return path.join(repoRoot, ...parts.slice(0, at + depth));
 }
 
-/** Bundles dist/sandbox/town/vendor.js in place and writes vendor.LICENSES.txt beside it. */
+/** Bundles dist/sandbox/town/vendor.js in place and writes vendor.cities.json and vendor.LICENSES.txt beside it. */
 export async function bundleVendor(repoRoot: string): Promise<void> {
   const file = path.join(repoRoot, 'dist', 'sandbox', 'town', 'vendor.js');
   const result = await build({
@@ -52,7 +55,7 @@ export async function bundleVendor(repoRoot: string): Promise<void> {
     legalComments: 'none',
     minifyWhitespace: true,
     metafile: true,
-    plugins: [trimmedCities],
+    plugins: [trimmedCities(path.dirname(file))],
     logLevel: 'warning',
   });
   const folders = [...new Set(Object.keys(result.metafile.inputs).map((input) => packageFolder(repoRoot, input)))].filter(
