@@ -78,7 +78,7 @@ describe('nodes dropped as is (issue 54)', function () {
     const msg = await run(
       ['svc-geocode', 'svc-sequence'],
       [split, geocode('g', 'joiner'), join('seq'), dropped('svc-sequence', sequenceDefaults, 'seq', ['out'])],
-      ['1 Main Street, Berlin', '2 Station Road, Potsdam', '3 Harbour Lane, Hamburg'],
+      ['1 Main Street, Berlin', '2 Station Road, Potsdam', '3 Harbour Lane, Berlin'],
     );
     const body = JSON.parse(ctx.sandbox.requests('sequence')[0].body) as { waypoints: Fields[] };
     should(body.waypoints).have.length(3);
