@@ -10,7 +10,7 @@ import { waitUntilAsync } from '../support/wait';
  * sandbox and a real redis-server: geocodes, a cache hit, a 429, a token, webhook copies and refusals,
  * and a Redis outage (redis-server stopped by its PID, then started again) move the metrics as they
  * should; the text parses strictly as Prometheus text and carries no secret, address or URL; health
- * responds 503 naming Redis while it is down, 200 after, and the probe's copy on httpNode answers
+ * responds 503 naming Redis while it is down, 200 after, and the probe's copy on httpNode responds
  * without a token.
  */
 

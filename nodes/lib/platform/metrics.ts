@@ -26,9 +26,12 @@ export function endpointFamily(req: Pick<PlatformRequest, 'rate' | 'path'>): End
 
 /** The outcome label of a request: the status class of the platform's response, else the error code (TIMEOUT, NETWORK, QUOTA_EXCEEDED …). */
 export function outcomeOf(statusCode: number | undefined, code: string): string {
-  if (statusCode !== undefined && statusCode >= 100 && statusCode < 600) return `${Math.floor(statusCode / 100)}xx`;
+  if (statusCode !== undefined && statusCode >= 100 && statusCode < 600) return STATUS_CLASSES[Math.floor(statusCode / 100)];
   return code;
 }
+
+/** Written once: no text is made per request. */
+const STATUS_CLASSES = ['', '1xx', '2xx', '3xx', '4xx', '5xx'];
 
 /** Upper bounds of the queue wait histogram, in seconds. */
 export const QUEUE_WAIT_BUCKETS: readonly number[] = [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -56,7 +59,7 @@ interface FamilyCounts {
   /** Requests ended, by outcome (see `outcomeOf`). */
   outcomes: Map<string, number>;
   retries: number;
-  /** Attempts the platform answered with 429. */
+  /** Attempts the platform responded to with 429. */
   rateLimited: number;
 }
 
