@@ -12,6 +12,8 @@ import {
 } from '../../../nodes/lib/platform/metrics';
 import { SANDBOX_DEFAULTS } from '../../../sandbox';
 import { clientSuite, geocode, rejectionOf } from '../../support/platform-client';
+import { computationReader, pollJob } from '../../../nodes/lib/platform/jobs';
+import { waitUntil } from '../../support/wait';
 import { parseExposition, valueOf } from '../../support/prometheus';
 
 /**
@@ -102,6 +104,38 @@ describe('metrics', function () {
       should(geocodes?.rateLimited).equal(1);
       // One queue for every family without per-family rates: 'all'.
       should(client.metrics.queueWait.get('all')?.count).equal(4);
+    });
+
+    it('counts an isoline job in flight while it is polled, and the isoline family apart from routing', async function () {
+      const client = suite.clients.create(suite.sandbox);
+      const accepted = await client.request<{ jobId: string }>({
+        auth: 'project',
+        rate: 'routing',
+        method: 'POST',
+        path: '/v1/routing/isoline',
+        json: { async: true, origins: [{ type: 'coordinates', latitude: 52.52, longitude: 13.405 }], range: { type: 'time', value: 600 } },
+        retry: 'read',
+      });
+      const job = {
+        kind: 'isoline',
+        jobId: accepted.body.jobId,
+        statusPath: `/v1/routing/isoline/jobs/${accepted.body.jobId}`,
+        createdAt: Date.now(),
+        polls: 0,
+      } as const;
+      const isResult = (body: unknown) => typeof body === 'object' && body !== null && 'isoline' in body;
+      const polled = pollJob(
+        client,
+        job,
+        computationReader(isResult),
+        { intervalMs: 50, maxWaitMs: 10_000 },
+        { signal: new AbortController().signal, onWait: () => undefined },
+      );
+      should(client.metrics.jobsInFlight.get('isoline')).equal(1);
+      await polled;
+      should(client.metrics.jobsInFlight.get('isoline')).equal(0);
+      await waitUntil(() => (client.metrics.families.get('isoline')?.outcomes.get('2xx') ?? 0) >= 2, 'the isoline requests counted');
+      should(client.metrics.families.get('routing')?.outcomes.size).equal(0);
     });
 
     it('counts a token fetch as the token family, its age from then, and a refused key by error code when nothing was sent', async function () {
