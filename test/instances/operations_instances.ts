@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import should from 'should';
 import { SANDBOX_DEFAULTS, Sandbox, startSandbox } from '../../sandbox';
 import { RedisServer } from '../support/redis-server';
@@ -227,5 +229,47 @@ describe('metrics and health of a running Node-RED (issue 55)', function () {
     should(body.nodes.find((node) => node.id === 'cfg-small')?.problems).eql(['quota']);
     should(body.nodes.find((node) => node.id === 'cfg-refused')?.problems).eql(['token']);
     should(body.nodes.find((node) => node.id === 'cfg')?.problems).eql([]);
+  });
+});
+
+describe('health of a webhook whose replay journal cannot be written (issue 55)', function () {
+  this.timeout(120_000);
+  const rig = new WebhookRig({});
+
+  before(async function () {
+    // A folder where the journal file should be: every write of it fails, as on a full or read-only disk.
+    fs.mkdirSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.jsonl'), { recursive: true });
+    await rig.start();
+    const hook = {
+      id: 'hook',
+      type: 'svc-webhook-in',
+      z: 'tab',
+      url: '/ops-hook',
+      verify: 'signature',
+      tolerance: 300,
+      maxBodyKb: 64,
+      headerName: '',
+      server: '',
+    };
+    should(
+      await rig.deploy([
+        { id: 'tab', type: 'tab', label: 'journal' },
+        { ...hook, credentials: { secret: SECRET }, wires: [[]], x: 100, y: 100 },
+      ]),
+    ).be.within(200, 299);
+  });
+
+  after(async function () {
+    await rig.stop();
+  });
+
+  it('responds 503 naming the journal once a delivery could not be recorded, and the metric says so', async function () {
+    should((await postSigned(rig.nodeRed, '/ops-hook', JSON.stringify({ event: 'lost' }), SECRET)).status).equal(503);
+    const res = await rig.nodeRed.request('/svc-config/health');
+    should(res.status).equal(503);
+    const body = (await res.json()) as { nodes: Array<{ id: string; problems: string[] }> };
+    should(body.nodes.find((node) => node.id === 'hook')?.problems).eql(['journal']);
+    const metrics = parseExposition(await (await rig.nodeRed.request('/svc-config/metrics')).text());
+    should(valueOf(metrics, 'svc_location_webhook_journal_ok', { node_id: 'hook' })).equal(0);
   });
 });
