@@ -8,6 +8,7 @@ import { SharedServices } from '../lib/node-red/shared-services';
 import { nonNegativeSetting, positiveSetting } from '../lib/node-red/settings';
 import { translateWith } from '../lib/node-red/i18n';
 import { testConnectionHandler } from '../lib/node-red/test-connection';
+import { addOperationsRoutes, watchConfig } from '../lib/node-red/operations';
 import { BuiltinSandboxLease, leaseBuiltinSandbox } from '../lib/node-red/builtin-sandbox';
 import { credentials as credentialTypes, defaults } from './defaults';
 import { migrations } from './migrations';
@@ -93,6 +94,7 @@ export = function register(RED: NodeAPI): void {
       proxy: config.proxy,
       credentials,
     };
+    watchConfig(this);
     this.on('close', (_removed: boolean, done: () => void) => {
       Promise.all([this.shared.close(), this.client.close(), lease?.release()]).then(() => done(), done);
     });
@@ -164,4 +166,6 @@ export = function register(RED: NodeAPI): void {
     RED.auth.needsPermission('svc-config.write'),
     testConnectionHandler(RED, { tls: (id) => tlsOptions(id), proxy: (id) => proxySettings(id) }),
   );
+  // Metrics and health of every deployed config and webhook node (docs/operations.md).
+  addOperationsRoutes(RED);
 };

@@ -16,6 +16,7 @@ import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, route
 import { describeRouteOwner, ownRoute } from '../lib/node-red/route-owners';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from '../lib/state/signature';
 import { Admission, ReplayFile, ReplayGuard, Unrecorded } from '../lib/state/replays';
+import { WebhookCounts, watchWebhook } from '../lib/node-red/operations';
 import { migrations } from './migrations';
 import { credentials as credentialTypes } from './defaults';
 
@@ -146,6 +147,17 @@ export = function register(RED: NodeAPI): void {
     const counts = { accepted: 0, rejected: 0 };
     /** Requests that got a 503 because their delivery could not be recorded, since the journal last worked. */
     let unrecorded = 0;
+    const delivered = {
+      get accepted() {
+        return counts.accepted;
+      },
+      get refused() {
+        return counts.rejected;
+      },
+      duplicate: 0,
+      journal: () => (unsigned ? 'none' : unrecorded > 0 || replayFile.ready() ? 'failing' : 'ok'),
+    } satisfies WebhookCounts;
+    watchWebhook(this, delivered);
     let warnedConsumedBody = false;
     let closed = false;
     const showCounts = (rejection?: Rejection) => {
@@ -244,6 +256,7 @@ export = function register(RED: NodeAPI): void {
       switch (admission.outcome) {
         case 'duplicate':
           res.status(200).end();
+          delivered.duplicate++;
           noise.duplicates++;
           noiseReport.note(noise);
           return;

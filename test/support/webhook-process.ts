@@ -28,6 +28,8 @@ export interface RigSettings {
   httpAdminRoot?: string;
   httpNodeRoot?: string;
   adminAuth?: Fields;
+  /** The pack's own settings.js option (docs/operations.md). */
+  svcLocation?: Fields;
 }
 
 /** One Node-RED on a user directory of its own, restartable on the same directory (flows, credentials, files kept). */
@@ -91,7 +93,8 @@ export class WebhookRig {
     return { status: res.status, token: body.access_token };
   }
 
-  private async authorization(): Promise<{ authorization: string } | Record<string, never>> {
+  /** The admin API's authorization header (none without adminAuth). */
+  async authorization(): Promise<{ authorization: string } | Record<string, never>> {
     if (!this.settings.adminAuth) return {};
     if (!this.token) {
       const { status, token } = await this.login();

@@ -12,6 +12,7 @@ import { receive } from './body';
 import { retryDelay, toSvcError } from './retry';
 import { MAX_SEGMENT_LENGTH, hasDotSegment } from './paths';
 import { RATE_FAMILIES } from './types';
+import { ClientMetrics, EndpointFamily, endpointFamily, outcomeOf } from './metrics';
 import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, RateFamily, ResponseKind } from './types';
 
 /**
@@ -21,6 +22,8 @@ import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, RateF
  */
 export class PlatformClient {
   readonly tokens: TokenManager;
+  /** What this client has done, for the metrics endpoint (metrics.ts). */
+  readonly metrics = new ClientMetrics();
   /** The queue of each rate family; one queue for all of them without `familyRates`. */
   private readonly gates: ReadonlyMap<RateFamily, RequestGate>;
   private readonly dispatcher: Dispatcher;
@@ -72,6 +75,23 @@ export class PlatformClient {
 
   /** Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration cannot serve it. */
   async request<T = unknown>(req: PlatformRequest): Promise<PlatformResponse<T>> {
+    const family = endpointFamily(req);
+    try {
+      const response = await this.attempts<T>(req, family);
+      this.metrics.ended(family, outcomeOf(response.statusCode, ''));
+      return response;
+    } catch (err) {
+      this.metrics.ended(family, endedWith(err));
+      throw err;
+    }
+  }
+
+  /** The queues of this client, each once, labelled by rate family ('all' for the one queue of every family). */
+  queues(): Array<[string, RequestGate]> {
+    return this.config.familyRates ? [...this.gates] : [['all', this.gateFor('geocode')]];
+  }
+
+  private async attempts<T>(req: PlatformRequest, family: EndpointFamily): Promise<PlatformResponse<T>> {
     this.refuseUnless(req.auth);
     let refreshedAfter401 = false;
     for (let attempt = 0; ; attempt++) {
@@ -85,6 +105,7 @@ export class PlatformClient {
         return await this.attempt<T>(req, headers, secrets);
       } catch (err) {
         const error = toSvcError(err, secrets, this.connectionTo(addressOf(req)));
+        if (error.statusCode === 429) this.metrics.rateLimited(family);
         if (error.code === 'UNAUTHORIZED' && token && !refreshedAfter401) {
           // The token may have been revoked or expired early: drop it, fetch one more, try once more.
           refreshedAfter401 = true;
@@ -93,6 +114,7 @@ export class PlatformClient {
         }
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, req.retry, attempt) : undefined;
         if (delayMs === undefined) throw this.namingRefusal(error, req.auth);
+        this.metrics.retried(family);
         req.onWait?.({ kind: 'retry', attempt: attempt + 1, delayMs, reason: error.code });
         // close() must end a retry wait even for a caller that passed no signal.
         await sleep(delayMs, req.signal ? AbortSignal.any([req.signal, this.lifetime.signal]) : this.lifetime.signal, this.config.clock);
@@ -114,10 +136,15 @@ export class PlatformClient {
     for (let attempt = 0; ; attempt++) {
       try {
         const res = await this.send<unknown>(url, 'POST', { 'content-type': 'application/json' }, JSON.stringify(body), 'json', signal, this.secrets);
-        return readTokenResponse(res.body);
+        const token = readTokenResponse(res.body);
+        this.metrics.ended('token', outcomeOf(res.statusCode, ''));
+        return token;
       } catch (err) {
         const error = toSvcError(err, this.secrets, this.connectionTo('authUrl'));
+        if (error.statusCode === 429) this.metrics.rateLimited('token');
         const delayMs = attempt < this.config.maxRetries ? retryDelay(error, 'read', attempt) : undefined;
+        if (delayMs !== undefined) this.metrics.retried('token');
+        else this.metrics.ended('token', outcomeOf(error.statusCode, error.code));
         if (delayMs === undefined) {
           if (error.code === 'UNAUTHORIZED' || error.code === 'FORBIDDEN') {
             throw new PlatformError(error.code, catalogText('error.tokenRefused', { config: this.configName(), statusCode: String(error.statusCode) }), {
@@ -197,7 +224,13 @@ export class PlatformClient {
       queued = true;
       req.onWait?.({ kind: 'queued', position, ratePerMinute: gate.ratePerMinute });
     };
-    const release = gate.admitNow() ?? (await gate.acquire(req.signal, onQueued));
+    let release = gate.admitNow();
+    if (release) this.metrics.waited(this.config.familyRates ? req.rate : 'all', 0);
+    else {
+      const since = performance.now();
+      release = await gate.acquire(req.signal, onQueued);
+      this.metrics.waited(this.config.familyRates ? req.rate : 'all', (performance.now() - since) / 1000);
+    }
     if (queued) req.onWait?.({ kind: 'admitted' });
     try {
       return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal, secrets);
@@ -329,6 +362,11 @@ function gatesFor(config: ClientConfig): Map<RateFamily, RequestGate> {
     return new Map(RATE_FAMILIES.map((family) => [family, one]));
   }
   return new Map(RATE_FAMILIES.map((family) => [family, gate(family, family === 'geocode' ? config.ratePerMinute : familyRates[family])]));
+}
+
+/** The outcome label of a request that failed (metrics.ts): its status class when the platform responded, else its error code. */
+function endedWith(err: unknown): string {
+  return err instanceof SvcError ? outcomeOf(err.statusCode, err.code) : 'INTERNAL';
 }
 
 /** The settings that hold the platform's addresses. */

@@ -113,6 +113,23 @@ export function outageDelay(error: unknown, failures: number, polling: Polling):
 export async function pollJob<R>(client: PlatformClient, job: JobState, reader: JobReader<R>, polling: Polling, context: PollContext): Promise<Polled<R>> {
   const clock = context.clock ?? SYSTEM_CLOCK;
   const deadline = job.createdAt + polling.maxWaitMs;
+  const ended = client.metrics.jobStarted(job.kind);
+  try {
+    return await pollUntilDone(client, job, reader, polling, context, clock, deadline);
+  } finally {
+    ended();
+  }
+}
+
+async function pollUntilDone<R>(
+  client: PlatformClient,
+  job: JobState,
+  reader: JobReader<R>,
+  polling: Polling,
+  context: PollContext,
+  clock: Clock,
+  deadline: number,
+): Promise<Polled<R>> {
   for (;;) {
     const remaining = deadline - clock.now();
     if (remaining <= 0) throw jobTimedOut(job, reader.awaiting, polling);

@@ -30,6 +30,10 @@ export class TokenManager {
   private expiresAt = 0;
   private inFlight: Promise<string> | undefined;
   private readonly now: () => number;
+  /** When the current token was issued (0: none); tokens fetched so far; whether the last fetch failed. For metrics and health. */
+  issuedAt = 0;
+  refreshes = 0;
+  failing = false;
 
   constructor(private readonly options: TokenManagerOptions) {
     this.now = options.now ?? Date.now;
@@ -70,7 +74,13 @@ export class TokenManager {
       // must not fail the token fetch that the others are waiting on.
       this.inFlight = this.options
         .fetchToken()
-        .then((response) => this.store(response))
+        .then(
+          (response) => this.store(response),
+          (err: unknown) => {
+            this.failing = true;
+            throw err;
+          },
+        )
         .finally(() => {
           this.inFlight = undefined;
         });
@@ -83,6 +93,9 @@ export class TokenManager {
     const defaultSec = this.options.defaultLifetimeSec;
     const lifetimeMs = lifetimeSeconds(response) * 1000;
     this.token = response.token;
+    this.issuedAt = issuedAt;
+    this.refreshes++;
+    this.failing = false;
     this.expiresAt = issuedAt + lifetimeMs;
     this.refreshAt = issuedAt + Math.max(lifetimeMs * REFRESH_AT_FRACTION, lifetimeMs - MAX_REFRESH_AHEAD_MS);
     return response.token;

@@ -76,6 +76,13 @@ export class DailyQuota {
 
   /** The day being counted (UTC): its counter's key, and when it starts and ends. */
   private day = { key: '', startsAt: 0, endsAt: 0 };
+  /** The last count this instance knows of, and the day's key it is of. */
+  private last = { key: '', used: 0 };
+
+  /** Today's count as this instance last knew it (0 before its first request of the day). */
+  usedToday(now = Date.now()): number {
+    return this.last.key === this.keyFor(now) ? this.last.used : 0;
+  }
 
   /**
    * Counts one request, or throws QUOTA_EXCEEDED (before any request) when the day's limit is used up.
@@ -83,7 +90,7 @@ export class DailyQuota {
    */
   take(now = Date.now()): number | Promise<number> {
     const key = this.keyFor(now);
-    if (!this.state.configured) return this.used(this.local.take(key, this.limit));
+    if (!this.state.configured) return this.used(this.local.take(key, this.limit), key);
     return this.takeShared(key);
   }
 
@@ -97,13 +104,15 @@ export class DailyQuota {
     if (this.limit - known > quotaMargin(this.limit)) {
       const counted = this.local.take(key, this.limit);
       this.state.background(shared, () => undefined);
+      this.last = { key, used: counted.used };
       return counted.used;
     }
-    return this.used(await this.state.withShared(shared, () => this.local.take(key, this.limit)));
+    return this.used(await this.state.withShared(shared, () => this.local.take(key, this.limit)), key);
   }
 
   /** The day's count with this request, or QUOTA_EXCEEDED when it was not taken. */
-  private used(result: { taken: boolean; used: number }): number {
+  private used(result: { taken: boolean; used: number }, key: string): number {
+    this.last = { key, used: result.used };
     if (!result.taken) {
       throw new SvcError('QUOTA_EXCEEDED', catalogText('error.quotaExceeded', { limit: this.limit, used: result.used }), {
         notSent: true,

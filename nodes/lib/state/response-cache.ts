@@ -18,6 +18,8 @@ const MEMORY_CHARS = 32 * 1024 * 1024;
  */
 export class ResponseCache {
   private readonly memory: MemoryStore;
+  /** Queries served from the cache (metrics). */
+  hits = 0;
 
   constructor(
     private readonly state: SharedState,
@@ -36,7 +38,9 @@ export class ResponseCache {
       (redis) => redis.get(key),
       () => this.memory.get(key),
     );
-    return text === undefined ? undefined : (JSON.parse(text) as CachedResponse);
+    if (text === undefined) return undefined;
+    this.hits++;
+    return JSON.parse(text) as CachedResponse;
   }
 
   /** Stores a response while the caller goes on: no message waits for a slow Redis to store it. */

@@ -143,6 +143,8 @@ export class SharedState {
   private closed = false;
   /** Since when every reply has been slower than SLOW_REPLY_MS; undefined after a faster one. */
   private slowSince: number | undefined;
+  /** Milliseconds the last operation that replied took (metrics); undefined before one. */
+  lastRoundTripMs: number | undefined;
   private reportedSlow = false;
   /** Pending while Redis, back after an outage, has not yet worked for RECOVERED_AFTER_MS. */
   private recovering: NodeJS.Timeout | undefined;
@@ -237,6 +239,11 @@ export class SharedState {
 
   private get commandTimeoutMs(): number {
     return this.options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  }
+
+  /** Whether the circuit breaker is open: operations go to local state at once until the probe succeeds. */
+  get breakerOpen(): boolean {
+    return this.breaker.isOpen;
   }
 
   /** Whether a Redis connection is configured (whatever its state). */
@@ -428,6 +435,7 @@ export class SharedState {
   private replied(startedAt: number): void {
     this.available();
     const now = Date.now();
+    this.lastRoundTripMs = now - startedAt;
     if (now - startedAt <= SLOW_REPLY_MS) {
       this.slowSince = undefined;
       if (!this.reportedSlow) return;
