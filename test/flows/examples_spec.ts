@@ -551,6 +551,20 @@ describe('examples', function () {
     should(files.filter((file) => !RUNS[file])).deepEqual([]);
   });
 
+  it("sets every select of the pack's nodes' dialogs: none opens blank (Node-RED's import fills no default in, issue 54 point 5)", function () {
+    const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+    const { templates } = runEditorScripts(Object.keys(manifest['node-red'].nodes));
+    const blank: string[] = [];
+    for (const file of files) {
+      for (const node of readExample(file, EXAMPLE_NODE_RED_URL).filter((n) => n.type.startsWith('svc-'))) {
+        for (const [, field] of (templates.get(node.type) ?? '').matchAll(/<select id="node-(?:config-)?input-(\w+)"/g)) {
+          if (node[field] === undefined) blank.push(`${file} ${node.id}: ${field}`);
+        }
+      }
+    }
+    should(blank).deepEqual([]);
+  });
+
   it("sets on the pack's nodes only properties their editor defines, each accepted by its validator", function () {
     const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
     const { definitions } = runEditorScripts(Object.keys(manifest['node-red'].nodes));
