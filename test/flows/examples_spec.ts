@@ -232,11 +232,14 @@ const RUNS: Record<string, ExampleRun> = {
       },
       {
         trigger: 'ex-map-inject-geocode',
-        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-geocode', (s) => should(s).have.length(1)) }],
+        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('geocoded addresses', (s) => should(s).have.length(1)) }],
       },
       {
         trigger: 'ex-map-inject-words',
-        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-words', (s) => should(s[0].name).equal('///wheat.ribbon.magnet')) }],
+        expect: [
+          shownInDebug,
+          { at: 'ex-map-worldmap', shapes: true, check: drawnOn('three-word cells', (s) => should(s[0].name).equal('///wheat.ribbon.magnet')) },
+        ],
       },
       {
         trigger: 'ex-map-inject-sequence',
@@ -245,7 +248,7 @@ const RUNS: Record<string, ExampleRun> = {
           {
             at: 'ex-map-worldmap',
             shapes: true,
-            check: drawnOn('svc-sequence', (s) => should(s.map((shape) => shape.label).filter(Boolean)).eql(['1', '2', '3', '4', '5'])),
+            check: drawnOn('visiting orders', (s) => should(s.map((shape) => shape.label).filter(Boolean)).eql(['1', '2', '3', '4', '5'])),
           },
         ],
       },
@@ -257,12 +260,12 @@ const RUNS: Record<string, ExampleRun> = {
         trigger: 'ex-map-inject-route',
         expect: [
           shownInDebug,
-          { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-route', (s) => should(s.filter((shape) => shape.line)).have.length(2)) },
+          { at: 'ex-map-worldmap', shapes: true, check: drawnOn('routes', (s) => should(s.filter((shape) => shape.line)).have.length(2)) },
         ],
       },
       {
         trigger: 'ex-map-inject-bulk',
-        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-bulk-geocode', (s) => should(s).have.length(4)) }],
+        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('bulk geocode rows', (s) => should(s).have.length(4)) }],
       },
     ],
   },
