@@ -205,6 +205,12 @@ export default defineConfig(
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', console: 'readonly' } },
   },
   {
+    // npm start's build step: CommonJS run by Node as written, before anything is compiled.
+    files: ['build/**/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', console: 'readonly', __dirname: 'readonly' } },
+  },
+  {
     files: ['eslint.config.mjs'],
     extends: [js.configs.recommended],
   },

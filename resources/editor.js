@@ -396,7 +396,21 @@
         var options = fixed.options.map(function (value, index) {
             return optionLabels ? { value: value, label: node._(node.type + '.' + optionLabels[index]) } : value;
         });
-        return { value: fixed.value, label: node._(node.type + '.' + fixed.label), icon: 'fa fa-list', options: options, multiple: !!fixed.multiple };
+        /** @type {TypedInputType} */
+        var choice = { value: fixed.value, label: node._(node.type + '.' + fixed.label), icon: 'fa fa-list', options: options, multiple: !!fixed.multiple };
+        if (fixed.multiple) {
+            // The chosen options themselves ("car, truck"), not Node-RED's "2 selected".
+            choice.valueLabel = function (container, chosen) {
+                container.text(
+                    chosen
+                        .map(function (option) {
+                            return typeof option === 'string' ? option : option.label || option.value;
+                        })
+                        .join(', ')
+                );
+            };
+        }
+        return choice;
     }
 
     /**

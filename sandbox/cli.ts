@@ -90,8 +90,14 @@ export async function run(args: string[]): Promise<void> {
     return;
   }
   const modes = modesFromEnv(process.env, { typicalDurations: true });
-  // Each webhook attempt that fails is one line on the console.
-  const sandbox = await startSandbox({ port: options.port, host: options.host, ...modes, warn: (line) => console.warn(`sandbox: ${line}`) });
+  // Each webhook delivered and each attempt that fails is one line on the console.
+  const sandbox = await startSandbox({
+    port: options.port,
+    host: options.host,
+    ...modes,
+    warn: (line) => console.warn(`sandbox: ${line}`),
+    info: (line) => console.log(`sandbox: ${line}`),
+  });
   console.log(`sandbox platform listening on ${sandbox.url}, credentials:\n${credentialLines(sandbox.url).join('\n')}`);
   console.log(describeModes(modes));
   const state = options.state === undefined ? undefined : new SandboxStateFile(sandbox, options.state);

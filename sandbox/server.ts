@@ -191,6 +191,8 @@ export interface SandboxOptions extends SandboxModes {
   jobResultTtlMs?: number;
   /** Where the sandbox says what it failed to do (each failed webhook attempt): one line each. Silent unless given. */
   warn?: (line: string) => void;
+  /** Where the sandbox says what it did that no request shows (each webhook delivered): one line each. Silent unless given. */
+  info?: (line: string) => void;
   /** Serve HTTPS with this key and certificate instead of plain HTTP (for the TLS option tests). */
   tls?: { key: string | Buffer; cert: string | Buffer };
 }
@@ -210,11 +212,13 @@ export const SANDBOX_DEFAULTS = {
 const ALL_PERMISSIONS: Permission[] = ['geocode', 'bulk', 'isoline', 'sequence', 'routing', 'pubsub'];
 
 export class Sandbox {
-  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock' | 'logLimit' | 'jobPolls' | 'warn' | keyof SandboxModes>> & {
+  readonly options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tls' | 'clock' | 'logLimit' | 'jobPolls' | 'warn' | 'info' | keyof SandboxModes>> & {
     jobPolls: number | undefined;
   };
   /** Says one line about something the sandbox failed to do (see `SandboxOptions.warn`). */
   readonly warn: (line: string) => void;
+  /** Says one line about something the sandbox did (see `SandboxOptions.info`). */
+  readonly info: (line: string) => void;
   readonly modes: SandboxModes;
   /** The time issued tokens expire by. */
   readonly clock: { now(): number };
@@ -254,6 +258,7 @@ export class Sandbox {
       jobResultTtlMs: options.jobResultTtlMs ?? JOB_RESULT_TTL_MS,
     };
     this.warn = options.warn ?? (() => undefined);
+    this.info = options.info ?? (() => undefined);
     this.modes = {
       typicalDurations: options.typicalDurations ?? false,
       geocodeRatePerMinute: options.geocodeRatePerMinute,

@@ -42,7 +42,18 @@ interface EditorRED {
 }
 
 /** A TypedInput's choice: a type name, or a type with fixed options. */
-type TypedInputType = string | { value: string; label: string; icon?: string; options: Array<string | { value: string; label: string }>; multiple?: boolean };
+type TypedInputOption = string | { value: string; label?: string };
+/** A typedInput type; `valueLabel` writes what the closed field shows (for `multiple`: the chosen options). */
+type TypedInputType =
+  | string
+  | {
+      value: string;
+      label: string;
+      icon?: string;
+      options: TypedInputOption[];
+      multiple?: boolean;
+      valueLabel?: (container: EditorQuery, chosen: TypedInputOption[]) => void;
+    };
 
 /** The jQuery calls of the editor scripts (jQuery, jQuery UI's spinner and Node-RED's typedInput widget). */
 interface EditorQuery {

@@ -16,6 +16,16 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
     // The built-in sandbox needs nothing typed: the account's addresses and credentials show for 'account' only.
     { select: 'platform', icon: 'cloud', options: ['sandbox', 'account'] },
     { text: 'name', icon: 'tag', placeholder: 'placeholder.name' },
+    // Test connection sits above the tabs, where the dialog opens (issue 54), whichever tab shows.
+    {
+      html:
+        // The result and its details wrap in a column of their own, right of the labels.
+        '<div class="form-row" style="display: flex; align-items: baseline;"><label style="flex: none;">&nbsp;</label>' +
+        '<div id="svc-config-test-column" style="flex: 1; min-width: 0;">' +
+        '<button type="button" class="red-ui-button" id="svc-config-test"><i class="fa fa-plug"></i> <span data-i18n="svc-config.test.button"></span></button>' +
+        '<span id="svc-config-test-result" style="margin-left: 8px;"></span>' +
+        '<div id="svc-config-test-details" style="margin-top: 4px;"></div></div></div>',
+    },
     // Grouped as Node-RED's MQTT broker dialog is: one tab per kind of setting.
     { tab: 'connection' },
     { text: 'baseUrl', icon: 'globe', example: 'https://api.example.com', when: { platform: ['account'] } },
@@ -28,15 +38,6 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
     { password: 'clientSecret', icon: 'lock', when: { platform: ['account'] } },
     { password: 'apiKey', icon: 'lock', when: { platform: ['account'] } },
     { password: 'pubsubApiKey', icon: 'lock', when: { platform: ['account'] } },
-    {
-      html:
-        // The result and its details wrap in a column of their own, right of the labels.
-        '<div class="form-row" style="display: flex; align-items: baseline;"><label style="flex: none;">&nbsp;</label>' +
-        '<div id="svc-config-test-column" style="flex: 1; min-width: 0;">' +
-        '<button type="button" class="red-ui-button" id="svc-config-test"><i class="fa fa-plug"></i> <span data-i18n="svc-config.test.button"></span></button>' +
-        '<span id="svc-config-test-result" style="margin-left: 8px;"></span>' +
-        '<div id="svc-config-test-details" style="margin-top: 4px;"></div></div></div>',
-    },
     { tab: 'limits' },
     // Which rate limit applies to which node: docs/configuration.md "Rate limits", and the help.
     { select: 'rateScope', icon: 'sliders', options: ['family', 'all'] },

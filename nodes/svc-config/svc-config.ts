@@ -22,7 +22,7 @@ interface SvcConfigDef extends NodeDef {
   audience: string;
   projectId: string;
   timeout: number | string;
-  /** Requests per minute: single geocodes (`rateScope` 'family'), or every request ('all', as 1.0.0). */
+  /** Requests per minute: single geocodes (`rateScope` 'family'), or every request ('all', what version 1.0.0 had). */
   rateLimit: number | string;
   /** 'family': each endpoint family has its own rate; 'all': one rate for every request (what a 1.0.0 node is migrated to). */
   rateScope?: string;

@@ -18,7 +18,7 @@ interface GeocodeDef extends NodeDef {
   address: string;
   addressType: string;
   precision?: number | string;
-  /** What msg.payload holds: the whole response (the default, as before 1.1) or the location. */
+  /** What msg.payload holds: the whole response (the default, what version 1.0.0 sent) or the location. */
   output?: string;
 }
 

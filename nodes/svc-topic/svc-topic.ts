@@ -220,7 +220,8 @@ async function deleteTopic(call: OperationCall): Promise<HandlerResult> {
   const { out, values } = call;
   const topicId = readTopicId(values.topicId);
   // DELETE is idempotent, so it is retried like a read (see the help for a retried delete's 404).
-  out.payload = await send(call, { method: 'DELETE', path: topicPath(topicId), retry: 'read' });
+  // A response without a body (204) says the deletion as `{ id, deleted: true }`, not undefined.
+  out.payload = (await send(call, { method: 'DELETE', path: topicPath(topicId), retry: 'read' })) ?? { id: topicId, deleted: true };
   return { msg: out, statusText: catalogText('status.deleted', { id: topicId }) };
 }
 

@@ -186,7 +186,11 @@ export = function register(RED: NodeAPI): void {
     const noise = { failed: 0, duplicates: 0, last: undefined as string | CatalogText | undefined };
     const noiseReport = new ThrottledReport<typeof noise>((_count, tally) => {
       const last = tally.last === undefined ? '' : catalogText('warn.webhook.lastFailure', { cause: tally.last });
-      this.warn(translate(catalogText('warn.webhook.noise', { failed: tally.failed, last, duplicates: tally.duplicates })));
+      const failed = catalogText('warn.webhook.noiseFailed', { count: tally.failed, last });
+      const duplicates = catalogText('warn.webhook.noiseDuplicates', { count: tally.duplicates });
+      // Only the kinds that happened: no "0 request(s) failed".
+      const what = tally.failed === 0 ? duplicates : tally.duplicates === 0 ? failed : catalogText('warn.webhook.noiseBoth', { failed, duplicates });
+      this.warn(translate(catalogText('warn.webhook.noise', { what })));
       Object.assign(tally, { failed: 0, duplicates: 0, last: undefined });
     }, NOISE_LOG_INTERVAL_MS);
     const unrecordedReport = new ThrottledReport<string | CatalogText>(

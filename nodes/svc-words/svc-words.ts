@@ -18,7 +18,7 @@ interface WordsDef extends NodeDef {
   server: string;
   words: string;
   wordsType: string;
-  /** What msg.payload holds: the whole response (the default, as before 1.1) or the location. */
+  /** What msg.payload holds: the whole response (the default, what version 1.0.0 sent) or the location. */
   output?: string;
 }
 

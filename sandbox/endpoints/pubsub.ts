@@ -25,7 +25,7 @@ import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
  *   ends a delivery; any other status ends it as failed. A delivery that ends failed marks its
  *   subscription `failing` (it is still sent to; its next successful delivery clears the mark), which
  *   `GET /subscriptions` (a sandbox addition, secrets left out) shows as `status`. Each failed attempt
- *   is one line through `sandbox.warn`.
+ *   is one line through `sandbox.warn`, each delivered webhook one line through `sandbox.info`.
  * - Caps (docs/sandbox.md): `PUBSUB_LIMITS` topics and subscriptions kept (409 beyond), location ids
  *   per subscription (400), bytes of a publish's `Data` (413), deliveries kept in `deliveries`.
  */
@@ -409,6 +409,7 @@ class Deliverer {
       if (response.statusCode >= 200 && response.statusCode < 300) {
         delivery.finished = true;
         subscription.failing = undefined;
+        this.sandbox.info(`${this.describe(delivery)} delivered: responded ${response.statusCode}`);
         return;
       }
       failure = `responded ${response.statusCode}`;
@@ -420,8 +421,7 @@ class Deliverer {
       again = !this.stop.signal.aborted;
     }
     const wait = again ? retryDelaysMs[delivery.attempts - 1] : undefined;
-    const where = webhookOrigin(delivery.url);
-    const of = `webhook delivery ${delivery.id} to ${where} (subscription ${delivery.subscriptionId}), attempt ${delivery.attempts} of ${retryDelaysMs.length + 1}`;
+    const of = this.describe(delivery);
     if (wait !== undefined) {
       this.sandbox.warn(`${of} failed: ${failure}; trying again in ${wait / 1000} s`);
       this.sandbox.later(wait, () => this.send(delivery, subscription));
@@ -431,6 +431,12 @@ class Deliverer {
     if (this.stop.signal.aborted) return void this.sandbox.warn(`${of} failed: ${failure}`);
     subscription.failing = true;
     this.sandbox.warn(`${of} failed: ${failure}; not tried again, subscription ${delivery.subscriptionId} marked failing`);
+  }
+
+  /** A delivery's current attempt, as its log lines name it. */
+  private describe(delivery: Delivery): string {
+    const { retryDelaysMs } = pubsubState(this.sandbox);
+    return `webhook delivery ${delivery.id} to ${webhookOrigin(delivery.url)} (subscription ${delivery.subscriptionId}), attempt ${delivery.attempts} of ${retryDelaysMs.length + 1}`;
   }
 }
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Response } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import should from 'should';
 import { SANDBOX_DEFAULTS } from '../../sandbox';
 import { Editor, eventually, SERVER_TIMEOUT_MS } from './editor';
@@ -84,6 +84,26 @@ const CREDENTIAL_NODES = new Set(
     return nodes.filter((n) => n.type.startsWith('svc-') && !!n.name && comment.includes(n.name)).map((n) => `${n.type}:${n.name}`);
   }),
 );
+
+/** The choices of a select whose text is wider than the select shows (its arrow and padding taken off), by the select's own font. */
+function selectTextsCut(page: Page, id: string): Promise<string[]> {
+  return page.evaluate((selectId) => {
+    type Measured = { font: string; paddingLeft: string; paddingRight: string };
+    type Select = { clientWidth: number; options: ArrayLike<{ text: string }> };
+    const doc = (globalThis as unknown as { document: { getElementById(id: string): unknown; createElement(tag: 'canvas'): unknown } }).document;
+    const select = doc.getElementById(selectId) as Select;
+    const style = (globalThis as unknown as { getComputedStyle(element: unknown): Measured }).getComputedStyle(select);
+    const context = (doc.createElement('canvas') as { getContext(kind: '2d'): { font: string; measureText(text: string): { width: number } } }).getContext(
+      '2d',
+    );
+    context.font = style.font;
+    // Room for the text: the select's inner width less its padding and the drop-down arrow (about 20 px).
+    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+    return Array.from(select.options)
+      .filter((option) => context.measureText(option.text).width > room)
+      .map((option) => option.text);
+  }, id);
+}
 
 /** The tabs of the svc-config dialog, with their labels, and the fields on each (its name stays above them). */
 const CONFIG_TABS = { connection: 'Connection', credentials: 'Credentials', limits: 'Limits', advanced: 'Advanced' };
@@ -439,6 +459,30 @@ describe('the editor in a real browser (Chromium)', function () {
           }
         });
 
+        it('svc-route: Transport shows the modes chosen, not "N selected" (issue 54 point 5)', async function () {
+          const page = editor().page;
+          const id = await editor().addNode('svc-route');
+          await editor().openNodeDialog(id);
+          const shown = async (modes: string) =>
+            page.evaluate((value) => {
+              // The typedInput widget's own calls, as the dialog's menu makes them.
+              type Query = {
+                typedInput(method: 'type' | 'value', value: string): void;
+                next(selector: string): Query;
+                find(selector: string): Query;
+                text(): string;
+              };
+              const input = (globalThis as unknown as { $: (selector: string) => Query }).$('#node-input-transportMode');
+              input.typedInput('type', 'fixed');
+              input.typedInput('value', value);
+              // The widget follows the input it was made on.
+              return input.next('.red-ui-typedInput-container').find('.red-ui-typedInput-option-label').text().trim();
+            }, modes);
+          should(await shown('car')).equal('car');
+          should(await shown('car,truck')).equal('car, truck');
+          await editor().closeNodeDialog('cancel');
+        });
+
         it(`${CONFIG_TYPE}: the help sidebar shows its Details`, async function () {
           const help = await editor().showHelp(CONFIG_TYPE);
           should(help.headings).containEql('Details');
@@ -453,6 +497,8 @@ describe('the editor in a real browser (Chromium)', function () {
           // A new config node is on the built-in sandbox: the account's fields show once the account is chosen.
           should(await page.locator('#node-config-input-platform').inputValue()).equal('sandbox');
           should(await page.locator('#node-config-input-baseUrl').isVisible()).be.false();
+          // Test connection shows where the dialog opens, not on a tab of its own (issue 54 point 5).
+          should(await page.locator('#svc-config-test').isVisible()).be.true('Test connection where the dialog opens');
           await page.selectOption('#node-config-input-platform', 'account');
           should((await page.locator('#svc-config-tabs li a').allInnerTexts()).map((text) => text.trim())).eql(Object.values(CONFIG_TABS));
           const everyField = Object.values(CONFIG_GROUPS).flat();
@@ -470,6 +516,8 @@ describe('the editor in a real browser (Chromium)', function () {
             }
             should(await page.locator('#node-config-input-name').isVisible()).be.true('the name stays above the tabs');
             should(await page.locator('#node-config-input-platform').isVisible()).be.true('the platform stays above the tabs');
+            should(await page.locator('#svc-config-test').isVisible()).be.true('Test connection stays above the tabs');
+            if (group === 'limits') should(await selectTextsCut(page, 'node-config-input-rateScope')).eql([], 'Rate limits: every choice reads whole');
             if (group === 'limits') await editor().screenshot(`${target.name}-dialog-${CONFIG_TYPE}-limits`, 'dialog');
           }
           // A new config node shows every default in its field (Node-RED leaves a default of 0 out of a new config node: its placeholder shows it).

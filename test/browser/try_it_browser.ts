@@ -26,12 +26,12 @@ const TRY_IT = README.slice(README.indexOf('## Try it without an account'), READ
 
 /** The six result kinds in the order the README's Map steps name them, with the inject that draws each and its layer. */
 const RESULTS: Array<{ words: string; inject: string; layer: string }> = [
-  { words: 'a geocoded address', inject: 'ex-map-inject-geocode', layer: 'svc-geocode' },
-  { words: 'a three-word cell', inject: 'ex-map-inject-words', layer: 'svc-words' },
-  { words: 'a numbered delivery order', inject: 'ex-map-inject-sequence', layer: 'svc-sequence' },
+  { words: 'a geocoded address', inject: 'ex-map-inject-geocode', layer: 'geocoded addresses' },
+  { words: 'a three-word cell', inject: 'ex-map-inject-words', layer: 'three-word cells' },
+  { words: 'a numbered delivery order', inject: 'ex-map-inject-sequence', layer: 'visiting orders' },
   { words: 'isoline polygons', inject: 'ex-map-inject-isoline', layer: '5 and 10 minutes by car' },
-  { words: 'a route with an indoor stretch', inject: 'ex-map-inject-route', layer: 'svc-route' },
-  { words: 'the rows of a bulk job', inject: 'ex-map-inject-bulk', layer: 'svc-bulk-geocode' },
+  { words: 'a route with an indoor stretch', inject: 'ex-map-inject-route', layer: 'routes' },
+  { words: 'the rows of a bulk job', inject: 'ex-map-inject-bulk', layer: 'bulk geocode rows' },
 ];
 
 const SENSOR_TOPIC = 'greenhouse sensors';

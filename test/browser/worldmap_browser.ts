@@ -190,27 +190,27 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
       it('geocode: one marker at the sandbox match; the same query again replaces it', async function () {
         const expected = latLonOf((geocode('12 Main Street, Sandbox City')?.geometry as { coordinates: number[] }).coordinates);
         await fire('ex-map-geocode');
-        const shapes = await waitForShapes(running().page, 'svc-geocode', 1);
+        const shapes = await waitForShapes(running().page, 'geocoded addresses', 1);
         should(kinds(shapes)).eql(['marker']);
         should(shapes[0].name).equal('12 Main Street, Sandbox City');
         near(shapes[0].points[0], expected, SAME, 'geocode marker');
         await markFirstDrawing(running().page, shapes[0].name);
         await fire('ex-map-geocode');
         await replaced(running().page, shapes[0].name);
-        should(kinds(await waitForShapes(running().page, 'svc-geocode', 1))).eql(['marker']);
+        should(kinds(await waitForShapes(running().page, 'geocoded addresses', 1))).eql(['marker']);
       });
 
       it('words: one marker named ///wheat.ribbon.magnet at the cell the sandbox names', async function () {
         const { coordinates } = lookup('wheat.ribbon.magnet') as { coordinates: { lat: number; lon: number } };
         await fire('ex-map-words');
-        const shapes = await waitForShapes(running().page, 'svc-words', 1);
+        const shapes = await waitForShapes(running().page, 'three-word cells', 1);
         should(shapes.map((shape) => [shape.kind, shape.name])).eql([['marker', '///wheat.ribbon.magnet']]);
         near(shapes[0].points[0], [coordinates.lat, coordinates.lon], SAME, 'words marker');
       });
 
       it('sequence: markers labelled 1 to 5 in the visiting order the sandbox returned, and one line through them', async function () {
         await fire('ex-map-sequence');
-        const shapes = await waitForShapes(running().page, 'svc-sequence', 6);
+        const shapes = await waitForShapes(running().page, 'visiting orders', 6);
         should(kinds(shapes)).eql(['line', 'marker', 'marker', 'marker', 'marker', 'marker']);
         const visited = ((await responseTo('sequence')).waypoints as Array<{ location: string }>).map(({ location }) => {
           const { latitude, longitude, error } = ngeohash.decode(location);
@@ -241,7 +241,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
 
       it('route: the line the sandbox returned, start and end markers, and the indoor stretch dashed', async function () {
         await fire('ex-map-route');
-        const shapes = await waitForShapes(running().page, 'svc-route', 4);
+        const shapes = await waitForShapes(running().page, 'routes', 4);
         should(kinds(shapes)).eql(['line', 'line', 'marker', 'marker']);
         const returned = (((await responseTo('route')).overview as Fields).linestring as string[]).map((geohash): [number, number] => {
           const { latitude, longitude } = ngeohash.decode(geohash);
@@ -262,7 +262,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         const streets = (await waitForShapes(running().page, 'town streets', 100)).filter((shape) => shape.kind === 'line');
         should(streets.length).be.above(100);
         await fire('ex-map-route');
-        const [route] = (await waitForShapes(running().page, 'svc-route', 4)).filter((shape) => shape.kind === 'line' && !shape.dashed);
+        const [route] = (await waitForShapes(running().page, 'routes', 4)).filter((shape) => shape.kind === 'line' && !shape.dashed);
         const [south, west, north, east] = boundsOf(streets);
         const inside = route.points.filter(([lat, lon]) => lat > south && lat < north && lon > west && lon < east);
         should(inside.length).be.above(1);
@@ -294,7 +294,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
 
       it('bulk: one marker per located row, at the sandbox match of its address', async function () {
         await fire('ex-map-bulk');
-        await expectBulkMarkers('svc-bulk-geocode');
+        await expectBulkMarkers('bulk geocode rows');
       });
 
       it('bulk with a message per job (parts): each job draws its rows, so every located row is one marker at its match', async function () {
@@ -366,13 +366,13 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         await page.evaluate(() => {
           (globalThis as unknown as { map: { _zoomAnimated: boolean } }).map._zoomAnimated = false;
         });
-        const route = (await waitForShapes(page, 'svc-route', 4)).filter((shape) => shape.kind === 'line').flatMap((shape) => shape.points);
+        const route = (await waitForShapes(page, 'routes', 4)).filter((shape) => shape.kind === 'line').flatMap((shape) => shape.points);
         await firesUntil(
           'ex-map-route',
           (shown) => route.every(([lat, lon]) => lat >= shown.south && lat <= shown.north && lon >= shown.west && lon <= shown.east),
           `the route ${JSON.stringify(route.slice(0, 3))}… in view`,
         );
-        const [marker] = await waitForShapes(page, 'svc-geocode', 1);
+        const [marker] = await waitForShapes(page, 'geocoded addresses', 1);
         await firesUntil(
           'ex-map-geocode',
           (shown) => shown.zoom === 16 && Math.abs(shown.lat - marker.points[0][0]) < 1e-6 && Math.abs(shown.lon - marker.points[0][1]) < 1e-6,
@@ -382,7 +382,7 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
 
       it('a map page opened after the results were drawn shows every one of them (worldmap re-sends the shapes it keeps; issue 29 point 4)', async function () {
         // The bulk rows are on the parts layer now: the parts test drew the same addresses and rows, and worldmap names a shape once on the whole map.
-        const layers = ['svc-geocode', 'svc-words', 'svc-sequence', '5 and 10 minutes by car', 'svc-route', BULK_PARTS_LAYER];
+        const layers = ['geocoded addresses', 'three-word cells', 'visiting orders', '5 and 10 minutes by car', 'routes', BULK_PARTS_LAYER];
         const names = async (page: Page, layer: string) => [...new Set((await drawnOn(page, layer)).map((shape) => shape.name))].sort();
         const before = await Promise.all(layers.map((layer) => names(running().page, layer)));
         for (const [i, layer] of layers.entries()) should(before[i].length).be.above(0, `shapes on layer ${layer} in the page open all along`);

@@ -232,11 +232,14 @@ const RUNS: Record<string, ExampleRun> = {
       },
       {
         trigger: 'ex-map-inject-geocode',
-        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-geocode', (s) => should(s).have.length(1)) }],
+        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('geocoded addresses', (s) => should(s).have.length(1)) }],
       },
       {
         trigger: 'ex-map-inject-words',
-        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-words', (s) => should(s[0].name).equal('///wheat.ribbon.magnet')) }],
+        expect: [
+          shownInDebug,
+          { at: 'ex-map-worldmap', shapes: true, check: drawnOn('three-word cells', (s) => should(s[0].name).equal('///wheat.ribbon.magnet')) },
+        ],
       },
       {
         trigger: 'ex-map-inject-sequence',
@@ -245,7 +248,7 @@ const RUNS: Record<string, ExampleRun> = {
           {
             at: 'ex-map-worldmap',
             shapes: true,
-            check: drawnOn('svc-sequence', (s) => should(s.map((shape) => shape.label).filter(Boolean)).eql(['1', '2', '3', '4', '5'])),
+            check: drawnOn('visiting orders', (s) => should(s.map((shape) => shape.label).filter(Boolean)).eql(['1', '2', '3', '4', '5'])),
           },
         ],
       },
@@ -257,12 +260,12 @@ const RUNS: Record<string, ExampleRun> = {
         trigger: 'ex-map-inject-route',
         expect: [
           shownInDebug,
-          { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-route', (s) => should(s.filter((shape) => shape.line)).have.length(2)) },
+          { at: 'ex-map-worldmap', shapes: true, check: drawnOn('routes', (s) => should(s.filter((shape) => shape.line)).have.length(2)) },
         ],
       },
       {
         trigger: 'ex-map-inject-bulk',
-        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('svc-bulk-geocode', (s) => should(s).have.length(4)) }],
+        expect: [shownInDebug, { at: 'ex-map-worldmap', shapes: true, check: drawnOn('bulk geocode rows', (s) => should(s).have.length(4)) }],
       },
     ],
   },
@@ -297,7 +300,10 @@ const RUNS: Record<string, ExampleRun> = {
         expect: [{ at: 'ex-topics-response', check: (msg) => should((msg.payload as Fields).items).have.length((msg.payload as Fields).totalCount as number) }],
       },
       // A delete's response has no data: its msg.payload debug node shows undefined.
-      { trigger: 'ex-topics-delete', expect: [{ at: 'ex-topics-response', raw: true, check: (msg) => should(msg.statusCode).equal(204) }] },
+      {
+        trigger: 'ex-topics-delete',
+        expect: [{ at: 'ex-topics-response', raw: true, check: (msg) => should(msg).match({ statusCode: 204, payload: { deleted: true } }) }],
+      },
       // The deleted topic is unknown: the error reaches the Catch node, its cause the start of the response as text.
       {
         trigger: 'ex-topics-get',
@@ -546,6 +552,20 @@ describe('examples', function () {
 
   it('knows how to run every example', function () {
     should(files.filter((file) => !RUNS[file])).deepEqual([]);
+  });
+
+  it("sets every select of the pack's nodes' dialogs: none opens blank (Node-RED's import fills no default in, issue 54 point 5)", function () {
+    const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+    const { templates } = runEditorScripts(Object.keys(manifest['node-red'].nodes));
+    const blank: string[] = [];
+    for (const file of files) {
+      for (const node of readExample(file, EXAMPLE_NODE_RED_URL).filter((n) => n.type.startsWith('svc-'))) {
+        for (const [, field] of (templates.get(node.type) ?? '').matchAll(/<select id="node-(?:config-)?input-(\w+)"/g)) {
+          if (node[field] === undefined) blank.push(`${file} ${node.id}: ${field}`);
+        }
+      }
+    }
+    should(blank).deepEqual([]);
   });
 
   it("sets on the pack's nodes only properties their editor defines, each accepted by its validator", function () {

@@ -68,6 +68,12 @@ describe(`the built-in sandbox in a real ${runtimeUnderTest().title}`, function 
     const [received] = await shown('ex-roundtrip-received');
     should(received.payload).match({ data: { temperature: 21.5 } });
     should(rig.nodeRed.problems().filter((line) => /svc-|sandbox/i.test(line))).deepEqual([]);
+    // The example's address is a path: the delivery went to this Node-RED's own port, and the log says so (issue 54).
+    should(rig.nodeRed.port).not.equal(1880);
+    const delivered = new RegExp(
+      `\\[info\\] \\[svc-location\\] the built-in sandbox delivered a webhook: webhook delivery [0-9a-f-]{36} to http://127\\.0\\.0\\.1:${rig.nodeRed.port}/svc-round-trip \\(subscription \\d+\\), attempt 1 of 5 delivered: responded 200`,
+    );
+    await waitUntil(() => rig.nodeRed.log.some((line) => delivered.test(line)), `the delivery in the log:\n${rig.nodeRed.log.join('\n')}`, 5_000);
   });
 
   it('says in Test connection that it is the built-in sandbox, not the platform', async function () {

@@ -145,9 +145,11 @@ describe('help, catalogs and README in step with each node', function () {
     }
   });
 
-  it('the README is read in five minutes (under 250 lines), and every link between README, docs/ and CONTRIBUTING lands on a file and heading that exist (issue 32 point 3)', function () {
+  it('the README is read in five minutes (under 250 lines and 900 words), and every link between README, docs/ and CONTRIBUTING lands on a file and heading that exist (issue 32 point 3, issue 54 point 4)', function () {
     const pages = trackedFiles(['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'docs/*.md']);
-    should(fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8').split('\n').length).be.below(250);
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    should(readme.split('\n').length).be.below(250);
+    should(readme.split(/\s+/).filter(Boolean).length).be.belowOrEqual(900);
     const broken = pages.flatMap((page) =>
       [...fs.readFileSync(path.join(REPO_ROOT, page), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)]
         .map(([, target]) => target)
@@ -172,6 +174,12 @@ describe('help, catalogs and README in step with each node', function () {
       ];
     });
     should(broken).deepEqual([]);
+  });
+
+  it('no text tells of an earlier release ("as before", "as 1.0.0 did"): README, docs/, CONTRIBUTING, help pages and catalogs (issue 54 point 4)', function () {
+    const files = trackedFiles(['README.md', 'CONTRIBUTING.md', 'docs', 'nodes']).filter((file) => /\.(md|html|json)$/.test(file));
+    const found = files.filter((file) => /\bas before\b|\bas (?:in )?1\.0\.0\b|1\.0\.0と同じ/i.test(fs.readFileSync(path.join(REPO_ROOT, file), 'utf8')));
+    should(found).deepEqual([]);
   });
 
   it('every README anchor other pages linked to before the README was split into docs/ is still a heading of the README or of a docs/ page (issue 32 point 3)', function () {

@@ -174,13 +174,13 @@ describe('svc-topic', function () {
       should(error.cause).startWith('{"isSuccess":false');
     });
 
-    it('deletes a topic, passing the empty response through, and retries a 5xx (DELETE is idempotent)', async function () {
+    it('deletes a topic, saying so in msg.payload for the empty response (never undefined, issue 54), and retries a 5xx (DELETE is idempotent)', async function () {
       const topic = addTopic(ctx.sandbox, 'gone');
       await load({ operation: 'delete-topic', operationType: 'operation' });
       ctx.sandbox.setFault('topic-delete', { status: 502, times: 1 });
       const msg = await expectOutput('n1', { topicId: topic.id });
       should(msg.statusCode).equal(204);
-      should(msg.payload).be.undefined();
+      should(msg.payload).eql({ id: topic.id, deleted: true });
       should(ctx.sandbox.requests('topic-delete').map((r) => [r.method, r.path, r.status])).eql([
         ['DELETE', `/v1/pubsub/topics/${topic.id}`, 502],
         ['DELETE', `/v1/pubsub/topics/${topic.id}`, 204],

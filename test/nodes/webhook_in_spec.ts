@@ -356,6 +356,10 @@ describe('svc-webhook-in', function () {
       await settle();
       should(outputs).have.length(1);
       should(statusText()).equal('1 accepted, 1 refused (signature mismatch)');
+      // The log names what happened only: no "0 request(s) failed" (issue 54 point 5).
+      should(callsOf('wh', 'warn')).containEql(
+        '1 exact duplicate(s) of accepted requests got a 200 response without a new message; such requests are counted and logged at most once a minute',
+      );
     });
 
     it('reads digestV1 in upper-case hex as the same digest: one message for it and its lower-case copy (issue 51 point 9)', async function () {

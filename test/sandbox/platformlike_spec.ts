@@ -362,20 +362,21 @@ describe('sandbox platform behaves like a platform (issue 52)', function () {
 
     async function publishTo(url: string, options: SandboxOptions = {}, delays = [50, 100, 200, 400]) {
       const lines: string[] = [];
-      const sandbox = await start({ warn: (line) => lines.push(line), ...options });
+      const delivered: string[] = [];
+      const sandbox = await start({ warn: (line) => lines.push(line), info: (line) => delivered.push(line), ...options });
       Object.assign(pubsubState(sandbox), { retryDelaysMs: delays, attemptTimeoutMs: 300 });
       const topic = addTopic(sandbox, 'retries');
       const subscription = addSubscription(sandbox, { topicId: topic.id, webhookAddress: url, secretToken: 'hook-secret', locationIds: ['cell-1'] });
       const res = await call(sandbox, 'POST', `/v1/pubsub/topics/${topic.id}/publish`, PUBSUB, { LocationId: 'cell-1', Data: { n: 1 } });
       should(res.status).equal(200);
-      return { sandbox, lines, subscription };
+      return { sandbox, lines, delivered, subscription };
     }
     const listed = async (sandbox: Sandbox) => ((await call(sandbox, 'GET', '/v1/pubsub/subscriptions', PUBSUB)).json.data as { items: Fields[] }).items;
     type Fields = Record<string, unknown>;
 
-    it('5xx and no response are tried again, each attempt the same request with the same delivery id; each failure is one line', async function () {
+    it('5xx and no response are tried again, each attempt the same request with the same delivery id; each failure is one warning, the delivery one line (issue 54)', async function () {
       const target = await receiver((n) => (n === 0 ? 503 : n === 1 ? 'hang' : 200));
-      const { sandbox, lines } = await publishTo(target.url);
+      const { sandbox, lines, delivered } = await publishTo(target.url);
       const [delivery] = await waitForDeliveries(sandbox, 1, 5000);
       should(delivery).match({ status: 200, attempts: 3, finished: true });
       should(target.hits).have.length(3);
@@ -388,6 +389,7 @@ describe('sandbox platform behaves like a platform (issue 52)', function () {
       should(lines).have.length(2);
       should(lines[0]).equal(`webhook delivery ${delivery.id} to ${target.url} (subscription 1), attempt 1 of 5 failed: responded 503; trying again in 0.05 s`);
       should(lines[1]).match(/attempt 2 of 5 failed: no response \(.*\); trying again in 0\.1 s$/);
+      should(delivered).eql([`webhook delivery ${delivery.id} to ${target.url} (subscription 1), attempt 3 of 5 delivered: responded 200`]);
       should((await listed(sandbox))[0]).match({ id: 1, status: 'active' });
     });
 

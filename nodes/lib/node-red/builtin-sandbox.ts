@@ -80,7 +80,11 @@ export function leaseBuiltinSandbox(RED: NodeAPI): BuiltinSandboxLease {
   if ('unavailable' in address) return { unavailable: address.unavailable, release: async () => undefined };
   const mount = mountOn(RED, settings);
   const running =
-    mount.running ?? start(mount, settings.userDir, address, (line) => runtimeLog(RED).warn(catalogText('config.sandbox.deliveryFailed', { line })));
+    mount.running ??
+    start(mount, settings.userDir, address, {
+      warn: (line) => runtimeLog(RED).warn(catalogText('config.sandbox.deliveryFailed', { line })),
+      info: (line) => runtimeLog(RED).info(catalogText('config.sandbox.delivered', { line })),
+    });
   running.leases++;
   let released = false;
   return {
@@ -153,8 +157,8 @@ function mountOn(RED: NodeAPI, settings: ServerSettings): Mount {
   return mount;
 }
 
-/** Starts the sandbox: its credentials and state from `{userDir}/svc-location/` (in memory without a userDir), the spec's limits and durations on, its failed deliveries in `warn`. */
-function start(mount: Mount, userDir: string | undefined, address: Address, warn: (line: string) => void): Running {
+/** Starts the sandbox: its credentials and state from `{userDir}/svc-location/` (in memory without a userDir), the spec's limits and durations on, its deliveries in `log`. */
+function start(mount: Mount, userDir: string | undefined, address: Address, log: Required<Pick<SandboxPackage.SandboxOptions, 'warn' | 'info'>>): Running {
   // Loaded here, on the first sandbox config only (test/sandbox/unloaded_spec.ts).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createSandbox, generatedCredentials, SandboxStateFile, SANDBOX_DEFAULTS, SPEC_GEOCODE_LIMITS } = require('../../../sandbox') as typeof SandboxPackage;
@@ -169,8 +173,8 @@ function start(mount: Mount, userDir: string | undefined, address: Address, warn
     geocodeRatePerMinute: SPEC_GEOCODE_LIMITS.perMinute,
     geocodeDailyLimit: SPEC_GEOCODE_LIMITS.perDay,
     logLimit: LOG_LIMIT,
-    // Each failed webhook attempt: the deliveries it fails to make show in Node-RED's log.
-    warn,
+    // Each webhook delivered (info) and each failed attempt (warn) is a line in Node-RED's log.
+    ...log,
   });
   const url = `${address.nodeRoot}${SANDBOX_PATH}`;
   sandbox.url = url;

@@ -1,4 +1,6 @@
 import type { NodeMessage } from './types';
+import { translate } from './i18n';
+import { catalogText } from '../util/catalog-text';
 import { viewCommand } from '../geo/worldmap';
 import type { MapPayload } from '../geo/worldmap';
 
@@ -12,7 +14,7 @@ export interface MapOutputDef {
   type: string;
   name?: string;
   worldmap?: boolean;
-  /** The worldmap layer; empty means the node's name, else its type. */
+  /** The worldmap layer; empty means the node's name, else what its kind draws (`mapLayer.<type>` in the catalog: "geocoded addresses"). */
   worldmapLayer?: string;
 }
 
@@ -22,7 +24,7 @@ export type MapBuilder = (layer: string) => MapPayload | undefined;
 /** The layer the node draws on, or undefined when it has no Map output. */
 export function mapLayerOf(def: MapOutputDef | undefined): string | undefined {
   if (def?.worldmap !== true) return undefined;
-  return def.worldmapLayer?.trim() || def.name?.trim() || def.type;
+  return def.worldmapLayer?.trim() || def.name?.trim() || translate(catalogText(`mapLayer.${def.type}`));
 }
 
 /**

@@ -6,7 +6,7 @@
  * keeps working whether or not its dialogs are opened and saved again.
  *
  * A node's settings carry `version`, the last migration applied to them, a number or the text of the
- * dialog's hidden input; a node without one is version 0, as 1.0.0 wrote them. A migration takes the
+ * dialog's hidden input; a node without one is version 0, written by version 1.0.0. A migration takes the
  * settings at the version before it and returns them at its own, without changing what it was given.
  * A new one goes at the end of its node's table; the editor's `version` default follows by itself.
  *

@@ -127,7 +127,7 @@ export interface ClientConfig {
   ratePerMinute: number;
   /**
    * The rates of the other families (0 = off), each its own queue and schedule; without them every
-   * request goes through one queue at `ratePerMinute`, as 1.0.0 did (a config node's `rateScope` 'all').
+   * request goes through one queue at `ratePerMinute`, the only way in version 1.0.0 (a config node's `rateScope` 'all').
    */
   familyRates?: Record<Exclude<RateFamily, 'geocode'>, number>;
   /** In flight at once, per queue. */

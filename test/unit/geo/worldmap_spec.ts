@@ -145,7 +145,9 @@ describe('Map output option (node-red/map-output)', function () {
   it('draws on the configured layer, else the node name, else its type; none when off', function () {
     should(mapLayerOf({ type: 'svc-geocode', worldmap: true, worldmapLayer: ' depots ', name: 'n' })).equal('depots');
     should(mapLayerOf({ type: 'svc-geocode', worldmap: true, name: 'my geocoder' })).equal('my geocoder');
-    should(mapLayerOf({ type: 'svc-geocode', worldmap: true, worldmapLayer: '', name: '' })).equal('svc-geocode');
+    // Unnamed: what the node's kind draws, not its type (issue 54 point 5).
+    should(mapLayerOf({ type: 'svc-geocode', worldmap: true, worldmapLayer: '', name: '' })).equal('geocoded addresses');
+    should(mapLayerOf({ type: 'svc-bulk-geocode', worldmap: true })).equal('bulk geocode rows');
     should(mapLayerOf({ type: 'svc-geocode', worldmapLayer: 'x' })).be.undefined();
   });
 
@@ -299,7 +301,7 @@ describe('Map output on the locating nodes', function () {
       should(map.length).be.above(0);
       const shapes = map.map((msg) => msg.payload as MapShape);
       for (const shape of shapes) should(Array.isArray(shape)).be.false();
-      for (const shape of shapes) should(shape.layer).equal(testCase.type);
+      for (const shape of shapes) should(shape.layer).equal(mapLayerOf({ type: testCase.type, worldmap: true }));
       // The first shows the whole result (worldmap's view command), the others carry no command.
       should(shapes[0].command).be.an.Object();
       should(shapes.slice(1).filter((shape) => shape.command !== undefined)).eql([]);
