@@ -36,6 +36,8 @@ export const defaults = {
   dailyLimit: { value: 50000, validate: 'numberOrEmpty' },
   // Not required: the editor leaves a number input holding 0 empty, which means the default (off).
   cacheTtl: { value: 0, validate: 'numberOrEmpty' },
+  // Not required: config nodes saved before it existed lack it, and drain for the default time.
+  drainSeconds: { value: 5, validate: 'numberOrEmpty' },
   tls: { type: 'tls-config', required: false },
   proxy: { type: 'http proxy', required: false },
 } satisfies Defaults;

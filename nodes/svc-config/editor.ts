@@ -57,6 +57,7 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
     { number: 'tokenLifetime', icon: 'hourglass-half', min: 1, unit: 'unit.seconds' },
     { number: 'maxResponseSize', icon: 'compress', min: 0.01, step: 'any', unit: 'unit.megabytes' },
     { number: 'maxFileSize', icon: 'file-o', min: 0.01, step: 'any', unit: 'unit.megabytes' },
+    { number: 'drainSeconds', icon: 'hourglass-end', min: 0, unit: 'unit.drainSeconds' },
     { config: 'tls', icon: 'shield' },
     { config: 'proxy', icon: 'exchange' },
     { password: 'redisUrl', icon: 'database', placeholder: 'placeholder.redisUrl' },

@@ -10,6 +10,7 @@ import { translateWith } from '../lib/node-red/i18n';
 import { testConnectionHandler } from '../lib/node-red/test-connection';
 import { addOperationsRoutes, watchConfig } from '../lib/node-red/operations';
 import { BuiltinSandboxLease, leaseBuiltinSandbox } from '../lib/node-red/builtin-sandbox';
+import { Drain, drainMs } from '../lib/node-red/drain';
 import { credentials as credentialTypes, defaults } from './defaults';
 import { migrations } from './migrations';
 
@@ -44,6 +45,8 @@ interface SvcConfigDef extends NodeDef {
   dailyLimit?: number | string;
   /** Seconds an identical single geocode query is served from the cache; 0 turns the cache off. */
   cacheTtl?: number | string;
+  /** Seconds the nodes using it finish their messages when they close (capped below Node-RED's nodeCloseTimeout); 0 stops them at once. */
+  drainSeconds?: number | string;
 }
 
 /** Node-RED's `tls-config` node, as far as this pack uses it. */
@@ -95,8 +98,14 @@ export = function register(RED: NodeAPI): void {
       credentials,
     };
     watchConfig(this);
+    const settings = RED.settings as { nodeCloseTimeout?: unknown };
+    this.drain = new Drain(drainMs(nonNegativeSetting(def.drainSeconds, defaults.drainSeconds.value), settings.nodeCloseTimeout));
     this.on('close', (_removed: boolean, done: () => void) => {
-      Promise.all([this.shared.close(), this.client.close(), lease?.release()]).then(() => done(), done);
+      // The nodes using it drain first: their messages need the client and the shared state (drain.ts).
+      this.drain
+        .settled()
+        .then(() => Promise.all([this.shared.close(), this.client.close(), lease?.release()]))
+        .then(() => done(), done);
     });
   }
 

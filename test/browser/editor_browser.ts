@@ -123,7 +123,7 @@ const CONFIG_GROUPS: Record<keyof typeof CONFIG_TABS, string[]> = {
     'dailyLimit',
     'cacheTtl',
   ],
-  advanced: ['timeout', 'tokenLifetime', 'maxResponseSize', 'maxFileSize', 'tls', 'proxy', 'redisUrl'],
+  advanced: ['timeout', 'tokenLifetime', 'maxResponseSize', 'maxFileSize', 'drainSeconds', 'tls', 'proxy', 'redisUrl'],
 };
 
 /** Fills the sandbox's address and credentials into the open config-node dialog, as an account's (Platform: your account). */

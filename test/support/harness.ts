@@ -43,6 +43,8 @@ export function configNode(sandbox: Sandbox, overrides: Fields = {}): Fields {
     maxQueue: 1000,
     maxRetries: 2,
     tokenLifetime: 3600,
+    // A closing node stops its messages at once, as before drains existed; the drain's own tests set it.
+    drainSeconds: 0,
     ...overrides,
   };
 }

@@ -8,6 +8,7 @@ import { catalogText } from '../util/catalog-text';
 import { NodeStatus } from './status';
 import type { SharedServices } from './shared-services';
 import type { BuiltinSandboxConnection } from './builtin-sandbox';
+import { Drain, drainWith } from './drain';
 
 /** The config node's credentials: the platform client's, and the Redis URL of the shared state. */
 export interface SvcCredentials extends ClientCredentials {
@@ -23,6 +24,8 @@ export interface SvcConfigNode extends Node<SvcCredentials> {
   shared: SharedServices;
   /** With platform 'sandbox' served by this Node-RED: the sandbox's connection (its webhook secret, this Node-RED's own URLs). */
   builtinSandbox?: BuiltinSandboxConnection;
+  /** How long the nodes using it finish their messages when they close (drain.ts). */
+  drain: Drain;
 }
 
 /** The settings of a config node a test depends on, as in flow JSON (`tls` and `proxy` are node ids, '' for none). */
@@ -45,7 +48,8 @@ export interface DeployedConnection {
 
 /**
  * The config node a node refers to through `server`, for one endpoint family; the node registers
- * with it (its status then tells when shared state is unavailable). Checked when the flow starts:
+ * with it (its status then tells when shared state is unavailable, and it drains under the config
+ * node's drain time when it closes). Checked when the flow starts:
  * without a config node, or with one that cannot serve the family (an address that is not an http(s)
  * URL, a credential the family needs left empty), the node shows why in a red status at once, and each
  * message fails before any request, never retried: a config node that cannot serve the family is a
@@ -57,6 +61,7 @@ export function configFor(RED: NodeAPI, node: Node, serverId: unknown, family: A
   const config = typeof serverId === 'string' ? (RED.nodes.getNode(serverId) as SvcConfigNode | null) : null;
   const problems = config?.client.problemsFor(family) ?? [];
   config?.shared.register(node);
+  if (config) drainWith(node, config.drain);
   const status = new NodeStatus(node);
   if (!config) status.show('red', 'ring', catalogText('status.noConfig'));
   else if (problems.length > 0) status.show('red', 'ring', catalogText('status.configInvalid', { problem: describeProblem(problems[0]) }));

@@ -181,6 +181,11 @@ export class ResumableJobs {
     this.timer.unref();
   }
 
+  /** The node is closing: no stored job starts here any more (the runs under way go on until it closes). */
+  stopResuming(): void {
+    this.start = undefined;
+  }
+
   /** Removing the node drops its jobs; a restart or a deploy keeping it keeps them, free for the next owner. Resolves once the store is written. */
   async close(removed: boolean): Promise<void> {
     clearInterval(this.timer);

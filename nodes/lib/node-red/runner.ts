@@ -7,9 +7,10 @@ import { failure } from './failure';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { ResumableJobs, StoredJobsOptions, TrackedJob } from './resumable';
 import { MapBuilder, MapOutputDef, mapLayerOf, mapMessages } from './map-output';
+import { drainOf } from './drain';
 
 /**
- * `signal` is aborted when the node closes (redeploy, shutdown): pass it to every request and wait.
+ * `signal` is aborted when the node closes (redeploy, shutdown), once the drain time is over: pass it to every request and wait.
  * `onWait` and `onProgress` (for platform requests and jobs) show queueing, retries and job progress in the status.
  */
 export interface InputContext extends JobContext {
@@ -49,6 +50,8 @@ interface InFlight {
   running: boolean;
   /** Held back by the rate limit or the concurrency cap, counted in the status's waiting messages. */
   waiting: boolean;
+  /** Its stored job, if the node stores jobs. */
+  job?: TrackedJob;
 }
 
 type Send = (msg: NodeMessage | Array<NodeMessage | NodeMessage[] | null>) => void;
@@ -57,7 +60,10 @@ type Done = (err?: Error) => void;
 /**
  * Wires a node's input to an async handler with Node-RED's send/done contract:
  * exactly one output or one done(err) per message, errors carrying `msg.statusCode` to Catch nodes,
- * status while requesting, and every request, wait and poll of the node aborted when it closes.
+ * status while requesting, and every request, wait and poll of the node aborted when it closes, after
+ * the config node's drain time (drain.ts): until then the messages under way go on, and the status
+ * shows "draining (N)". A stored job is stopped at the drain's start (or as soon as it is stored during
+ * it), since the next start or another instance carries it on, and no stored job starts.
  * With `resumable`, jobs the handler tracks are stored: when the node starts they are resumed and
  * their results sent as new messages (`msg.resumed`), each delivered at most once (see ResumableJobs).
  * With a Map output (`def.worldmap`), each result goes out in the same one send as
@@ -83,6 +89,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
    */
   const ownControllers = new Set<InFlight>();
   let removing = false;
+  /** While the node drains: called as each message ends. */
+  let draining: (() => void) | undefined;
   /**
    * While several runs that report progress (jobs) are under way at once, the status shows each one's
    * last progress or outcome: "2 runs: 0/2500 rows, 0/3 jobs; 5 rows" (cleared once none is left).
@@ -101,12 +109,12 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
   /** Runs one message (new or resumed) through `work`, then delivers its output or its error once. */
   function run(msg: NodeMessageInFlow, work: (context: InputContext) => Promise<HandlerResult>, send: Send, done: Done, key?: string): void {
     const controller = stored ? new AbortController() : closing;
-    const message: InFlight = { controller, running: true, waiting: false };
+    const job = stored?.job(msg, () => controller.abort(), key);
+    const message: InFlight = { controller, running: true, waiting: false, job };
     underWay++;
     if (stored) ownControllers.add(message);
     status.underWay(underWay);
     status.requesting(underWay);
-    const job = stored?.job(msg, () => controller.abort(), key);
     const context: InputContext = {
       signal: controller.signal,
       status,
@@ -120,7 +128,11 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         runs.set(message, text);
         status.progress(runs.size > 1 ? runsText() : text);
       },
-      track: (description) => job?.track(description) ?? Promise.resolve(),
+      track: async (description) => {
+        await job?.track(description);
+        // Stored while the node drains: the step that stored it is done, and the next start carries the job on.
+        if (draining && job?.stored) controller.abort();
+      },
       sendPart: (part, map) => send(mapLayer === undefined ? part : [part, mapMessages(map, mapLayer)]),
     };
     // deliver() reports every failure of the message itself; what is left is a fault of the runner's own, logged rather than left unhandled.
@@ -185,6 +197,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       ownControllers.delete(message);
       if (underWay === 0) runs.clear();
       job?.finished();
+      draining?.();
     }
   }
 
@@ -202,14 +215,37 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     );
   }
 
-  node.on('close', (removed: boolean, closeDone: () => void) => {
-    removing = removed;
+  /** Stops every message still under way, and resolves once the store is written (a store that cannot be written is reported). */
+  function stop(): Promise<void> {
+    draining = undefined;
     closing.abort();
     for (const { controller } of ownControllers) controller.abort();
     status.clear();
-    const settled = stored ? stored.close(removed) : Promise.resolve();
-    // A store that cannot be written is reported, and the close still completes.
-    settled.catch((err: unknown) => node.warn(describeCause(err))).finally(closeDone);
+    const settled = stored ? stored.close(removing) : Promise.resolve();
+    return settled.catch((err: unknown) => node.warn(describeCause(err)));
+  }
+
+  node.on('close', (removed: boolean, closeDone: () => void) => {
+    removing = removed;
+    stored?.stopResuming();
+    const drain = drainOf(node);
+    if (!drain || drain.ms === 0) return void stop().then(closeDone, closeDone);
+    for (const { controller, job } of ownControllers) if (job?.stored) controller.abort();
+    // The config node waits for this before it closes the client and shared state the messages use.
+    const drained = new Promise<void>((resolve) => {
+      const end = () => {
+        clearTimeout(timer);
+        resolve(stop());
+      };
+      const timer = setTimeout(end, drain.ms);
+      draining = () => {
+        if (underWay === 0) end();
+        else status.show('yellow', 'ring', catalogText('status.draining', { count: underWay }));
+      };
+      draining();
+    });
+    drain.hold(drained);
+    drained.then(closeDone, closeDone);
   });
 
   return status;

@@ -12,6 +12,7 @@ import { ResponseCache } from '../state/response-cache';
 import { sharedPacer } from '../state/pacer';
 import { CounterFile, DailyQuota } from '../state/quota';
 import { SharedState } from '../state/shared-state';
+import { warnIfStateIsLost } from './containers';
 
 /** The file in Node-RED's user directory that keeps the daily counts of an instance without Redis. */
 export const QUOTA_FILE = 'svc-location-quota.json';
@@ -51,6 +52,7 @@ export class SharedServices {
       state = new SharedState({ log });
     }
     this.state = state;
+    warnIfStateIsLost(RED, state.configured);
     const scope = createHash('sha256')
       .update(settings.scopeParts.map((part) => part ?? '').join('\n'))
       .digest('hex')
