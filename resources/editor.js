@@ -59,6 +59,16 @@
         mapOutput: [
             { checkbox: 'worldmap', icon: 'map-o', label: MAP_TEXT + 'label', caption: MAP_TEXT + 'checkbox' },
             { text: 'worldmapLayer', icon: 'clone', label: MAP_TEXT + 'layer', placeholder: MAP_TEXT + 'layerPlaceholder', when: { worldmap: [true] } },
+            {
+                spinner: 'worldmapTtl',
+                icon: 'hourglass-half',
+                label: MAP_TEXT + 'ttl',
+                placeholder: MAP_TEXT + 'ttlPlaceholder',
+                unit: MAP_TEXT + 'seconds',
+                min: 1,
+                when: { worldmap: [true] }
+            },
+            { checkbox: 'worldmapClear', icon: 'eraser', label: MAP_TEXT + 'clear', caption: MAP_TEXT + 'clearCaption', when: { worldmap: [true] } },
             { hidden: 'outputs' }
         ]
     };

@@ -24,7 +24,7 @@ const ACCEPTED: Record<string, { packages: string[]; reason: string }> = {
   D03: {
     packages: ['undici', 'ioredis', 'entities'],
     reason:
-      'undici 8 needs Node >= 22.19 and this pack supports Node 20, so it stays on undici 7.x; ioredis stays on 5.x until 6.0, weeks old, has proven itself; ' +
+      'undici 8 needs Node >= 22.19 and this pack supports Node 20, so it stays on undici 7.x; ioredis stays on 5.x: on 6.1 the instances suite fails a job through a platform outage after a Redis pause (docs/decisions.md, Redis client); ' +
       'entities 8 and 9 are ES modules only and need Node >= 20.19, this pack supports Node 20.18.1 and loads CommonJS, so it stays on entities 7.x (CommonJS and ES builds)',
   },
 };

@@ -65,9 +65,29 @@ function locationOutputNodes(nodes: FlowNode[]): FlowNode[] {
   ];
 }
 
+/** The layer of the geocode node with *Replace* and *Keep shapes*, and the two addresses its injects send, in turn. */
+const REPLACE_LAYER = 'replaced';
+const REPLACE_ADDRESSES = ['Station Road, Sandbox City', 'Market Square, Sandbox City'];
+
+/** A geocode node with Map output *Replace* on and *Keep shapes* 600 s, and one inject per address of REPLACE_ADDRESSES. */
+function replaceNodes(nodes: FlowNode[]): FlowNode[] {
+  const geocode = nodes.find((node) => node.id === 'ex-map-geocode') as FlowNode;
+  const inject = injectOf(nodes, 'ex-map-geocode');
+  return [
+    { ...geocode, id: 'ex-map-geocode-replace', worldmapLayer: REPLACE_LAYER, worldmapClear: true, worldmapTtl: '600', y: 640 },
+    ...REPLACE_ADDRESSES.map((address, i) => ({
+      ...inject,
+      id: `ex-map-inject-replace-${i}`,
+      payload: address,
+      y: 640 + 40 * i,
+      wires: [['ex-map-geocode-replace']],
+    })),
+  ];
+}
+
 function readFlow(sandboxUrl: string): FlowNode[] {
   const example = JSON.parse(fs.readFileSync(EXAMPLE, 'utf8')) as FlowNode[];
-  const nodes = [...example, ...bulkPartsNodes(example), ...locationOutputNodes(example)];
+  const nodes = [...example, ...bulkPartsNodes(example), ...locationOutputNodes(example), ...replaceNodes(example)];
   return [
     { id: 'map-tab', type: 'tab', label: 'Map' },
     ...nodes.map((node): FlowNode => {
@@ -142,9 +162,10 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
         return { server, page: session.page };
       };
 
-      /** Fires the inject wired to a node, as a click on its button does. */
+      /** Fires the inject wired to a node (or the inject of that id), as a click on its button does. */
       async function fire(nodeId: string): Promise<void> {
-        const response = await fetch(`${running().server.url}inject/${injectOf(flow, nodeId).id}`, { method: 'POST' });
+        const inject = flow.some((node) => node.id === nodeId && node.type === 'inject') ? nodeId : injectOf(flow, nodeId).id;
+        const response = await fetch(`${running().server.url}inject/${inject}`, { method: 'POST' });
         should(response.status).equal(200);
       }
 
@@ -378,6 +399,37 @@ describe('the Map output drawn by worldmap in a real browser (Chromium)', functi
           (shown) => shown.zoom === 16 && Math.abs(shown.lat - marker.points[0][0]) < 1e-6 && Math.abs(shown.lon - marker.points[0][1]) < 1e-6,
           `centred on the marker ${JSON.stringify(marker.points[0])} at zoom 16`,
         );
+      });
+
+      it('Replace: each input clears its layer first, on the open page and for a page opened later (issue 55 point 6)', async function () {
+        const names = async (page: Page) => (await drawnOn(page, REPLACE_LAYER)).filter((shape) => shape.drawn).map((shape) => shape.name);
+        const showsOnly = async (page: Page, name: string) => {
+          let shown: string[] = [];
+          for (let tries = 0; tries < 200; tries++) {
+            shown = await names(page);
+            if (shown.length === 1 && shown[0] === name) return;
+            await page.waitForTimeout(100);
+          }
+          should(shown).eql([name]);
+        };
+        await fire('ex-map-inject-replace-0');
+        await showsOnly(running().page, REPLACE_ADDRESSES[0]);
+        await fire('ex-map-inject-replace-1');
+        await showsOnly(running().page, REPLACE_ADDRESSES[1]);
+        // Keep shapes 600 s: worldmap's ttl gave the marker its expiry time (its `ts`, in seconds).
+        const expiresIn = await running().page.evaluate(
+          (name) => Number((globalThis as unknown as { markers: Record<string, { ts?: number }> }).markers[name].ts) - Date.now() / 1000,
+          REPLACE_ADDRESSES[1],
+        );
+        should(expiresIn).be.within(590, 601);
+        // worldmap forgot the first address's marker (map.delete), so a page opened now draws the second only.
+        const later = await (session as BrowserSession).newPage();
+        try {
+          await openMap(later, `${running().server.url}worldmap/`);
+          await showsOnly(later, REPLACE_ADDRESSES[1]);
+        } finally {
+          await later.close();
+        }
       });
 
       it('a map page opened after the results were drawn shows every one of them (worldmap re-sends the shapes it keeps; issue 29 point 4)', async function () {

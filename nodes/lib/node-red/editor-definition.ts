@@ -77,8 +77,17 @@ export const LOCATION_NODE = { category: 'location', color: '#a6d4e8', inputs: 1
 export const NAME = { name: { value: '' } } satisfies Defaults;
 /** A node that calls the platform: its name, and the svc-config node it calls through. */
 export const PLATFORM_NODE = { ...NAME, server: { value: '', type: 'svc-config', required: true } } satisfies Defaults;
-/** The Map output option: a second output with ready-to-draw worldmap messages; `outputs` rewires the ports on save. */
-export const MAP_OUTPUT = { worldmap: { value: false }, worldmapLayer: { value: '' }, outputs: { value: 1 } } satisfies Defaults;
+/**
+ * The Map output option: a second output with ready-to-draw worldmap messages (its layer, worldmap's
+ * `ttl` in seconds, and whether each input's result replaces the layer's shapes); `outputs` rewires the ports on save.
+ */
+export const MAP_OUTPUT = {
+  worldmap: { value: false },
+  worldmapLayer: { value: '' },
+  worldmapTtl: { value: '', validate: 'positiveOrEmpty' },
+  worldmapClear: { value: false },
+  outputs: { value: 1 },
+} satisfies Defaults;
 
 /**
  * The poll rows of the job nodes, in seconds: the first wait for a job and the longest. A 1.0.0

@@ -6,7 +6,7 @@ import { NodeStatus } from './status';
 import { failure } from './failure';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { ResumableJobs, StoredJobsOptions, TrackedJob } from './resumable';
-import { MapBuilder, MapOutputDef, mapLayerOf, mapMessages } from './map-output';
+import { MapBuilder, MapOutput, MapOutputDef, mapOutputOf, mapMessages } from './map-output';
 import { drainOf } from './drain';
 
 /**
@@ -54,8 +54,22 @@ interface InFlight {
   job?: TrackedJob;
 }
 
-type Send = (msg: NodeMessage | Array<NodeMessage | NodeMessage[] | null>) => void;
+/** What one send carries: output 1's message, or one entry per output (the Map output's several messages an array). */
+type Outputs = NodeMessage | Array<NodeMessage | NodeMessage[] | null>;
+type Send = (msg: Outputs) => void;
+/** An input's result with what it draws, as the node's outputs. */
+type WithMap = (out: OutputMessage, map: MapBuilder | undefined) => Outputs;
 type Done = (err?: Error) => void;
+
+/** One input's outputs with the Map output: the layer cleared before its first map messages (when set), never again. */
+function mapSender(output: MapOutput, input: NodeMessageInFlow): WithMap {
+  let clear = output.clear;
+  return (out, map) => {
+    const messages = mapMessages(map, output, input, clear);
+    clear = false;
+    return [out, messages];
+  };
+}
 
 /**
  * Wires a node's input to an async handler with Node-RED's send/done contract:
@@ -67,11 +81,11 @@ type Done = (err?: Error) => void;
  * With `resumable`, jobs the handler tracks are stored: when the node starts they are resumed and
  * their results sent as new messages (`msg.resumed`), each delivered at most once (see ResumableJobs).
  * With a Map output (`def.worldmap`), each result goes out in the same one send as
- * `[output 1, map message]`.
+ * `[output 1, map messages]`; a layer set to be cleared is cleared before an input's first map messages.
  */
 export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputDef, resumable?: Resumable): NodeStatus {
   const status = new NodeStatus(node);
-  const mapLayer = mapLayerOf(def);
+  const mapOutput = mapOutputOf(def);
   /** How many messages are under way. */
   let underWay = 0;
   /**
@@ -115,6 +129,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     if (stored) ownControllers.add(message);
     status.underWay(underWay);
     status.requesting(underWay);
+    const withMap = mapOutput && mapSender(mapOutput, msg);
     const context: InputContext = {
       signal: controller.signal,
       status,
@@ -133,10 +148,10 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
         // Stored while the node drains: the step that stored it is done, and the next start carries the job on.
         if (draining && job?.stored) controller.abort();
       },
-      sendPart: (part, map) => send(mapLayer === undefined ? part : [part, mapMessages(map, mapLayer)]),
+      sendPart: (part, map) => send(withMap ? withMap(part, map) : part),
     };
     // deliver() reports every failure of the message itself; what is left is a fault of the runner's own, logged rather than left unhandled.
-    deliver(msg, work(context), message, job, send, done).catch((err: unknown) => node.error(describeCause(err)));
+    deliver(msg, work(context), message, job, send, done, withMap).catch((err: unknown) => node.error(describeCause(err)));
   }
 
   /** Waits for the outcome of one message, and delivers its output or its error, once. */
@@ -147,6 +162,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     job: TrackedJob | undefined,
     send: Send,
     done: Done,
+    withMap: WithMap | undefined,
   ): Promise<void> {
     const { controller } = message;
     try {
@@ -159,7 +175,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       if (controller.signal.aborted) throw cancelled('message');
       // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
       if (job && !(await job.claimDelivery(controller.signal))) return done();
-      const outputs = result.msg === null ? undefined : mapLayer === undefined ? result.msg : [result.msg, mapMessages(result.map, mapLayer)];
+      const outputs = result.msg === null ? undefined : withMap ? withMap(result.msg, result.map) : result.msg;
       const statusCode = result.msg?.statusCode;
       const doneText = result.statusText ?? (typeof statusCode === 'number' ? String(statusCode) : 'ok');
       if (runs.size > 1 && runs.has(message) && typeof doneText !== 'string') {

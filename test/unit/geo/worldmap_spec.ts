@@ -1,10 +1,13 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import should from 'should';
 import { escapeHtml, placeLabel, MapShape } from '../../../nodes/lib/geo/worldmap';
 import { geocodeShapes, isolineShapes, wordsShapes, bulkShapes } from '../../../nodes/lib/geo/worldmap-places';
 import { routeLegs, routeShapes, sequenceShapes } from '../../../nodes/lib/geo/worldmap-routes';
-import { mapLayerOf, mapMessages } from '../../../nodes/lib/node-red/map-output';
+import { mapOutputOf, mapMessages, MapOutput } from '../../../nodes/lib/node-red/map-output';
 import type { Place } from '../../../nodes/lib/geo/locations';
-import { expectError, helper, loadWithSandbox, useSandbox, Fields } from '../../support/harness';
+import { CONFIG_ID, configNode, expectError, helper, loadWithSandbox, nodeModule, sandboxCredentials, useSandbox, Fields } from '../../support/harness';
+import { REPO_ROOT } from '../../support/paths';
 
 /** Shapes as a list, whatever the payload. */
 const list = (payload: unknown): MapShape[] => (Array.isArray(payload) ? payload : [payload]) as MapShape[];
@@ -142,17 +145,26 @@ describe('worldmap shapes (geo/worldmap)', function () {
 });
 
 describe('Map output option (node-red/map-output)', function () {
+  const onL: MapOutput = { layer: 'L', clear: false };
+  const input = { _msgid: 'm1' };
+
   it('draws on the configured layer, else the node name, else its type; none when off', function () {
-    should(mapLayerOf({ type: 'svc-geocode', worldmap: true, worldmapLayer: ' depots ', name: 'n' })).equal('depots');
-    should(mapLayerOf({ type: 'svc-geocode', worldmap: true, name: 'my geocoder' })).equal('my geocoder');
+    should(mapOutputOf({ type: 'svc-geocode', worldmap: true, worldmapLayer: ' depots ', name: 'n' })).eql({ layer: 'depots', ttl: undefined, clear: false });
+    should(mapOutputOf({ type: 'svc-geocode', worldmap: true, name: 'my geocoder' })?.layer).equal('my geocoder');
     // Unnamed: what the node's kind draws, not its type (issue 54 point 5).
-    should(mapLayerOf({ type: 'svc-geocode', worldmap: true, worldmapLayer: '', name: '' })).equal('geocoded addresses');
-    should(mapLayerOf({ type: 'svc-bulk-geocode', worldmap: true })).equal('bulk geocode rows');
-    should(mapLayerOf({ type: 'svc-geocode', worldmapLayer: 'x' })).be.undefined();
+    should(mapOutputOf({ type: 'svc-geocode', worldmap: true, worldmapLayer: '', name: '' })?.layer).equal('geocoded addresses');
+    should(mapOutputOf({ type: 'svc-bulk-geocode', worldmap: true })?.layer).equal('bulk geocode rows');
+    should(mapOutputOf({ type: 'svc-geocode', worldmapLayer: 'x' })).be.undefined();
+  });
+
+  it("reads the ttl in seconds (empty, 0 or unreadable: worldmap's own) and the clear option", function () {
+    should(mapOutputOf({ type: 't', worldmap: true, worldmapLayer: 't', worldmapTtl: '90', worldmapClear: true })).eql({ layer: 't', ttl: 90, clear: true });
+    should(mapOutputOf({ type: 't', worldmap: true, worldmapTtl: 30 })?.ttl).equal(30);
+    for (const none of ['', 0, '0', 'abc', -5, undefined]) should(mapOutputOf({ type: 't', worldmap: true, worldmapTtl: none })?.ttl).be.undefined();
   });
 
   it('sends a fresh message per shape, the first with the command that shows them all, or null when there is nothing to draw (issue 29 point 4)', function () {
-    should(mapMessages((layer) => ({ name: 'a', layer, lat: 1, lon: 2 }), 'L')).eql([
+    should(mapMessages((layer) => ({ name: 'a', layer, lat: 1, lon: 2 }), onL, input, false)).eql([
       { payload: { name: 'a', layer: 'L', lat: 1, lon: 2, command: { lat: 1, lon: 2, zoom: 16 } } },
     ]);
     const line = {
@@ -181,7 +193,7 @@ describe('Map output option (node-red/map-output)', function () {
         },
       },
     };
-    should(mapMessages(() => [line, polygon], 'L')).eql([
+    should(mapMessages(() => [line, polygon], onL, input, false)).eql([
       {
         payload: {
           ...line,
@@ -195,9 +207,61 @@ describe('Map output option (node-red/map-output)', function () {
       },
       { payload: polygon },
     ]);
-    should(mapMessages(() => [], 'L')).be.null();
-    should(mapMessages(() => undefined, 'L')).be.null();
-    should(mapMessages(undefined, 'L')).be.null();
+    should(mapMessages(() => [], onL, input, false)).be.null();
+    should(mapMessages(() => undefined, onL, input, false)).be.null();
+    should(mapMessages(undefined, onL, input, false)).be.null();
+  });
+
+  it("puts worldmap's ttl on every shape, and clears the layer first when asked, even with nothing to draw", function () {
+    const shapes = () => [
+      { name: 'a', layer: 'L', lat: 1, lon: 2 },
+      { name: 'b', layer: 'L', lat: 3, lon: 4 },
+    ];
+    const messages = mapMessages(shapes, { layer: 'L', ttl: 60, clear: true }, input, true);
+    should(messages?.map((m) => m.payload)).eql([
+      { command: { clearlayer: 'L', map: { delete: 'L' } } },
+      {
+        name: 'a',
+        layer: 'L',
+        lat: 1,
+        lon: 2,
+        ttl: 60,
+        command: {
+          bounds: [
+            [1, 2],
+            [3, 4],
+          ],
+        },
+      },
+      { name: 'b', layer: 'L', lat: 3, lon: 4, ttl: 60 },
+    ]);
+    // The runner asks for the clearing once per input (clearFirst false for its later parts).
+    should(mapMessages(shapes, { layer: 'L', clear: true }, input, false)?.map((m) => m.payload)).eql(
+      shapes().map((s, i) =>
+        i === 0
+          ? {
+              ...s,
+              command: {
+                bounds: [
+                  [1, 2],
+                  [3, 4],
+                ],
+              },
+            }
+          : s,
+      ),
+    );
+    should(mapMessages(() => undefined, { layer: 'L', clear: true }, input, true)).eql([{ payload: { command: { clearlayer: 'L', map: { delete: 'L' } } } }]);
+  });
+
+  it('sends to the one browser session the input came from (_sessionid), and clears the layer only there', function () {
+    const messages = mapMessages(() => ({ name: 'a', layer: 'L', lat: 1, lon: 2 }), { layer: 'L', clear: true }, { _msgid: 'm2', _sessionid: 'abc123' }, true);
+    should(messages).eql([
+      { payload: { command: { clearlayer: 'L' } }, _sessionid: 'abc123' },
+      { payload: { name: 'a', layer: 'L', lat: 1, lon: 2, command: { lat: 1, lon: 2, zoom: 16 } }, _sessionid: 'abc123' },
+    ]);
+    // Only a string is a worldmap session id.
+    should(mapMessages(() => ({ name: 'a', layer: 'L', lat: 1, lon: 2 }), onL, { _msgid: 'm3', _sessionid: 7 }, false)?.[0]).not.have.property('_sessionid');
   });
 });
 
@@ -301,7 +365,7 @@ describe('Map output on the locating nodes', function () {
       should(map.length).be.above(0);
       const shapes = map.map((msg) => msg.payload as MapShape);
       for (const shape of shapes) should(Array.isArray(shape)).be.false();
-      for (const shape of shapes) should(shape.layer).equal(mapLayerOf({ type: testCase.type, worldmap: true }));
+      for (const shape of shapes) should(shape.layer).equal(mapOutputOf({ type: testCase.type, worldmap: true })?.layer);
       // The first shows the whole result (worldmap's view command), the others carry no command.
       should(shapes[0].command).be.an.Object();
       should(shapes.slice(1).filter((shape) => shape.command !== undefined)).eql([]);
@@ -325,6 +389,102 @@ describe('Map output on the locating nodes', function () {
     should(empty.out.location).be.undefined();
     const found = await bothOutputs('n1', { payload: 'Church Lane' });
     should(found.map.map((msg) => (msg.payload as Fields).layer)).eql(['depots']);
+  });
+
+  it("sets worldmap's ttl, clears the layer first and sends to the input's browser session only (issue 55 point 6)", async function () {
+    await loadWithSandbox(ctx.sandbox, {
+      types: ['svc-geocode'],
+      nodes: [
+        { id: 'n1', type: 'svc-geocode', worldmap: true, worldmapLayer: 'depots', worldmapTtl: '120', worldmapClear: true, wires: [['out'], ['map']] },
+        { id: 'map', type: 'helper' },
+      ],
+    });
+    const first = await bothOutputs('n1', { payload: 'Church Lane', _sessionid: 'browser-1' });
+    should(first.out._sessionid).equal('browser-1');
+    should(first.map.map((msg) => msg._sessionid)).eql(['browser-1', 'browser-1']);
+    should(first.map[0].payload).eql({ command: { clearlayer: 'depots' } });
+    should(first.map[1].payload).containEql({ layer: 'depots', ttl: 120 });
+    // Without a session: every page, and worldmap forgets the layer's shapes for pages opened later too.
+    const second = await bothOutputs('n1', { payload: 'Church Lane' });
+    should(second.map.map((msg) => '_sessionid' in msg)).eql([false, false]);
+    should(second.map[0].payload).eql({ command: { clearlayer: 'depots', map: { delete: 'depots' } } });
+    // Nothing found: the layer is still cleared, so it shows this input's result (none).
+    const empty = await bothOutputs('n1', { payload: 'nowhere at all' });
+    should(empty.map.map((msg) => msg.payload)).eql([{ command: { clearlayer: 'depots', map: { delete: 'depots' } } }]);
+  });
+
+  it("svc-bulk-geocode, a message per job: the layer is cleared once, before the run's first rows", async function () {
+    await loadWithSandbox(ctx.sandbox, {
+      types: ['svc-bulk-geocode'],
+      nodes: [
+        {
+          id: 'n1',
+          type: 'svc-bulk-geocode',
+          worldmap: true,
+          worldmapClear: true,
+          output: 'parts',
+          batchSize: 1,
+          pollIntervalSec: 0.01,
+          maxWait: 5,
+          wires: [['out'], ['map']],
+        },
+        { id: 'map', type: 'helper' },
+      ],
+    });
+    const mapMsgs: Fields[] = [];
+    helper.getNode('map').on('input', (msg: Fields) => mapMsgs.push(msg));
+    const parts: Fields[] = [];
+    const allParts = new Promise<void>((resolve) =>
+      helper.getNode('out').on('input', (msg: Fields) => {
+        parts.push(msg);
+        if (parts.length === 3) resolve();
+      }),
+    );
+    helper.getNode('n1').receive({ payload: ['12 Main Street, Sandbox City', 'Church Lane', 'Old Main Street'] });
+    await allParts;
+    await new Promise((resolve) => setImmediate(resolve));
+    const commands = mapMsgs.map((msg) => (msg.payload as Fields).command as Fields | undefined);
+    should(commands[0]).eql({ clearlayer: 'bulk geocode rows', map: { delete: 'bulk geocode rows' } });
+    should(commands.filter((command) => command?.clearlayer !== undefined)).have.length(1);
+    should(mapMsgs.filter((msg) => (msg.payload as Fields).name !== undefined)).have.length(3);
+  });
+
+  it('the Dashboard 2 recipe of docs/map.md runs: one table row per address, the layer replaced on each click (Dashboard 2 and worldmap stood in for)', async function () {
+    const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'map.md'), 'utf8');
+    const recipe = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(doc)?.[1] ?? '[]') as Fields[];
+    should(recipe.map((n) => n.type)).containDeep(['inject', 'svc-bulk-geocode', 'change', 'ui-table', 'worldmap', 'ui-template', 'svc-config']);
+    // Dashboard 2 is not installed here: the table and the map are helper nodes of the same ids; the config node is the test's.
+    // Imported, the nodes land on the tab open in the editor (they have a position, so Node-RED starts them only on a tab).
+    const flow = recipe
+      .filter((n) => !['ui-template', 'ui-group', 'ui-page', 'ui-base', 'ui-theme', 'svc-config'].includes(String(n.type)))
+      .map((n) => (n.type === 'ui-table' || n.type === 'worldmap' ? { id: n.id, type: 'helper' } : n.server ? { ...n, server: CONFIG_ID } : n))
+      .map((n) => ({ ...n, z: 'recipe' }));
+    const core = (file: string): unknown => require(require.resolve(`@node-red/nodes/core/${file}`, { paths: [path.dirname(require.resolve('node-red'))] }));
+    await helper.load(
+      [nodeModule('svc-config'), nodeModule('svc-bulk-geocode'), core('common/20-inject.js'), core('function/15-change.js')],
+      [{ id: 'recipe', type: 'tab' }, configNode(ctx.sandbox), ...flow],
+      sandboxCredentials(),
+    );
+    const inject = recipe.find((n) => n.type === 'inject') as Fields;
+    const table = helper.getNode(String(recipe.find((n) => n.type === 'ui-table')?.id));
+    const map = helper.getNode(String(recipe.find((n) => n.type === 'worldmap')?.id));
+    const mapMsgs: Fields[] = [];
+    map.on('input', (msg: Fields) => mapMsgs.push(msg));
+    for (let click = 0; click < 2; click++) {
+      const rows = new Promise<Fields>((resolve) => table.once('input', resolve));
+      helper.getNode(String(inject.id)).receive({});
+      const { payload } = await rows;
+      should(payload).be.an.Array().and.have.length(3);
+      for (const row of payload as Fields[]) {
+        should(Object.keys(row).every((key) => ['address', 'lat', 'lon', 'error'].includes(key))).be.true();
+        should(row.address).be.a.String();
+      }
+      should((payload as Fields[]).filter((row) => typeof row.lat === 'number').length).be.above(0);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    const clears = mapMsgs.filter((msg) => ((msg.payload as Fields).command as Fields | undefined)?.clearlayer === 'depots');
+    should(clears).have.length(2);
+    should((mapMsgs[0].payload as Fields).command).eql({ clearlayer: 'depots', map: { delete: 'depots' } });
   });
 
   it('fails an input with one error and nothing on either output', async function () {
