@@ -232,9 +232,8 @@ export class ReplayFile {
    * twice that. Counted as a refusal when so.
    */
   full(scope: string, now: number, cap: number): boolean {
-    const memory = this.memory(scope);
-    memory.sweep(now);
-    if (memory.size < cap && this.entries < 2 * cap) return false;
+    for (const memory of this.memories.values()) memory.sweep(now);
+    if (this.memory(scope).size < cap && this.entries < 2 * cap) return false;
     this.refusedFull++;
     return true;
   }
