@@ -28,6 +28,8 @@ export interface RigSettings {
   httpAdminRoot?: string;
   httpNodeRoot?: string;
   adminAuth?: Fields;
+  /** Entries a webhook path's replay record holds at most (the pack's setting). */
+  svcWebhookReplayCap?: number;
 }
 
 /** One Node-RED on a user directory of its own, restartable on the same directory (flows, credentials, files kept). */

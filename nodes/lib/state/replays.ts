@@ -6,8 +6,8 @@ import type { SharedState } from './shared-state';
 export type { ReplayEntry } from './signature';
 
 /**
- * The lines of the replay journal: `[scope, key, t, expiresAt]` an accepted request of a path, kept
- * until `expiresAt`; `{scope, t, expiresAt, keys}` the requests of one time bucket (written when the
+ * The lines of the replay journal: `[scope, key, t, expiresAt]` an accepted request of a path (its
+ * compact key; an earlier version wrote the whole key), kept until `expiresAt`; `{scope, t, expiresAt, keys}` the requests of one time bucket (written when the
  * journal is rewritten whole: t the newest among them, expiresAt the end of the last one's window);
  * `[scope, key, 0]` forgets one that was not delivered after all; `{scope, since}` says that every
  * request of the path with a t after `since` that was delivered is in the journal.
@@ -264,7 +264,7 @@ export class ReplayFile {
     // Twice at most: a journal found replaced (or a lock found free again and retaken) is written whole the second time.
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.journal.append([scope, entry.key, entry.timestampMs, entry.expiresAt] satisfies EntryLine);
+        await this.journal.append([scope, compactKey(entry.key), entry.timestampMs, entry.expiresAt] satisfies EntryLine);
       } catch (err) {
         const lost = this.lock && !this.lock.holds ? this.ready() : undefined;
         return lost ?? { problem: 'not written', cause: err instanceof Error ? err.message : String(err) };
