@@ -5,7 +5,7 @@ import type { NodeAPI, NodeDef, Node } from '../lib/node-red/types';
 import { NodeStatus } from '../lib/node-red/status';
 import { Failure, failure } from '../lib/node-red/failure';
 import type { SvcConfigNode } from '../lib/node-red/config';
-import { positiveSetting, textSetting } from '../lib/node-red/settings';
+import { countSetting, positiveSetting, textSetting } from '../lib/node-red/settings';
 import { ConfigError, causeOf } from '../lib/util/errors';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { translate, translateWith } from '../lib/node-red/i18n';
@@ -15,7 +15,7 @@ import { isCredentialName } from '../lib/util/masking';
 import { editorPathOf, keepRawBody, normalisePath, rawBodyOf, removeRoute, routeFor, routeSyntaxIn } from '../lib/node-red/http-node';
 import { describeRouteOwner, ownRoute } from '../lib/node-red/route-owners';
 import { SIGNATURE_HEADER, SignatureRejection, SignatureVerifier, constantTimeEqual } from '../lib/state/signature';
-import { Admission, ReplayFile, ReplayGuard, Unrecorded } from '../lib/state/replays';
+import { Admission, DEFAULT_REPLAY_CAP, ReplayFile, ReplayGuard, Unrecorded } from '../lib/state/replays';
 import { WebhookCounts, watchWebhook } from '../lib/node-red/operations';
 import { migrations } from './migrations';
 import { credentials as credentialTypes } from './defaults';
@@ -62,8 +62,11 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 type Rejection = SignatureRejection | JsonTextProblem | 'not JSON' | 'body too large' | 'header mismatch';
 
-/** Why a request gets a 503 response: the node is closing, or its delivery cannot be recorded (the sender should try again either way). */
-type Unavailable = 'restarting' | 'journal unavailable';
+/**
+ * Why a request gets a 503 response: the node is closing, its delivery cannot be recorded, or the
+ * path's replay record is full (the sender should try again in each case).
+ */
+type Unavailable = 'restarting' | 'journal unavailable' | 'replays full';
 
 /**
  * What the status says for each refusal, in the runtime's language. The HTTP response keeps the reason
@@ -141,8 +144,9 @@ export = function register(RED: NodeAPI): void {
     sharedConfig?.shared.register(this);
     const userDir = (RED.settings as { userDir?: string }).userDir;
     const replayFile = ReplayFile.at(userDir ? path.join(userDir, REPLAY_FILE) : undefined);
-    // Per path, with and without Redis (docs/security.md): see ReplayGuard.
-    const replays = new ReplayGuard(replayFile, normalisePath(config.path), sharedConfig?.shared.state);
+    // Per path, with and without Redis (docs/security.md): see ReplayGuard. The cap is a runtime setting (settings.js).
+    const replayCap = countSetting((RED.settings as { svcWebhookReplayCap?: unknown }).svcWebhookReplayCap, DEFAULT_REPLAY_CAP);
+    const replays = new ReplayGuard(replayFile, normalisePath(config.path), sharedConfig?.shared.state, replayCap);
     const unsigned = config.verifier === undefined;
     const counts = { accepted: 0, rejected: 0 };
     /** Requests that got a 503 because their delivery could not be recorded, since the journal last worked. */
@@ -158,6 +162,8 @@ export = function register(RED: NodeAPI): void {
       journal: () => (unsigned ? 'none' : unrecorded > 0 || replayFile.ready() ? 'failing' : 'ok'),
     } satisfies WebhookCounts;
     watchWebhook(this, delivered);
+    /** Requests that got a 503 because the replay record was full, since a request was last accepted (one warning each such episode). */
+    let refusedFull = 0;
     let warnedConsumedBody = false;
     let closed = false;
     const showCounts = (rejection?: Rejection) => {
@@ -269,6 +275,10 @@ export = function register(RED: NodeAPI): void {
           return refuse(res, 401, 'stale timestamp');
         case 'withdrawn':
           return unavailable(res, 'restarting');
+        case 'full':
+          if (refusedFull++ === 0) this.warn(translate(catalogText('warn.webhook.replaysFull', { path: config.path, cap: replayCap })));
+          status.show('red', 'ring', catalogText('status.webhook.replaysFull', { count: refusedFull }));
+          return unavailable(res, 'replays full');
         case 'unrecorded':
           unrecorded++;
           unrecordedReport.note(problemText(admission));
@@ -280,6 +290,10 @@ export = function register(RED: NodeAPI): void {
           if (unrecorded > 0) {
             this.log(translate(catalogText('log.webhook.journalWritable', { count: unrecorded })));
             unrecorded = 0;
+          }
+          if (refusedFull > 0) {
+            this.log(translate(catalogText('log.webhook.replaysTaken', { count: refusedFull })));
+            refusedFull = 0;
           }
           showCounts();
       }

@@ -77,6 +77,27 @@ describe('RedisStore on a real redis-server', function () {
     }
   });
 
+  it("a webhook path's replay record past its cap: new claims are full, nothing is dropped for room, copies (in either member form) stay duplicates", async function () {
+    const store = storeOf('replays-cap:');
+    const now = Date.now();
+    const claim = (name: string, former = `${now} ${now}:${name}`) => store.claimReplay('/cap', `${now} ${name}`, now, now + 60_000, now, 3, former);
+    for (const name of ['a', 'b', 'c']) should(await claim(name)).equal('claimed');
+    should(await claim('d')).equal('full');
+    should(await claim('a')).equal('duplicate');
+    // An entry an earlier version claimed under its whole key is a copy too.
+    const client = new Redis(redis.url);
+    try {
+      await client.zrem('replays-cap:replays:{/cap}', `${now} b`);
+      await client.zadd('replays-cap:replays:{/cap}', now + 60_000, `${now} ${now}:b`);
+      should(await claim('b')).equal('duplicate');
+      should(await client.zcard('replays-cap:replays:{/cap}')).equal(3);
+    } finally {
+      client.disconnect();
+    }
+    // Once their window has ended they leave, and new requests are claimed.
+    should(await store.claimReplay('/cap', `${now + 61_000} d`, now + 61_000, now + 121_000, now + 61_000, 3)).equal('claimed');
+  });
+
   it('stored jobs: one delivery claim wins, the done marker keeps a delivered job from coming back, a lost job is told from a delivered one', async function () {
     const [a, b] = [storeOf('jobs-test:').jobHashes('jobs', 60_000), storeOf('jobs-test:').jobHashes('jobs', 60_000)];
     should(await a.register('j1', '{"key":"j1"}', '{}', 'owner-a', 5000)).be.true();

@@ -157,3 +157,74 @@ for (const runtime of [NODE_RED_4, NODE_RED_5_NODE_22] as NodeRedRuntime[]) {
     });
   });
 }
+
+describe(`webhook replay cap, ${NODE_RED_4.title}`, function () {
+  this.timeout(180_000);
+  let redis: RedisServer;
+  let rig: WebhookRig;
+
+  before(async function () {
+    redis = await RedisServer.start();
+    rig = new WebhookRig({ svcWebhookReplayCap: 3 }, NODE_RED_4);
+    await rig.start();
+  });
+  after(async function () {
+    await rig?.stop();
+    await redis?.stop();
+  });
+
+  const flows = (redisUrl: string | undefined): Fields[] => [
+    ...(redisUrl ? [configNode(redisUrl)] : []),
+    ...reportingTab(
+      TAB,
+      rig.collector.url,
+      webhookNodes(TAB.id, { id: 'hook-cap', url: '/cap', server: redisUrl ? 'cfg' : '', credentials: { secret: SECRET } }),
+    ),
+  ];
+  const events = (names: string[]) => names.map((name) => `{"event":"${name}"}`);
+  /** The statuses of these events, each sent with t `t`. */
+  const post = async (bodies: string[], t: string) => {
+    const statuses: number[] = [];
+    for (const body of bodies) statuses.push((await postSigned(rig.nodeRed, '/cap', body, SECRET, t)).status);
+    return statuses;
+  };
+  const quiet = () => new Promise((resolve) => setTimeout(resolve, 500));
+
+  for (const shared of [false, true]) {
+    it(`past svcWebhookReplayCap responds with 503 and delivers nothing, forgets nothing, also after a restart (SIGKILL)${shared ? ', with Redis, and on an instance whose own journal was lost' : ''}`, async function () {
+      should(await rig.deploy(flows(shared ? redis.url : undefined))).be.within(200, 299);
+      const t = String(Math.floor(Date.now() / 1000));
+      const prefix = shared ? 'shared' : 'local';
+      const held = events([1, 2, 3].map((i) => `${prefix} ${i}`));
+      should(await post(held, t)).eql([200, 200, 200]);
+      const refused = await rig.nodeRed.request('/cap', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'svc-signature': `t=${t},digestV1=${webhookDigest(t, SECRET, Buffer.from(events([`${prefix} 4`])[0]))}`,
+        },
+        body: events([`${prefix} 4`])[0],
+      });
+      should({ status: refused.status, retryAfter: refused.headers.get('retry-after'), text: await refused.text() }).eql({
+        status: 503,
+        retryAfter: '5',
+        text: '{"error":"replays full"}',
+      });
+      await rig.reports((r) => r.kind === 'message' && (r.payload as { event?: string }).event === `${prefix} 3`);
+      await rig.nodeRed.kill();
+      // With Redis, the journal lost: only Redis holds the three, and is full.
+      if (shared) fs.rmSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.jsonl'));
+      await rig.start();
+      should(await post([...held, ...events([`${prefix} 4`])], t)).eql([200, 200, 200, 503]);
+      await quiet();
+      should(rig.messagesOf('hook-cap').filter((m) => String((m.payload as { event?: string }).event).startsWith(prefix))).have.length(3);
+      // Emptied for the next case.
+      await rig.nodeRed.kill();
+      fs.rmSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.jsonl'), { force: true });
+      const client = new Redis(redis.url);
+      await client.flushall();
+      client.disconnect();
+      await rig.start();
+    });
+  }
+});

@@ -385,6 +385,47 @@ describe('svc-webhook-in', function () {
       should(statusText()).equal('0 accepted, 2 refused (header mismatch)');
     });
 
+    it('refuses a copy sent after 12,000 other deliveries as a duplicate, and delivers a first request that arrives 4.6 s late after them (issue 59)', async function () {
+      this.timeout(120_000);
+      await load([webhookNode()]);
+      const t = nowSec() - 5;
+      const bodyOf = (i: number) => JSON.stringify({ i });
+      const first = { body: bodyOf(-1), headers: { 'svc-signature': sign(t, SECRET, bodyOf(-1)) } };
+      should((await post(PATH, first.body, first.headers)).status).equal(200);
+      for (let from = 0; from < 12_000; from += 200) {
+        const sent = await Promise.all(
+          Array.from({ length: 200 }, (_v, i) => post(PATH, bodyOf(from + i), { 'svc-signature': sign(nowSec(), SECRET, bodyOf(from + i)) })),
+        );
+        should(sent.every((res) => res.status === 200)).be.true();
+      }
+      should((await post(PATH, first.body, first.headers)).status).equal(200);
+      const late = bodyOf(-2);
+      should((await post(PATH, late, { 'svc-signature': sign(t, SECRET, late) })).status).equal(200);
+      await settle();
+      should(outputs).have.length(12_002);
+      should(outputs.filter((msg) => (msg.payload as { i: number }).i === -1)).have.length(1);
+      should(outputs.at(-1)?.payload).eql({ i: -2 });
+    });
+
+    it('responds with 503 and Retry-After past the replay cap (setting svcWebhookReplayCap), delivering nothing and warning once; copies of what it holds are still acknowledged', async function () {
+      testSettings({ svcWebhookReplayCap: 2 });
+      await load([webhookNode()]);
+      const signed = (i: number) => ({ body: JSON.stringify({ i }), headers: { 'svc-signature': sign(nowSec(), SECRET, JSON.stringify({ i })) } });
+      const requests = [0, 1, 2, 3].map(signed);
+      for (const { body: sent, headers } of requests.slice(0, 2)) should((await post(PATH, sent, headers)).status).equal(200);
+      for (const { body: sent, headers } of requests.slice(2)) {
+        const res = await fetch(`${baseUrl}${PATH}`, { method: 'POST', body: sent, headers: { 'content-type': 'application/json', ...headers } });
+        should(res.status).equal(503);
+        should(res.headers.get('retry-after')).equal('5');
+        should(await res.json()).eql({ error: 'replays full' });
+      }
+      should((await post(PATH, requests[0].body, requests[0].headers)).status).equal(200);
+      await settle();
+      should(outputs).have.length(2);
+      should(callsOf('wh', 'warn').filter((text) => text.includes('replay record holds 2 requests'))).have.length(1);
+      should(statusText()).equal('replay record full: 503 (2)');
+    });
+
     it('applies a configured tolerance and body limit', async function () {
       await load([webhookNode({ tolerance: 10, maxBodyKb: 1 })]);
       should((await post(PATH, body, { 'svc-signature': sign(nowSec() - 60, SECRET, body) })).status).equal(401);

@@ -30,6 +30,8 @@ export interface RigSettings {
   adminAuth?: Fields;
   /** The pack's own settings.js option (docs/operations.md). */
   svcLocation?: Fields;
+  /** Entries a webhook path's replay record holds at most (the pack's setting). */
+  svcWebhookReplayCap?: number;
 }
 
 /** One Node-RED on a user directory of its own, restartable on the same directory (flows, credentials, files kept). */

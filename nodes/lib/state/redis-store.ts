@@ -147,8 +147,9 @@ return string.format('%.0f', slot - now)`;
  * A webhook path's delivered requests (see ReplayMemory): KEYS[1] a sorted set of its entries (member
  * `<t ms> <key>`, score the end of its window), KEYS[2] its `since`. Entries whose window ended before
  * ARGV[4] (now) are forgotten first, `since` moving up to their newest t; then ARGV[1] (t ARGV[2],
- * window to ARGV[3]) is 0 when held, -1 when its t is at or before `since`, else added: 1. Neither key
- * expires: what they drop they drop through `since`.
+ * window to ARGV[3]; ARGV[6] the same entry as an earlier version named it) is 0 when held, -1 when
+ * its t is at or before `since`, -2 when the set holds ARGV[5] entries already (nothing is forgotten
+ * for room), else added: 1. Neither key expires: what they drop they drop through `since`.
  */
 const CLAIM_REPLAY = `
 local ended = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
@@ -160,9 +161,10 @@ if #ended > 0 then
   redis.call('SET', KEYS[2], string.format('%.17g', newest))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
 end
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[1], ARGV[6]) then return 0 end
 local since = redis.call('GET', KEYS[2])
 if since and tonumber(ARGV[2]) <= tonumber(since) then return -1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[5]) then return -2 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1`;
 
@@ -250,11 +252,22 @@ export class RedisStore implements KeyValueStore {
     return (await this.redis.eval(RELEASE, 1, this.prefix + key, owner)) === 1;
   }
 
-  /** Claims a delivered webhook request of the path `scope` (see CLAIM_REPLAY): `claimed`, `duplicate`, or `forgotten` (its t is at or before what the path vouches for). */
-  async claimReplay(scope: string, member: string, t: number, expiresAt: number, now: number): Promise<'claimed' | 'duplicate' | 'forgotten'> {
+  /**
+   * Claims a delivered webhook request of the path `scope` (see CLAIM_REPLAY): `claimed`, `duplicate`,
+   * `forgotten` (its t is at or before what the path vouches for) or `full` (the path holds `cap` entries).
+   */
+  async claimReplay(
+    scope: string,
+    member: string,
+    t: number,
+    expiresAt: number,
+    now: number,
+    cap = Number.MAX_SAFE_INTEGER,
+    formerMember = member,
+  ): Promise<'claimed' | 'duplicate' | 'forgotten' | 'full'> {
     const name = this.replaysKey(scope);
-    const outcome = Number(await this.redis.eval(CLAIM_REPLAY, 2, name, `${name}:since`, member, t, expiresAt, now));
-    return outcome === 1 ? 'claimed' : outcome === 0 ? 'duplicate' : 'forgotten';
+    const outcome = Number(await this.redis.eval(CLAIM_REPLAY, 2, name, `${name}:since`, member, t, expiresAt, now, cap, formerMember));
+    return outcome === 1 ? 'claimed' : outcome === 0 ? 'duplicate' : outcome === -1 ? 'forgotten' : 'full';
   }
 
   /** Removes a claimed request that was not delivered after all (`since` stays). */

@@ -6,9 +6,11 @@ import type { SharedState } from './shared-state';
 export type { ReplayEntry } from './signature';
 
 /**
- * The lines of the replay journal: `[scope, key, t, expiresAt]` an accepted request of a path, kept
- * until `expiresAt`; `[scope, key, 0]` forgets one that was not delivered after all; `{scope, since}`
- * says that every request of the path with a t after `since` that was delivered is in the journal.
+ * The lines of the replay journal: `[scope, key, t, expiresAt]` an accepted request of a path (its
+ * compact key; an earlier version wrote the whole key), kept until `expiresAt`; `{scope, t, expiresAt, keys}` the requests of one time bucket (written when the
+ * journal is rewritten whole: t the newest among them, expiresAt the end of the last one's window);
+ * `[scope, key, 0]` forgets one that was not delivered after all; `{scope, since}` says that every
+ * request of the path with a t after `since` that was delivered is in the journal.
  * `[scope, key, expiresAt]` is a line of an earlier version (its key is `<t>:<digest>`).
  */
 type EntryLine = [scope: string, key: string, t: number, expiresAt: number];
@@ -18,35 +20,67 @@ interface SinceLine {
   scope: string;
   since: number;
 }
-type JournalLine = EntryLine | ForgetLine | SinceLine;
+interface BucketLine {
+  scope: string;
+  t: number;
+  expiresAt: number;
+  keys: string[];
+}
+type JournalLine = EntryLine | ForgetLine | SinceLine | BucketLine;
 
-/** Accepted requests a path remembers at most (a bound on memory); past it the oldest are forgotten and `since` moves past them. */
-const MAX_ENTRIES_PER_PATH = 10_000;
+/**
+ * Accepted requests a path holds at most unless the setting `svcWebhookReplayCap` says otherwise
+ * (5,000 a second for a 300 s tolerance, see docs/decisions.md); all paths of a process together
+ * hold twice the cap at most. Past either, new requests are refused with a 503 until entries leave at
+ * the end of their window: nothing is forgotten early.
+ */
+export const DEFAULT_REPLAY_CAP = 1_500_000;
+
+/** The width of a time bucket: a path's entries are grouped by t, and a bucket leaves whole once every window in it has ended. */
+const BUCKET_MS = 5_000;
+
+/**
+ * What a path holds of a request: 96 bits of its SHA-256 (`<t>:<hex>` keys), in base64; t picks
+ * the bucket. A key without `:` is one already compact (read back from the journal).
+ */
+export function compactKey(key: string): string {
+  const colon = key.indexOf(':');
+  return colon < 0 ? key : Buffer.from(key.slice(colon + 1, colon + 25), 'hex').toString('base64');
+}
+
+interface Bucket {
+  keys: Set<string>;
+  /** The newest t among its entries. */
+  t: number;
+  /** The end of the last window among its entries. */
+  expiresAt: number;
+}
 
 /**
  * The delivered requests of one path, each until the end of the window it was accepted in, and
- * `since`: the newest t among those forgotten. What it holds plus `since` is the contract: every
- * delivered request with a t after `since` is in it, so a request with a t at or before `since` that
- * it does not hold cannot be told from a copy and is refused, whatever tolerance lets it through now.
- * Entries leave at the end of their window (expired ones at the oldest end, as they arrive roughly in
- * that order) or, past `maxEntries`, the oldest first; either moves `since` up to their t.
+ * `since`: the newest t among those whose window has ended. What it holds plus `since` is the
+ * contract: every delivered request with a t after `since` is in it, so a request with a t at or
+ * before `since` that it does not hold cannot be told from a copy and is refused, whatever tolerance
+ * lets it through now (a tolerance raised since). Entries leave only at the end of their window, a
+ * bucket of 5 s of t at a time, never for room: `size` is for the caller to refuse new ones.
  */
 export class ReplayMemory {
-  private readonly entries = new Map<string, { t: number; expiresAt: number }>();
+  private readonly buckets = new Map<number, Bucket>();
+  private count = 0;
   private sinceMs = Number.NEGATIVE_INFINITY;
-
-  constructor(private readonly maxEntries = MAX_ENTRIES_PER_PATH) {}
+  /** The earliest end of a bucket's windows: nothing leaves before it. */
+  private nextEnd = Number.POSITIVE_INFINITY;
 
   get size(): number {
-    return this.entries.size;
+    return this.count;
   }
 
   get since(): number {
     return this.sinceMs;
   }
 
-  has(key: string): boolean {
-    return this.entries.has(key);
+  has(key: string, t: number): boolean {
+    return this.buckets.get(bucketOf(t))?.keys.has(compactKey(key)) ?? false;
   }
 
   /** Whether a request with this t that is not held was never delivered. */
@@ -61,37 +95,56 @@ export class ReplayMemory {
 
   /** Holds a delivered request until `expiresAt`; one whose window has ended already (read back from the journal) only moves `since`. */
   add(key: string, t: number, expiresAt: number, now: number): void {
+    this.sweep(now);
     if (expiresAt < now) {
       this.sinceMs = Math.max(this.sinceMs, t);
       return;
     }
-    // Sweeping stops at the first live entry, which keeps each add cheap however full it is; one that
-    // expires out of order stays until it reaches the oldest end (a copy of it is still a duplicate).
-    for (const [entry, held] of this.entries) {
-      if (held.expiresAt >= now) break;
-      this.drop(entry, held.t);
+    const id = bucketOf(t);
+    let bucket = this.buckets.get(id);
+    if (!bucket) {
+      bucket = { keys: new Set(), t, expiresAt };
+      this.buckets.set(id, bucket);
     }
-    while (this.entries.size >= this.maxEntries) {
-      const [oldest, held] = this.entries.entries().next().value as [string, { t: number }];
-      this.drop(oldest, held.t);
-    }
-    this.entries.set(key, { t, expiresAt });
+    const size = bucket.keys.size;
+    bucket.keys.add(compactKey(key));
+    this.count += bucket.keys.size - size;
+    bucket.t = Math.max(bucket.t, t);
+    bucket.expiresAt = Math.max(bucket.expiresAt, expiresAt);
+    this.nextEnd = Math.min(this.nextEnd, bucket.expiresAt);
   }
 
   /** Forgets an entry that was not delivered after all: `since` stays. */
-  withdraw(key: string): boolean {
-    return this.entries.delete(key);
+  withdraw(key: string, t: number): boolean {
+    const bucket = this.buckets.get(bucketOf(t));
+    if (!bucket?.keys.delete(compactKey(key))) return false;
+    this.count--;
+    return true;
   }
 
-  /** Every entry, oldest first: `[key, t, expiresAt]`. */
-  snapshot(): Array<[string, number, number]> {
-    return [...this.entries].map(([key, { t, expiresAt }]) => [key, t, expiresAt]);
+  /** Drops the buckets whose windows have all ended before `now`, `since` moving up to their t. */
+  sweep(now: number): void {
+    if (now <= this.nextEnd) return;
+    this.nextEnd = Number.POSITIVE_INFINITY;
+    for (const [id, bucket] of this.buckets) {
+      if (bucket.expiresAt < now) {
+        this.buckets.delete(id);
+        this.count -= bucket.keys.size;
+        this.sinceMs = Math.max(this.sinceMs, bucket.t);
+      } else {
+        this.nextEnd = Math.min(this.nextEnd, bucket.expiresAt);
+      }
+    }
   }
 
-  private drop(key: string, t: number): void {
-    this.entries.delete(key);
-    this.sinceMs = Math.max(this.sinceMs, t);
+  /** Every bucket: its newest t, the end of its last window, its compact keys. */
+  snapshot(): Array<{ t: number; expiresAt: number; keys: string[] }> {
+    return [...this.buckets.values()].filter((bucket) => bucket.keys.size > 0).map(({ t, expiresAt, keys }) => ({ t, expiresAt, keys: [...keys] }));
   }
+}
+
+function bucketOf(t: number): number {
+  return Math.floor(t / BUCKET_MS);
 }
 
 /** Why a request cannot be recorded: the journal cannot be written, or another process on the same user directory holds it. */
@@ -104,10 +157,12 @@ export type Unrecorded = { problem: 'not written'; cause: string } | { problem: 
  * to be acknowledged, nothing sent; `forgotten`: its t is at or before what the path's record
  * vouches for (ReplayMemory), so it could be a copy of a request forgotten since: refused as stale;
  * `withdrawn`: `deliver` declined (the node is closing), so it is forgotten again and the sender's
- * retry passes; `unrecorded`: it could not be recorded, nothing was delivered, and the sender should
- * try again.
+ * retry passes; `full`: the path or the process holds as many entries as it may (or the path's
+ * Redis record does), so a new one is not taken: nothing delivered, the sender should try again once
+ * entries have left; `unrecorded`: it could not be recorded, nothing was delivered, and the sender
+ * should try again.
  */
-export type Admission = { outcome: 'delivered' | 'duplicate' | 'forgotten' | 'withdrawn' } | ({ outcome: 'unrecorded' } & Unrecorded);
+export type Admission = { outcome: 'delivered' | 'duplicate' | 'forgotten' | 'withdrawn' | 'full' } | ({ outcome: 'unrecorded' } & Unrecorded);
 
 /**
  * The delivered requests of every webhook path in this process, one ReplayMemory per path, kept in
@@ -128,6 +183,8 @@ export class ReplayFile {
   private readonly pending = new Map<string, Promise<Admission>>();
   private readonly journal: JournalFile | undefined;
   private readonly lock: FileLock | undefined;
+  /** New requests refused because a cap was reached (`full`), since the process started. */
+  private refusedFull = 0;
 
   /** Without a file (no user directory, as in some embedded runtimes), the records live in memory only. */
   static at(file: string | undefined): ReplayFile {
@@ -141,7 +198,7 @@ export class ReplayFile {
     this.journal = new JournalFile(
       file,
       () => this.snapshot(),
-      () => [...this.memories.values()].reduce((sum, memory) => sum + memory.size, 0),
+      () => this.entries,
       // A holder that lost the lock writes nothing: not even the journal that replaced its own.
       () => this.lock?.confirm() ?? true,
     );
@@ -165,13 +222,29 @@ export class ReplayFile {
     return undefined;
   }
 
+  /** Entries held by every path, and new requests refused for room since the process started (`full`). */
+  stats(): { entries: number; refusedFull: number } {
+    return { entries: this.entries, refusedFull: this.refusedFull };
+  }
+
+  /**
+   * Whether a new request of the path cannot be taken: the path holds `cap` entries, or all paths
+   * twice that. Counted as a refusal when so.
+   */
+  full(scope: string, now: number, cap: number): boolean {
+    for (const memory of this.memories.values()) memory.sweep(now);
+    if (this.memory(scope).size < cap && this.entries < 2 * cap) return false;
+    this.refusedFull++;
+    return true;
+  }
+
   /** Whether this request was recorded (`recorded`), not (`absent`), cannot be told (`forgotten`), or the outcome of its recording still under way. */
   lookup(scope: string, entry: ReplayEntry): 'recorded' | 'absent' | 'forgotten' | Promise<Admission> {
     const pending = this.pending.get(pendingKey(scope, entry.key));
     if (pending) return pending;
     const memory = this.memories.get(scope);
     if (!memory) return 'absent';
-    if (memory.has(entry.key) || memory.has(entry.legacyKey)) return 'recorded';
+    if (memory.has(entry.key, entry.timestampMs) || memory.has(entry.legacyKey, entry.timestampMs)) return 'recorded';
     return memory.vouchesFor(entry.timestampMs) ? 'absent' : 'forgotten';
   }
 
@@ -191,7 +264,7 @@ export class ReplayFile {
     // Twice at most: a journal found replaced (or a lock found free again and retaken) is written whole the second time.
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.journal.append([scope, entry.key, entry.timestampMs, entry.expiresAt] satisfies EntryLine);
+        await this.journal.append([scope, compactKey(entry.key), entry.timestampMs, entry.expiresAt] satisfies EntryLine);
       } catch (err) {
         const lost = this.lock && !this.lock.holds ? this.ready() : undefined;
         return lost ?? { problem: 'not written', cause: err instanceof Error ? err.message : String(err) };
@@ -203,8 +276,8 @@ export class ReplayFile {
   }
 
   /** Forgets an entry; a write that fails is left to the next one, which rewrites the journal whole. Nothing is written without the lock. */
-  async forget(scope: string, key: string): Promise<void> {
-    if (!this.memories.get(scope)?.withdraw(key)) return;
+  async forget(scope: string, key: string, t: number): Promise<void> {
+    if (!this.memories.get(scope)?.withdraw(key, t)) return;
     if (this.lock && !this.lock.holds) return;
     await this.journal?.append([scope, key, 0] satisfies ForgetLine).catch(() => undefined);
   }
@@ -227,8 +300,13 @@ export class ReplayFile {
     const now = Date.now();
     for (const line of readJsonLines(file)) {
       if (!Array.isArray(line)) {
-        const { scope, since } = (line ?? {}) as Partial<SinceLine>;
-        if (typeof scope === 'string' && typeof since === 'number') this.memory(scope).forgotUpTo(since);
+        const { scope, since, t, expiresAt, keys } = (line ?? {}) as Partial<SinceLine & BucketLine>;
+        if (typeof scope !== 'string') continue;
+        if (typeof since === 'number') this.memory(scope).forgotUpTo(since);
+        if (typeof t === 'number' && typeof expiresAt === 'number' && Array.isArray(keys)) {
+          const memory = this.memory(scope);
+          for (const key of keys) if (typeof key === 'string') memory.add(key, t, expiresAt, now);
+        }
         continue;
       }
       const [scope, key] = line as unknown[];
@@ -237,7 +315,7 @@ export class ReplayFile {
         const [, , t, expiresAt] = line as EntryLine;
         this.memory(scope).add(key, t, expiresAt, now);
       } else if (line.length === 3 && line[2] === 0) {
-        this.memories.get(scope)?.withdraw(key);
+        this.memories.get(scope)?.withdraw(key, timestampToMs(key.slice(0, key.indexOf(':'))));
       } else if (line.length === 3) {
         this.loadLegacy(line as LegacyLine, now);
       }
@@ -265,10 +343,16 @@ export class ReplayFile {
     return memory;
   }
 
+  private get entries(): number {
+    let entries = 0;
+    for (const memory of this.memories.values()) entries += memory.size;
+    return entries;
+  }
+
   private snapshot(): JournalLine[] {
     return [...this.memories].flatMap(([scope, memory]): JournalLine[] => [
       ...(Number.isFinite(memory.since) ? [{ scope, since: memory.since }] : []),
-      ...memory.snapshot().map(([key, t, expiresAt]): EntryLine => [scope, key, t, expiresAt]),
+      ...memory.snapshot().map((bucket): BucketLine => ({ scope, ...bucket })),
     ]);
   }
 }
@@ -296,6 +380,8 @@ export class ReplayGuard {
     private readonly local: ReplayFile,
     private readonly scope: string,
     private readonly shared?: SharedState,
+    /** Entries the path holds at most (DEFAULT_REPLAY_CAP), in this process and in Redis. */
+    private readonly cap = DEFAULT_REPLAY_CAP,
   ) {}
 
   /** `deliver` sends the message, or returns false when it cannot (the node is closing); see `Admission`. */
@@ -307,6 +393,7 @@ export class ReplayGuard {
     if (seen === 'forgotten') return { outcome: 'forgotten' };
     if (seen !== 'absent') return asCopy(await seen);
     if (unready) return { outcome: 'unrecorded', ...unready };
+    if (this.local.full(this.scope, now, this.cap)) return { outcome: 'full' };
     let settle: (admission: Admission) => void = () => undefined;
     const outcome = new Promise<Admission>((resolve) => (settle = resolve));
     const written = this.local.record(this.scope, entry, now, outcome);
@@ -322,7 +409,7 @@ export class ReplayGuard {
   private async deliverRecorded(entry: ReplayEntry, written: Promise<Unrecorded | undefined>, deliver: () => boolean): Promise<Admission> {
     const unrecorded = await written;
     if (unrecorded) {
-      await this.local.forget(this.scope, entry.key);
+      await this.local.forget(this.scope, entry.key, entry.timestampMs);
       return { outcome: 'unrecorded', ...unrecorded };
     }
     if (this.shared) {
@@ -331,7 +418,7 @@ export class ReplayGuard {
         // replay through. The key of earlier versions is read too: a request they delivered.
         async (redis) => {
           const [claimed, legacy] = await Promise.all([
-            redis.claimReplay(this.scope, sharedMember(entry), entry.timestampMs, entry.expiresAt, Date.now()),
+            redis.claimReplay(this.scope, sharedMember(entry), entry.timestampMs, entry.expiresAt, Date.now(), this.cap, `${entry.timestampMs} ${entry.key}`),
             redis.get(`replay:${this.scope}:${entry.legacyKey}`),
           ]);
           await redis.replicated();
@@ -341,14 +428,14 @@ export class ReplayGuard {
       );
       // Claimed by another instance, which recorded it on its disk first and delivers it.
       if (claim === 'duplicate') return { outcome: 'duplicate' };
-      if (claim === 'forgotten') {
-        await this.local.forget(this.scope, entry.key);
-        return { outcome: 'forgotten' };
+      if (claim === 'forgotten' || claim === 'full') {
+        await this.local.forget(this.scope, entry.key, entry.timestampMs);
+        return { outcome: claim };
       }
     }
     if (deliver()) return { outcome: 'delivered' };
     // Not delivered, so not remembered: the sender's retry must pass.
-    await this.local.forget(this.scope, entry.key);
+    await this.local.forget(this.scope, entry.key, entry.timestampMs);
     if (this.shared) {
       await this.shared.withShared(
         (redis) => redis.withdrawReplay(this.scope, sharedMember(entry)),
@@ -359,7 +446,10 @@ export class ReplayGuard {
   }
 }
 
-/** An entry in the path's Redis record: t in milliseconds first (read back when it is forgotten), then its key. */
+/**
+ * An entry in the path's Redis record: t in milliseconds first (read back when it is forgotten), then
+ * its compact key; earlier versions wrote the whole key (`<t> <key>`, still looked up).
+ */
 function sharedMember(entry: ReplayEntry): string {
-  return `${entry.timestampMs} ${entry.key}`;
+  return `${entry.timestampMs} ${compactKey(entry.key)}`;
 }

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import should from 'should';
-import { ReplayMemory } from '../../../nodes/lib/state/replays';
+import { ReplayMemory, compactKey } from '../../../nodes/lib/state/replays';
 import { SignatureVerifier, computeDigest, constantTimeEqual, parseSignatureHeader, timestampToMs } from '../../../nodes/lib/state/signature';
 
 /** Vectors computed outside this code: printf '%s' '<t>.<secret>.<body>' | sha256sum */
@@ -139,43 +140,46 @@ describe('signature (unit)', function () {
   });
 
   describe('ReplayMemory', function () {
-    it('holds at most its size, dropping ended entries first, then the oldest; since moves up to the t of each', function () {
-      const memory = new ReplayMemory(3);
-      memory.add('a', 10, 100, 0);
-      memory.add('b', 20, 5000, 0);
-      memory.add('c', 30, 5000, 0);
+    const key = (t: number, name: string) => `${t}:${createHash('sha256').update(name).digest('hex')}`;
+
+    it('holds every entry until its 5 s bucket of t has ended, however many; since moves up to the newest t of each bucket dropped', function () {
+      const memory = new ReplayMemory();
+      // 12,000 entries in one second: more than the old bound of 10,000, every one held.
+      for (let i = 0; i < 12_000; i++) memory.add(key(1000, `n${i}`), 1000, 301_000, 1000);
+      memory.add(key(6000, 'later'), 6000, 306_000, 6000);
+      should(memory.size).equal(12_001);
+      should(memory.has(key(1000, 'n0'), 1000)).be.true();
       should(memory.since).equal(Number.NEGATIVE_INFINITY);
       should(memory.vouchesFor(0)).be.true();
-      memory.add('d', 40, 5000, 200);
-      should(memory.size).equal(3);
-      should(memory.has('a')).be.false();
-      should(memory.since).equal(10);
-      memory.add('e', 50, 5000, 200);
-      should(memory.has('b')).be.false();
-      should(memory.since).equal(20);
-      should(['c', 'd', 'e'].every((key) => memory.has(key))).be.true();
-      // A request not held is vouched for only after since: at or before it, it could be a or b.
-      should(memory.vouchesFor(20)).be.false();
-      should(memory.vouchesFor(21)).be.true();
+      // The first bucket's window ends at 301,000: it leaves whole, and since moves to its newest t.
+      memory.sweep(301_001);
+      should(memory.size).equal(1);
+      should(memory.has(key(1000, 'n0'), 1000)).be.false();
+      should(memory.since).equal(1000);
+      should(memory.vouchesFor(1000)).be.false();
+      should(memory.vouchesFor(1001)).be.true();
       // Withdrawn (not delivered after all): since stays.
-      memory.withdraw('e');
-      should(memory.since).equal(20);
-      should(memory.snapshot()).eql([
-        ['c', 30, 5000],
-        ['d', 40, 5000],
-      ]);
+      should(memory.withdraw(key(6000, 'later'), 6000)).be.true();
+      should(memory.size).equal(0);
+      should(memory.since).equal(1000);
     });
 
-    it('sweeps ended entries from the oldest end only, stopping at the first live one', function () {
-      const memory = new ReplayMemory(100);
-      for (let i = 0; i < 50; i++) memory.add(`old-${i}`, i, 1000 + i, 0);
-      memory.add('late-ending', 60, 9000, 0);
-      memory.add('early-ending', 70, 1500, 0);
-      memory.add('new', 80, 9000, 1200);
-      should(memory.size).equal(3, 'the 50 ended entries at the oldest end are gone');
-      should(memory.since).equal(49);
-      // Held past its end until it reaches the oldest end: a copy of it is still a duplicate.
-      should(memory.has('early-ending')).be.true();
+    it('keeps a bucket until the last window in it ends, and writes it as one line: its newest t, its last end, its compact keys', function () {
+      const memory = new ReplayMemory();
+      memory.add(key(10_000, 'short'), 10_000, 12_000, 10_000);
+      memory.add(key(11_000, 'long'), 11_000, 90_000, 11_000);
+      memory.sweep(20_000);
+      should(memory.has(key(10_000, 'short'), 10_000)).be.true();
+      const [bucket] = memory.snapshot();
+      should(bucket).containEql({ t: 11_000, expiresAt: 90_000 });
+      should(bucket.keys).eql([compactKey(key(10_000, 'short')), compactKey(key(11_000, 'long'))]);
+      // 96 bits of the digest, 16 characters; a compact key read back stays as it is.
+      should(bucket.keys[0]).have.length(16);
+      should(compactKey(bucket.keys[0])).equal(bucket.keys[0]);
+      // An entry read back whose window has ended only moves since.
+      memory.add(key(40_000, 'ended'), 40_000, 50_000, 60_000);
+      should(memory.since).equal(40_000);
+      should(memory.size).equal(2);
     });
   });
 

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { ThrottledReport } from '../../../nodes/lib/util/async';
 import { readJsonText } from '../../../nodes/lib/util/text';
-import { ReplayEntry, ReplayFile, ReplayGuard } from '../../../nodes/lib/state/replays';
+import { ReplayEntry, ReplayFile, ReplayGuard, compactKey } from '../../../nodes/lib/state/replays';
 import { ManualClock } from '../../support/clock';
 
 /** The pieces svc-webhook-in guards itself with, on their own (the node is tested in real Node-RED processes too). */
@@ -57,8 +58,18 @@ describe('webhook guards', function () {
     after(function () {
       fs.rmSync(dir, { recursive: true, force: true });
     });
-    /** An accepted request `key` with t `t`, in its window for `windowMs`. */
-    const entryOf = (key: string, t: number, windowMs = 1000): ReplayEntry => ({ key, legacyKey: `${key}:legacy`, timestampMs: t, expiresAt: t + windowMs });
+    /** The key of the request named `name` (`<t>:<hex digest>`, as the verifier names one). */
+    const keyOf = (name: string) => `t:${createHash('sha256').update(name).digest('hex')}`;
+    /** An accepted request named `name` with t `t`, in its window for `windowMs`. */
+    const entryOf = (name: string, t: number, windowMs = 1000): ReplayEntry => ({
+      key: keyOf(name),
+      legacyKey: keyOf(`${name}:legacy`),
+      timestampMs: t,
+      expiresAt: t + windowMs,
+    });
+    /** The line a journal written whole holds for one bucket of t: its newest t, its last end, its compact keys. */
+    const bucketLine = (scope: string, t: number, expiresAt: number, names: string[]) =>
+      JSON.stringify({ scope, t, expiresAt, keys: names.map((name) => compactKey(keyOf(name))) });
     /** A `deliver` that counts its calls. */
     const delivery = (result = true) => {
       const calls = { count: 0 };
@@ -79,7 +90,8 @@ describe('webhook guards', function () {
       const first = delivery();
       should(await a.admit(entry, first.deliver, now)).eql({ outcome: 'delivered' });
       should(first.count).equal(1);
-      should(fs.readFileSync(file, 'utf8')).equal(`["/a","t:digest",${now},${now + 1000}]\n`);
+      // The first write writes the journal whole; then each record is a line of its own.
+      should(fs.readFileSync(file, 'utf8')).equal(`${bucketLine('/a', now, now + 1000, ['t:digest'])}\n`);
       const copy = delivery();
       should(await a.admit(entry, copy.deliver, now + 1000)).eql({ outcome: 'duplicate' });
       should(copy.count).equal(0);
@@ -90,11 +102,11 @@ describe('webhook guards', function () {
       should(await a.admit(other, delivery().deliver, now)).eql({ outcome: 'delivered' });
       should(fs.readFileSync(file, 'utf8')).equal(
         [
-          `["/a","t:digest",${now},${now + 1000}]`,
-          `["/b","t:digest",${now},${now + 1000}]`,
-          `["/a","t:other",${now},${now + 1000}]`,
-          `["/a","t:other",0]`,
-          `["/a","t:other",${now},${now + 1000}]`,
+          bucketLine('/a', now, now + 1000, ['t:digest']),
+          `["/b","${compactKey(keyOf('t:digest'))}",${now},${now + 1000}]`,
+          `["/a","${compactKey(keyOf('t:other'))}",${now},${now + 1000}]`,
+          `["/a","${keyOf('t:other')}",0]`,
+          `["/a","${compactKey(keyOf('t:other'))}",${now},${now + 1000}]`,
           '',
         ].join('\n'),
       );
@@ -132,7 +144,7 @@ describe('webhook guards', function () {
       fs.rmSync(file, { recursive: true });
       should(await guard.admit(entry, deliveries.deliver)).eql({ outcome: 'delivered' });
       should(deliveries.count).equal(1);
-      should(fs.readFileSync(file, 'utf8')).equal(`["/blocked","t:blocked",${entry.timestampMs},${entry.expiresAt}]\n`);
+      should(fs.readFileSync(file, 'utf8')).equal(`${bucketLine('/blocked', entry.timestampMs, entry.expiresAt, ['t:blocked'])}\n`);
     });
 
     it('records nothing while another live process holds the journal, then reads what that process wrote before recording', async function () {
@@ -147,16 +159,13 @@ describe('webhook guards', function () {
       should(await guard.admit(entryOf('t:mine', now, 60_000), deliveries.deliver)).match({ outcome: 'unrecorded', problem: 'in use' });
       should(deliveries.count).equal(0);
       // The other process wrote one entry and stopped (its lock left behind, its pid no longer running).
-      fs.writeFileSync(file, `["/held","t:theirs",${now},${now + 60_000}]\n`);
+      fs.writeFileSync(file, `["/held","${keyOf('t:theirs')}",${now},${now + 60_000}]\n`);
       fs.writeFileSync(`${file}.lock`, JSON.stringify({ pid: deadPid(), host: os.hostname(), token: 'theirs' }));
       should(await guard.admit(entryOf('t:theirs', now, 60_000), deliveries.deliver)).eql({ outcome: 'duplicate' });
       should(await guard.admit(entryOf('t:mine', now, 60_000), deliveries.deliver)).eql({ outcome: 'delivered' });
       should(deliveries.count).equal(1);
-      // Rewritten whole from both, by the one holder now.
-      should(fs.readFileSync(file, 'utf8').trim().split('\n').sort()).eql([
-        `["/held","t:mine",${now},${now + 60_000}]`,
-        `["/held","t:theirs",${now},${now + 60_000}]`,
-      ]);
+      // Rewritten whole from both, by the one holder now: one line for their bucket of t.
+      should(fs.readFileSync(file, 'utf8')).equal(`${bucketLine('/held', now, now + 60_000, ['t:theirs', 't:mine'])}\n`);
       should(JSON.parse(fs.readFileSync(`${file}.lock`, 'utf8'))).match({ pid: process.pid });
     });
 
@@ -185,12 +194,18 @@ describe('webhook guards', function () {
     it("reads an earlier version's journal: its (t, digest) keys are copies, and it vouches for its window before now", function () {
       const file = path.join(dir, 'legacy.jsonl');
       const sec = Math.floor(Date.now() / 1000) - 1;
-      fs.writeFileSync(file, `["/legacy","${sec}:digest",${sec * 1000 + 300_000}]\n`);
+      const hex = (name: string) => createHash('sha256').update(name).digest('hex');
+      fs.writeFileSync(file, `["/legacy","${sec}:${hex('digest')}",${sec * 1000 + 300_000}]\n`);
       const replays = ReplayFile.at(file);
-      const request = (t: number) => ({ key: `${t}:identity`, legacyKey: `${t}:digest`, timestampMs: t * 1000, expiresAt: t * 1000 + 900_000 });
+      const request = (t: number) => ({
+        key: `${t}:${hex('identity')}`,
+        legacyKey: `${t}:${hex('digest')}`,
+        timestampMs: t * 1000,
+        expiresAt: t * 1000 + 900_000,
+      });
       should(replays.lookup('/legacy', request(sec))).equal('recorded');
-      should(replays.lookup('/legacy', { ...request(sec - 200), legacyKey: 'other' })).equal('absent');
-      should(replays.lookup('/legacy', { ...request(sec - 400), legacyKey: 'other' })).equal('forgotten');
+      should(replays.lookup('/legacy', { ...request(sec - 200), legacyKey: hex('other') })).equal('absent');
+      should(replays.lookup('/legacy', { ...request(sec - 400), legacyKey: hex('other') })).equal('forgotten');
     });
 
     it('records and acknowledges nothing once another process has taken its lock over (a holder paused past the lock age)', async function () {
@@ -209,11 +224,60 @@ describe('webhook guards', function () {
       takeOver();
       for (const admission of await Promise.all(during)) should(admission).match({ outcome: 'unrecorded', problem: 'in use', holder: { pid: process.ppid } });
       const written = fs.readFileSync(file, 'utf8');
-      should(written).not.containEql('t:waiting');
+      should(written).not.containEql(compactKey(keyOf('t:waiting')));
       // Found before the next one.
       should(await guard.admit(entryOf('t:after', now), deliveries.deliver, now)).match({ outcome: 'unrecorded', problem: 'in use' });
       should(deliveries.count).equal(0);
       should(fs.readFileSync(file, 'utf8')).equal(written);
+    });
+
+    it('holds every delivery inside its window at any volume: a copy after 12,000 others is a duplicate, a late first delivery is delivered, also after a restart', async function () {
+      this.timeout(60_000);
+      const file = path.join(dir, 'volume.jsonl');
+      const guard = new ReplayGuard(ReplayFile.at(file), '/volume');
+      const now = Date.now();
+      const deliveries = delivery();
+      should(await guard.admit(entryOf('first', now - 4600, 300_000), deliveries.deliver, now)).eql({ outcome: 'delivered' });
+      for (let from = 0; from < 12_000; from += 1000) {
+        const batch = Array.from({ length: 1000 }, (_v, i) => guard.admit(entryOf(`other ${from + i}`, now, 300_000), deliveries.deliver, now));
+        for (const admission of await Promise.all(batch)) should(admission).eql({ outcome: 'delivered' });
+      }
+      should(deliveries.count).equal(12_001);
+      should(await guard.admit(entryOf('first', now - 4600, 300_000), deliveries.deliver, now)).eql({ outcome: 'duplicate' });
+      // Sent 4.6 s before the others, arriving after them: not refused as stale for their number.
+      should(await guard.admit(entryOf('late', now - 4600, 300_000), deliveries.deliver, now)).eql({ outcome: 'delivered' });
+      should(deliveries.count).equal(12_002);
+      // Restarted: every one read back from the journal.
+      const reopened = ReplayFile.at(`${dir}/../${path.basename(dir)}/volume.jsonl`);
+      should(reopened.stats().entries).equal(12_002);
+      should(reopened.lookup('/volume', entryOf('first', now - 4600, 300_000))).equal('recorded');
+      should(reopened.lookup('/volume', entryOf('other 11999', now, 300_000))).equal('recorded');
+    });
+
+    it('refuses new requests past its cap as full, delivering nothing and forgetting nothing; takes them again once entries leave at the end of their window', async function () {
+      const file = path.join(dir, 'cap.jsonl');
+      const replays = ReplayFile.at(file);
+      const guard = new ReplayGuard(replays, '/cap', undefined, 3);
+      const now = Date.now();
+      const deliveries = delivery();
+      for (const name of ['a', 'b', 'c']) should(await guard.admit(entryOf(name, now, 10_000), deliveries.deliver, now)).eql({ outcome: 'delivered' });
+      should(await guard.admit(entryOf('d', now, 10_000), deliveries.deliver, now)).eql({ outcome: 'full' });
+      // Copies of what it holds are still duplicates.
+      should(await guard.admit(entryOf('a', now, 10_000), deliveries.deliver, now)).eql({ outcome: 'duplicate' });
+      should(deliveries.count).equal(3);
+      should(replays.stats()).eql({ entries: 3, refusedFull: 1 });
+      // Restarted at the cap: still full, still holding all three.
+      const reopened = ReplayFile.at(`${dir}/../${path.basename(dir)}/cap.jsonl`);
+      const again = new ReplayGuard(reopened, '/cap', undefined, 3);
+      should(await again.admit(entryOf('d', now, 10_000), deliveries.deliver, now)).eql({ outcome: 'full' });
+      should(await again.admit(entryOf('b', now, 10_000), deliveries.deliver, now)).eql({ outcome: 'duplicate' });
+      // The process holds twice the cap over all its paths: another path takes three more, then is full too.
+      const other = new ReplayGuard(reopened, '/cap-other', undefined, 3);
+      for (const name of ['e', 'f', 'g']) should(await other.admit(entryOf(name, now, 10_000), deliveries.deliver, now)).eql({ outcome: 'delivered' });
+      should(await new ReplayGuard(reopened, '/cap-third', undefined, 3).admit(entryOf('h', now, 10_000), deliveries.deliver, now)).eql({ outcome: 'full' });
+      // Once their window has ended, the bucket leaves and new requests are taken.
+      should(await again.admit(entryOf('d', now + 20_000, 10_000), deliveries.deliver, now + 20_000)).eql({ outcome: 'delivered' });
+      should(deliveries.count).equal(7);
     });
 
     it('writes its record again, whole, when the journal was replaced under it', async function () {
@@ -224,10 +288,7 @@ describe('webhook guards', function () {
       fs.writeFileSync(`${file}.new`, '');
       fs.renameSync(`${file}.new`, file);
       should(await guard.admit(entryOf('t:second', now), delivery().deliver, now)).eql({ outcome: 'delivered' });
-      should(fs.readFileSync(file, 'utf8').trim().split('\n')).eql([
-        `["/replaced","t:first",${now},${now + 1000}]`,
-        `["/replaced","t:second",${now},${now + 1000}]`,
-      ]);
+      should(fs.readFileSync(file, 'utf8')).equal(`${bucketLine('/replaced', now, now + 1000, ['t:first', 't:second'])}\n`);
     });
   });
 });
