@@ -6,6 +6,7 @@ import { RedisServer } from '../support/redis-server';
 import { ADMIN_AUTH, Fields, WebhookRig, postSigned } from '../support/webhook-process';
 import { Exposition, parseExposition, valueOf } from '../support/prometheus';
 import { waitUntilAsync } from '../support/wait';
+import { CONFIG_ID, configNode, sandboxCredentials } from '../support/harness';
 
 /**
  * Issue 55, metrics and health (docs/operations.md), in a real Node-RED process with adminAuth, the
@@ -29,32 +30,8 @@ describe('metrics and health of a running Node-RED (issue 55)', function () {
   const flows = (extra: Fields[] = []): Fields[] => [
     { id: 'tab', type: 'tab', label: 'operations' },
     {
-      id: 'cfg',
-      type: 'svc-config',
-      platform: 'account',
-      name: CONFIG_NAME,
-      version: 3,
-      rateScope: 'family',
-      baseUrl: sandbox.url,
-      authUrl: sandbox.url,
-      sandboxUrl: sandbox.url,
-      audience: SANDBOX_DEFAULTS.audience,
-      projectId: SANDBOX_DEFAULTS.projectId,
-      timeout: 2000,
-      rateLimit: 0,
-      maxConcurrency: 8,
-      maxQueue: 1000,
-      maxRetries: 2,
-      tokenLifetime: 3600,
-      dailyLimit: 1000,
-      cacheTtl: 60,
-      credentials: {
-        clientId: SANDBOX_DEFAULTS.clientId,
-        clientSecret: SANDBOX_DEFAULTS.clientSecret,
-        apiKey: SANDBOX_DEFAULTS.apiKey,
-        pubsubApiKey: SANDBOX_DEFAULTS.pubsubApiKey,
-        redisUrl: redis.url,
-      },
+      ...configNode(sandbox, { id: 'cfg', platform: 'account', name: CONFIG_NAME, version: 3, rateScope: 'family', dailyLimit: 1000, cacheTtl: 60 }),
+      credentials: { ...sandboxCredentials()[CONFIG_ID], redisUrl: redis.url },
     },
     ...httpFlow('geo', 'svc-geocode', 'cfg'),
     ...httpFlow('words', 'svc-words', 'cfg'),
