@@ -299,9 +299,9 @@ describe('the editor in a real browser (Chromium)', function () {
               should(report.selectors).eql(['server']);
             }
             // A new node reads each TypedInput from the message, at the member its defaults name, but for a value
-            // fixed so that the node runs as dropped (issue 54: svc-isoline's range, time 600 s).
+            // fixed so that the node runs as dropped (issue 54: svc-isoline's range, time 600 s; svc-topic's operation, list-topics).
             const typed = await editor().typedInputs(type);
-            const fixedOnDrop = type === 'svc-isoline' ? ['rangeType', 'rangeValue'] : [];
+            const fixedOnDrop = ({ 'svc-isoline': ['rangeType', 'rangeValue'], 'svc-topic': ['operation'] } as Record<string, string[]>)[type] ?? [];
             should(typed.filter((input) => !input.expected.startsWith('msg:') && !fixedOnDrop.includes(input.name))).be.empty();
             should(typed.filter((input) => input.shown !== input.expected)).be.empty();
             should(await editor().rawIds(['.red-ui-tray', '.red-ui-typedInput-options'])).be.empty();
@@ -311,8 +311,9 @@ describe('the editor in a real browser (Chromium)', function () {
             should(tried).not.be.empty();
             should(unmarked).be.empty();
             await editor().closeNodeDialog('cancel');
-            // A new node has no config node yet (the webhook receiver: no path), so it is invalid.
-            should(await editor().showsInvalidMarker(id)).be.true('the canvas marks the new node invalid');
+            // A new node has no config node yet, so it is invalid; the webhook receiver, whose config node is optional, is valid
+            // as dropped (issue 54: its path /svc-webhook).
+            should(await editor().showsInvalidMarker(id)).equal(type !== 'svc-webhook-in', 'the canvas marks a new node invalid but the webhook receiver');
             await editor().deleteNode(id);
           });
 
@@ -482,6 +483,8 @@ describe('the editor in a real browser (Chromium)', function () {
           should(await shown('car')).equal('car');
           should(await shown('car,truck')).equal('car, truck');
           await editor().closeNodeDialog('cancel');
+          // Without a config node yet it is invalid: left on the canvas, it would fail a later test's deploy.
+          await editor().deleteNode(id);
         });
 
         it(`${CONFIG_TYPE}: the help sidebar shows its Details`, async function () {
@@ -609,7 +612,7 @@ describe('the editor in a real browser (Chromium)', function () {
           should(responses.filter((response) => SECRETS.some((secret) => response.includes(secret)))).be.empty();
         });
 
-        it('a new node takes the only svc-config there is; with two, the user chooses (issue 21 point 7)', async function () {
+        it('a new node, svc-webhook-in too (issue 54), takes the only svc-config there is; with two, the user chooses (issue 21 point 7)', async function () {
           const page = editor().page;
           const configs = () =>
             page.evaluate(() => {
@@ -626,6 +629,9 @@ describe('the editor in a real browser (Chromium)', function () {
           await editor().openNodeDialog(picked);
           should(await page.inputValue('#node-input-server')).equal(only[0]);
           await editor().closeNodeDialog('cancel');
+          const webhook = await editor().addNode('svc-webhook-in');
+          should(await serverOf(webhook)).equal(only[0]);
+          should(await editor().nodeMember(webhook, 'url')).equal('/svc-webhook');
 
           await page.evaluate(() =>
             (globalThis as unknown as EditorWindow).RED.view.importNodes([
@@ -635,7 +641,9 @@ describe('the editor in a real browser (Chromium)', function () {
           should(await configs()).have.length(2);
           const unpicked = await editor().addNode('svc-words');
           should(await serverOf(unpicked)).equal('');
-          await editor().removeNodes([picked, unpicked, 'second-svc-config']);
+          const unpickedWebhook = await editor().addNode('svc-webhook-in');
+          should(await serverOf(unpickedWebhook)).equal('');
+          await editor().removeNodes([picked, unpicked, webhook, unpickedWebhook, 'second-svc-config']);
           should(await configs()).eql(only);
         });
 
