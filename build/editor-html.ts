@@ -178,7 +178,10 @@ export async function editorHtml(type: string, definition: Definition, migration
   if (definition.label) members.push(['label', source(definition.label, 'label')]);
   else if (definition.paletteLabel !== undefined) members.push(['label', `SvcEditor.nameOr(${literal(definition.paletteLabel)})`]);
   if (!config) members.push(['labelStyle', 'SvcEditor.labelStyle']);
-  if (hasRow('server')) members.push(['onadd', 'SvcEditor.pickOnlyConfig']);
+  // The platform row, or svc-webhook-in's optional config row of the same property: a new node takes the only svc-config.
+  const serverRow =
+    hasRow('server') || definition.rows.some((row) => typeof row === 'object' && row !== null && (row as { config?: unknown }).config === 'server');
+  if (serverRow) members.push(['onadd', 'SvcEditor.pickOnlyConfig']);
   const prepare = definition.prepare ? `\n${INDENT.repeat(3)}(${source(definition.prepare, 'prepare')}).call(this, form);` : '';
   members.push(['oneditprepare', `function () {\n${INDENT.repeat(3)}form.prepare(this);${prepare}\n${INDENT.repeat(2)}}`]);
   if (hasRow('mapOutput')) members.push(['oneditsave', 'form.save']);

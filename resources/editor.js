@@ -490,7 +490,8 @@
         },
 
         /**
-         * onadd of the nodes that need a platform: a node added from the palette (or pasted) without one
+         * onadd of the nodes that need a platform, and of svc-webhook-in (its optional shared state, and
+         * on the built-in sandbox its webhook secret): a node added from the palette (or pasted) without one
          * takes the svc-config there is when there is exactly one it can use; with none or several the
          * user chooses, as in Node-RED's own dialogs.
          * @this {EditorNode}

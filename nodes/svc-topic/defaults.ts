@@ -5,7 +5,6 @@ import { PLATFORM_NODE, typedInputs } from '../lib/node-red/editor-definition';
 export const defaults = {
   ...PLATFORM_NODE,
   ...typedInputs({
-    operation: 'operation',
     topicId: 'topicId',
     topicName: 'payload.Name',
     topicDescription: 'payload.Description',
@@ -16,6 +15,9 @@ export const defaults = {
     limit: 'payload.limit',
     offset: 'payload.offset',
   }),
+  // A node dropped as is runs, read-only: it lists the topics (svc-topic.ts reads the same for settings without them).
+  operation: { value: 'list-topics', validate: { typedInput: 'operationType' } },
+  operationType: { value: 'operation' },
   allPages: { value: false },
   maxPages: { value: 100, required: true, validate: 'number' },
 } satisfies Defaults;

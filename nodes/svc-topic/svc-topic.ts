@@ -75,7 +75,7 @@ interface TopicPage {
 
 /** The node's TypedInputs, each defaulting to its member of the message. */
 const FIELDS = {
-  operation: 'operation',
+  operation: { defaultPath: 'operation', initial: { type: 'operation', value: 'list-topics' } },
   topicId: 'topicId',
   topicName: 'payload.Name',
   topicDescription: 'payload.Description',

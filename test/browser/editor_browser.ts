@@ -25,6 +25,7 @@ import type { EditorWindow, PageElement } from './page-types';
 import { defaults as configDefaults } from '../../nodes/svc-config/defaults';
 import type { Defaults } from '../../nodes/lib/node-red/editor-definition';
 import { REPO_ROOT, SOURCE_NODES_DIR } from '../support/paths';
+import type { BuiltinSandboxKeys } from '../support/npm-start';
 
 /**
  * `npm run test:browser`: the pack in Node-RED's editor, in Debian's Chromium, as a user meets it:
@@ -298,9 +299,9 @@ describe('the editor in a real browser (Chromium)', function () {
               should(report.selectors).eql(['server']);
             }
             // A new node reads each TypedInput from the message, at the member its defaults name, but for a value
-            // fixed so that the node runs as dropped (issue 54: svc-isoline's range, time 600 s).
+            // fixed so that the node runs as dropped (issue 54: svc-isoline's range, time 600 s; svc-topic's operation, list-topics).
             const typed = await editor().typedInputs(type);
-            const fixedOnDrop = type === 'svc-isoline' ? ['rangeType', 'rangeValue'] : [];
+            const fixedOnDrop = ({ 'svc-isoline': ['rangeType', 'rangeValue'], 'svc-topic': ['operation'] } as Record<string, string[]>)[type] ?? [];
             should(typed.filter((input) => !input.expected.startsWith('msg:') && !fixedOnDrop.includes(input.name))).be.empty();
             should(typed.filter((input) => input.shown !== input.expected)).be.empty();
             should(await editor().rawIds(['.red-ui-tray', '.red-ui-typedInput-options'])).be.empty();
@@ -310,8 +311,9 @@ describe('the editor in a real browser (Chromium)', function () {
             should(tried).not.be.empty();
             should(unmarked).be.empty();
             await editor().closeNodeDialog('cancel');
-            // A new node has no config node yet (the webhook receiver: no path), so it is invalid.
-            should(await editor().showsInvalidMarker(id)).be.true('the canvas marks the new node invalid');
+            // A new node has no config node yet, so it is invalid; the webhook receiver, whose config node is optional, is valid
+            // as dropped (issue 54: its path /svc-webhook).
+            should(await editor().showsInvalidMarker(id)).equal(type !== 'svc-webhook-in', 'the canvas marks a new node invalid but the webhook receiver');
             await editor().deleteNode(id);
           });
 
@@ -481,6 +483,8 @@ describe('the editor in a real browser (Chromium)', function () {
           should(await shown('car')).equal('car');
           should(await shown('car,truck')).equal('car, truck');
           await editor().closeNodeDialog('cancel');
+          // Without a config node yet it is invalid: left on the canvas, it would fail a later test's deploy.
+          await editor().deleteNode(id);
         });
 
         it(`${CONFIG_TYPE}: the help sidebar shows its Details`, async function () {
@@ -608,7 +612,7 @@ describe('the editor in a real browser (Chromium)', function () {
           should(responses.filter((response) => SECRETS.some((secret) => response.includes(secret)))).be.empty();
         });
 
-        it('a new node takes the only svc-config there is; with two, the user chooses (issue 21 point 7)', async function () {
+        it('a new node, svc-webhook-in too (issue 54), takes the only svc-config there is; with two, the user chooses (issue 21 point 7)', async function () {
           const page = editor().page;
           const configs = () =>
             page.evaluate(() => {
@@ -625,6 +629,9 @@ describe('the editor in a real browser (Chromium)', function () {
           await editor().openNodeDialog(picked);
           should(await page.inputValue('#node-input-server')).equal(only[0]);
           await editor().closeNodeDialog('cancel');
+          const webhook = await editor().addNode('svc-webhook-in');
+          should(await serverOf(webhook)).equal(only[0]);
+          should(await editor().nodeMember(webhook, 'url')).equal('/svc-webhook');
 
           await page.evaluate(() =>
             (globalThis as unknown as EditorWindow).RED.view.importNodes([
@@ -634,7 +641,9 @@ describe('the editor in a real browser (Chromium)', function () {
           should(await configs()).have.length(2);
           const unpicked = await editor().addNode('svc-words');
           should(await serverOf(unpicked)).equal('');
-          await editor().removeNodes([picked, unpicked, 'second-svc-config']);
+          const unpickedWebhook = await editor().addNode('svc-webhook-in');
+          should(await serverOf(unpickedWebhook)).equal('');
+          await editor().removeNodes([picked, unpicked, webhook, unpickedWebhook, 'second-svc-config']);
           should(await configs()).eql(only);
         });
 
@@ -725,8 +734,8 @@ describe('the editor in a real browser (Chromium)', function () {
       describe('nodes dropped as is (issue 54), in English', function () {
         const editor = useBrowser('en-US');
 
-        it('dropped from the palette with their defaults and wired, svc-isoline behind svc-geocode, svc-route and svc-sequence behind split → svc-geocode → join, deploy and each reach a debug node', async function () {
-          this.timeout(180_000);
+        it('every node dropped from the palette with its defaults and wired (svc-isoline behind svc-geocode, svc-route and svc-sequence behind split → svc-geocode → join, svc-webhook-in receiving the sandbox’s delivery of the publish), deploy and each reach a debug node', async function () {
+          this.timeout(240_000);
           const page = editor().page;
           // Its own config node on the built-in sandbox: earlier tests leave others, so a dropped node would not pick one itself.
           const configSettings = Object.fromEntries(Object.entries(configDefaults as Defaults).map(([name, d]) => [name, d.value]));
@@ -744,26 +753,46 @@ describe('the editor in a real browser (Chromium)', function () {
             added.push(id);
             return id;
           };
-          const chains: Array<{ payload: string; payloadType: string; types: string[] }> = [
+          const addresses = '["1 Main Street, Berlin","2 Station Road, Potsdam"]';
+          // What each inject sends (none: the chain starts with svc-webhook-in); svc-topic-publish also gets the topic and the cell, which the spec gives no default for.
+          const chains: Array<{ payload?: string; payloadType?: string; props?: Array<{ p: string; v: string; vt: string }>; types: string[] }> = [
             { payload: '1 Main Street, Berlin', payloadType: 'str', types: ['svc-geocode', 'svc-isoline'] },
-            { payload: '["1 Main Street, Berlin","2 Station Road, Potsdam"]', payloadType: 'json', types: ['split', 'svc-geocode', 'join', 'svc-route'] },
-            { payload: '["1 Main Street, Berlin","2 Station Road, Potsdam"]', payloadType: 'json', types: ['split', 'svc-geocode', 'join', 'svc-sequence'] },
+            { payload: addresses, payloadType: 'json', types: ['split', 'svc-geocode', 'join', 'svc-route'] },
+            { payload: addresses, payloadType: 'json', types: ['split', 'svc-geocode', 'join', 'svc-sequence'] },
+            { payload: '///wheat.ribbon.magnet', payloadType: 'str', types: ['svc-words'] },
+            { payload: addresses, payloadType: 'json', types: ['svc-bulk-geocode'] },
+            { payload: '', payloadType: 'date', types: ['svc-topic'] },
+            {
+              payload: '{"temperature":21.5}',
+              payloadType: 'json',
+              props: [
+                { p: 'topicId', v: '0', vt: 'num' },
+                { p: 'locationId', v: 'cell-1', vt: 'str' },
+              ],
+              types: ['svc-topic-publish'],
+            },
+            { types: ['svc-webhook-in'] },
           ];
           const last: string[] = [];
+          let publishInject = '';
           for (const [row, chain] of chains.entries()) {
             const y = 120 + row * 100;
-            const ids = [await drop('inject', 120, y)];
+            const ids = chain.payload === undefined ? [] : [await drop('inject', 120, y)];
             for (const [i, type] of chain.types.entries()) ids.push(await drop(type, 280 + i * 170, y));
             ids.push(await drop('debug', 280 + chain.types.length * 170, y));
             last.push(ids[ids.length - 2]);
+            if (chain.types[0] === 'svc-topic-publish') publishInject = ids[0];
             await page.evaluate(
-              ({ nodeIds, payload, payloadType }) => {
+              ({ nodeIds, payload, payloadType, props }) => {
                 const { RED } = globalThis as unknown as EditorWindow;
                 const nodes = RED.nodes as unknown as { addLink(link: object): void };
                 const inject = RED.nodes.node(nodeIds[0]) as unknown as Record<string, unknown>;
                 // The one value typed: what the inject node sends.
-                inject.payload = payload;
-                inject.payloadType = payloadType;
+                if (inject.type === 'inject') {
+                  inject.payload = payload;
+                  inject.payloadType = payloadType;
+                  inject.props = [{ p: 'payload' }, ...props];
+                }
                 for (const id of nodeIds) {
                   const node = RED.nodes.node(id) as unknown as Record<string, unknown> & { type: string };
                   if (node.type.startsWith('svc-')) node.server = 'dropped-cfg';
@@ -774,11 +803,43 @@ describe('the editor in a real browser (Chromium)', function () {
                 RED.nodes.dirty(true);
                 RED.view.redraw(true);
               },
-              { nodeIds: ids, payload: chain.payload, payloadType: chain.payloadType },
+              { nodeIds: ids, payload: chain.payload, payloadType: chain.payloadType, props: chain.props ?? [] },
             );
           }
           const result = await editor().deploy();
           should(result.invalid).be.empty();
+          // The built-in sandbox runs now: the test makes a topic there and subscribes the dropped webhook node's
+          // address to it, signed with the sandbox's own secret; the publish chain's inject gets the topic id, deployed again.
+          const keysFile = path.join(running().nodeRed.userDir, 'svc-location', 'sandbox.json');
+          should(await eventually(async () => fs.existsSync(keysFile), 10_000)).be.true('the built-in sandbox has started');
+          const keys = JSON.parse(fs.readFileSync(keysFile, 'utf8')) as BuiltinSandboxKeys;
+          const pubsub = async (member: string, body: object): Promise<{ id: number }> => {
+            const response = await fetch(`${running().url}svc-sandbox/v1/pubsub/${member}`, {
+              method: 'POST',
+              headers: { apikey: keys.pubsubApiKey, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            });
+            should(response.status).equal(200, `POST ${member}`);
+            return ((await response.json()) as { data: { id: number } }).data;
+          };
+          const topic = await pubsub('topics', { Name: 'dropped', Description: 'issue 54' });
+          await pubsub('subscriptions', {
+            TopicId: topic.id,
+            WebhookAddress: `${running().url}svc-webhook`,
+            SecretToken: keys.webhookSecret,
+            LocationIds: ['cell-1'],
+          });
+          await page.evaluate(
+            ({ id, topicId }) => {
+              const { RED } = globalThis as unknown as EditorWindow;
+              const inject = RED.nodes.node(id) as unknown as Record<string, unknown> & { props: Array<{ p: string; v?: string }> };
+              for (const prop of inject.props) if (prop.p === 'topicId') prop.v = String(topicId);
+              inject.changed = true;
+              RED.nodes.dirty(true);
+            },
+            { id: publishInject, topicId: topic.id },
+          );
+          await editor().deploy();
           await editor().showDebugOfCurrentFlow();
           for (const inject of await editor().nodeIds({
             type: 'inject',
@@ -788,9 +849,11 @@ describe('the editor in a real browser (Chromium)', function () {
           }
           // Errors show in the debug sidebar too (level 20): only the debug nodes' messages count, and no error may show.
           const results = page.locator('.red-ui-debug-msg:not(.red-ui-debug-msg-level-20)');
-          should(await eventually(async () => (await results.count()) >= 3, 60_000)).be.true('every chain reaches its debug node');
+          should(await eventually(async () => (await results.count()) >= chains.length, 60_000)).be.true('every chain reaches its debug node');
           should(await page.locator('.red-ui-debug-msg-level-20').count()).equal(0);
           for (const id of last) should(await editor().statusText(id)).not.match(/^[A-Z_]+[ :(]/);
+          // The webhook node's one message is the sandbox's signed delivery of the publish.
+          should(await editor().statusText(last[last.length - 1])).equal('1 accepted, 0 refused');
           await editor().removeNodes([...added, 'dropped-cfg']);
           await editor().deploy();
         });

@@ -7,6 +7,11 @@ import { defaults as geocodeDefaults } from '../../nodes/svc-geocode/defaults';
 import { defaults as isolineDefaults } from '../../nodes/svc-isoline/defaults';
 import { defaults as routeDefaults } from '../../nodes/svc-route/defaults';
 import { defaults as sequenceDefaults } from '../../nodes/svc-sequence/defaults';
+import { defaults as wordsDefaults } from '../../nodes/svc-words/defaults';
+import { defaults as bulkDefaults } from '../../nodes/svc-bulk-geocode/defaults';
+import { defaults as topicDefaults } from '../../nodes/svc-topic/defaults';
+import { defaults as publishDefaults } from '../../nodes/svc-topic-publish/defaults';
+import { addTopic, resetPubsub } from '../../sandbox/endpoints/pubsub';
 
 /**
  * Issue 54: every node runs as dropped. Each node has the settings the editor gives a node dropped from
@@ -27,8 +32,15 @@ describe('nodes dropped as is (issue 54)', function () {
   const ctx = useSandbox();
 
   /** Loads the flow, clicks the inject node and resolves with the message that reaches `out`. */
-  async function run(types: string[], nodes: Fields[], payload: unknown): Promise<Fields> {
-    const inject = { id: 'in', type: 'inject', props: [{ p: 'payload' }], payload: JSON.stringify(payload), payloadType: 'json', wires: [[nodes[0].id]] };
+  async function run(types: string[], nodes: Fields[], payload: unknown, props: Array<{ p: string; v: string; vt: string }> = []): Promise<Fields> {
+    const inject = {
+      id: 'in',
+      type: 'inject',
+      props: [{ p: 'payload' }, ...props],
+      payload: JSON.stringify(payload),
+      payloadType: 'json',
+      wires: [[nodes[0].id]],
+    };
     await helper.load(
       [nodeModule('svc-config'), ...types.map(nodeModule), core('common/20-inject.js'), core('sequence/17-split.js')],
       [configNode(ctx.sandbox), inject, ...nodes, { id: 'out', type: 'helper' }],
@@ -88,6 +100,52 @@ describe('nodes dropped as is (issue 54)', function () {
   it('svc-geocode alone: inject → node → out', async function () {
     const msg = await run(['svc-geocode'], [geocode('g', 'out')], '1 Main Street, Berlin');
     should(msg.location).have.properties(['lat', 'lon']);
+  });
+
+  it('svc-words alone: a what3words address in, its location out', async function () {
+    const msg = await run(['svc-words'], [dropped('svc-words', wordsDefaults, 'w', ['out'])], '///wheat.ribbon.magnet');
+    should(msg.statusCode).equal(200);
+    should(ctx.sandbox.requests('words')).have.length(1);
+  });
+
+  it('svc-bulk-geocode alone: an array of addresses in, their results out', async function () {
+    const msg = await run(
+      ['svc-bulk-geocode'],
+      [dropped('svc-bulk-geocode', bulkDefaults, 'b', ['out'])],
+      ['1 Main Street, Berlin', '2 Station Road, Potsdam'],
+    );
+    should(msg.payload).be.an.Array().and.have.length(2);
+  });
+
+  it('svc-topic alone: lists the topics (fixed to list-topics, read-only)', async function () {
+    resetPubsub(ctx.sandbox);
+    addTopic(ctx.sandbox, 'sensors');
+    const msg = await run(['svc-topic'], [dropped('svc-topic', topicDefaults, 't', ['out'])], '');
+    should((msg.payload as { items: Fields[] }).items.map((topic) => topic.name)).eql(['sensors']);
+    should(ctx.sandbox.requests('topic-list')).have.length(1);
+  });
+
+  it('a saved 1.0.0 svc-topic without an operation setting still reads msg.operation', async function () {
+    resetPubsub(ctx.sandbox);
+    await helper.load(
+      [nodeModule('svc-config'), nodeModule('svc-topic')],
+      [configNode(ctx.sandbox), { id: 't', type: 'svc-topic', server: CONFIG_ID, wires: [['out']] }, { id: 'out', type: 'helper' }],
+      sandboxCredentials(),
+    );
+    const reached = new Promise<Fields>((resolve) => helper.getNode('out').once('input', resolve));
+    helper.getNode('t').receive({ operation: 'create-topic', payload: { Name: 'sensors' } });
+    should((await reached).topicId).be.a.Number();
+  });
+
+  // The spec has no default topic or cell: the inject carries both, as the node's help's minimal flow does.
+  it('svc-topic-publish alone: msg.topicId of a topic, msg.locationId and msg.payload in, published', async function () {
+    resetPubsub(ctx.sandbox);
+    const topicId = addTopic(ctx.sandbox, 'sensors').id;
+    const msg = await run(['svc-topic-publish'], [dropped('svc-topic-publish', publishDefaults, 'p', ['out'])], { temperature: 21.5 }, [
+      { p: 'topicId', v: String(topicId), vt: 'num' },
+      { p: 'locationId', v: 'cell-1', vt: 'str' },
+    ]);
+    should(msg.statusCode).equal(200);
   });
 
   it('a current svc-isoline whose settings lack the range reads the dropped node’s range, time 600 s', async function () {

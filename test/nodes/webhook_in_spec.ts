@@ -9,6 +9,7 @@ import { CONFIG_ID, Fields, configNode, helper, nodeModule, sandboxCredentials, 
 import { addSubscription, addTopic, pubsubState, resetPubsub, waitForDeliveries } from '../../sandbox/endpoints/pubsub';
 import { waitUntil } from '../support/wait';
 import { statusTexts } from '../support/routing-nodes';
+import { defaults as webhookDefaults } from '../../nodes/svc-webhook-in/defaults';
 
 const SECRET = 'current-secret';
 const OLD_SECRET = 'previous-secret';
@@ -457,6 +458,24 @@ describe('svc-webhook-in', function () {
       should(statusText()).equal('not listening: no secret set');
       should(routesFor(PATH)).equal(0);
       should((await post(PATH, '{}')).status).equal(404);
+    });
+
+    it('dropped as is (issue 54): listens on /svc-webhook; without a secret its status names what to enter', async function () {
+      const dropped = {
+        ...Object.fromEntries(Object.entries(webhookDefaults).map(([name, d]) => [name, d.value])),
+        id: 'wh',
+        type: 'svc-webhook-in',
+        wires: [['out']],
+      };
+      await load([dropped], {});
+      should(statusText()).equal('not listening: no secret set');
+      await helper.unload();
+      mountHttpNode();
+      await load([dropped], { wh: { secret: SECRET } });
+      const res = await post('/svc-webhook', '{"dropped":true}', { 'svc-signature': sign(nowSec(), SECRET, '{"dropped":true}') });
+      should(res.status).equal(200);
+      await settle();
+      should(outputs.map((m) => m.payload)).eql([{ dropped: true }]);
     });
 
     it('makes a second node on the same path a deploy error (CONFIG_INVALID, naming the other node) and keeps one handler', async function () {

@@ -101,6 +101,15 @@ describe('settings migrations', function () {
     should(migrated<FlowSettings>(current)).eql(current);
   });
 
+  it('keeps a svc-topic saved before version 2 without an operation reading msg.operation; a set operation stays (issue 54)', function () {
+    should(migrated<FlowSettings>({ type: 'svc-topic', version: 1 })).eql({ type: 'svc-topic', operation: 'operation', operationType: 'msg', version: 2 });
+    should(migrated<FlowSettings>({ type: 'svc-topic' })).eql({ type: 'svc-topic', operation: 'operation', operationType: 'msg', version: 2 });
+    const fixed = { type: 'svc-topic', version: 1, operation: 'create-topic', operationType: 'operation' };
+    should(migrated<FlowSettings>(fixed)).eql({ ...fixed, version: 2 });
+    const current = { type: 'svc-topic', version: 2 };
+    should(migrated<FlowSettings>(current)).eql(current);
+  });
+
   it('leaves settings already at their version alone, and never changes the flow’s own object', function () {
     const current = { type: 'svc-bulk-geocode', version: '2', pollInterval: '500', pollIntervalSec: '2' };
     should(migrated<FlowSettings>(current)).eql(current);
