@@ -21,6 +21,19 @@ const SECRET = 'operations-webhook-secret';
 const CONFIG_NAME = 'ops "main" \\ cfg';
 const ADDRESSES = ['12 Main Street', '7 Harbour Road'];
 
+/** The webhook node both flows run, signed with SECRET, on the tab `tab`. */
+const WEBHOOK_NODE = {
+  id: 'hook',
+  type: 'svc-webhook-in',
+  z: 'tab',
+  url: '/ops-hook',
+  verify: 'signature',
+  tolerance: 300,
+  maxBodyKb: 64,
+  headerName: '',
+  server: '',
+};
+
 describe('metrics and health of a running Node-RED (issue 55)', function () {
   this.timeout(180_000);
   let sandbox: Sandbox;
@@ -36,16 +49,8 @@ describe('metrics and health of a running Node-RED (issue 55)', function () {
     ...httpFlow('geo', 'svc-geocode', 'cfg'),
     ...httpFlow('words', 'svc-words', 'cfg'),
     {
-      id: 'hook',
-      type: 'svc-webhook-in',
-      z: 'tab',
+      ...WEBHOOK_NODE,
       name: 'hook',
-      url: '/ops-hook',
-      verify: 'signature',
-      tolerance: 300,
-      maxBodyKb: 64,
-      headerName: '',
-      server: '',
       credentials: { secret: SECRET },
       wires: [[]],
       x: 100,
@@ -217,21 +222,10 @@ describe('health of a webhook whose replay journal cannot be written (issue 55)'
     // A folder where the journal file should be: every write of it fails, as on a full or read-only disk.
     fs.mkdirSync(path.join(rig.userDir, 'svc-location', 'webhook-replays.jsonl'), { recursive: true });
     await rig.start();
-    const hook = {
-      id: 'hook',
-      type: 'svc-webhook-in',
-      z: 'tab',
-      url: '/ops-hook',
-      verify: 'signature',
-      tolerance: 300,
-      maxBodyKb: 64,
-      headerName: '',
-      server: '',
-    };
     should(
       await rig.deploy([
         { id: 'tab', type: 'tab', label: 'journal' },
-        { ...hook, credentials: { secret: SECRET }, wires: [[]], x: 100, y: 100 },
+        { ...WEBHOOK_NODE, credentials: { secret: SECRET }, wires: [[]], x: 100, y: 100 },
       ]),
     ).be.within(200, 299);
   });
