@@ -7,6 +7,7 @@ import { REPO_ROOT } from './paths';
 import { CONFIG_ID, Fields, configNode, sandboxCredentials } from './harness';
 import { Sandbox, startSandbox } from '../../sandbox';
 import { waitUntil } from './wait';
+import { readJobs } from '../../nodes/lib/state/job-store';
 
 /**
  * Plumbing for the restart suite: Node-RED child processes on a user directory that holds this
@@ -127,9 +128,10 @@ export function storeText(userDir: string): string {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
 }
 
+/** The jobs the store's file holds, as the store reads them. */
 export function storedJobs(userDir: string): Fields[] {
-  const text = storeText(userDir);
-  return text === '' ? [] : (JSON.parse(text) as { jobs: Fields[] }).jobs;
+  const file = path.join(userDir, 'svc-location', `jobs-${CONFIG_ID}.json`);
+  return [...readJobs(file, { warn: () => undefined, info: () => undefined }).values()] as unknown as Fields[];
 }
 
 /**
