@@ -5,8 +5,9 @@ import path from 'node:path';
 import { NodeRedProcess, flowsStarted, newUserDir } from './node-red-process';
 import { REPO_ROOT } from './paths';
 import { CONFIG_ID, Fields, configNode, sandboxCredentials } from './harness';
-import { Sandbox, startSandbox } from '../../sandbox';
+import { Sandbox, SandboxOptions, startSandbox } from '../../sandbox';
 import { waitUntil } from './wait';
+import { readJobs } from '../../nodes/lib/state/job-store';
 
 /**
  * Plumbing for the restart suite: Node-RED child processes on a user directory that holds this
@@ -127,19 +128,20 @@ export function storeText(userDir: string): string {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
 }
 
+/** The jobs the store's file holds, as the store reads them. */
 export function storedJobs(userDir: string): Fields[] {
-  const text = storeText(userDir);
-  return text === '' ? [] : (JSON.parse(text) as { jobs: Fields[] }).jobs;
+  const file = path.join(userDir, 'svc-location', `jobs-${CONFIG_ID}.json`);
+  return [...readJobs(file, { warn: () => undefined, info: () => undefined }).values()] as unknown as Fields[];
 }
 
 /**
  * One test's parts, set up before the suite and stopped after it by PID: a sandbox whose jobs take
- * `jobPolls` polls, the collector, a user directory with the pack, and the Node-RED on it (if any).
+ * `jobs` polls (or as its options say), the collector, a user directory with the pack, and the Node-RED on it (if any).
  */
-export function useRestartRig(jobPolls: number): RestartRig {
+export function useRestartRig(jobs: number | SandboxOptions): RestartRig {
   const rig = new RestartRig();
   before(async function () {
-    rig.sandbox = await startSandbox({ jobPolls });
+    rig.sandbox = await startSandbox(typeof jobs === 'number' ? { jobPolls: jobs } : jobs);
     rig.dir = userDirWithPack();
     await rig.collector.start();
   });

@@ -54,6 +54,9 @@ interface InFlight {
   job?: TrackedJob;
 }
 
+/** A status lists the progress of at most this many runs at once, and counts more. */
+const MAX_LISTED_RUNS = 3;
+
 /** What one send carries: output 1's message, or one entry per output (the Map output's several messages an array). */
 type Outputs = NodeMessage | Array<NodeMessage | NodeMessage[] | null>;
 type Send = (msg: Outputs) => void;
@@ -110,7 +113,11 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
    * last progress or outcome: "2 runs: 0/2500 rows, 0/3 jobs; 5 rows" (cleared once none is left).
    */
   const runs = new Map<InFlight, CatalogText>();
-  const runsText = () => catalogText('status.runs', { count: runs.size, runs: [...runs.values()] });
+  /** Up to MAX_LISTED_RUNS runs are listed; more are counted: "10,000 runs". */
+  const runsText = () =>
+    runs.size > MAX_LISTED_RUNS
+      ? catalogText('status.manyRuns', { count: runs.size.toLocaleString('en-US') })
+      : catalogText('status.runs', { count: runs.size, runs: [...runs.values()] });
   /** How many messages the rate limit or the concurrency cap holds back, shown after every status text. */
   let waiting = 0;
   const setWaiting = (message: InFlight, held: boolean, ratePerMinute?: number) => {
@@ -141,7 +148,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       },
       onProgress: (text) => {
         runs.set(message, text);
-        status.progress(runs.size > 1 ? runsText() : text);
+        if (runs.size > 1) status.progressOfRuns(runsText);
+        else status.progress(text);
       },
       track: async (description) => {
         await job?.track(description);
@@ -181,7 +189,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       if (runs.size > 1 && runs.has(message) && typeof doneText !== 'string') {
         runs.set(message, doneText);
         const othersRunning = [...runs.keys()].some((other) => other !== message && other.running);
-        if (othersRunning) status.progress(runsText());
+        if (othersRunning) status.progressOfRuns(runsText);
         else status.done(runsText());
       } else {
         runs.delete(message);

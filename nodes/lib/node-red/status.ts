@@ -23,6 +23,10 @@ export class NodeStatus {
   private waitingCount = 0;
   private ratePerMinute = 0;
   private waitingTimer: NodeJS.Timeout | undefined;
+  /** The progress of several runs waiting to be shown (made when shown), the timer that shows it, and when it last was. */
+  private runsText: (() => CatalogText) | undefined;
+  private runsTimer: NodeJS.Timeout | undefined;
+  private runsShownAt = 0;
 
   constructor(private readonly node: Node) {}
 
@@ -40,6 +44,7 @@ export class NodeStatus {
   /** A state of its own, such as a node that cannot work as configured: shown at once, replacing any change waiting. */
   show(fill: Fill, shape: Shape, message: CatalogText | string): void {
     if (this.pending) this.cancelPending();
+    if (this.runsTimer) this.cancelRuns();
     this.render(fill, shape, message);
   }
 
@@ -49,6 +54,8 @@ export class NodeStatus {
    * (queued, retrying, an error) is never held back.
    */
   private routine(fill: Fill, shape: Shape, message: CatalogText | string): void {
+    // A run's outcome replaces the progress of the runs waiting to be shown.
+    if (this.runsTimer) this.cancelRuns();
     if (this.busy) {
       if (this.timer) {
         this.pending = { fill, shape, message };
@@ -127,6 +134,32 @@ export class NodeStatus {
     this.show('blue', 'ring', text);
   }
 
+  /**
+   * The progress of several runs at once (jobs polled): shown at most every RUNS_STATUS_MS, its text
+   * made by `text` only then, so that thousands of jobs cost one status a second, not one per poll.
+   */
+  progressOfRuns(text: () => CatalogText): void {
+    this.runsText = text;
+    if (this.runsTimer) return;
+    const waitMs = this.runsShownAt + RUNS_STATUS_MS - Date.now();
+    if (waitMs <= 0) this.showRuns();
+    else this.runsTimer = setTimeout(() => this.showRuns(), waitMs);
+  }
+
+  private showRuns(): void {
+    const text = this.runsText;
+    this.cancelRuns();
+    if (!text) return;
+    this.runsShownAt = Date.now();
+    this.show('blue', 'ring', text());
+  }
+
+  private cancelRuns(): void {
+    clearTimeout(this.runsTimer);
+    this.runsTimer = undefined;
+    this.runsText = undefined;
+  }
+
   done(text: CatalogText | string): void {
     this.routine('green', 'dot', text);
   }
@@ -153,6 +186,7 @@ export class NodeStatus {
 
   clear(): void {
     this.cancelPending();
+    this.cancelRuns();
     clearTimeout(this.waitingTimer);
     this.waitingTimer = undefined;
     this.waitingCount = 0;
@@ -173,6 +207,9 @@ const STATUS_REASON_MAX = 60;
 
 /** The count of waiting messages changes the status at most four times a second. */
 const WAITING_STATUS_MS = 250;
+
+/** The progress of several runs changes the status at most once a second. */
+const RUNS_STATUS_MS = 1000;
 
 /** While several messages are under way, the status changes at most ten times a second. */
 const BUSY_STATUS_MS = 100;

@@ -2,6 +2,7 @@ import { ErrorCode, PlatformError, SvcError } from '../util/errors';
 import { redact } from '../util/masking';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { Clock, SYSTEM_CLOCK, sleep } from '../util/async';
+import { DueTimes } from '../util/due-times';
 import { isRecord, setMembers } from '../util/values';
 import { PlatformClient } from './client';
 import type { PlatformResponse, WaitEvent } from './types';
@@ -72,6 +73,18 @@ export interface Polled<R> {
   statusCode: number;
 }
 
+/** Every job's waits on one clock share one timer: a heap of due times (see DueTimes). */
+const jobTimers = new WeakMap<Clock, DueTimes>();
+
+function jobTimersOf(clock: Clock): DueTimes {
+  let timers = jobTimers.get(clock);
+  if (!timers) {
+    timers = new DueTimes(clock);
+    jobTimers.set(clock, timers);
+  }
+  return timers;
+}
+
 const DEFAULT_MAX_INTERVAL_MS = 10_000;
 const INTERVAL_GROWTH = 1.5;
 /** The first wait after a request about an accepted job failed for a reason that passes; it doubles with each failure in a row. */
@@ -133,7 +146,7 @@ async function pollUntilDone<R>(
   for (;;) {
     const remaining = deadline - clock.now();
     if (remaining <= 0) throw jobTimedOut(job, reader.awaiting, polling);
-    await sleep(Math.min(pollDelay(polling, job.polls), remaining), context.signal, clock);
+    await sleep(Math.min(pollDelay(polling, job.polls), remaining), context.signal, jobTimersOf(clock));
     const response = await askAboutJob(job, reader.awaiting, polling, context, () => fetchJobStatus(client, job, context));
     job.polls++;
     job.status = reader.status(response.body) ?? job.status;
@@ -164,7 +177,7 @@ export async function askAboutJob<T>(job: JobState, awaiting: CatalogText, polli
       if (remaining <= 0) throw jobTimedOut(job, awaiting, polling, err as SvcError);
       const wait = Math.min(delayMs, remaining);
       context.onWait({ kind: 'outage', reason: (err as SvcError).code, delayMs: wait });
-      await sleep(wait, context.signal, clock);
+      await sleep(wait, context.signal, jobTimersOf(clock));
     }
   }
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import { writeAtomically } from '../util/files';
+import { JournalFile, readJsonLines } from './json-file';
 import type { JsonObject } from '../util/values';
 import { describeCause } from '../util/errors';
 import { TextLog, catalogText } from '../util/catalog-text';
@@ -62,52 +61,94 @@ export function newJobKey(): string {
   return randomBytes(9).toString('base64url');
 }
 
+/** A job store's file waits this long for more events to share a write, or for this many (group commit). */
+export const JOB_STORE_GROUP = { waitMs: 5, lines: 20 };
+/** A change of a job's `state` alone (a poll's news) reaches the file within this time, or with the next line. */
+const STATE_WRITE_MS = 1000;
+
 /**
- * The jobs of one process in one JSON file, or in memory only when `file` is undefined. The
- * in-memory map is the truth inside the process; each change rewrites the file through a temporary
- * file and a rename, so a crash leaves the old or the new file, never half of one. Writes are
- * serialised, and changes made while one is under way share the next.
+ * One line of a job store's file: a job stored or stored again (`put`), its description changed
+ * (`update`), or the job gone (`end`: delivered or cancelled). A file of an earlier release is one
+ * line `{version: 1, jobs: [...]}`, read as a `put` of each job.
+ */
+type JobEvent = { put: StoredJob } | { update: string; job: JsonObject } | { end: string };
+
+/**
+ * The jobs of one process in one file of JSON lines (`JobEvent`), or in memory only when `file` is
+ * undefined. The in-memory map is the truth inside the process; the file is its log: each change
+ * appends a line, lines are written in groups with one disk sync (`JOB_STORE_GROUP`, JournalFile),
+ * and the file is rewritten from the map once it holds more than twice the lines of the jobs stored.
+ * `put`, `deliver`, `cancel` and `update` resolve once their line is synced, so a job a message was
+ * acknowledged for survives a crash at any point; a torn last line (a crash mid-write) is skipped
+ * with one warning. Polls are cheap: an `update` that changes only a description's `state` (the
+ * platform's view of the job, read again at the first poll after a restart) resolves at once; its
+ * line is written within STATE_WRITE_MS or with the next line, one line per job however often it
+ * changed; a change of the poll count (`state.polls`) alone reaches the file only with the job's
+ * next line or the next rewrite. A failed write is warned about, not thrown: the jobs still run,
+ * they only would not survive a restart.
  */
 export class FileJobStore implements JobStore {
   /** One process uses the file: its nodes never run a job twice (the runner sees to that), so leases always hold. */
   readonly shared = false;
   private jobs: Map<string, StoredJob> | undefined;
-  private loading: Promise<Map<string, StoredJob>> | undefined;
-  private writing: Promise<void> = Promise.resolve();
-  private nextWrite: Promise<void> | undefined;
+  private readonly journal: JournalFile | undefined;
+  /** The last line appended: lines are written in order, so once it is written, all are. */
+  private lastLine: Promise<void> = Promise.resolve();
+  /** Jobs whose state changed since their last line (see STATE_WRITE_MS). */
+  private readonly changed = new Set<string>();
+  private changeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly file: string | undefined,
     private readonly log: TextLog,
-  ) {}
+  ) {
+    if (file)
+      this.journal = new JournalFile(
+        file,
+        () => [...this.load().values()].map((job): JobEvent => ({ put: job })),
+        () => this.load().size,
+        undefined,
+        JOB_STORE_GROUP,
+      );
+  }
 
-  async list(nodeId?: string): Promise<StoredJob[]> {
-    const jobs = await this.load();
-    return [...jobs.values()].filter((job) => nodeId === undefined || job.nodeId === nodeId);
+  list(nodeId?: string): Promise<StoredJob[]> {
+    return Promise.resolve([...this.load().values()].filter((job) => nodeId === undefined || job.nodeId === nodeId));
   }
 
   /** One stored job, if there is one under `key`. */
-  async get(key: string): Promise<StoredJob | undefined> {
-    return (await this.load()).get(key);
+  get(key: string): Promise<StoredJob | undefined> {
+    return Promise.resolve(this.load().get(key));
   }
 
-  async put(job: StoredJob): Promise<void> {
-    (await this.load()).set(job.key, job);
-    await this.save();
+  put(job: StoredJob): Promise<void> {
+    this.load().set(job.key, job);
+    this.changed.delete(job.key);
+    return this.append({ put: job });
   }
 
-  async update(key: string, job: JsonObject): Promise<void> {
-    const jobs = await this.load();
+  update(key: string, job: JsonObject): Promise<void> {
+    const jobs = this.load();
     const current = jobs.get(key);
-    if (!current) return;
+    if (!current) return Promise.resolve();
     jobs.set(key, { ...current, job });
-    await this.save();
+    const change = stateChange(current.job, job);
+    if (change === 'other') {
+      this.changed.delete(key);
+      return this.append({ update: key, job });
+    }
+    if (change === 'state' && this.journal) {
+      this.changed.add(key);
+      this.changeTimer ??= setTimeout(() => this.appendChanges(), STATE_WRITE_MS).unref();
+    }
+    return Promise.resolve();
   }
 
   async deliver(key: string): Promise<boolean> {
-    const taken = (await this.load()).delete(key);
-    if (taken) await this.save();
-    return taken;
+    if (!this.load().delete(key)) return false;
+    this.changed.delete(key);
+    await this.append({ end: key });
+    return true;
   }
 
   async cancel(key: string): Promise<void> {
@@ -125,53 +166,91 @@ export class FileJobStore implements JobStore {
   async release(): Promise<void> {}
 
   async flush(): Promise<void> {
-    await this.writing;
+    this.appendChanges();
+    await this.lastLine;
   }
 
-  private load(): Promise<Map<string, StoredJob>> {
-    if (this.jobs) return Promise.resolve(this.jobs);
-    this.loading ??= this.read().then((jobs) => (this.jobs = jobs));
-    return this.loading;
+  /** Writes what is pending and closes the file (the next change opens it again). */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.journal?.close();
   }
 
-  private async read(): Promise<Map<string, StoredJob>> {
-    const jobs = new Map<string, StoredJob>();
-    if (!this.file) return jobs;
-    let text: string;
-    try {
-      text = await fs.promises.readFile(this.file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn(catalogText('warn.jobStore.notRead', { file: this.file, cause: describeCause(err) }));
-      return jobs;
-    }
-    try {
-      const stored = JSON.parse(text) as { jobs?: unknown };
-      for (const job of Array.isArray(stored.jobs) ? stored.jobs : []) {
-        if (isStoredJob(job)) jobs.set(job.key, job);
-      }
-    } catch (err) {
-      this.log.warn(catalogText('warn.jobStore.notJson', { file: this.file, cause: describeCause(err) }));
-    }
-    return jobs;
+  /** Writes made to the file so far (appends and rewrites), for measurements. */
+  get writes(): number {
+    return this.journal?.writes ?? 0;
   }
 
-  /** A write that starts after every change made so far; never rejects. */
-  private save(): Promise<void> {
-    if (!this.file) return Promise.resolve();
-    if (!this.nextWrite) {
-      const file = this.file;
-      // A failed write is warned about, not thrown: the jobs still run, they only would not survive a restart.
-      const next = this.writing
-        .then(() => {
-          this.nextWrite = undefined;
-          return writeAtomically(file, JSON.stringify({ version: 1, jobs: [...(this.jobs?.values() ?? [])] }));
-        })
-        .catch((err: unknown) => this.log.warn(catalogText('warn.jobStore.notWritten', { file, cause: describeCause(err) })));
-      this.nextWrite = next;
-      this.writing = next;
-    }
-    return this.nextWrite;
+  /** Resolves once `event` is synced (or its write failed, which is warned about); pending state changes go with it. */
+  private append(event: JobEvent): Promise<void> {
+    this.appendChanges();
+    this.appendLine(event);
+    return this.lastLine;
   }
+
+  private appendChanges(): void {
+    clearTimeout(this.changeTimer);
+    this.changeTimer = undefined;
+    const jobs = this.load();
+    for (const key of this.changed) {
+      const job = jobs.get(key);
+      if (job) this.appendLine({ update: key, job: job.job });
+    }
+    this.changed.clear();
+  }
+
+  private appendLine(event: JobEvent): void {
+    const { journal, file } = this;
+    if (!journal || !file) return;
+    this.lastLine = journal.append(event).catch((err: unknown) => this.log.warn(catalogText('warn.jobStore.notWritten', { file, cause: describeCause(err) })));
+  }
+
+  private load(): Map<string, StoredJob> {
+    this.jobs ??= this.file ? readJobs(this.file, this.log) : new Map();
+    return this.jobs;
+  }
+}
+
+/** The jobs a job store's file holds (see JobEvent); warns once when lines cannot be read. */
+export function readJobs(file: string, log: TextLog): Map<string, StoredJob> {
+  const jobs = new Map<string, StoredJob>();
+  const lines = readJsonLines(file, {
+    notRead: (err) => log.warn(catalogText('warn.jobStore.notRead', { file, cause: describeCause(err) })),
+    skipped: (count) => log.warn(catalogText('warn.jobStore.linesSkipped', { file, count })),
+  });
+  for (const line of lines) {
+    if (line === null || typeof line !== 'object') continue;
+    const event = line as Record<string, unknown>;
+    if (Array.isArray(event.jobs)) {
+      for (const job of event.jobs as unknown[]) if (isStoredJob(job)) jobs.set(job.key, job);
+    } else if (isStoredJob(event.put)) {
+      jobs.set(event.put.key, event.put);
+    } else if (typeof event.update === 'string' && event.job !== null && typeof event.job === 'object') {
+      const current = jobs.get(event.update);
+      if (current) jobs.set(event.update, { ...current, job: event.job as JsonObject });
+    } else if (typeof event.end === 'string') {
+      jobs.delete(event.end);
+    }
+  }
+  return jobs;
+}
+
+/**
+ * What `after` changes in a job's description `before`: nothing, only the poll count
+ * (`state.polls`), only the state, or something other than a fresh copy of the state ('other', also
+ * for a description or state changed in place: the same object).
+ */
+function stateChange(before: JsonObject, after: JsonObject): 'none' | 'polls' | 'state' | 'other' {
+  const { state: stateBefore, ...restBefore } = before;
+  const { state: stateAfter, ...restAfter } = after;
+  if (before === after || !isObject(stateBefore) || !isObject(stateAfter) || stateBefore === stateAfter) return 'other';
+  if (JSON.stringify(restBefore) !== JSON.stringify(restAfter)) return 'other';
+  if (JSON.stringify({ ...stateBefore, polls: 0 }) !== JSON.stringify({ ...stateAfter, polls: 0 })) return 'state';
+  return stateBefore.polls === stateAfter.polls ? 'none' : 'polls';
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function isStoredJob(value: unknown): value is StoredJob {

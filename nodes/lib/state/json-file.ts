@@ -99,24 +99,40 @@ export class CoalescedWriter {
 /** A journal is rewritten from the state once it holds this many lines and more than twice the live entries. */
 const JOURNAL_COMPACT_MIN_LINES = 1000;
 
+/** Told what `readJsonLines` could not read: the file (other than its absence), or some of its lines. */
+export interface UnreadLines {
+  notRead?: (err: unknown) => void;
+  skipped?: (count: number) => void;
+}
+
 /** The JSON values in a file of JSON lines, skipping lines that cannot be read (a write cut short by a crash). */
-export function readJsonLines(file: string): unknown[] {
+export function readJsonLines(file: string, unread?: UnreadLines): unknown[] {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') unread?.notRead?.(err);
     return [];
   }
   const values: unknown[] = [];
+  let skipped = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
       values.push(JSON.parse(line) as unknown);
     } catch {
       // A torn last line: what it would have said was not acknowledged either.
+      skipped++;
     }
   }
+  if (skipped > 0) unread?.skipped?.(skipped);
   return values;
+}
+
+/** How long a line waits for others to share its write, and how many lines start a write at once (see JournalFile). */
+export interface GroupCommit {
+  waitMs: number;
+  lines: number;
 }
 
 /**
@@ -126,11 +142,15 @@ export function readJsonLines(file: string): unknown[] {
  * costs one disk sync, not one per line, and no write grows with the state. The file is rewritten
  * from `snapshot()` (atomically) on the first write after opening, after a write that failed, and
  * whenever it holds more than twice `liveCount()` lines: the lines queued then are in the snapshot
- * already.
+ * already. With `group`, a write starts only once a line has waited `waitMs` or `lines` are queued,
+ * whichever comes first (group commit: one disk sync for many lines even when they come one by one).
  */
 export class JournalFile {
   private queued: Array<{ line: string; written: () => void; failed: (err: Error) => void }> = [];
   private writing: Promise<void> | undefined;
+  private waiting: NodeJS.Timeout | undefined;
+  /** Writes made to the file (appends and rewrites), for measurements. */
+  writes = 0;
   private handle: fs.promises.FileHandle | undefined;
   /** The file last written (device and inode), while no write has failed since. */
   private written: { dev: number; ino: number } | undefined;
@@ -143,13 +163,22 @@ export class JournalFile {
     private readonly liveCount: () => number,
     /** Checked before each write: false when the file is no longer this process's to write (a lock lost), which fails the write. */
     private readonly mayWrite: () => boolean = () => true,
+    private readonly group?: GroupCommit,
   ) {}
 
   append(entry: unknown): Promise<void> {
     return new Promise((written, failed) => {
       this.queued.push({ line: JSON.stringify(entry), written, failed });
-      if (!this.writing) this.writing = this.drain();
+      if (this.writing) return;
+      if (!this.group || this.queued.length >= this.group.lines) this.startDrain();
+      else this.waiting ??= setTimeout(() => this.startDrain(), this.group.waitMs);
     });
+  }
+
+  private startDrain(): void {
+    clearTimeout(this.waiting);
+    this.waiting = undefined;
+    if (this.queued.length > 0) this.writing ??= this.drain();
   }
 
   /**
@@ -164,6 +193,14 @@ export class JournalFile {
     } catch {
       return false;
     }
+  }
+
+  /** Writes what is queued, then closes the file (the next line opens it again). */
+  async close(): Promise<void> {
+    this.startDrain();
+    await this.writing;
+    await this.handle?.close();
+    this.handle = undefined;
   }
 
   /** The next write rewrites the file whole from the state (another process wrote it meanwhile). */
@@ -193,6 +230,7 @@ export class JournalFile {
           await this.handle.datasync();
           this.lines += batch.length;
         }
+        this.writes++;
         for (const queued of batch) queued.written();
       } catch (err) {
         for (const queued of batch) queued.failed(err instanceof Error ? err : new Error(String(err)));
