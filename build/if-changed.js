@@ -1,16 +1,17 @@
 #!/usr/bin/env node
-// `npm start`'s build: runs `npm run build` only when a source changed since the last build it ran.
+// The build of `npm start`, `npm test` and the other suites' scripts: runs `npm run build` only when a
+// source changed since the last build it ran, so a CI run or a run of several suites builds once.
 // The sources are every file below SOURCES (but installed modules and test output) and SOURCE_FILES; the
 // build is current when dist/ holds the stamp this script wrote before its last build, no source is newer
 // than the stamp, and the list of sources is the one the stamp recorded (a deleted or added file rebuilds).
-// `npm run build` empties dist/, stamp included, so the next `npm start` after it builds once more.
+// `npm run build` empties dist/, stamp included, so the next script after it builds once more.
 'use strict';
 const { execSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
-const STAMP = path.join(ROOT, 'dist', '.start-build.json');
+const STAMP = path.join(ROOT, 'dist', '.build-stamp.json');
 const SOURCES = ['nodes', 'sandbox', 'test', 'build', 'types', 'resources', 'icons'];
 const SOURCE_FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.editor.json'];
 /** Folders below SOURCES that hold no source: installed modules and what tests write. */
@@ -35,7 +36,7 @@ function sources() {
 
 /** Why a build is needed, or undefined when dist/ is current. */
 function staleness(files) {
-  if (!fs.existsSync(STAMP)) return 'no build by npm start in dist/';
+  if (!fs.existsSync(STAMP)) return 'no build stamp in dist/';
   const stamp = JSON.parse(fs.readFileSync(STAMP, 'utf8'));
   const changed = [...files].find(([, time]) => time >= stamp.time);
   if (changed) return `${changed[0]} changed`;

@@ -6,11 +6,11 @@ import should from 'should';
 import { REPO_ROOT } from '../../support/paths';
 
 /**
- * `npm start`'s build step (build/if-changed.js, issue 54 point 5): run in a copy of its folder beside a
+ * The build step of `npm start`, `npm test` and the suites (build/if-changed.js): run in a copy of its folder beside a
  * package.json whose build only counts its runs, it builds the first time, not again while no source
  * changed, and again when a source is changed, added or deleted.
  */
-describe("npm start's build step builds only when a source changed", function () {
+describe('the build step builds only when a source changed', function () {
   this.timeout(30_000);
   let root = '';
   const run = (): string => execFileSync(process.execPath, [path.join(root, 'build', 'if-changed.js')], { cwd: root, encoding: 'utf8' });
@@ -35,8 +35,8 @@ describe("npm start's build step builds only when a source changed", function ()
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('builds at the first start, then not while nothing changed', function () {
-    should(run()).match(/^build: no build by npm start in dist\/, building/);
+  it('builds the first time, then not while nothing changed', function () {
+    should(run()).match(/^build: no build stamp in dist\/, building/);
     should(builds()).equal(1);
     should(run()).equal('build: dist/ is current, nothing to rebuild\n');
     should(builds()).equal(1);
