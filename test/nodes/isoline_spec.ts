@@ -329,16 +329,21 @@ describe('svc-isoline', function () {
     });
 
     it('counts many jobs in one status, shown at most once a second, not one status per poll (issue 59)', async function () {
+      // Twelve isolines computed by the sandbox: a loaded machine takes many times the usual few seconds.
+      this.timeout(60_000);
       await load({ pollInterval: 0.02 });
       const outputs: Fields[] = [];
       helper.getNode('n1').on('call:send', (call: { args: Fields[] }) => outputs.push(call.args[0]));
+      const started = Date.now();
       for (let i = 0; i < 12; i++) helper.getNode('n1').receive(request({ async: true }));
-      await waitUntil(() => outputs.length === 12, 'every job to end', 10_000);
+      await waitUntil(() => outputs.length === 12, 'every job to end', 50_000);
+      const elapsedMs = Date.now() - started;
       // Each progress shown (not shown again for a change of the waiting count, which has its own pace).
       const shown = statusTexts('n1').filter((text) => /^\d+ runs/.test(text) && !text.includes(' · '));
       should(shown.some((text) => /^1[0-2] runs$/.test(text))).be.true(shown.join(' | '));
-      // 12 jobs accepted and polled 3 times each: one status per change would be 48.
-      should(shown.length).be.belowOrEqual(8, shown.join(' | '));
+      // 12 jobs accepted and polled 3 times each: one status per change would be 48; once a second is
+      // one per second the jobs took (more on a loaded machine), and the first at once.
+      should(shown.length).be.belowOrEqual(Math.ceil(elapsedMs / 1000) + 1, `${shown.join(' | ')} in ${elapsedMs} ms`);
     });
 
     it('shows a job message masked, on one line and short in the status (issue 28)', async function () {

@@ -293,14 +293,16 @@ describe('platform client', function () {
     it('waits until an HTTP date, then succeeds', async function () {
       const clock = new ManualClock();
       const client = clients.create(sandbox, { clock });
-      const retryAt = new Date(Date.now() + 2000).toUTCString();
+      const asked = Date.now();
+      const retryAt = new Date(asked + 2000).toUTCString();
       sandbox.setFault('geocode', { status: 503, retryAfter: retryAt, times: 1 });
       const waits: WaitEvent[] = [];
       const pending = client.request(geocode({ onWait: (event) => waits.push(event) }));
       await waitUntil(() => waits.length === 1, 'the retry wait');
-      // An HTTP date has whole seconds: the wait is between 1 and 2 s.
+      // An HTTP date has whole seconds: the date is 1 to 2 s after `asked`, the wait that less the time
+      // the response took to arrive.
       const { delayMs } = waits[0] as { delayMs: number };
-      should(delayMs).be.within(900, 2000);
+      should(delayMs).be.within(1000 - (Date.now() - asked), 2000);
       await waitOut(clock, delayMs);
       should((await pending).statusCode).equal(200);
       should(sandbox.requests('geocode')).have.length(2);
