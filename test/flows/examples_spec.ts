@@ -677,7 +677,7 @@ describe('examples', function () {
         // On a tab of its own, as `npm start` and an import place it: nodes with a position get the tab's `z`, config nodes stay global.
         const flow: FlowNode[] = [{ id: TAB_ID, type: 'tab', label: file }];
         for (const node of example) {
-          // The suite's sandbox (one job poll), as an account: the built-in sandbox is tested in builtin_sandbox_process_spec.
+          // The suite's sandbox (one job poll), as an account: the built-in sandbox is tested in builtin_sandbox_process_slow.
           // Fast tests: the examples' pacing of 80 requests per minute is the platform's advice, not part of what is tested.
           if (node.id === SANDBOX_CONFIG_ID)
             flow.push({
