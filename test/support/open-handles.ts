@@ -1,5 +1,5 @@
 /**
- * Mocha root hooks (loaded by .mocharc.json): the suite runs without mocha's `exit`, so a server,
+ * Mocha root hooks (loaded by .mocharc.js): the suite runs without mocha's `exit`, so a server,
  * socket or timer that a test leaves open keeps Node running after the last test. Instead of hanging
  * there, the run then ends with exit status 1 and names what was left open, counted by kind against
  * what was open before the first test (the standard streams).
