@@ -10,8 +10,9 @@ export type RawBody = Buffer | 'too large' | 'consumed';
  * reported to a flow: the receiving node counts it with the requests that failed.
  */
 export class ClientClosedError extends SvcError {
-  constructor() {
-    super('CLIENT_CLOSED', catalogText('error.webhook.clientClosed'));
+  /** `cause`: the stream's own error (Node's `aborted`, ECONNRESET), when it gave one. */
+  constructor(cause?: unknown) {
+    super('CLIENT_CLOSED', catalogText('error.webhook.clientClosed'), { cause });
   }
 }
 
@@ -53,7 +54,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too la
       else chunks.push(chunk);
     });
     req.on('end', () => resolve(tooLarge ? 'too large' : Buffer.concat(chunks)));
-    req.on('error', reject);
+    // An incomplete request ends in `error` (Node's `aborted`) and `close`, or in `close` alone: either way the sender hung up.
+    req.on('error', (err) => reject(req.complete ? err : new ClientClosedError(err)));
     req.on('close', () => {
       if (!req.complete) reject(new ClientClosedError());
     });
