@@ -2,7 +2,7 @@ import should from 'should';
 import { plainText, trimTrailing } from '../../nodes/lib/util/text';
 import { PlatformError } from '../../nodes/lib/util/errors';
 import { isCredentialName, redact, scrubBody, scrubBytes } from '../../nodes/lib/util/masking';
-import { parseSignatureHeader } from '../../nodes/lib/state/signature';
+import { parseSignatureHeader } from '../../nodes/lib/webhook/signature';
 import { parseCsv } from '../../nodes/lib/format/csv';
 import { resultRecords } from '../../nodes/lib/format/result-file';
 import { parseThreeWords } from '../../nodes/lib/geo/words';

@@ -1,7 +1,6 @@
 import type { Express } from 'express';
 import type { IncomingMessage, Server } from 'node:http';
-import { PlatformError } from '../util/errors';
-import { catalogText } from '../util/catalog-text';
+import { captureRawBody } from '../webhook/raw-body';
 
 /** The parts of an express router layer that this pack reads; the same in express 4 and 5. */
 export interface RouterLayer {
@@ -148,11 +147,6 @@ export function editorPathOf(fullPath: string, adminRoot: string | false | undef
   return served ? fullPath : undefined;
 }
 
-export type RawBody = Buffer | 'too large' | 'consumed';
-
-/** A request whose raw body is being kept by `keepRawBody`. */
-type CapturedRequest = IncomingMessage & { svcRawBody?: Promise<Buffer | 'too large'>; _body?: boolean; body?: unknown };
-
 /** Where node routes and the editor live on the server: RED.httpNode at httpNodeRoot, RED.httpAdmin at httpAdminRoot. */
 export interface HttpMounts {
   app: Express;
@@ -212,43 +206,5 @@ function capture_(capture: Capture, req: IncomingMessage): void {
   const own = layer?.route?.path;
   if (typeof own !== 'string' || normalisePath(own) !== normalisePath(path)) return;
   if (editorPathOf(target ?? '', capture.adminRoot, capture.admin) !== undefined) return;
-  const captured = req as CapturedRequest;
-  // body-parser (and the core nodes' raw parser) skip a request already marked as read.
-  captured._body = true;
-  const body = readBody(req, limit);
-  // Handled here too: the route may never run (refused by httpNodeAuth, say).
-  body.catch(() => undefined);
-  captured.svcRawBody = body;
-}
-
-/**
- * The body's exact bytes, or why there are none: kept by `keepRawBody`, read here from the stream,
- * or already consumed by some other body parser.
- */
-export function rawBodyOf(req: IncomingMessage, limit: number): Promise<RawBody> {
-  const captured = req as CapturedRequest;
-  if (captured.svcRawBody !== undefined) return captured.svcRawBody;
-  if (Buffer.isBuffer(captured.body)) return Promise.resolve(captured.body.length > limit ? 'too large' : captured.body);
-  if (captured._body || req.readableEnded) return Promise.resolve('consumed');
-  return readBody(req, limit);
-}
-
-/** Past the limit the rest is read and dropped (as express does) so the client sees a 413, not a reset. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = Number(req.headers['content-length']) > limit;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) tooLarge = true;
-      if (tooLarge) chunks.length = 0;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(tooLarge ? 'too large' : Buffer.concat(chunks)));
-    req.on('error', reject);
-    req.on('close', () => {
-      if (!req.complete) reject(new PlatformError('NETWORK', catalogText('error.webhook.clientClosed')));
-    });
-  });
+  captureRawBody(req, limit);
 }

@@ -18,7 +18,8 @@ export type ErrorCode =
   | 'QUEUE_FULL'
   | 'QUOTA_EXCEEDED'
   | 'JOB_FAILED'
-  | 'CANCELLED';
+  | 'CANCELLED'
+  | 'CLIENT_CLOSED';
 
 export interface SvcErrorOptions {
   statusCode?: number;

@@ -6,7 +6,8 @@ import path from 'node:path';
 import should from 'should';
 import { ThrottledReport } from '../../../nodes/lib/util/async';
 import { readJsonText } from '../../../nodes/lib/util/text';
-import { ReplayEntry, ReplayFile, ReplayGuard, compactKey } from '../../../nodes/lib/state/replays';
+import { ReplayEntry, ReplayFile, ReplayGuard } from '../../../nodes/lib/webhook/replays';
+import { compactKey } from '../../../nodes/lib/webhook/replay-memory';
 import { ManualClock } from '../../support/clock';
 
 /** The pieces svc-webhook-in guards itself with, on their own (the node is tested in real Node-RED processes too). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import should from 'should';
-import { ReplayMemory, compactKey } from '../../../nodes/lib/state/replays';
-import { SignatureVerifier, computeDigest, constantTimeEqual, parseSignatureHeader, timestampToMs } from '../../../nodes/lib/state/signature';
+import { ReplayMemory, compactKey } from '../../../nodes/lib/webhook/replay-memory';
+import { SignatureVerifier, computeDigest, constantTimeEqual, parseSignatureHeader, timestampToMs } from '../../../nodes/lib/webhook/signature';
 
 /** Vectors computed outside this code: printf '%s' '<t>.<secret>.<body>' | sha256sum */
 const RAW_BODY = '{"temperature": 21.5, "unit":"\\u00b0C"}';
