@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { NodeAPI } from './types';
 import type { ConnectionSettings, DeployedConnection, SvcConfigNode } from './config';
 import { PlatformClient } from '../platform/client';
-import type { ClientCredentials, ProxySettings } from '../platform/types';
+import type { ClientCredentials, ProxySettings, SecretCredential } from '../platform/types';
 import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { SharedCheck, checkSharedState } from '../state/shared-state';
@@ -41,7 +41,7 @@ const ENV_REFERENCE = /^\$\{(\S+)\}$/;
 const NO_CONFIG_NODE = '_ADD_';
 
 /** The secret field of each credential, and the settings it goes with: a stored secret is used only while they are as deployed. */
-const SECRETS: Record<Credential, { field: 'clientSecret' | 'apiKey' | 'pubsubApiKey'; destination: Array<keyof ConnectionSettings> }> = {
+const SECRETS: Record<Credential, { field: SecretCredential; destination: Array<keyof ConnectionSettings> }> = {
   token: { field: 'clientSecret', destination: ['authUrl', 'audience'] },
   apiKey: { field: 'apiKey', destination: ['baseUrl'] },
   topicsKey: { field: 'pubsubApiKey', destination: ['baseUrl'] },
@@ -265,7 +265,7 @@ function readRequest(body: unknown): TestRequest {
       proxy: nodeId(record.proxy),
     },
     clientId: text(given.clientId),
-    secrets: { token: text(given.clientSecret), apiKey: text(given.apiKey), topicsKey: text(given.pubsubApiKey) },
+    secrets: Object.fromEntries(CREDENTIALS.map((credential) => [credential, text(given[SECRETS[credential].field])])) as TestRequest['secrets'],
     redisUrl,
   };
 }

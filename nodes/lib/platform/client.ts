@@ -11,7 +11,7 @@ import { bodyPlan, readResponse, readTokenResponse } from './response';
 import { receive } from './body';
 import { retryDelay, toSvcError } from './retry';
 import { MAX_SEGMENT_LENGTH, hasDotSegment } from './paths';
-import { RATE_FAMILIES } from './types';
+import { RATE_FAMILIES, SECRET_CREDENTIALS } from './types';
 import { ClientMetrics, EndpointFamily, endpointFamily, outcomeOf } from './metrics';
 import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, RateFamily, ResponseKind } from './types';
 
@@ -42,11 +42,11 @@ export class PlatformClient {
       fetchToken: () => this.fetchToken(this.lifetime.signal),
       defaultLifetimeSec: config.tokenLifetimeSec,
     });
-    const { clientSecret, apiKey, pubsubApiKey } = config.credentials;
     const { username, password } = config.proxy ?? {};
     const proxyAuthorization = password ? Buffer.from(`${username ?? ''}:${password}`).toString('base64') : undefined;
     // Frozen: passed as it is with most requests, and its masking forms found by the list itself (util/masking.ts).
-    this.secrets = Object.freeze([clientSecret, apiKey, pubsubApiKey, password, proxyAuthorization].filter((s): s is string => !!s));
+    const secrets = [...SECRET_CREDENTIALS.map((name) => config.credentials[name]), password, proxyAuthorization];
+    this.secrets = Object.freeze(secrets.filter((s): s is string => !!s));
   }
 
   get projectId(): string {
