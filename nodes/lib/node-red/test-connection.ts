@@ -6,7 +6,7 @@ import { PlatformClient } from '../platform/client';
 import type { ClientCredentials, ProxySettings, SecretCredential } from '../platform/types';
 import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
 import { CatalogText, catalogText } from '../util/catalog-text';
-import { SharedCheck, checkSharedState } from '../state/shared-state';
+import { SharedCheck, checkSharedState } from '../state/shared-check';
 import { translate } from './i18n';
 import { BuiltinSandboxLease, leaseBuiltinSandbox } from './builtin-sandbox';
 
