@@ -12,6 +12,7 @@ import { geocodeShapes } from '../lib/geo/worldmap-places';
 import { migrations } from './migrations';
 import { geocodePlace } from '../lib/geo/place-payload';
 import { translateWith } from '../lib/node-red/i18n';
+import { countedRequest } from '../lib/state/counted-request';
 
 interface GeocodeDef extends NodeDef {
   server: string;
@@ -36,36 +37,16 @@ export = function register(RED: NodeAPI): void {
       async (msg, { signal, onWait }) => {
         const { client, shared } = config();
         const address = readAddress((await inputs.read(msg)).address);
-        // A response still in the cache costs neither a request nor a unit of the daily limit; every
-        // attempt sent costs one, retries included, as the platform counts requests.
-        const { cache } = shared;
-        const cached = cache ? await cache.get(address) : undefined;
-        let used: number | undefined;
-        const quota = shared.quota;
-        const response =
-          cached ??
-          (await client.request({
-            auth: 'project',
-            rate: 'geocode',
-            method: 'POST',
-            path: '/v1/geocode',
-            query: { address },
-            retry: 'read',
-            signal,
-            onWait,
-            beforeAttempt: quota
-              ? () => {
-                  // Counted in this process: at once, with no promise to wait for (one per message otherwise).
-                  const taken = quota.take();
-                  if (typeof taken === 'number') used = taken;
-                  else
-                    return taken.then((shared) => {
-                      used = shared;
-                    });
-                }
-              : undefined,
-          }));
-        if (!cached) cache?.set(address, { statusCode: response.statusCode, body: response.body });
+        const response = await countedRequest(client, shared, address, {
+          auth: 'project',
+          rate: 'geocode',
+          method: 'POST',
+          path: '/v1/geocode',
+          query: { address },
+          retry: 'read',
+          signal,
+          onWait,
+        });
         const feature = bestFeature(response.body);
         const location = featurePoint(feature);
         const geohash = location ? encodeGeohash(location, precision) : undefined;
@@ -75,12 +56,12 @@ export = function register(RED: NodeAPI): void {
         out.location = location;
         out.geohash = geohash;
         out.statusCode = response.statusCode;
-        if (cached) out.cached = true;
+        if (response.cached) out.cached = true;
         const result = catalogText(location ? 'status.found' : 'status.noMatch');
-        const count = used === undefined || !quota ? '' : catalogText('status.requestsToday', { used, limit: quota.limit });
+        const count = response.count ? catalogText('status.requestsToday', response.count) : '';
         return {
           msg: out,
-          statusText: catalogText(cached ? 'status.resultCached' : 'status.result', { result, quota: count }),
+          statusText: catalogText(response.cached ? 'status.resultCached' : 'status.result', { result, quota: count }),
           map: (layer) => geocodeShapes(address, feature, location, layer),
         };
       },

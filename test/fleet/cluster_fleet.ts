@@ -1,7 +1,8 @@
 import { Cluster as RedisCluster } from 'ioredis';
 import should from 'should';
 import { RedisClusterDeployment, adminClient } from '../support/redis-deployments';
-import { RedisJobHashes, RedisStore } from '../../nodes/lib/state/redis-store';
+import { RedisStore } from '../../nodes/lib/state/redis-store';
+import { RedisJobHashes } from '../../nodes/lib/state/redis-job-hashes';
 import { DEFAULT_KEY_PREFIX } from '../../nodes/lib/state/shared-state';
 import { JOBS_KEY, expectNoJobsLeft, expectRateWithinBounds, notices, requireDeploymentTools, testSharedState, underTraffic, useFleet, warmUp } from './fleet';
 

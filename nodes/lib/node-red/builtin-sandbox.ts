@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import type { NextFunction } from 'express';
 import type { NodeAPI } from './types';
-import type { ClientCredentials } from '../platform/types';
+import type { ClientCredentials, SecretCredential } from '../platform/types';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { belowRoot, targetPath } from './http-node';
 import { runtimeLog } from './i18n';
@@ -37,7 +37,7 @@ export interface BuiltinSandboxConnection {
   url: string;
   audience: string;
   projectId: string;
-  credentials: Required<Pick<ClientCredentials, 'clientId' | 'clientSecret' | 'apiKey' | 'pubsubApiKey'>>;
+  credentials: Required<Pick<ClientCredentials, 'clientId' | SecretCredential>>;
   /** The secret subscriptions sign with when they name none, and svc-webhook-in checks when it has none typed. */
   webhookSecret: string;
   /** With Node-RED's https: its certificate is not checked on this loopback connection (it names the host's public name, not 127.0.0.1). */

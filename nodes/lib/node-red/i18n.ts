@@ -26,7 +26,7 @@ interface CatalogEntry {
   english: string;
 }
 
-/** The node folders (dist/nodes/<type>/, each with its catalogs in locales/), the package.json two folders above. */
+/** The node folders (dist/nodes/<type>/, each with its catalogs in locales/), two folders above; the package's package.json four above. */
 const NODES_DIR = path.join(__dirname, '..', '..');
 const PACKAGE_JSON = path.join(__dirname, '..', '..', '..', '..', 'package.json');
 const SECTIONS = ['runtime', 'common'];
@@ -68,7 +68,7 @@ let runtimeTranslate: Translate | undefined;
  * Each key's template in the runtime's language, its placeholders kept, so that a text is its
  * template filled in here. A node shows a status per message, with figures that differ each time
  * (`found (123/50000)`), and i18next's lookup and interpolation cost more than all the rest of a
- * status update (a fifth of Node-RED's CPU per svc-geocode message in the bench's profile). The
+ * status update (docs/performance.md has the profile). The
  * catalogs use plain `__name__` placeholders only (no plurals, no nesting), which `fill` fills as
  * i18next would; one entry per catalog key, split at its placeholders once (`templateParts`).
  */

@@ -24,10 +24,10 @@ export interface StoredJobsOptions {
 /** The folder under Node-RED's user directory that holds the stored jobs, one file per svc-config node. */
 const STORE_FOLDER = 'svc-location';
 /**
- * Members of a message never stored: the HTTP request and response and what a flow copies from them
- * (headers, cookies), its id, and the payload the output replaces.
+ * Members of a message never stored: the HTTP request and response and the headers a flow copies from
+ * them, its id, and the payload the output replaces (cookies are credential-like names: `isCredentialName`).
  */
-const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload', 'headers', 'cookies', 'responseCookies', 'responseHeaders']);
+const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload', 'headers', 'responseHeaders']);
 const MAX_JSON_DEPTH = 32;
 
 const stores = new Map<string, FileJobStore>();

@@ -3,11 +3,12 @@ import type { Request, Response } from 'express';
 import type { NodeAPI } from './types';
 import type { ConnectionSettings, DeployedConnection, SvcConfigNode } from './config';
 import { PlatformClient } from '../platform/client';
-import type { ClientCredentials, ProxySettings } from '../platform/types';
-import { CREDENTIALS, CheckResult, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
+import type { ClientCredentials, ProxySettings, SecretCredential } from '../platform/types';
+import { CREDENTIALS, Credential, Plan, TEST_LIMITS, checkCredentials } from '../platform/connection-test';
 import { CatalogText, catalogText } from '../util/catalog-text';
-import { SharedCheck, checkSharedState } from '../state/shared-state';
+import { checkSharedState } from '../state/shared-check';
 import { translate } from './i18n';
+import { SharedResult, auditText, replyFor, retypeRedisUrl, sharedResult } from './test-connection-report';
 import { BuiltinSandboxLease, leaseBuiltinSandbox } from './builtin-sandbox';
 
 /** A test's client: one attempt per check, never queued behind the node's own requests, no sandbox URL of its own. */
@@ -41,7 +42,7 @@ const ENV_REFERENCE = /^\$\{(\S+)\}$/;
 const NO_CONFIG_NODE = '_ADD_';
 
 /** The secret field of each credential, and the settings it goes with: a stored secret is used only while they are as deployed. */
-const SECRETS: Record<Credential, { field: 'clientSecret' | 'apiKey' | 'pubsubApiKey'; destination: Array<keyof ConnectionSettings> }> = {
+const SECRETS: Record<Credential, { field: SecretCredential; destination: Array<keyof ConnectionSettings> }> = {
   token: { field: 'clientSecret', destination: ['authUrl', 'audience'] },
   apiKey: { field: 'apiKey', destination: ['baseUrl'] },
   topicsKey: { field: 'pubsubApiKey', destination: ['baseUrl'] },
@@ -124,16 +125,6 @@ interface PreparedTest {
   shared: Promise<SharedResult> | undefined;
   /** With the built-in sandbox: held while the test runs. */
   lease?: BuiltinSandboxLease;
-}
-
-/** A check's result as the report shows it: the platform's credentials and shared state alike. */
-type Result = CheckResult | SharedResult;
-interface SharedResult {
-  credential: 'shared';
-  outcome: 'accepted' | 'failed' | 'retype';
-  code: string | null;
-  statusCode: null;
-  message: CatalogText;
 }
 
 /** A test that sends nothing: why, in the pack's words. */
@@ -222,23 +213,6 @@ function sharedCheck(
   return checkSharedState(url).then(sharedResult);
 }
 
-function retypeRedisUrl(): SharedResult {
-  return {
-    credential: 'shared',
-    outcome: 'retype',
-    code: 'INVALID_INPUT',
-    statusCode: null,
-    message: catalogText('test.retype.notRunning', { secret: catalogText('test.secret.shared') }),
-  };
-}
-
-function sharedResult(check: SharedCheck): SharedResult {
-  const { outcome, problem, code, address, cause } = check;
-  const message =
-    problem === null ? catalogText('test.shared.accepted', { address }) : catalogText(`test.shared.${problem}`, { address, cause, code: code ?? '' });
-  return { credential: 'shared', outcome, code, statusCode: null, message };
-}
-
 function idOf(body: unknown): string | undefined {
   const id = (body as { id?: unknown } | undefined)?.id;
   return typeof id === 'string' ? id : undefined;
@@ -265,7 +239,7 @@ function readRequest(body: unknown): TestRequest {
       proxy: nodeId(record.proxy),
     },
     clientId: text(given.clientId),
-    secrets: { token: text(given.clientSecret), apiKey: text(given.apiKey), topicsKey: text(given.pubsubApiKey) },
+    secrets: Object.fromEntries(CREDENTIALS.map((credential) => [credential, text(given[SECRETS[credential].field])])) as TestRequest['secrets'],
     redisUrl,
   };
 }
@@ -335,38 +309,4 @@ function planChecks(request: TestRequest, deployed: DeployedConnection | undefin
     }
   }
   return { plan, credentials };
-}
-
-interface Reply {
-  ok: boolean;
-  /** One line: "token ✓ · API key ✗ 401 · topics key not set". */
-  message: string;
-  /** The first check that did not pass, if any. */
-  code: string | null;
-  statusCode: number | null;
-  checks: Array<{ credential: Result['credential']; outcome: Result['outcome']; code: string | null; statusCode: number | null; message: string }>;
-}
-
-function replyFor(results: Result[]): Reply {
-  const problem = results.find((r) => r.outcome === 'refused' || r.outcome === 'failed' || r.outcome === 'retype');
-  return {
-    ok: !problem && results.some((r) => r.outcome === 'accepted'),
-    message: results.map((r) => translate(lineOf(r))).join(' · '),
-    code: problem?.code ?? null,
-    statusCode: problem?.statusCode ?? null,
-    checks: results.map((r) => ({ credential: r.credential, outcome: r.outcome, code: r.code, statusCode: r.statusCode, message: translate(r.message) })),
-  };
-}
-
-/** "API key ✗ 401": the credential's part of the one-line summary. */
-function lineOf(result: Result): CatalogText {
-  return catalogText(`test.line.${result.outcome}`, {
-    credential: catalogText(`test.name.${result.credential}`),
-    status: result.statusCode === null ? (result.code ?? '') : String(result.statusCode),
-  });
-}
-
-/** What the audit log keeps of a check: its outcome and status, never a secret or a text. */
-function auditText(result: Result): string {
-  return [result.outcome, result.code, result.statusCode].filter((part) => part !== null).join(' ');
 }

@@ -3,16 +3,16 @@ import { ConnectionSettings, InputError, PlatformError, SvcError, cancelled } fr
 import { RequestGate } from './request-gate';
 import { TokenManager, TokenResponse } from './token-manager';
 import { sleep, whenAborted } from '../util/async';
-import { isHeaderValue, trimTrailing } from '../util/text';
+import { isHeaderValue } from '../util/text';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { configInvalid, ConfigProblem, Requirement, configProblems } from './config-check';
 import { createDispatcher } from './dispatcher';
 import { bodyPlan, readResponse, readTokenResponse } from './response';
 import { receive } from './body';
 import { retryDelay, toSvcError } from './retry';
-import { MAX_SEGMENT_LENGTH, hasDotSegment } from './paths';
-import { RATE_FAMILIES } from './types';
-import { ClientMetrics, EndpointFamily, endpointFamily, outcomeOf } from './metrics';
+import { AddressSetting, RequestTarget, RequestTargets, addressOf } from './targets';
+import { RATE_FAMILIES, SECRET_CREDENTIALS } from './types';
+import { ClientMetrics, EndpointFamily, endedWith, endpointFamily, outcomeOf } from './metrics';
 import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, RateFamily, ResponseKind } from './types';
 
 /**
@@ -31,22 +31,22 @@ export class PlatformClient {
   /** Aborted by close(): ends the shared token fetch and retry waits that no caller's signal covers. */
   private readonly lifetime = new AbortController();
   private readonly problems = new Map<Requirement, ConfigProblem[]>();
-  /** Where each path goes, by address setting and path: worked out (and checked) once per path, not per request. */
-  private readonly targets = new Map<string, RequestTarget>();
+  private readonly targets: RequestTargets;
 
   constructor(private readonly config: ClientConfig) {
     this.dispatcher = createDispatcher(config);
     this.gates = gatesFor(config);
+    this.targets = new RequestTargets(config);
     this.tokens = new TokenManager({
       // The shared fetch follows the client's life, not one caller's signal (TokenManager passes none).
       fetchToken: () => this.fetchToken(this.lifetime.signal),
       defaultLifetimeSec: config.tokenLifetimeSec,
     });
-    const { clientSecret, apiKey, pubsubApiKey } = config.credentials;
     const { username, password } = config.proxy ?? {};
     const proxyAuthorization = password ? Buffer.from(`${username ?? ''}:${password}`).toString('base64') : undefined;
     // Frozen: passed as it is with most requests, and its masking forms found by the list itself (util/masking.ts).
-    this.secrets = Object.freeze([clientSecret, apiKey, pubsubApiKey, password, proxyAuthorization].filter((s): s is string => !!s));
+    const secrets = [...SECRET_CREDENTIALS.map((name) => config.credentials[name]), password, proxyAuthorization];
+    this.secrets = Object.freeze(secrets.filter((s): s is string => !!s));
   }
 
   get projectId(): string {
@@ -126,7 +126,7 @@ export class PlatformClient {
   async fetchToken(signal?: AbortSignal): Promise<TokenResponse> {
     this.refuseUnless('token');
     const { clientId, clientSecret } = this.config.credentials;
-    const url = targetOf(joinUrl(this.config.authUrl, '/oauth/token'));
+    const url = this.targets.at('authUrl', '/oauth/token');
     const body = {
       client_id: clientId,
       client_secret: clientSecret,
@@ -210,7 +210,7 @@ export class PlatformClient {
   }
 
   private async attempt<T>(req: PlatformRequest, headers: Record<string, string>, secrets: readonly string[]): Promise<PlatformResponse<T>> {
-    const url = this.urlFor(req);
+    const url = this.targets.of(req);
     let body: string | FormData | undefined;
     if (req.json !== undefined) {
       headers['content-type'] = 'application/json';
@@ -272,29 +272,6 @@ export class PlatformClient {
         break;
     }
     return headers;
-  }
-
-  /** Where a request goes: the link it was given, or its path at the address of its family, with its query. */
-  private urlFor(req: PlatformRequest): RequestTarget {
-    if (req.url) {
-      if (req.path) refuseDotSegments(req.path);
-      return withQuery(new URL(req.url), req.query);
-    }
-    const setting = addressOf(req);
-    const path = req.path ?? '/';
-    const key = `${setting} ${path}`;
-    let target = this.targets.get(key);
-    if (!target) {
-      refuseDotSegments(path);
-      const url = joinUrl(this.config[setting], path);
-      // An address with a query of its own has it written again with the request's (rare): not kept.
-      if (url.search !== '') return withQuery(url, req.query);
-      target = targetOf(url);
-      if (this.targets.size >= MAX_KEPT_TARGETS) this.targets.clear();
-      this.targets.set(key, target);
-    }
-    const query = req.query ? queryText(req.query) : '';
-    return query === '' ? target : { origin: target.origin, path: `${target.path}?${query}` };
   }
 
   /** One HTTP exchange with a timeout; turns every failure into a PlatformError. */
@@ -362,77 +339,6 @@ function gatesFor(config: ClientConfig): Map<RateFamily, RequestGate> {
     return new Map(RATE_FAMILIES.map((family) => [family, one]));
   }
   return new Map(RATE_FAMILIES.map((family) => [family, gate(family, family === 'geocode' ? config.ratePerMinute : familyRates[family])]));
-}
-
-/** The outcome label of a request that failed (metrics.ts): its status class when the platform responded, else its error code. */
-function endedWith(err: unknown): string {
-  return err instanceof SvcError ? outcomeOf(err.statusCode, err.code) : 'INTERNAL';
-}
-
-/** The settings that hold the platform's addresses. */
-type AddressSetting = 'baseUrl' | 'authUrl' | 'sandboxUrl';
-
-/** The setting whose address a request goes to: the words endpoints (bearer token) at the Words URL, the others at the Base URL (links it hands out included). */
-function addressOf(req: PlatformRequest): Exclude<AddressSetting, 'authUrl'> {
-  return req.auth === 'bearer' ? 'sandboxUrl' : 'baseUrl';
-}
-
-/** The last check of a path: one whose values were not made segments by `pathSegment` (a stored job's) climbs nowhere. */
-function refuseDotSegments(path: string): void {
-  if (!hasDotSegment(path)) return;
-  throw new InputError(
-    catalogText('error.pathSegment', { what: catalogText('value.requestPath'), value: JSON.stringify(path.slice(0, 80)), max: MAX_SEGMENT_LENGTH }),
-  );
-}
-
-/** An origin, and a path with its query: what undici is given. */
-interface RequestTarget {
-  origin: string;
-  path: string;
-}
-
-/** Paths kept in `PlatformClient.targets`: the endpoints' own and some job links; the map starts again when full. */
-const MAX_KEPT_TARGETS = 256;
-
-function targetOf(url: URL): RequestTarget {
-  return { origin: url.origin, path: url.pathname + url.search };
-}
-
-type Query = NonNullable<PlatformRequest['query']>;
-
-/** Sets each member of `query` that is not undefined on `params`, as text. */
-function setQuery(params: URLSearchParams, query: Query): void {
-  for (const name in query) {
-    const value = query[name];
-    if (value !== undefined) params.set(name, String(value));
-  }
-}
-
-/**
- * The query of a request as `URLSearchParams` writes it, a space as `%20` rather than its `+`; '' for
- * none. `URLSearchParams` writes a `+` of the text as `%2B`, so each `+` it leaves is a space; `%20`
- * reads as a space to every server, where `+` does only to one that decodes queries as forms.
- */
-function queryText(query: Query): string {
-  const params = new URLSearchParams();
-  setQuery(params, query);
-  return spacesEncoded(params.toString());
-}
-
-function spacesEncoded(text: string): string {
-  return text.includes('+') ? text.replaceAll('+', '%20') : text;
-}
-
-/** `url` with the request's query set on it, as a link or an address with a query of its own needs. */
-function withQuery(url: URL, query: Query | undefined): RequestTarget {
-  const given = url.search;
-  if (query) setQuery(url.searchParams, query);
-  // A query as the link wrote it stays as written; one `URLSearchParams` wrote again has its spaces as `%20`.
-  return { origin: url.origin, path: url.pathname + (url.search === given ? given : spacesEncoded(url.search)) };
-}
-
-function joinUrl(base: string, path: string): URL {
-  return new URL(trimTrailing(base, '/') + (path.startsWith('/') ? path : `/${path}`));
 }
 
 /** The reason an exchange ends at the timeout or at the caller's abort, as an aborted fetch gives it. */

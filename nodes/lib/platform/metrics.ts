@@ -1,4 +1,5 @@
 import type { PlatformRequest, RateFamily } from './types';
+import { SvcError } from '../util/errors';
 
 /**
  * What a config node's client counts, and the Prometheus text format (0.0.4) it is read in. Plain
@@ -28,6 +29,11 @@ export function endpointFamily(req: Pick<PlatformRequest, 'rate' | 'path'>): End
 export function outcomeOf(statusCode: number | undefined, code: string): string {
   if (statusCode !== undefined && statusCode >= 100 && statusCode < 600) return STATUS_CLASSES[Math.floor(statusCode / 100)];
   return code;
+}
+
+/** The outcome label of a request that failed: its status class when the platform responded, else its error code. */
+export function endedWith(err: unknown): string {
+  return err instanceof SvcError ? outcomeOf(err.statusCode, err.code) : 'INTERNAL';
 }
 
 /** Written once: no text is made per request. */

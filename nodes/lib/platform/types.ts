@@ -106,6 +106,10 @@ export interface ClientCredentials {
   pubsubApiKey?: string;
 }
 
+/** The credentials that are secrets (a client id is not): masked wherever a response repeats them, never shown. */
+export const SECRET_CREDENTIALS = ['clientSecret', 'apiKey', 'pubsubApiKey'] as const satisfies ReadonlyArray<keyof ClientCredentials>;
+export type SecretCredential = (typeof SECRET_CREDENTIALS)[number];
+
 export interface ClientConfig {
   /** How a refused credential's error names the config node ("svc-config 'Sandbox platform': API key refused …"). */
   name?: string;

@@ -1,6 +1,6 @@
 import type { FileJobStore, JobStore, StoredJob } from './job-store';
 import type { JsonObject } from '../util/values';
-import type { RedisJobHashes } from './redis-store';
+import type { RedisJobHashes } from './redis-job-hashes';
 import type { SharedState, Unanswered } from './shared-state';
 import { whenAborted } from '../util/async';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ReplyError } from 'ioredis';
 import type { KeyValueStore } from './store';
 import { NotReplicatedError, RedisStore } from './redis-store';
 import { CircuitBreaker } from './breaker';
+import { WRITES_REFUSED, isReadOnly, isRedisOutage, refusalOf, unsent } from './redis-errors';
 import { type RedisClient, redisDeployment } from './redis-deployment';
 import { redact } from '../util/masking';
 import { CatalogText, TextLog, catalogText } from '../util/catalog-text';
@@ -61,51 +61,6 @@ export function describeRedisUrl(url: string): string {
 }
 
 /**
- * Replies that are not an outage: a cluster redirects the command (MOVED, ASK), asks for it again
- * during a slot migration (TRYAGAIN) or refuses keys of several slots (CROSSSLOT), after ioredis's own
- * retries; a script fails (ERR), a key has the wrong type (WRONGTYPE), a transaction is refused
- * (EXECABORT); no replica confirmed a write (NOTREPLICATED, see RedisStore.replicated). The operation
- * they refuse is served by local state, but nothing else is: Redis responds, and every other
- * operation goes on to it.
- */
-export const NOT_OUTAGES: ReadonlySet<string> = new Set(['MOVED', 'ASK', 'TRYAGAIN', 'CROSSSLOT', 'ERR', 'WRONGTYPE', 'EXECABORT', 'NOTREPLICATED']);
-const REDIRECTIONS = /^Too many Cluster redirections\. Last error: (\w+)/;
-
-/** A refusal inside a script, as Redis before 7 reports it: `ERR Error running script … -READONLY You can't write …`. */
-const IN_SCRIPT = /^ERR Error running script .*?-([A-Z]+) /;
-
-/**
- * Whether an error of a Redis operation means Redis is unavailable: every error but those in
- * `NOT_OUTAGES`. So a Redis that responds but refuses is an outage like one that is gone: a replica
- * or a demoted master (READONLY), one full with `noeviction` (OOM), one that cannot save (MISCONF),
- * one still loading its data (LOADING), a Sentinel's master down (MASTERDOWN), a cluster without a
- * majority (CLUSTERDOWN), a master without the replicas it requires (NOREPLICAS), a timeout, a lost
- * connection.
- */
-export function isRedisOutage(err: unknown): boolean {
-  if (!(err instanceof Error)) return true;
-  return !NOT_OUTAGES.has(refusalOf(err));
-}
-
-/** The reply code of a refusal (`READONLY`, `MOVED` …; the last one of a chain of redirections, the one inside a script's error), '' for other errors. */
-function refusalOf(err: Error): string {
-  if (err instanceof NotReplicatedError) return 'NOTREPLICATED';
-  const code = REDIRECTIONS.exec(err.message)?.[1] ?? IN_SCRIPT.exec(err.message)?.[1];
-  if (code) return code;
-  return err instanceof ReplyError ? err.message.split(' ')[0] : '';
-}
-
-/**
- * Refusals that say the server takes no write at all for now, from anyone: a replica (READONLY), a
- * full Redis with noeviction (OOM), one that cannot save (MISCONF), a master without the replicas it
- * requires (NOREPLICAS). While the master Redis names refuses so, no instance can take a job's lease.
- */
-const WRITES_REFUSED: ReadonlySet<string> = new Set(['READONLY', 'OOM', 'MISCONF', 'NOREPLICAS']);
-
-/** ioredis's refusal to send a command while it is not connected: nothing reached Redis. */
-const NOT_SENT = "Stream isn't writeable";
-
-/**
  * What became of an operation that Redis did not reply to (see SharedState.attempt): `away`, not sent
  * (Redis was known to be away, or not connected); `refused`, Redis replied with an error, so nothing
  * was written; `unknown`, sent without a reply (a timeout, a connection lost, the breaker tripped by
@@ -113,11 +68,6 @@ const NOT_SENT = "Stream isn't writeable";
  */
 export type Unanswered = 'away' | 'refused' | 'unknown';
 export type Attempt<T> = { outcome: 'done'; value: T } | { outcome: Unanswered };
-
-/** A demoted master's refusal of a write: the connection is made again, to the master Sentinel names now. */
-function isReadOnly(err: Error): boolean {
-  return refusalOf(err) === 'READONLY';
-}
 
 /**
  * Owns the one Redis connection of a configuration (as an mqtt-broker node owns its connection) and
@@ -510,83 +460,5 @@ export class SharedState {
   private setMode(mode: SharedMode): void {
     this.currentMode = mode;
     for (const listener of this.listeners) listener(mode);
-  }
-}
-
-/** Whether an operation failed before it was sent (ioredis not connected, no offline queue). */
-function unsent(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith(NOT_SENT);
-}
-
-/** What Test connection found of a shared-state URL (see checkSharedState). */
-export interface SharedCheck {
-  outcome: 'accepted' | 'failed';
-  /** `url` (not one of the forms), `connect`, `auth`, `readonly`, `refused` (another refusal, `code` says which); null when accepted. */
-  problem: 'url' | 'connect' | 'auth' | 'readonly' | 'refused' | null;
-  /** A Redis reply code (`NOAUTH`, `READONLY`, `OOM` …) or CONFIG_INVALID / NETWORK; null when accepted. */
-  code: string | null;
-  /** The URL without credentials, or the reason it is not one. */
-  address: string;
-  /** Why a connection could not be made, without a secret of the URL. */
-  cause: string;
-}
-
-const TEST_TIMEOUT_MS = 5000;
-/** A write that leaves nothing: the key is removed by the same script (and expires in a second anyway). */
-const TEST_WRITE = `redis.call('SET', KEYS[1], ARGV[1], 'PX', 1000)
-redis.call('DEL', KEYS[1])
-return 1`;
-const AUTH_REFUSED = /NOAUTH|WRONGPASS|invalid password|invalid username-password/i;
-
-/**
- * Test connection's look at shared state: the URL is one of the forms, its servers can be reached
- * (through the Sentinels, or the cluster's seed nodes), they take the credentials, and the master
- * accepts a write (a script that sets and removes a key of its own: nothing lasts). Never rejects.
- */
-export async function checkSharedState(url: string, keyPrefix = DEFAULT_KEY_PREFIX): Promise<SharedCheck> {
-  let deployment: ReturnType<typeof redisDeployment>;
-  try {
-    deployment = redisDeployment(url);
-  } catch (err) {
-    return { outcome: 'failed', problem: 'url', code: 'CONFIG_INVALID', address: '', cause: err instanceof Error ? err.message : String(err) };
-  }
-  const failed = (err: unknown): SharedCheck => {
-    const cause = redact(err instanceof Error ? err.message : String(err), deployment.secrets);
-    const code = err instanceof ReplyError ? cause.split(' ')[0] : 'NETWORK';
-    if (AUTH_REFUSED.test(cause)) return { outcome: 'failed', problem: 'auth', code, address: deployment.address, cause };
-    if (code === 'READONLY') return { outcome: 'failed', problem: 'readonly', code, address: deployment.address, cause };
-    return { outcome: 'failed', problem: err instanceof ReplyError ? 'refused' : 'connect', code, address: deployment.address, cause };
-  };
-  let client: ReturnType<typeof deployment.connect>;
-  try {
-    client = deployment.connect({
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: TEST_TIMEOUT_MS,
-      connectTimeout: TEST_TIMEOUT_MS,
-      connectionName: 'node-red-location-test',
-      lazyConnect: true,
-      // One attempt: a test reports what it finds rather than wait for a server to come.
-      retryStrategy: () => null,
-    });
-  } catch (err) {
-    // ioredis refusing its options: reported as any other failure, so that the route always responds.
-    return failed(err);
-  }
-  let firstError: Error | undefined;
-  client.on('error', (err: Error) => (firstError ??= err));
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(firstError ?? new Error(`no connection within ${TEST_TIMEOUT_MS / 1000} s`)), TEST_TIMEOUT_MS);
-    });
-    await Promise.race([client.connect(), timeout]);
-    await Promise.race([client.eval(TEST_WRITE, 1, `${keyPrefix}{test}:${randomUUID()}`, '1'), timeout]);
-    return { outcome: 'accepted', problem: null, code: null, address: deployment.address, cause: '' };
-  } catch (err) {
-    return failed(err instanceof ReplyError ? err : (firstError ?? err));
-  } finally {
-    clearTimeout(timer);
-    client.disconnect();
   }
 }

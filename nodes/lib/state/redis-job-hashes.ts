@@ -1,0 +1,179 @@
+import type { RedisClient } from './redis-deployment';
+import { RELEASE, ttl } from './redis-leases';
+
+// KEYS of every job script: the records hash, the descriptions hash, the job's lease, the job's done
+// marker; ARGV[1] is the job key. Each runs atomically, as the lease scripts do (redis-leases.ts).
+
+/** Replaces a stored job's description only while the job itself is stored. */
+const UPDATE_JOB = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1`;
+
+/**
+ * Stores a job (again) under a lease for ARGV[4]: 1; -1 when its done marker says it was delivered or
+ * cancelled already (it is not brought back); 0 when another owner holds its lease.
+ */
+const REGISTER_JOB = `
+if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[4] then return 0 end
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[5])
+return 1`;
+
+/**
+ * Takes or extends the lease of a stored job for ARGV[2]: 1; 0 when another owner holds it; -1 when
+ * the job is gone and its done marker says it was delivered or cancelled; -2 when it is gone without
+ * one (Redis lost its data): the caller registers it again from its own copy.
+ */
+const LEASE_JOB = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
+  return -2
+end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
+return 1`;
+
+/**
+ * The delivery claim, for ARGV[2]: removes the job and leaves a done marker naming the deliverer,
+ * unless another owner holds its lease. A job already gone counts as this caller's when the marker
+ * names it (its earlier claim went through but the reply was lost), or when there is no marker
+ * (Redis lost its data while this owner ran the job: no one else can have delivered it since).
+ */
+const DELIVER_JOB = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  local done = redis.call('GET', KEYS[4])
+  if not done then
+    redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[3])
+    return 1
+  end
+  if done == ARGV[2] then return 1 end
+  return 0
+end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[3])
+redis.call('SET', KEYS[4], ARGV[2], 'PX', ARGV[3])
+return 1`;
+
+/** Removes a job that will not be delivered, with a done marker so that no copy of it is registered again. */
+const CANCEL_JOB = `
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[3])
+redis.call('SET', KEYS[4], 'cancelled', 'PX', ARGV[2])
+return 1`;
+
+/**
+ * Moves one job stored under the names of releases before the hash tag (`<prefix>jobs:<id>`: KEYS[1]
+ * its records, KEYS[2] its descriptions, KEYS[5] its lease) to today's names (KEYS[3], KEYS[4],
+ * KEYS[6]), unless today's done marker (KEYS[7]) says it was delivered or cancelled: its record and
+ * description are kept where today's hold none, and its lease, with the time it had left. 1 when the
+ * job was there.
+ */
+const ADOPT_JOB = `
+local record = redis.call('HGET', KEYS[1], ARGV[1])
+if not record then return 0 end
+if redis.call('EXISTS', KEYS[7]) == 0 then
+  redis.call('HSETNX', KEYS[3], ARGV[1], record)
+  local job = redis.call('HGET', KEYS[2], ARGV[1])
+  if job then redis.call('HSETNX', KEYS[4], ARGV[1], job) end
+  local holder = redis.call('GET', KEYS[5])
+  local left = redis.call('PTTL', KEYS[5])
+  if holder and left > 0 then redis.call('SET', KEYS[6], holder, 'PX', left, 'NX') end
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[5])
+return 1`;
+
+/** What a lease on a stored job came to (see LEASE_JOB). */
+export type JobLease = 'held' | 'taken' | 'done' | 'missing';
+const LEASES: Record<number, JobLease> = { 1: 'held', 0: 'taken', [-1]: 'done', [-2]: 'missing' };
+
+/**
+ * Stored jobs in two hashes, `<name>` (each job's record) and `<name>:job` (each job's description,
+ * replaced as the job progresses), so that an update never rewrites, or brings back, a job's
+ * record; beside them each job's lease `<name>:lease:<key>` and, once it is delivered or cancelled,
+ * its done marker `<name>:done:<key>` (kept `doneTtlMs`), which tells a copy of a delivered job
+ * (in the file of an instance that was down meanwhile) from a job Redis lost.
+ *
+ * Releases before the hash tag stored the same keys under `earlierName` (`<prefix>jobs:<id>`, no
+ * braces). After an upgrade in place their jobs are moved here (`adoptEarlierJobs`, before the jobs
+ * are first listed), so that any instance can resume them, and their done markers are read where
+ * they are (`lease`), so that a copy of a job they delivered is not brought back. Instances of both
+ * kinds at once on one Redis are not supported: the earlier ones see neither name of the other.
+ */
+export class RedisJobHashes {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly name: string,
+    private readonly doneTtlMs: number,
+    /** Resolves once the replicas hold the delivery or cancellation just made (RedisStore.replicated). */
+    private readonly replicated: () => Promise<void>,
+    /** The same jobs' name before the hash tag; undefined where there can be none (a Cluster). */
+    private readonly earlierName?: string,
+  ) {}
+
+  private keys(key: string): [string, string, string, string] {
+    return [this.name, `${this.name}:job`, `${this.name}:lease:${key}`, `${this.name}:done:${key}`];
+  }
+
+  /** Moves the jobs stored under the earlier name here (see ADOPT_JOB); resolves how many there were. */
+  async adoptEarlierJobs(): Promise<number> {
+    if (this.earlierName === undefined) return 0;
+    const earlier = this.earlierName;
+    let adopted = 0;
+    for (const key of await this.redis.hkeys(earlier)) {
+      const [records, jobs, lease, done] = this.keys(key);
+      const moved = await this.redis.eval(ADOPT_JOB, 7, earlier, `${earlier}:job`, records, jobs, `${earlier}:lease:${key}`, lease, done, key);
+      if (moved === 1) adopted++;
+    }
+    return adopted;
+  }
+
+  /** Every stored job: its record and its description, by job key. */
+  async all(): Promise<Array<{ record: string; job: string | undefined }>> {
+    const [records, jobs] = await Promise.all([this.name, `${this.name}:job`].map((key) => this.redis.hgetall(key)));
+    return Object.entries(records).map(([key, record]) => ({ record, job: jobs[key] }));
+  }
+
+  /** Stores a job under a lease for `owner`; false when it was delivered or cancelled already, or another owner holds it. */
+  async register(key: string, record: string, job: string, owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.eval(REGISTER_JOB, 4, ...this.keys(key), key, record, job, owner, ttl(ttlMs))) === 1;
+  }
+
+  async update(key: string, job: string): Promise<void> {
+    await this.redis.eval(UPDATE_JOB, 4, ...this.keys(key), key, job);
+  }
+
+  /** `missing` only when no done marker is found under either name: a job an earlier release delivered is `done`. */
+  async lease(key: string, owner: string, ttlMs: number): Promise<JobLease> {
+    const lease = LEASES[Number(await this.redis.eval(LEASE_JOB, 4, ...this.keys(key), key, owner, ttl(ttlMs)))];
+    if (lease !== 'missing' || this.earlierName === undefined) return lease;
+    return (await this.redis.exists(`${this.earlierName}:done:${key}`)) === 1 ? 'done' : 'missing';
+  }
+
+  async release(key: string, owner: string): Promise<void> {
+    await this.redis.eval(RELEASE, 1, this.keys(key)[2], owner);
+  }
+
+  /** Confirmed by the replicas: a delivery a failover forgot would let another instance deliver the job again. */
+  async deliver(key: string, owner: string): Promise<boolean> {
+    const delivered = (await this.redis.eval(DELIVER_JOB, 4, ...this.keys(key), key, owner, ttl(this.doneTtlMs))) === 1;
+    await this.replicated();
+    return delivered;
+  }
+
+  /** Confirmed by the replicas: a cancellation a failover forgot would let another instance run the job on. */
+  async cancel(key: string): Promise<void> {
+    await this.redis.eval(CANCEL_JOB, 4, ...this.keys(key), key, ttl(this.doneTtlMs));
+    await this.replicated();
+  }
+}
