@@ -332,7 +332,8 @@ describe('svc-isoline', function () {
       await load({ pollInterval: 0.02 });
       const outputs: Fields[] = [];
       helper.getNode('n1').on('call:send', (call: { args: Fields[] }) => outputs.push(call.args[0]));
-      for (let i = 0; i < 12; i++) helper.getNode('n1').receive(request({ async: true }));
+      // A one-minute range: quick to draw, so twelve at once stay within the request timeout on a busy machine.
+      for (let i = 0; i < 12; i++) helper.getNode('n1').receive(request({ async: true, range: { type: 'time', value: 60 } }));
       await waitUntil(() => outputs.length === 12, 'every job to end', 10_000);
       // Each progress shown, with the node's next poll when one is due (not shown again for a change of the waiting count, which has its own pace).
       const shown = statusTexts('n1').filter((text) => /^\d+ runs( · next poll in \d+ s)?$/.test(text));
