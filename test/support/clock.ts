@@ -54,3 +54,19 @@ export class ManualClock implements Clock {
     await settle();
   }
 }
+
+/**
+ * Runs `work` to its end, moving `clock` to each timer set once no request is in flight (none is while
+ * a timer waits): a poller's minutes of waits take no real minute.
+ */
+export async function onClock<T>(clock: ManualClock, work: Promise<T>): Promise<T> {
+  let settled = false;
+  const done = work.finally(() => (settled = true));
+  done.catch(() => undefined);
+  while (!settled) {
+    const next = clock.nextTimerIn();
+    if (next === undefined) await new Promise((resolve) => setTimeout(resolve, 2));
+    else await clock.advance(next);
+  }
+  return done;
+}

@@ -8,6 +8,8 @@ import { CatalogText, catalogText } from '../util/catalog-text';
 import { ResumableJobs, StoredJobsOptions, TrackedJob } from './resumable';
 import { MapBuilder, MapOutput, MapOutputDef, mapOutputOf, mapMessages } from './map-output';
 import { drainOf } from './drain';
+import { DueTimes } from '../util/due-times';
+import { SYSTEM_CLOCK } from '../util/async';
 
 /**
  * `signal` is aborted when the node closes (redeploy, shutdown), once the drain time is over: pass it to every request and wait.
@@ -113,11 +115,16 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
    * last progress or outcome: "2 runs: 0/2500 rows, 0/3 jobs; 5 rows" (cleared once none is left).
    */
   const runs = new Map<InFlight, CatalogText>();
-  /** Up to MAX_LISTED_RUNS runs are listed; more are counted: "10,000 runs". */
-  const runsText = () =>
-    runs.size > MAX_LISTED_RUNS
-      ? catalogText('status.manyRuns', { count: runs.size.toLocaleString('en-US') })
-      : catalogText('status.runs', { count: runs.size, runs: [...runs.values()] });
+  /** The waits of the node's jobs, timed in a heap of their own: its top is the node's next poll. */
+  const jobTimers = new DueTimes(SYSTEM_CLOCK);
+  /** Up to MAX_LISTED_RUNS runs are listed; more are counted, with the next poll when one is due: "10,000 runs · next poll in 4 s". */
+  const runsText = () => {
+    if (runs.size <= MAX_LISTED_RUNS) return catalogText('status.runs', { count: runs.size, runs: [...runs.values()] });
+    const count = runs.size.toLocaleString('en-US');
+    const nextPoll = jobTimers.nextDueAt();
+    if (nextPoll === undefined) return catalogText('status.manyRuns', { count });
+    return catalogText('status.manyRunsNextPoll', { count, seconds: Math.max(0, Math.ceil((nextPoll - Date.now()) / 1000)) });
+  };
   /** How many messages the rate limit or the concurrency cap holds back, shown after every status text. */
   let waiting = 0;
   const setWaiting = (message: InFlight, held: boolean, ratePerMinute?: number) => {
@@ -140,6 +147,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     const context: InputContext = {
       signal: controller.signal,
       status,
+      timers: jobTimers,
       onWait: (event) => {
         if (event.kind === 'queued') setWaiting(message, true, event.ratePerMinute);
         else if (event.kind === 'admitted') setWaiting(message, false);

@@ -89,7 +89,7 @@ const TOKEN_MEMBER = /^(?:(?:download|file)_?)?token$/i;
 const ECHOED_ADDRESS_MEMBER = /^(?:address|input|query|search_?text|input_?address|original_?address)$/i;
 /** Statuses of a download response that may mean its token expired: the job is asked once for a fresh one. */
 const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
-/** Bulk jobs run for minutes: polling slows down to at most this interval (or the configured one, when longer). */
+/** Bulk jobs run for minutes: after failed requests about one, it is asked again at most this far apart (or the interval, when longer). */
 const MAX_POLL_INTERVAL_MS = 30_000;
 
 /** The status of an upload that created its job (spec). */

@@ -1,4 +1,5 @@
-import { ErrorCode, PlatformError, SvcError } from '../util/errors';
+import { PlatformError, SvcError } from '../util/errors';
+import { outageDelay, pollDelay } from './job-pacing';
 import { redact } from '../util/masking';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { Clock, SYSTEM_CLOCK, sleep } from '../util/async';
@@ -8,11 +9,11 @@ import { PlatformClient } from './client';
 import type { PlatformResponse, WaitEvent } from './types';
 import { pathSegment } from './paths';
 
-/** How a job is polled: the first wait, growing by half each time up to `maxIntervalMs`, and the overall limit. */
+/** How a job is polled (paced as `pollDelay` says): the shortest wait between polls, and the overall limit. */
 export interface Polling {
   intervalMs: number;
   maxWaitMs: number;
-  /** The longest wait between polls (10 s unless set; never below `intervalMs`). */
+  /** The longest wait between requests after failed ones (10 s unless set; never below `intervalMs`; see `outageDelay`). */
   maxIntervalMs?: number;
 }
 
@@ -21,6 +22,8 @@ export interface JobContext {
   signal: AbortSignal;
   onWait: (event: WaitEvent) => void;
   onProgress: (text: CatalogText) => void;
+  /** Where the job's waits are timed (see `PollContext.timers`). */
+  timers?: DueTimes;
 }
 
 /** The kinds of platform job; each has its own reader of status responses. */
@@ -37,7 +40,7 @@ export interface JobState {
   statusPath: string;
   /** When the service accepted it (ms since the epoch): the wait limit counts from here. */
   createdAt: number;
-  /** Status requests made so far: the next wait grows with them. */
+  /** Status requests made so far (the wait between them grows with the job's age, see `pollDelay`). */
   polls: number;
   /** The status the service last reported, if any. */
   status?: string;
@@ -64,6 +67,11 @@ export interface PollContext {
   onPoll?: (job: JobState) => void | Promise<void>;
   /** The time polls and waits go by; the system clock unless a test moves one by hand. */
   clock?: Clock;
+  /**
+   * The heap the waits are timed in, on `clock`: a node's own, so that it can tell when its next poll
+   * is (`DueTimes.nextDueAt`); unless given, one shared by every job on the clock.
+   */
+  timers?: DueTimes;
 }
 
 export interface Polled<R> {
@@ -73,10 +81,11 @@ export interface Polled<R> {
   statusCode: number;
 }
 
-/** Every job's waits on one clock share one timer: a heap of due times (see DueTimes). */
+/** Every job's waits on one clock share one timer, a heap of due times (see DueTimes), unless given their own. */
 const jobTimers = new WeakMap<Clock, DueTimes>();
 
-function jobTimersOf(clock: Clock): DueTimes {
+function jobTimersOf(clock: Clock, given: DueTimes | undefined): DueTimes {
+  if (given) return given;
   let timers = jobTimers.get(clock);
   if (!timers) {
     timers = new DueTimes(clock);
@@ -85,40 +94,8 @@ function jobTimersOf(clock: Clock): DueTimes {
   return timers;
 }
 
-const DEFAULT_MAX_INTERVAL_MS = 10_000;
-const INTERVAL_GROWTH = 1.5;
-/** The first wait after a request about an accepted job failed for a reason that passes; it doubles with each failure in a row. */
-const OUTAGE_FIRST_WAIT_MS = 1000;
 /**
- * Failures the platform recovers from (5xx, connections reset or refused, no response in time, 429):
- * an accepted job is asked about again after them. Anything else ends it: a refused credential, a
- * 404 for the job, another 4xx, a response that cannot be read, a certificate problem.
- */
-const PASSING_FAILURES = new Set<ErrorCode>(['SERVER', 'NETWORK', 'TIMEOUT', 'RATE_LIMITED']);
-
-/** The longest wait between polls of a job. */
-function longestWait(polling: Polling): number {
-  return Math.max(polling.intervalMs, polling.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS);
-}
-
-/** The wait before the next poll of a job that has been polled `polls` times. */
-export function pollDelay(polling: Polling, polls: number): number {
-  return Math.min(longestWait(polling), polling.intervalMs * INTERVAL_GROWTH ** polls);
-}
-
-/**
- * The wait before asking about an accepted job again after `failures` failed requests in a row
- * (the last one `error`): 1 s, doubling, at most the longest wait between polls, or longer when a
- * 429 asks for it; undefined when `error` ends the job.
- */
-export function outageDelay(error: unknown, failures: number, polling: Polling): number | undefined {
-  if (!(error instanceof SvcError) || !PASSING_FAILURES.has(error.code)) return undefined;
-  const backoff = Math.min(longestWait(polling), OUTAGE_FIRST_WAIT_MS * 2 ** (failures - 1));
-  return Math.max(backoff, error.retryAfterMs ?? 0);
-}
-
-/**
- * The one job poller: waits, reads the job's status, and again with a growing wait, until the
+ * The one job poller: waits, reads the job's status, and again with a paced wait (`pollDelay`), until the
  * reader finds the result, the response reads as failed, the wait limit (counted from the job's
  * creation) runs out, or the signal ends it. Works from the job state alone, so a stored job resumes.
  * A platform outage does not end the job (see `askAboutJob`).
@@ -143,11 +120,16 @@ async function pollUntilDone<R>(
   clock: Clock,
   deadline: number,
 ): Promise<Polled<R>> {
+  const timers = jobTimersOf(clock, context.timers);
+  /** The wait the last status response asked for (Retry-After), if any. */
+  let askedMs: number | undefined;
   for (;;) {
-    const remaining = deadline - clock.now();
+    const now = clock.now();
+    const remaining = deadline - now;
     if (remaining <= 0) throw jobTimedOut(job, reader.awaiting, polling);
-    await sleep(Math.min(pollDelay(polling, job.polls), remaining), context.signal, jobTimersOf(clock));
+    await sleep(Math.min(pollDelay(polling.intervalMs, now - job.createdAt, askedMs), remaining), context.signal, timers);
     const response = await askAboutJob(job, reader.awaiting, polling, context, () => fetchJobStatus(client, job, context));
+    askedMs = response.retryAfterMs;
     job.polls++;
     job.status = reader.status(response.body) ?? job.status;
     job.message = reader.message?.(response.body) ?? job.message;
@@ -177,7 +159,7 @@ export async function askAboutJob<T>(job: JobState, awaiting: CatalogText, polli
       if (remaining <= 0) throw jobTimedOut(job, awaiting, polling, err as SvcError);
       const wait = Math.min(delayMs, remaining);
       context.onWait({ kind: 'outage', reason: (err as SvcError).code, delayMs: wait });
-      await sleep(wait, context.signal, jobTimersOf(clock));
+      await sleep(wait, context.signal, jobTimersOf(clock, context.timers));
     }
   }
 }
@@ -300,6 +282,7 @@ export async function awaitComputation(computation: ComputationJob, job: JobStat
   const polled = await pollJob(client, job, computationReader(computation.isResult), computation.polling, {
     signal: context.signal,
     onWait: context.onWait,
+    timers: context.timers,
     onPoll: async (state) => {
       context.onProgress(
         state.status === undefined

@@ -61,12 +61,15 @@ export function readResponse<T>(res: ReceivedResponse, kind: ResponseKind, limit
   }
   if (!body.complete) throw tooLarge(kind, limit, statusCode, body.declaredBytes);
   const parsed = kind === 'buffer' ? scrubBytes(body.bytes, secrets) : parseJson(body.bytes, statusCode, secrets);
-  return {
+  const response: PlatformResponse<T> = {
     statusCode,
     body: parsed as T,
     contentType: redactHeader(headerValue(headers['content-type']), secrets),
     location: redactHeader(headerValue(headers.location), secrets),
   };
+  const retryAfterMs = parseRetryAfter(headerValue(headers['retry-after']));
+  if (retryAfterMs !== undefined) response.retryAfterMs = retryAfterMs;
+  return response;
 }
 
 /** The response's content codings; the header masked first, since an unknown one is named in an error. */

@@ -90,6 +90,8 @@ export interface PlatformResponse<T = unknown> {
   contentType: string;
   /** Where a created resource is (a bulk job's upload may say only there). */
   location: string;
+  /** The wait a Retry-After header asks for, if any (a job's status response may say when to ask again). */
+  retryAfterMs?: number;
 }
 
 export interface ProxySettings {

@@ -28,6 +28,12 @@ export class DueTimes implements Timers {
     return this.heap.length - this.cleared;
   }
 
+  /** When the earliest live timer is due (ms, on the base's clock), or undefined when none is set: no scan, the heap's top. */
+  nextDueAt(): number | undefined {
+    this.dropClearedTop();
+    return this.heap.length > 0 ? this.heap[0].at : undefined;
+  }
+
   setTimer(callback: () => void, ms: number): Due {
     const due: Due = { at: this.base.now() + Math.max(0, ms), seq: this.seq++, callback };
     this.push(due);
@@ -66,14 +72,18 @@ export class DueTimes implements Timers {
 
   /** Arms the one timer for the earliest live due time, if any. */
   private arm(): void {
-    while (this.heap.length > 0 && !this.heap[0].callback) {
-      this.pop();
-      this.cleared--;
-    }
+    this.dropClearedTop();
     this.disarm();
     if (this.heap.length === 0) return;
     this.armedFor = this.heap[0].at;
     this.timer = this.base.setTimer(() => this.fire(), Math.max(0, this.armedFor - this.base.now()));
+  }
+
+  private dropClearedTop(): void {
+    while (this.heap.length > 0 && !this.heap[0].callback) {
+      this.pop();
+      this.cleared--;
+    }
   }
 
   private disarm(): void {

@@ -40,4 +40,17 @@ describe('DueTimes', function () {
     await clock.advance(2000);
     should(fired).eql(['early']);
   });
+
+  it('tells when the earliest live timer is due, a cleared one skipped, none once none is left', async function () {
+    const clock = new ManualClock();
+    const timers = new DueTimes(clock);
+    should(timers.nextDueAt()).be.undefined();
+    const first = timers.setTimer(() => undefined, 40);
+    timers.setTimer(() => undefined, 100);
+    should(timers.nextDueAt()).equal(clock.now() + 40);
+    timers.clearTimer(first);
+    should(timers.nextDueAt()).equal(clock.now() + 100);
+    await clock.advance(100);
+    should(timers.nextDueAt()).be.undefined();
+  });
 });
