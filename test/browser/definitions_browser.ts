@@ -34,6 +34,15 @@ interface EditorApi extends Pick<RedApi, 'view' | 'workspaces'> {
 
 const FIXTURE_TYPE = 'svc-fallback';
 
+/** The page's RED while the fixture's script runs: its registerType set aside, the definitions it was given kept. */
+interface FixturePage {
+  nodes: {
+    registerType: (type: string, definition: CallableDefinition) => void;
+    realRegisterType?: (type: string, definition: CallableDefinition) => void;
+  };
+  registered?: Record<string, CallableDefinition>;
+}
+
 describe('node definitions called in the editor (Chromium)', function () {
   const packed = usePackedModule();
 
@@ -148,10 +157,20 @@ describe('node definitions called in the editor (Chromium)', function () {
         const html = editorHtml(FIXTURE_TYPE, await editorBundle(path.join(REPO_ROOT, 'test', 'browser', 'fixtures', FIXTURE_TYPE)));
         const scripts = [...html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)].map((match) => match[1]);
         should(scripts).have.length(1);
+        // Node-RED registers only the types its server lists: the fixture's definition is taken as registerType receives it.
+        await page.evaluate(() => {
+          const { RED } = globalThis as unknown as { RED: FixturePage };
+          RED.registered = {};
+          RED.nodes.realRegisterType = RED.nodes.registerType;
+          RED.nodes.registerType = (nodeType, definition) => {
+            (RED.registered as Record<string, CallableDefinition>)[nodeType] = definition;
+          };
+        });
         await page.addScriptTag({ content: scripts[0] });
         const labels = await page.evaluate((nodeType) => {
-          const { RED } = globalThis as unknown as { RED: EditorApi };
-          const label = RED.nodes.getType(nodeType)?.label;
+          const { RED } = globalThis as unknown as { RED: FixturePage };
+          if (RED.nodes.realRegisterType) RED.nodes.registerType = RED.nodes.realRegisterType;
+          const label = RED.registered?.[nodeType]?.label;
           if (typeof label !== 'function') throw new Error(`${nodeType} has no label function`);
           return [label.call({ name: '' } as unknown as EditorNode), label.call({ name: 'named' } as unknown as EditorNode)];
         }, FIXTURE_TYPE);
