@@ -1,52 +1,27 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import Handlebars from 'handlebars';
 import { bundleVendor } from './bundle-vendor';
 import { writeEditorHtml } from './editor-html';
 
 /**
  * The build's step after tsc: writes each node's editor HTML (build/editor-html.ts) and copies what
  * Node-RED loads beside the compiled code (message catalogs, help, icons) into dist/nodes, writing each
- * help page whole. A help section that
- * several nodes share is written once, in `nodes/locales/<lang>/_partials/<name>.html`, and a page takes
- * it with a line of its own, `<!-- include <name> -->`. A shared frame around a page's own lines (the
- * output ports around the node's own output members) is a partial with a line `<!-- content -->`,
- * which the page's lines between `<!-- begin <name> -->` and `<!-- end <name> -->` take the place of
- * (included with a plain include line, the frame has nothing in that place). dist gets neither the markers nor the partials.
+ * help page whole. Help pages are Handlebars templates: a section several nodes share is written once,
+ * as the partial `nodes/locales/<lang>/_partials/<name>.html`, which a page takes with `{{> name}}`;
+ * a shared frame around a page's own lines (the output ports around the node's output members) is a
+ * partial block, `{{#> name}}` … `{{/name}}`, the partial placing them with `{{> @partial-block}}`.
  */
 
 export const PARTIALS_FOLDER = '_partials';
-const INCLUDE = /^([ \t]*)<!-- include ([\w-]+) -->[ \t]*$/gm;
-const FRAME = /^([ \t]*)<!-- begin ([\w-]+) -->[ \t]*\n([\s\S]*?)^[ \t]*<!-- end \2 -->[ \t]*$/gm;
-const CONTENT = /^[ \t]*<!-- content -->[ \t]*$/m;
-/** A frame included without lines of the page's own: its content line goes. */
-const CONTENT_LINE = /^[ \t]*<!-- content -->[ \t]*\n/m;
 
-/** The partial `name` from `partialsDir`, each line indented by `indent`. */
-function partial(partialsDir: string, name: string, indent: string): string {
-  const file = path.join(partialsDir, `${name}.html`);
-  if (!fs.existsSync(file)) throw new Error(`help includes "${name}", but ${file} does not exist`);
-  return fs
-    .readFileSync(file, 'utf8')
-    .trimEnd()
-    .split('\n')
-    .map((line) => (line === '' ? line : indent + line))
-    .join('\n');
-}
-
-/** A help page with each include line and each framed block replaced by the partial of that name from `partialsDir`, indented as the line. */
-export function resolveIncludes(page: string, partialsDir: string): string {
-  return page
-    .replace(FRAME, (_block, indent: string, name: string, content: string) => {
-      const frame = partial(partialsDir, name, indent);
-      if (!CONTENT.test(frame)) throw new Error(`help frames lines with "${name}", but that partial has no <!-- content --> line`);
-      return frame.replace(CONTENT, () => content.trimEnd());
-    })
-    .replace(INCLUDE, (_line, indent: string, name: string) => partial(partialsDir, name, indent).replace(CONTENT_LINE, ''));
-}
-
-/** The names a help page includes or frames its lines with, in order. */
-export function includedPartials(page: string): string[] {
-  return [...page.matchAll(/^[ \t]*<!-- (?:include|begin) ([\w-]+) -->[ \t]*$/gm)].map((match) => match[1]);
+/** Help page `page` with its partials from `partialsDir` in place. */
+export function helpPage(page: string, partialsDir: string): string {
+  const templates = Handlebars.create();
+  for (const file of fs.readdirSync(partialsDir))
+    templates.registerPartial(path.basename(file, '.html'), fs.readFileSync(path.join(partialsDir, file), 'utf8'));
+  // Help pages are HTML as written: nothing to escape, and a partial named that does not exist is an error.
+  return templates.compile(page, { noEscape: true, strict: true })({});
 }
 
 /** The node folders below `sourceDir`: each `nodes/<type>/` holding its runtime `<type>.ts`. */
@@ -72,7 +47,7 @@ async function copyAssets(repoRoot: string): Promise<void> {
     fs.cpSync(locales, path.join(nodeDir, 'locales'), { recursive: true });
     for (const language of fs.readdirSync(locales)) {
       const page = path.join(nodeDir, 'locales', language, `${type}.html`);
-      fs.writeFileSync(page, resolveIncludes(fs.readFileSync(page, 'utf8'), path.join(sourceDir, 'locales', language, PARTIALS_FOLDER)));
+      fs.writeFileSync(page, helpPage(fs.readFileSync(page, 'utf8'), path.join(sourceDir, 'locales', language, PARTIALS_FOLDER)));
     }
     const icon = path.join(repoRoot, 'icons', `${type}.svg`);
     if (fs.existsSync(icon)) fs.cpSync(icon, path.join(nodeDir, 'icons', `${type}.svg`));

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import should from 'should';
 import ts from 'typescript';
-import { includedPartials, nodeFolders, PARTIALS_FOLDER } from '../../build/copy-assets';
+import { nodeFolders, PARTIALS_FOLDER } from '../../build/copy-assets';
 import { runEditorScripts } from '../support/editor-script';
 import { NODES_DIR, REPO_ROOT, SOURCE_NODES_DIR } from '../support/paths';
 
@@ -36,6 +36,11 @@ function catalogKeys(type: string, language: Language): string[] {
   return flatKeys(JSON.parse(fs.readFileSync(file, 'utf8')) as Catalog).sort();
 }
 
+/** The partials a help page takes (`{{> name}}`) or frames its lines with (`{{#> name}}`), in order. */
+function includedPartials(page: string): string[] {
+  return [...page.matchAll(/\{\{#?> ([\w-]+)\}\}/g)].map((match) => match[1]);
+}
+
 /** The dialogs the editor scripts write from their tables of rows (resources/editor.js). */
 const EDITOR_FORMS = runEditorScripts(nodeTypes).forms;
 
@@ -48,8 +53,7 @@ interface EditorKeys {
 
 /** The catalog keys the editor file of a node type uses. */
 function editorKeys(type: string): EditorKeys {
-  // The .html as the build writes it from the node's editor definition.
-  // (the rows are data there: a row's markup is a JSON string, its quotes escaped).
+  // The .html as the build writes it from the node's editor definition (a string's escaped quotes unescaped).
   const html = fs.readFileSync(path.join(NODES_DIR, type, `${type}.html`), 'utf8').replace(/\\"/g, '"');
   const keys = new Set<string>();
   const prefixes = new Set<string>();
@@ -60,7 +64,8 @@ function editorKeys(type: string): EditorKeys {
       if (key !== '' && !key.includes(':')) keys.add(key);
     }
   }
-  for (const [, key, concatenated] of html.matchAll(/\._\(\s*'([^']+)'\s*(\+)?/g)) {
+  // The bundle writes strings in double quotes, the rest of the page in single quotes.
+  for (const [, , key, concatenated] of html.matchAll(/\._\(\s*(['"])([^'"]+)\1\s*(\+)?/g)) {
     (concatenated ? prefixes : keys).add(key);
   }
   for (const key of sharedEditorKeys(type)) (key.endsWith('.') ? prefixes : keys).add(key);
@@ -250,8 +255,7 @@ describe('message catalogs and help', function () {
     for (const language of LANGUAGES) {
       should(fs.existsSync(path.join(NODES_DIR, 'locales'))).be.false();
       for (const type of nodeTypes) should(fs.existsSync(path.join(NODES_DIR, type, 'locales', language, PARTIALS_FOLDER))).be.false();
-      for (const type of nodeTypes)
-        should(fs.readFileSync(path.join(NODES_DIR, type, 'locales', language, `${type}.html`), 'utf8')).not.match(/<!-- (include|begin|end|content)\b/);
+      for (const type of nodeTypes) should(fs.readFileSync(path.join(NODES_DIR, type, 'locales', language, `${type}.html`), 'utf8')).not.match(/\{\{/);
     }
   });
 

@@ -1,14 +1,13 @@
 /**
  * What a node's editor is written as: data and a few functions in TypeScript, in the node's folder
- * (`nodes/<type>/defaults.ts` and `nodes/<type>/editor.ts`), which the build writes into the .html
- * Node-RED loads (build/editor-html.ts). Types only: the runtime, the tests and the editor definitions
- * share them, and nothing of this module runs anywhere.
+ * (`nodes/<type>/defaults.ts` and `nodes/<type>/editor.ts`), which the build bundles into the .html
+ * Node-RED loads (build/editor-html.ts). The runtime and the tests read the same defaults; the values
+ * below run both in Node.js and on the editor page, so they use neither.
  *
- * The defaults are data, read by the runtime and the tests as they are and written inline into
- * `RED.nodes.registerType`, where the Flow Library and the scorecard read them statically. A default
- * names its validator (`Validator`); a validator of the node's own is a function of its editor
- * definition (`validators`), written out as the function's source, so it may use only the editor
- * page's globals (RED, $, SvcEditor) and its arguments.
+ * The defaults are data, written inline into `RED.nodes.registerType`, where the Flow Library and the
+ * scorecard read them statically. A default names its validator (`Validator`); a validator of the
+ * node's own is a function of its editor definition (`validators`), which runs on the editor page
+ * as bundled, with the page's globals (RED, $, SvcEditor) and what its module imports.
  */
 
 /**
@@ -48,8 +47,8 @@ export type Credentials = Record<string, { type: 'text' | 'password' }>;
 
 /**
  * A node's editor. `Node` is the node as the editor page holds it, `Row` a row of its dialog and `Form`
- * the dialog (types/editor-globals.d.ts: EditorNode, SvcRow, SvcForm); the functions are written out
- * by their source and run on the editor page (write them as `function` expressions).
+ * the dialog (types/editor-globals.d.ts: EditorNode, SvcRow, SvcForm); the functions run on the
+ * editor page, called with the node as `this` (write them as `function` expressions).
  */
 export interface EditorDefinition<Node, Row, Form> {
   /** `location` for the palette's category of the pack, `config` for a config node. */
