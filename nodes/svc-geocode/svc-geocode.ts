@@ -4,7 +4,7 @@ import { configFor } from '../lib/node-red/config';
 import { InputError } from '../lib/util/errors';
 import { bestFeature, featurePoint } from '../lib/geo/geojson';
 import { encodeGeohash } from '../lib/geo/geohash';
-import { payloadSetting, readSettings } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
 import { handleInputs } from '../lib/node-red/runner';
 import { describeValue } from '../lib/util/values';
 import { catalogText } from '../lib/util/catalog-text';
@@ -23,8 +23,10 @@ export = function register(RED: NodeAPI): void {
     def = migrations.migrate(def);
     const config = configFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { address: 'payload' });
-    const precision = readSettings(def, defaults).precision('precision');
-    const payloadIs = payloadSetting(def.output);
+    const settings = readSettings(def, defaults);
+    const precision = settings.precision('precision');
+    // `location` puts the place in msg.payload; `response` (flows saved before the setting existed too) keeps the whole response there.
+    const payloadIs = settings.choice('output', ['response', 'location']);
 
     handleInputs(
       this,

@@ -2,12 +2,12 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/type
 import { InputError, PlatformError, SvcError, causeOf } from '../lib/util/errors';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { LatLon, toPosition } from '../lib/geo/geohash';
-import { Place, readLocation, toLocationObjects } from '../lib/geo/locations';
+import { LocationVariant, Place, readLocation, toLocationObjects } from '../lib/geo/locations';
 import type { ComputationResult } from '../lib/platform/jobs';
 import { storedPlaces } from '../lib/node-red/resumable';
 import { computationNode } from '../lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from '../lib/node-red/inputs';
-import { locationVariantSetting, readSettings } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
 import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from '../lib/util/values';
 import { HandlerResult, handleInputs } from '../lib/node-red/runner';
@@ -52,8 +52,8 @@ export = function register(RED: NodeAPI): void {
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
-    const variant = locationVariantSetting(def.originFormat);
     const settings = readSettings(def, defaults);
+    const variant = settings.choice<LocationVariant>('originFormat', ['coordinates', 'geohash']);
     const precision = settings.precision('precision');
     // The spec does not name the member of `avoid` that holds the features.
     const avoidMember = settings.text('avoidMember');

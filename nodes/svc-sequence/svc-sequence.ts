@@ -1,13 +1,13 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
 import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from '../lib/geo/geohash';
-import { LocationObject, Place, numbered, readLocation, toLocationObjects } from '../lib/geo/locations';
+import { LocationObject, LocationVariant, Place, numbered, readLocation, toLocationObjects } from '../lib/geo/locations';
 import { readBoxes, toSequenceBox } from '../lib/geo/boxes';
 import { DepartureFormat, formatDeparture } from '../lib/geo/dates';
 import type { ComputationResult } from '../lib/platform/jobs';
 import { storedPlaces } from '../lib/node-red/resumable';
 import { computationNode } from '../lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from '../lib/node-red/inputs';
-import { locationVariantSetting, readSettings } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
 import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { Fields, isSet, readBoolean, readChoice, readChoices, setMembers } from '../lib/util/values';
 import { HandlerResult, handleInputs } from '../lib/node-red/runner';
@@ -44,9 +44,10 @@ export = function register(RED: NodeAPI): void {
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
-    const variant = locationVariantSetting(def.waypointFormat);
-    const precision = readSettings(def, defaults).precision('precision');
-    const departureFormat: DepartureFormat = def.departureFormat === 'local' ? 'local' : 'zoned';
+    const settings = readSettings(def, defaults);
+    const variant = settings.choice<LocationVariant>('waypointFormat', ['coordinates', 'geohash']);
+    const precision = settings.precision('precision');
+    const departureFormat = settings.choice<DepartureFormat>('departureFormat', ['local', 'zoned']);
 
     handleInputs(
       this,

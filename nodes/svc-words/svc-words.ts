@@ -13,7 +13,7 @@ import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { defaults } from './defaults';
 import { migrations } from './migrations';
 import { wordsPlace } from '../lib/geo/place-payload';
-import { payloadSetting } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
 import { translateWith } from '../lib/node-red/i18n';
 
 /** The length of a place's geohash when the response gives none: svc-words has no precision setting. */
@@ -33,7 +33,8 @@ export = function register(RED: NodeAPI): void {
     def = migrations.migrate(def);
     const client = clientFor(RED, this, def.server, 'bearer');
     const inputs = nodeInputs(RED, this, def, { words: 'payload' });
-    const payloadIs = payloadSetting(def.output);
+    // `location` puts the place in msg.payload; `response` (flows saved before the setting existed too) keeps the whole response there.
+    const payloadIs = readSettings(def, defaults).choice('output', ['response', 'location']);
 
     handleInputs(
       this,

@@ -1,6 +1,5 @@
 import type { Polling } from '../platform/jobs';
 import { MAX_GEOHASH_LENGTH } from '../geo/geohash';
-import type { LocationVariant } from '../geo/locations';
 import { toNumber } from '../util/values';
 import type { Defaults, NumberKey, SettingsOf, TextKey, polling } from './editor-definition';
 
@@ -37,11 +36,6 @@ export function precisionSetting(value: unknown, fallback: number): number {
   return n !== undefined && Number.isInteger(n) && n <= MAX_GEOHASH_LENGTH ? n : fallback;
 }
 
-/** How a node writes spec Location objects (its origin or waypoint format): `geohash`, else coordinates. */
-export function locationVariantSetting(value: unknown): LocationVariant {
-  return value === 'geohash' ? 'geohash' : 'coordinates';
-}
-
 /** Poll settings as flow JSON holds them (a 1.0.0 `pollInterval` is moved by the node's migration, node-red/migrations.ts). */
 export interface PollSettings {
   /** The first wait before polling a job, in seconds. */
@@ -61,11 +55,6 @@ export function pollingOf(def: PollSettings, defaults: PollDefaults): Polling {
   };
 }
 
-/** The *Output* choice of the locating nodes: `location` puts the place in msg.payload; anything else (unset in flows saved before it existed) keeps the whole response there, as the stored value `'response'`. */
-export function payloadSetting(value: unknown): 'response' | 'location' {
-  return value === 'location' ? 'location' : 'response';
-}
-
 /**
  * A node's settings read against its defaults.ts, the one source of their defaults: a key its
  * defaults lack fails tsc, and a missing or unreadable value gives the key's default.
@@ -80,5 +69,11 @@ export function readSettings<D extends Defaults>(def: SettingsOf<D>, defaults: D
     count: (key: NumberKey<D>): number => countSetting(def[key], number(key)),
     precision: (key: NumberKey<D>): number => precisionSetting(def[key], number(key)),
     text: (key: TextKey<D>): string => textSetting(def[key], text(key)),
+    /** One of `choices` (the key's default among them), else the default. */
+    choice: <C extends string>(key: TextKey<D>, choices: readonly C[]): C => {
+      const value: unknown = def[key];
+      const isChoice = (v: unknown): v is C => (choices as readonly unknown[]).includes(v);
+      return isChoice(value) ? value : (text(key) as C);
+    },
   };
 }

@@ -55,6 +55,8 @@ describe('node settings', function () {
       should(readSettings({}, webhookDefaults).positive('tolerance')).equal(300);
       should(settings.text('headerName')).equal('X-Key');
       should(readSettings({}, webhookDefaults).text('url')).equal('/svc-webhook');
+      should(readSettings({ verify: 'none' }, webhookDefaults).choice('verify', ['signature', 'none'])).equal('none');
+      should(readSettings({ verify: 'sometimes' }, webhookDefaults).choice('verify', ['signature', 'none'])).equal('signature');
     });
 
     it('fails tsc on a key the defaults lack, in the runtime’s settings and in the dialog’s rows', function () {
