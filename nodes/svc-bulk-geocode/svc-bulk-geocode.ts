@@ -10,7 +10,8 @@ import { BULK_OUTPUT_MODES, BulkOutput, BulkOutputOptions, BulkOutputState } fro
 import type { BulkJobState, BulkProtocol } from '../lib/platform/bulk';
 import type { PlatformClient } from '../lib/platform/client';
 import { BulkRun, FinishedBatch } from '../lib/platform/bulk-run';
-import { countSetting, pollingOf, textSetting } from '../lib/node-red/settings';
+import { pollingOf, readSettings } from '../lib/node-red/settings';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { readChoice } from '../lib/util/values';
 import { InputError, causeOf } from '../lib/util/errors';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
@@ -18,25 +19,8 @@ import { translate, translateWith } from '../lib/node-red/i18n';
 import { defaults } from './defaults';
 import { migrations } from './migrations';
 
-interface BulkGeocodeDef extends NodeDef {
-  server: string;
-  addresses: string;
-  addressesType: string;
-  batchSize?: number | string;
-  parallel?: number | string;
-  pollIntervalSec?: number | string;
-  maxWait?: number | string;
-  jobIdPath?: string;
-  downloadPath?: string;
-  statusPath?: string;
-  rawFiles?: boolean;
-  /** message (default), parts or file: see BulkOutput. */
-  output?: string;
-  outputFile?: string;
-  /** A CSV output file's cells as they are (formulas included); off: written so that spreadsheets show them as text. */
-  rawCsv?: boolean;
-  partsSummary?: boolean;
-}
+/** `output`: message (default), parts or file, see BulkOutput; `rawCsv`: a CSV output file's cells as they are (formulas included), else written so that spreadsheets show them as text. */
+type BulkGeocodeDef = NodeDef & SettingsOf<typeof defaults>;
 
 /**
  * A run as stored for a restart: its batch size, the jobs uploaded so far, the batches being
@@ -87,8 +71,6 @@ async function inputVersion(file: string): Promise<{ size: number; modifiedMs: n
   }
 }
 
-const POLLING = { pollIntervalSec: defaults.pollIntervalSec.value, maxWaitSec: defaults.maxWait.value };
-
 /**
  * svc-bulk-geocode: addresses (a list, CSV, JSON lines, a stream, or the file `msg.filename`) in
  * batches through the platform's bulk jobs (upload, poll, download), up to `parallel` jobs at once;
@@ -108,21 +90,22 @@ export = function register(RED: NodeAPI): void {
     };
     const client = clientFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
-    const batchSize = countSetting(def.batchSize, defaults.batchSize.value);
-    const parallel = countSetting(def.parallel, defaults.parallel.value);
+    const settings = readSettings(def, defaults);
+    const batchSize = settings.count('batchSize');
+    const parallel = settings.count('parallel');
     const outputOptions: BulkOutputOptions = {
       mode: readChoice(def.output, BULK_OUTPUT_MODES, 'output') ?? 'message',
       batchSize,
       rawFiles: def.rawFiles === true,
-      outputFile: textSetting(def.outputFile),
+      outputFile: settings.text('outputFile'),
       rawCsv: def.rawCsv === true,
       partsSummary: def.partsSummary === true,
     };
     const protocol: BulkProtocol = {
-      jobIdPath: textSetting(def.jobIdPath),
-      downloadPath: textSetting(def.downloadPath),
-      statusPath: textSetting(def.statusPath),
-      polling: pollingOf(def, POLLING),
+      jobIdPath: settings.text('jobIdPath'),
+      downloadPath: settings.text('downloadPath'),
+      statusPath: settings.text('statusPath'),
+      polling: pollingOf(def, defaults),
     };
 
     /**

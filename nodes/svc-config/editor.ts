@@ -2,7 +2,7 @@ import type { EditorDefinition } from '../lib/node-red/editor-definition';
 import { credentials, defaults } from './defaults';
 
 /** The editor of svc-config: build/editor-html.ts writes it into svc-config.html. */
-const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
+const editor: EditorDefinition<EditorNode, SvcRow, SvcForm, typeof defaults, typeof credentials> = {
   category: 'config',
   label: function (this: EditorNode) {
     // A sandbox config reads "built-in sandbox" unless named: never mistaken for the platform.

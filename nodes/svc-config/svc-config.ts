@@ -5,7 +5,8 @@ import { PlatformClient } from '../lib/platform/client';
 import type { ClientConfig, ClientCredentials, ProxySettings } from '../lib/platform/types';
 import { BYTES_PER_MB } from '../lib/platform/body';
 import { SharedServices } from '../lib/node-red/shared-services';
-import { nonNegativeSetting, positiveSetting } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { translateWith } from '../lib/node-red/i18n';
 import { testConnectionHandler } from '../lib/node-red/test-connection';
 import { addOperationsRoutes, watchConfig } from '../lib/node-red/operations';
@@ -14,40 +15,7 @@ import { Drain, drainMs } from '../lib/node-red/drain';
 import { credentials as credentialTypes, defaults } from './defaults';
 import { migrations } from './migrations';
 
-interface SvcConfigDef extends NodeDef {
-  /** 'sandbox': the built-in sandbox (the addresses and credentials below are not used); else 'account'. */
-  platform?: string;
-  baseUrl: string;
-  authUrl: string;
-  sandboxUrl: string;
-  audience: string;
-  projectId: string;
-  timeout: number | string;
-  /** Requests per minute: single geocodes (`rateScope` 'family'), or every request ('all', what version 1.0.0 had). */
-  rateLimit: number | string;
-  /** 'family': each endpoint family has its own rate; 'all': one rate for every request (what a 1.0.0 node is migrated to). */
-  rateScope?: string;
-  rateWords?: number | string;
-  rateRouting?: number | string;
-  rateBulk?: number | string;
-  rateTopics?: number | string;
-  maxConcurrency: number | string;
-  maxQueue?: number | string;
-  maxRetries?: number | string;
-  tokenLifetime?: number | string;
-  /** MB: the largest JSON response read. */
-  maxResponseSize?: number | string;
-  /** MB: the largest result file (bulk geocoding) read. */
-  maxFileSize?: number | string;
-  tls?: string;
-  proxy?: string;
-  /** Single geocode requests per UTC day; 0 turns the guard off. */
-  dailyLimit?: number | string;
-  /** Seconds an identical single geocode query is served from the cache; 0 turns the cache off. */
-  cacheTtl?: number | string;
-  /** Seconds the nodes using it finish their messages when they close (capped below Node-RED's nodeCloseTimeout); 0 stops them at once. */
-  drainSeconds?: number | string;
-}
+type SvcConfigDef = NodeDef & SettingsOf<typeof defaults>;
 
 /** Node-RED's `tls-config` node, as far as this pack uses it. */
 interface TlsConfigNode extends Node {
@@ -72,11 +40,12 @@ export = function register(RED: NodeAPI): void {
       def = { ...def, baseUrl: sandbox.url, authUrl: sandbox.url, sandboxUrl: sandbox.url, audience: sandbox.audience, projectId: sandbox.projectId };
       this.builtinSandbox = sandbox;
     }
+    const settings = readSettings(def, defaults);
     this.shared = new SharedServices(RED, this, {
       redisUrl: credentials.redisUrl,
       scopeParts: [def.baseUrl, def.projectId, credentials.apiKey, credentials.clientId],
-      dailyLimit: nonNegativeSetting(def.dailyLimit, defaults.dailyLimit.value),
-      cacheTtlSec: nonNegativeSetting(def.cacheTtl, defaults.cacheTtl.value),
+      dailyLimit: settings.nonNegative('dailyLimit'),
+      cacheTtlSec: settings.nonNegative('cacheTtl'),
     });
     const config: ClientConfig = {
       ...clientConfig(def, credentials),
@@ -98,8 +67,8 @@ export = function register(RED: NodeAPI): void {
       credentials,
     };
     watchConfig(this);
-    const settings = RED.settings as { nodeCloseTimeout?: unknown };
-    this.drain = new Drain(drainMs(nonNegativeSetting(def.drainSeconds, defaults.drainSeconds.value), settings.nodeCloseTimeout));
+    const { nodeCloseTimeout } = RED.settings as { nodeCloseTimeout?: unknown };
+    this.drain = new Drain(drainMs(settings.nonNegative('drainSeconds'), nodeCloseTimeout));
     this.on('close', (_removed: boolean, done: () => void) => {
       // The nodes using it drain first: their messages need the client and the shared state (drain.ts).
       this.drain
@@ -110,6 +79,7 @@ export = function register(RED: NodeAPI): void {
   }
 
   function clientConfig(def: SvcConfigDef, credentials: ClientCredentials): ClientConfig {
+    const settings = readSettings(def, defaults);
     return {
       // As the editor labels the config node.
       name: def.name || def.projectId || def.baseUrl || 'svc-config',
@@ -120,23 +90,24 @@ export = function register(RED: NodeAPI): void {
       projectId: def.projectId ?? '',
       credentials,
       // 0 would time every request out at once (and make every token stale at once): not a valid setting.
-      timeoutMs: positiveSetting(def.timeout) ?? defaults.timeout.value,
-      ratePerMinute: nonNegativeSetting(def.rateLimit, defaults.rateLimit.value),
+      timeoutMs: settings.positive('timeout'),
+      ratePerMinute: settings.nonNegative('rateLimit'),
+      // 'all': one rate for every request (what a 1.0.0 node is migrated to).
       familyRates:
         def.rateScope === 'all'
           ? undefined
           : {
-              words: nonNegativeSetting(def.rateWords, defaults.rateWords.value),
-              routing: nonNegativeSetting(def.rateRouting, defaults.rateRouting.value),
-              bulk: nonNegativeSetting(def.rateBulk, defaults.rateBulk.value),
-              topics: nonNegativeSetting(def.rateTopics, defaults.rateTopics.value),
+              words: settings.nonNegative('rateWords'),
+              routing: settings.nonNegative('rateRouting'),
+              bulk: settings.nonNegative('rateBulk'),
+              topics: settings.nonNegative('rateTopics'),
             },
-      maxConcurrency: nonNegativeSetting(def.maxConcurrency, defaults.maxConcurrency.value),
-      maxQueue: nonNegativeSetting(def.maxQueue, defaults.maxQueue.value),
-      maxRetries: nonNegativeSetting(def.maxRetries, defaults.maxRetries.value),
-      tokenLifetimeSec: positiveSetting(def.tokenLifetime) ?? defaults.tokenLifetime.value,
-      maxResponseBytes: Math.round((positiveSetting(def.maxResponseSize) ?? defaults.maxResponseSize.value) * BYTES_PER_MB),
-      maxFileBytes: Math.round((positiveSetting(def.maxFileSize) ?? defaults.maxFileSize.value) * BYTES_PER_MB),
+      maxConcurrency: settings.nonNegative('maxConcurrency'),
+      maxQueue: settings.nonNegative('maxQueue'),
+      maxRetries: settings.nonNegative('maxRetries'),
+      tokenLifetimeSec: settings.positive('tokenLifetime'),
+      maxResponseBytes: Math.round(settings.positive('maxResponseSize') * BYTES_PER_MB),
+      maxFileBytes: Math.round(settings.positive('maxFileSize') * BYTES_PER_MB),
       tls: tlsOptions(def.tls),
       proxy: proxySettings(def.proxy),
     };

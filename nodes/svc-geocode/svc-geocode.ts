@@ -4,7 +4,7 @@ import { configFor } from '../lib/node-red/config';
 import { InputError } from '../lib/util/errors';
 import { bestFeature, featurePoint } from '../lib/geo/geojson';
 import { encodeGeohash } from '../lib/geo/geohash';
-import { payloadSetting, precisionSetting } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
 import { handleInputs } from '../lib/node-red/runner';
 import { describeValue } from '../lib/util/values';
 import { catalogText } from '../lib/util/catalog-text';
@@ -13,15 +13,10 @@ import { migrations } from './migrations';
 import { geocodePlace } from '../lib/geo/place-payload';
 import { translateWith } from '../lib/node-red/i18n';
 import { countedRequest } from '../lib/state/counted-request';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
+import { defaults } from './defaults';
 
-interface GeocodeDef extends NodeDef {
-  server: string;
-  address: string;
-  addressType: string;
-  precision?: number | string;
-  /** What msg.payload holds: the whole response (the default, what version 1.0.0 sent) or the location. */
-  output?: string;
-}
+type GeocodeDef = NodeDef & SettingsOf<typeof defaults>;
 
 export = function register(RED: NodeAPI): void {
   function SvcGeocode(this: Node, def: GeocodeDef): void {
@@ -29,8 +24,10 @@ export = function register(RED: NodeAPI): void {
     def = migrations.migrate(def);
     const config = configFor(RED, this, def.server, 'project');
     const inputs = nodeInputs(RED, this, def, { address: 'payload' });
-    const precision = precisionSetting(def.precision);
-    const payloadIs = payloadSetting(def.output);
+    const settings = readSettings(def, defaults);
+    const precision = settings.precision('precision');
+    // `location` puts the place in msg.payload; `response` (flows saved before the setting existed too) keeps the whole response there.
+    const payloadIs = settings.choice('output', ['response', 'location']);
 
     handleInputs(
       this,

@@ -17,7 +17,7 @@ export const defaults = {
   originFormat: { value: 'coordinates' },
   precision: { value: 9, required: true, validate: 'number' },
   lonLatArrays: { value: false },
-  // A node dropped as is runs: 10 minutes of travel time (svc-isoline.ts reads the same for settings without them).
+  // A node dropped as is runs: 10 minutes of travel time (svc-isoline.ts gives these to settings without them).
   rangeType: { value: 'time', validate: { typedInput: 'rangeTypeType' } },
   rangeTypeType: { value: 'fixed' },
   // Fixed ranges: one or more positive numbers, comma-separated (the editor's own validator).

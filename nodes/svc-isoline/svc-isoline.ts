@@ -2,15 +2,17 @@ import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/type
 import { InputError, PlatformError, SvcError, causeOf } from '../lib/util/errors';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { LatLon, toPosition } from '../lib/geo/geohash';
-import { Place, readLocation, toLocationObjects } from '../lib/geo/locations';
+import { LocationVariant, Place, readLocation, toLocationObjects } from '../lib/geo/locations';
 import type { ComputationResult } from '../lib/platform/jobs';
 import { storedPlaces } from '../lib/node-red/resumable';
 import { computationNode } from '../lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from '../lib/node-red/inputs';
-import { locationVariantSetting, precisionSetting, textSetting } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from '../lib/util/values';
 import { HandlerResult, handleInputs } from '../lib/node-red/runner';
 import { isolineShapes } from '../lib/geo/worldmap-places';
+import { defaults } from './defaults';
 import { migrations } from './migrations';
 import { translateWith } from '../lib/node-red/i18n';
 
@@ -20,8 +22,6 @@ const TRANSPORT_MODES = ['car', 'truck', 'pedestrian'] as const;
 const AVOID_FEATURES = ['tollRoad', 'controlledAccessHighway', 'ferry', 'tunnel', 'dirtRoad'] as const;
 const OPTIMIZE_FOR = ['quality', 'performance', 'balanced'] as const;
 const MIN_SHAPE_EXCLUSIVE = 30;
-/** The spec does not name the member of `avoid` that holds the features. */
-const DEFAULT_AVOID_MEMBER = 'features';
 
 /**
  * Request fields: each a TypedInput whose default source is the same member of `msg.payload` (`range.type` ←
@@ -29,20 +29,12 @@ const DEFAULT_AVOID_MEMBER = 'features';
  */
 const FIELDS = {
   ...payloadFields(['origins', 'async']),
-  rangeType: { defaultPath: 'payload.range.type', initial: { type: 'fixed', value: 'time' } },
-  rangeValue: { defaultPath: 'payload.range.value', initial: { type: 'num', value: '600' } },
+  rangeType: { defaultPath: 'payload.range.type', initial: { type: defaults.rangeTypeType.value, value: defaults.rangeType.value } },
+  rangeValue: { defaultPath: 'payload.range.value', initial: { type: defaults.rangeValueType.value, value: defaults.rangeValue.value } },
   ...payloadFields(['mode', 'transportMode', 'avoid', 'optimizeFor', 'shape']),
 };
 
-interface IsolineDef extends NodeDef {
-  server: string;
-  originFormat?: string;
-  precision?: number | string;
-  lonLatArrays?: boolean;
-  avoidMember?: string;
-  pollIntervalSec?: number | string;
-  maxWait?: number | string;
-}
+type IsolineDef = NodeDef & SettingsOf<typeof defaults>;
 
 type Range = { type: (typeof RANGE_TYPES)[number]; value: number };
 /** What the output of a stored isoline job needs, besides the job. */
@@ -53,16 +45,18 @@ export = function register(RED: NodeAPI): void {
   function SvcIsoline(this: Node, def: IsolineDef): void {
     RED.nodes.createNode(this, def);
     def = migrations.migrate(def);
-    const computation = computationNode(RED, this, def, {
+    const computation = computationNode(RED, this, def, defaults, {
       kind: 'isoline',
       jobPath: (_platform, jobSegment) => `/v1/routing/isoline/jobs/${jobSegment}`,
       isResult: (body) => body !== null && typeof body === 'object' && 'isoline' in body,
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
-    const variant = locationVariantSetting(def.originFormat);
-    const precision = precisionSetting(def.precision);
-    const avoidMember = textSetting(def.avoidMember, DEFAULT_AVOID_MEMBER);
+    const settings = readSettings(def, defaults);
+    const variant = settings.choice<LocationVariant>('originFormat', ['coordinates', 'geohash']);
+    const precision = settings.precision('precision');
+    // The spec does not name the member of `avoid` that holds the features.
+    const avoidMember = settings.text('avoidMember');
 
     handleInputs(
       this,

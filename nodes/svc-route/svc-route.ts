@@ -12,6 +12,8 @@ import { plainText } from '../lib/util/text';
 import { handleInputs } from '../lib/node-red/runner';
 import { routeShapes } from '../lib/geo/worldmap-routes';
 import { durationText, lengthText } from '../lib/geo/worldmap';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
+import { defaults } from './defaults';
 import { migrations } from './migrations';
 import { translateWith } from '../lib/node-red/i18n';
 
@@ -21,10 +23,7 @@ const MIN_WAYPOINTS = 2;
 /** `transportMode` is the mode of waypoints that carry none of their own. */
 const FIELDS = payloadFields(['waypoints', 'transportMode', 'arriveBy', 'departAt', 'avoid', 'preference']);
 
-interface RouteDef extends NodeDef {
-  server: string;
-  lonLatArrays?: boolean;
-}
+type RouteDef = NodeDef & SettingsOf<typeof defaults>;
 
 type Position = [number, number];
 

@@ -2,7 +2,7 @@ import { LOCATION_NODE, type EditorDefinition } from '../lib/node-red/editor-def
 import { defaults } from './defaults';
 
 /** The editor of svc-sequence: build/editor-html.ts writes it into svc-sequence.html. */
-const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
+const editor: EditorDefinition<EditorNode, SvcRow, SvcForm, typeof defaults> = {
   ...LOCATION_NODE,
   paletteLabel: 'sequence',
   defaults,

@@ -1,19 +1,21 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
 import { LatLon, decodeGeohash, distanceMeters, encodeGeohash, geohashRadiusMeters, toPosition } from '../lib/geo/geohash';
-import { LocationObject, Place, numbered, readLocation, toLocationObjects } from '../lib/geo/locations';
+import { LocationObject, LocationVariant, Place, numbered, readLocation, toLocationObjects } from '../lib/geo/locations';
 import { readBoxes, toSequenceBox } from '../lib/geo/boxes';
 import { DepartureFormat, formatDeparture } from '../lib/geo/dates';
 import type { ComputationResult } from '../lib/platform/jobs';
 import { storedPlaces } from '../lib/node-red/resumable';
 import { computationNode } from '../lib/node-red/computation';
 import { locationsOf, nodeInputs, payloadFields } from '../lib/node-red/inputs';
-import { locationVariantSetting, precisionSetting } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { Fields, isSet, readBoolean, readChoice, readChoices, setMembers } from '../lib/util/values';
 import { HandlerResult, handleInputs } from '../lib/node-red/runner';
 import { catalogText } from '../lib/util/catalog-text';
 import { sequenceShapes } from '../lib/geo/worldmap-routes';
 import type { PlatformClient } from '../lib/platform/client';
 import { pathSegment } from '../lib/platform/paths';
+import { defaults } from './defaults';
 import { migrations } from './migrations';
 import { translateWith } from '../lib/node-red/i18n';
 
@@ -26,15 +28,7 @@ const MIN_MATCH_TOLERANCE_M = 50;
 
 const FIELDS = payloadFields(['waypoints', 'async', 'departure', 'transportMode', 'avoid', 'routeMode']);
 
-interface SequenceDef extends NodeDef {
-  server: string;
-  waypointFormat?: string;
-  precision?: number | string;
-  lonLatArrays?: boolean;
-  departureFormat?: string;
-  pollIntervalSec?: number | string;
-  maxWait?: number | string;
-}
+type SequenceDef = NodeDef & SettingsOf<typeof defaults>;
 
 /** What the output of a stored sequence job needs, besides the job. */
 type SequenceOutput = { waypoints: LocationObject[]; places: Place[] };
@@ -43,16 +37,17 @@ export = function register(RED: NodeAPI): void {
   function SvcSequence(this: Node, def: SequenceDef): void {
     RED.nodes.createNode(this, def);
     def = migrations.migrate(def);
-    const computation = computationNode(RED, this, def, {
+    const computation = computationNode(RED, this, def, defaults, {
       kind: 'sequence',
       jobPath: (platform, jobSegment) => `/v1/routing/sequence/async/${projectSegment(platform)}/jobs/${jobSegment}`,
       isResult: isSequenceResult,
     });
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const locationOptions = { lonLatArrays: def.lonLatArrays === true };
-    const variant = locationVariantSetting(def.waypointFormat);
-    const precision = precisionSetting(def.precision);
-    const departureFormat: DepartureFormat = def.departureFormat === 'local' ? 'local' : 'zoned';
+    const settings = readSettings(def, defaults);
+    const variant = settings.choice<LocationVariant>('waypointFormat', ['coordinates', 'geohash']);
+    const precision = settings.precision('precision');
+    const departureFormat = settings.choice<DepartureFormat>('departureFormat', ['local', 'zoned']);
 
     handleInputs(
       this,

@@ -2,7 +2,7 @@ import { LOCATION_NODE, type EditorDefinition } from '../lib/node-red/editor-def
 import { defaults } from './defaults';
 
 /** The editor of svc-topic-publish: build/editor-html.ts writes it into svc-topic-publish.html. */
-const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
+const editor: EditorDefinition<EditorNode, SvcRow, SvcForm, typeof defaults> = {
   ...LOCATION_NODE,
   paletteLabel: 'topic publish',
   defaults,

@@ -6,20 +6,12 @@ import { handleInputs } from '../lib/node-red/runner';
 import { describeValue } from '../lib/util/values';
 import { catalogText } from '../lib/util/catalog-text';
 import { pubsubRequest, readRequiredText, readTopicId, topicPath } from '../lib/platform/topics';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
+import { defaults } from './defaults';
 import { migrations } from './migrations';
 import { translateWith } from '../lib/node-red/i18n';
 
-interface TopicPublishDef extends NodeDef {
-  server: string;
-  topicId: string;
-  topicIdType: string;
-  locationId: string;
-  locationIdType: string;
-  data: string;
-  dataType: string;
-  /** Wrap a value that is not a JSON object as `{ "value": ... }` instead of refusing it. */
-  wrapValue?: boolean;
-}
+type TopicPublishDef = NodeDef & SettingsOf<typeof defaults>;
 
 export = function register(RED: NodeAPI): void {
   function SvcTopicPublish(this: Node, def: TopicPublishDef): void {

@@ -15,7 +15,7 @@ export const defaults = {
     limit: 'payload.limit',
     offset: 'payload.offset',
   }),
-  // A node dropped as is runs, read-only: it lists the topics (svc-topic.ts reads the same for settings without them).
+  // A node dropped as is runs, read-only: it lists the topics (svc-topic.ts gives these to settings without them).
   operation: { value: 'list-topics', validate: { typedInput: 'operationType' } },
   operationType: { value: 'operation' },
   allPages: { value: false },

@@ -9,7 +9,7 @@ const SUBSCRIBE = { operation: ['create-subscription'] };
 const ONE_TOPIC = { operation: ['get-topic', 'delete-topic', 'create-subscription'] };
 
 /** The editor of svc-topic: build/editor-html.ts writes it into svc-topic.html. */
-const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
+const editor: EditorDefinition<EditorNode, SvcRow, SvcForm, typeof defaults, typeof credentials> = {
   ...LOCATION_NODE,
   paletteLabel: 'topic',
   label: function (this: EditorNode) {

@@ -22,42 +22,19 @@ import {
   webhookHeaderValue,
 } from '../lib/platform/topics';
 import { describeValue } from '../lib/util/values';
-import { countSetting } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { translate, translateWith } from '../lib/node-red/i18n';
+import { defaults } from './defaults';
 import { migrations } from './migrations';
 
 const OPERATIONS = ['create-topic', 'list-topics', 'get-topic', 'delete-topic', 'create-subscription'] as const;
 type Operation = (typeof OPERATIONS)[number];
 
 const DEFAULT_LIMIT = 100;
-const DEFAULT_MAX_PAGES = 100;
 
-interface TopicDef extends NodeDef {
-  server: string;
-  operation: string;
-  operationType: string;
-  topicId: string;
-  topicIdType: string;
-  topicName: string;
-  topicNameType: string;
-  topicDescription: string;
-  topicDescriptionType: string;
-  webhookAddress: string;
-  webhookAddressType: string;
-  webhookHeaderFrom: string;
-  webhookHeaderFromType: string;
-  secretTokenFrom: string;
-  secretTokenFromType: string;
-  locationIds: string;
-  locationIdsType: string;
-  limit: string;
-  limitType: string;
-  offset: string;
-  offsetType: string;
-  allPages?: boolean;
-  maxPages?: number | string;
-}
+type TopicDef = NodeDef & SettingsOf<typeof defaults>;
 
 /** Values that may be kept out of the flow: when set here they win over the message. */
 interface TopicCredentials {
@@ -75,7 +52,7 @@ interface TopicPage {
 
 /** The node's TypedInputs, each defaulting to its member of the message. */
 const FIELDS = {
-  operation: { defaultPath: 'operation', initial: { type: 'operation', value: 'list-topics' } },
+  operation: { defaultPath: 'operation', initial: { type: defaults.operationType.value, value: defaults.operation.value } },
   topicId: 'topicId',
   topicName: 'payload.Name',
   topicDescription: 'payload.Description',
@@ -126,7 +103,7 @@ export = function register(RED: NodeAPI): void {
     const { inputs, read } = nodeInputs(RED, this, def, FIELDS);
     const settings: Settings = {
       allPages: def.allPages === true,
-      maxPages: countSetting(def.maxPages, DEFAULT_MAX_PAGES),
+      maxPages: readSettings(def, defaults).count('maxPages'),
       credentials: this.credentials ?? {},
       warn: (text) => this.warn(translate(text)),
     };

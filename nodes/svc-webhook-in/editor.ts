@@ -4,7 +4,7 @@ import { credentials, defaults } from './defaults';
 const SIGNED = { verify: ['signature'] };
 
 /** The editor of svc-webhook-in: build/editor-html.ts writes it into svc-webhook-in.html. */
-const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
+const editor: EditorDefinition<EditorNode, SvcRow, SvcForm, typeof defaults, typeof credentials> = {
   category: 'location',
   color: '#a6d4e8',
   inputs: 0,

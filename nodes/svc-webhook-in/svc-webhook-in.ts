@@ -4,7 +4,7 @@ import type { NodeAPI, NodeDef, Node } from '../lib/node-red/types';
 import { NodeStatus } from '../lib/node-red/status';
 import { Failure, failure } from '../lib/node-red/failure';
 import type { SvcConfigNode } from '../lib/node-red/config';
-import { countSetting, positiveSetting, textSetting } from '../lib/node-red/settings';
+import { countSetting, readSettings, textSetting } from '../lib/node-red/settings';
 import { ConfigError } from '../lib/util/errors';
 import { CatalogText, catalogText } from '../lib/util/catalog-text';
 import { translate, translateWith } from '../lib/node-red/i18n';
@@ -18,21 +18,11 @@ import { rawBodyOf } from '../lib/webhook/raw-body';
 import { ReceiverConfig, Reply, WebhookReceiver, replyTo } from '../lib/webhook/receiver';
 import { WebhookAccount } from './account';
 import { migrations } from './migrations';
-import { credentials as credentialTypes } from './defaults';
+import { credentials as credentialTypes, defaults } from './defaults';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
 
-interface WebhookInDef extends NodeDef {
-  /** The path below Node-RED's httpNodeRoot, as in the core `http in` node. */
-  url: string;
-  /** `signature` (default) checks `svc-signature`; `none` accepts unsigned requests and warns. */
-  verify?: string;
-  /** Seconds a timestamp may differ from this machine's clock, either way. */
-  tolerance?: number | string;
-  /** Name of the custom header the subscription's `WebhookHeader` sets; its value is a credential. */
-  headerName?: string;
-  maxBodyKb?: number | string;
-  /** Optional svc-config whose Redis holds the replay cache shared by every instance. */
-  server?: string;
-}
+/** `url`: the path below Node-RED's httpNodeRoot, as in the core `http in` node; `verify`: `signature` checks `svc-signature`, `none` accepts unsigned requests and warns; `server`: an optional svc-config whose Redis holds the replay cache shared by every instance. */
+type WebhookInDef = NodeDef & SettingsOf<typeof defaults>;
 
 interface WebhookInCredentials {
   secret?: string;
@@ -41,8 +31,6 @@ interface WebhookInCredentials {
   headerValue?: string;
 }
 
-const DEFAULT_TOLERANCE_SEC = 300;
-const DEFAULT_MAX_BODY_KB = 1024;
 /** The file in Node-RED's user directory that keeps delivered webhooks until their window has passed (ReplayFile). */
 const REPLAY_FILE = path.join('svc-location', 'webhook-replays.jsonl');
 
@@ -198,17 +186,19 @@ interface SettingProblem {
 
 /** The receiver the settings describe, or the setting that keeps it from listening. */
 function readConfig(def: WebhookInDef, credentials: WebhookInCredentials): ReceiverConfig | SettingProblem {
+  const settings = readSettings(def, defaults);
+  // A saved node without a path does not listen: its default is for a node dropped in.
   const url = textSetting(def.url);
   if (url === '') return { problem: 'error.webhook.noPath' };
   const path = url.startsWith('/') ? url : `/${url}`;
-  const maxBodyBytes = Math.floor((positiveSetting(def.maxBodyKb) ?? DEFAULT_MAX_BODY_KB) * 1024);
+  const maxBodyBytes = Math.floor(settings.positive('maxBodyKb') * 1024);
   let verifier: SignatureVerifier | undefined;
   if (def.verify !== 'none') {
     const secrets = [credentials.secret ?? '', credentials.previousSecret ?? ''];
     if (!secrets.some((secret) => secret !== '')) return { problem: 'error.webhook.noSecret' };
-    verifier = new SignatureVerifier({ secrets, toleranceSec: positiveSetting(def.tolerance) ?? DEFAULT_TOLERANCE_SEC });
+    verifier = new SignatureVerifier({ secrets, toleranceSec: settings.positive('tolerance') });
   }
-  const headerName = textSetting(def.headerName);
+  const headerName = settings.text('headerName');
   if (headerName === '') return { path, verifier, maxBodyBytes };
   if (!isHeaderName(headerName)) return { problem: 'error.webhook.headerName' };
   const headerValue = (credentials.headerValue ?? '').trim();

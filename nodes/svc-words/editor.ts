@@ -2,7 +2,7 @@ import { LOCATION_NODE, type EditorDefinition } from '../lib/node-red/editor-def
 import { defaults } from './defaults';
 
 /** The editor of svc-words: build/editor-html.ts writes it into svc-words.html. */
-const editor: EditorDefinition<EditorNode, SvcRow, SvcForm> = {
+const editor: EditorDefinition<EditorNode, SvcRow, SvcForm, typeof defaults> = {
   ...LOCATION_NODE,
   paletteLabel: 'words',
   label: function (this: EditorNode) {

@@ -9,18 +9,17 @@ import { handleInputs } from '../lib/node-red/runner';
 import { pathSegment } from '../lib/platform/paths';
 import { formatThreeWords, parseThreeWords } from '../lib/geo/words';
 import { wordsShapes } from '../lib/geo/worldmap-places';
+import type { SettingsOf } from '../lib/node-red/editor-definition';
+import { defaults } from './defaults';
 import { migrations } from './migrations';
 import { wordsPlace } from '../lib/geo/place-payload';
-import { payloadSetting } from '../lib/node-red/settings';
+import { readSettings } from '../lib/node-red/settings';
 import { translateWith } from '../lib/node-red/i18n';
 
-interface WordsDef extends NodeDef {
-  server: string;
-  words: string;
-  wordsType: string;
-  /** What msg.payload holds: the whole response (the default, what version 1.0.0 sent) or the location. */
-  output?: string;
-}
+/** The length of a place's geohash when the response gives none: svc-words has no precision setting. */
+const GEOHASH_LENGTH = 9;
+
+type WordsDef = NodeDef & SettingsOf<typeof defaults>;
 
 interface WordsLocation extends LatLon {
   elevation: number | undefined;
@@ -34,7 +33,8 @@ export = function register(RED: NodeAPI): void {
     def = migrations.migrate(def);
     const client = clientFor(RED, this, def.server, 'bearer');
     const inputs = nodeInputs(RED, this, def, { words: 'payload' });
-    const payloadIs = payloadSetting(def.output);
+    // `location` puts the place in msg.payload; `response` (flows saved before the setting existed too) keeps the whole response there.
+    const payloadIs = readSettings(def, defaults).choice('output', ['response', 'location']);
 
     handleInputs(
       this,
@@ -98,7 +98,7 @@ function readLookup(body: unknown, words: string[], statusCode: number): { locat
         elevation: toNumber(coordinates?.elevation),
         ...(typeof coordinates?.elevationType === 'string' ? { elevationType: coordinates.elevationType } : {}),
       },
-      geohash: geohash ?? encodeGeohash(point),
+      geohash: geohash ?? encodeGeohash(point, GEOHASH_LENGTH),
     };
   } catch (err) {
     throw new PlatformError('BAD_RESPONSE', catalogText('error.words.noLocation', { cause: causeOf(err) }), {

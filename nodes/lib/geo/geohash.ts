@@ -20,8 +20,6 @@ export const MAX_GEOHASH_LENGTH = 12;
  */
 const GEOHASH = new RegExp(`^[0123456789bcdefghjkmnpqrstuvwxyz]{1,${MAX_GEOHASH_LENGTH}}$`);
 
-export const DEFAULT_GEOHASH_PRECISION = 9;
-
 export function isGeohash(value: unknown): value is string {
   return typeof value === 'string' && GEOHASH.test(value.toLowerCase());
 }
@@ -37,7 +35,7 @@ export function checkLatLon(lat: unknown, lon: unknown, label: Label): LatLon {
   return { lat: latitude, lon: longitude };
 }
 
-export function encodeGeohash(point: LatLon, precision = DEFAULT_GEOHASH_PRECISION): string {
+export function encodeGeohash(point: LatLon, precision: number): string {
   return ngeohash.encode(point.lat, point.lon, precision);
 }
 

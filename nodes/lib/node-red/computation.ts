@@ -1,7 +1,7 @@
 import type { Node, NodeAPI, OutputMessage } from './types';
 import { clientFor } from './config';
 import { jobStoreFor } from './resumable';
-import { COMPUTATION_POLLING, PollSettings, pollingOf } from './settings';
+import { PollDefaults, PollSettings, pollingOf } from './settings';
 import type { HandlerResult, InputContext, Resumable } from './runner';
 import type { PlatformClient } from '../platform/client';
 import type { JsonObject } from '../util/values';
@@ -22,11 +22,12 @@ export type StoredComputation<Output extends object> = Output & { state: JobStat
 /**
  * The part every computation node shares: its client and polling, the request whose job is stored
  * (state and `output`, what building the output needs) as soon as the service accepts it and after
- * each poll, and the resuming of a stored job, which keeps its original wait limit.
+ * each poll, and the resuming of a stored job, which keeps its original wait limit. `defaults` are
+ * the node's (defaults.ts).
  */
-export function computationNode(RED: NodeAPI, node: Node, def: PollSettings & { server: string }, kind: ComputationKind) {
+export function computationNode(RED: NodeAPI, node: Node, def: PollSettings & { server?: string }, defaults: PollDefaults, kind: ComputationKind) {
   const client = clientFor(RED, node, def.server, 'project');
-  const polling = pollingOf(def, COMPUTATION_POLLING);
+  const polling = pollingOf(def, defaults);
   const jobOf = (platform: PlatformClient, context: InputContext, output: JsonObject): ComputationJob => ({
     client: platform,
     kind: kind.kind,

@@ -8,6 +8,8 @@
  * scorecard read them statically. A default names its validator (`Validator`); a validator of the
  * node's own is a function of its editor definition (`validators`), which runs on the editor page
  * as bundled, with the page's globals (RED, $, SvcEditor) and what its module imports.
+ * A node's settings type (`SettingsOf`) and its dialog rows (`EditorDefinition`) are typed by the
+ * keys of its defaults, so a misspelt key fails tsc.
  */
 
 /**
@@ -45,26 +47,52 @@ export type Defaults = Record<string, Default>;
 
 export type Credentials = Record<string, { type: 'text' | 'password' }>;
 
+/** What flow JSON holds for a default: a number may be an editor field's text; a config node's id is text. */
+type Stored<D> = D extends { value: infer V } ? (V extends number ? number | string : V extends boolean ? boolean : string) : string;
+
 /**
- * A node's editor. `Node` is the node as the editor page holds it, `Row` a row of its dialog and `Form`
- * the dialog (types/editor-globals.d.ts: EditorNode, SvcRow, SvcForm); the functions run on the
- * editor page, called with the node as `this` (write them as `function` expressions).
+ * A node's settings as flow JSON holds them, typed by its defaults (`NodeDef & SettingsOf<typeof defaults>`):
+ * each may be missing (a node saved before the setting existed).
  */
-export interface EditorDefinition<Node, Row, Form> {
+export type SettingsOf<D extends Defaults> = { [K in keyof D]?: Stored<D[K]> };
+
+/** The keys of the settings whose default is a number. */
+export type NumberKey<D extends Defaults> = { [K in keyof D]: D[K] extends { value: number } ? K : never }[keyof D];
+
+/** The keys of the settings whose default is a text. */
+export type TextKey<D extends Defaults> = { [K in keyof D]: D[K] extends { value: string } ? K : never }[keyof D];
+
+/** The members of a dialog row that name a flow property or credential. */
+type RowProperty = 'typed' | 'text' | 'password' | 'config' | 'spinner' | 'number' | 'select' | 'checkbox' | 'hidden';
+
+/** A dialog row whose property names are keys (`K`) of the node's defaults or credentials (any row where `Row` is unknown, as the build reads it). */
+export type RowOf<Row, K extends string> = unknown extends Row
+  ? unknown
+  : Omit<Row, RowProperty | 'when'> & { [P in RowProperty]?: K } & { when?: Partial<Record<K, unknown[]>> };
+
+/** The dialog rows that several nodes share, by name (resources/editor.js's NAMED_ROWS). */
+export type NamedRow = 'server' | 'name' | 'mapOutput';
+
+/**
+ * A node's editor, typed by its defaults (`D`) and credentials (`C`). `Node` is the node as the editor page holds it, `Row` a row of its dialog and `Form`
+ * the dialog (types/editor-globals.d.ts: EditorNode, SvcRow, SvcForm); the functions run on the
+ * editor page as bundled, called with the node as `this` (write them as `function` expressions).
+ */
+export interface EditorDefinition<Node, Row, Form, D extends Defaults = Defaults, C extends Credentials = Credentials> {
   /** `location` for the palette's category of the pack, `config` for a config node. */
   category: 'location' | 'config';
   color?: string;
-  defaults: Defaults;
-  credentials?: Credentials;
+  defaults: D;
+  credentials?: C;
   inputs?: 0 | 1;
   outputs?: 1;
   /** The node's palette label; its label too while it has no name, unless `label` says otherwise. */
   paletteLabel?: string;
   label?: (this: Node) => string;
   /** The dialog's rows (resources/editor.js lists their kinds). */
-  rows: Array<Row | string>;
+  rows: Array<RowOf<Row, Extract<keyof D | (string extends keyof C ? never : keyof C), string>> | NamedRow>;
   /** Validators of the node's own, by property: they take the place of a default's named one. */
-  validators?: Record<string, (this: Node, value: unknown, opt?: unknown) => boolean | string>;
+  validators?: Partial<Record<keyof D, (this: Node, value: unknown, opt?: unknown) => boolean | string>>;
   /** Run when the dialog opens, after the form has filled it in. */
   prepare?: (this: Node, form: Form) => void;
 }
@@ -100,15 +128,17 @@ export function polling(pollIntervalSec: number, maxWait: number) {
   } satisfies Defaults;
 }
 
+type TypedInputDefault = Default & { value: string };
+
 /**
  * TypedInput rows' properties, each read from the `msg` member given by default (`{ waypoints: 'payload.waypoints' }`),
  * with their type properties (`waypointsType`).
  */
-export function typedInputs<Name extends string>(members: Record<Name, string>): Record<Name | `${Name}Type`, Default> {
-  const defaults: Defaults = {};
+export function typedInputs<Name extends string>(members: Record<Name, string>): Record<Name | `${Name}Type`, TypedInputDefault> {
+  const defaults: Record<string, TypedInputDefault> = {};
   for (const [name, member] of Object.entries<string>(members)) {
     defaults[name] = { value: member, validate: { typedInput: `${name}Type` } };
     defaults[`${name}Type`] = { value: 'msg' };
   }
-  return defaults as Record<Name | `${Name}Type`, Default>;
+  return defaults;
 }

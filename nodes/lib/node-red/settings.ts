@@ -1,7 +1,7 @@
 import type { Polling } from '../platform/jobs';
-import { DEFAULT_GEOHASH_PRECISION, MAX_GEOHASH_LENGTH } from '../geo/geohash';
-import type { LocationVariant } from '../geo/locations';
+import { MAX_GEOHASH_LENGTH } from '../geo/geohash';
 import { toNumber } from '../util/values';
+import type { Defaults, NumberKey, SettingsOf, TextKey, polling } from './editor-definition';
 
 /**
  * The one parser of each kind of node setting, as flow JSON stores it (a number, or the text of an
@@ -31,14 +31,9 @@ export function textSetting(value: unknown, fallback = ''): string {
 }
 
 /** Geohash length: a whole number from 1 to 12. */
-export function precisionSetting(value: unknown): number {
+export function precisionSetting(value: unknown, fallback: number): number {
   const n = positiveSetting(value);
-  return n !== undefined && Number.isInteger(n) && n <= MAX_GEOHASH_LENGTH ? n : DEFAULT_GEOHASH_PRECISION;
-}
-
-/** How a node writes spec Location objects (its origin or waypoint format): `geohash`, else coordinates. */
-export function locationVariantSetting(value: unknown): LocationVariant {
-  return value === 'geohash' ? 'geohash' : 'coordinates';
+  return n !== undefined && Number.isInteger(n) && n <= MAX_GEOHASH_LENGTH ? n : fallback;
 }
 
 /** Poll settings as flow JSON holds them (a 1.0.0 `pollInterval` is moved by the node's migration, node-red/migrations.ts). */
@@ -49,23 +44,36 @@ export interface PollSettings {
   maxWait?: unknown;
 }
 
-export interface PollDefaults {
-  pollIntervalSec: number;
-  maxWaitSec: number;
-}
-
-/** Isoline and sequence computations: first poll after 1 s, give up after 5 minutes. */
-export const COMPUTATION_POLLING: PollDefaults = { pollIntervalSec: 1, maxWaitSec: 300 };
+/** A job node's poll defaults (its defaults.ts, from `polling()`). */
+export type PollDefaults = Pick<ReturnType<typeof polling>, 'pollIntervalSec' | 'maxWait'>;
 
 /** How a node polls its jobs. Every poll setting is in seconds. */
 export function pollingOf(def: PollSettings, defaults: PollDefaults): Polling {
   return {
-    intervalMs: (positiveSetting(def.pollIntervalSec) ?? defaults.pollIntervalSec) * 1000,
-    maxWaitMs: (positiveSetting(def.maxWait) ?? defaults.maxWaitSec) * 1000,
+    intervalMs: (positiveSetting(def.pollIntervalSec) ?? defaults.pollIntervalSec.value) * 1000,
+    maxWaitMs: (positiveSetting(def.maxWait) ?? defaults.maxWait.value) * 1000,
   };
 }
 
-/** The *Output* choice of the locating nodes: `location` puts the place in msg.payload; anything else (unset in flows saved before it existed) keeps the whole response there, as the stored value `'response'`. */
-export function payloadSetting(value: unknown): 'response' | 'location' {
-  return value === 'location' ? 'location' : 'response';
+/**
+ * A node's settings read against its defaults.ts, the one source of their defaults: a key its
+ * defaults lack fails tsc, and a missing or unreadable value gives the key's default.
+ */
+export function readSettings<D extends Defaults>(def: SettingsOf<D>, defaults: D) {
+  // NumberKey and TextKey name only keys whose default value is a number or a text.
+  const number = (key: NumberKey<D>) => defaults[key].value as number;
+  const text = (key: TextKey<D>) => defaults[key].value as string;
+  return {
+    positive: (key: NumberKey<D>): number => positiveSetting(def[key]) ?? number(key),
+    nonNegative: (key: NumberKey<D>): number => nonNegativeSetting(def[key], number(key)),
+    count: (key: NumberKey<D>): number => countSetting(def[key], number(key)),
+    precision: (key: NumberKey<D>): number => precisionSetting(def[key], number(key)),
+    text: (key: TextKey<D>): string => textSetting(def[key], text(key)),
+    /** One of `choices` (the key's default among them), else the default. */
+    choice: <C extends string>(key: TextKey<D>, choices: readonly C[]): C => {
+      const value: unknown = def[key];
+      const isChoice = (v: unknown): v is C => (choices as readonly unknown[]).includes(v);
+      return isChoice(value) ? value : (text(key) as C);
+    },
+  };
 }

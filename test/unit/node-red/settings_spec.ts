@@ -1,20 +1,23 @@
 import should from 'should';
 import {
-  COMPUTATION_POLLING,
   PollSettings,
   countSetting,
   nonNegativeSetting,
   pollingOf,
   positiveSetting,
   precisionSetting,
+  readSettings,
   textSetting,
 } from '../../../nodes/lib/node-red/settings';
+import type { EditorDefinition, SettingsOf } from '../../../nodes/lib/node-red/editor-definition';
+import { defaults as bulkDefaults } from '../../../nodes/svc-bulk-geocode/defaults';
+import { defaults as isolineDefaults } from '../../../nodes/svc-isoline/defaults';
+import { defaults as webhookDefaults } from '../../../nodes/svc-webhook-in/defaults';
 import { expectOutput, helper, loadWithSandbox, useSandbox } from '../../support/harness';
 import { resetBulk } from '../../../sandbox/endpoints/bulk';
 import { migrated } from '../../support/migrations';
 import { runEditorScripts } from '../../support/editor-script';
 
-const BULK_POLLING = { pollIntervalSec: 2, maxWaitSec: 1800 };
 /** Settings of a node as a 1.0.0 flow holds them (no version), at their current version. */
 type FlowSettings = PollSettings & { type: string; [property: string]: unknown };
 const bulk = (settings: Record<string, unknown>) => migrated<FlowSettings>({ type: 'svc-bulk-geocode', ...settings });
@@ -37,29 +40,62 @@ describe('node settings', function () {
       should(textSetting(undefined)).equal('');
     });
 
-    it('reads a geohash length as a whole number from 1 to 12, else the default 9', function () {
-      should(precisionSetting('7')).equal(7);
-      should(precisionSetting(12)).equal(12);
-      for (const bad of [0, 13, 5.5, '', 'x', undefined]) should(precisionSetting(bad)).equal(9, String(bad));
+    it('reads a geohash length as a whole number from 1 to 12, else the default', function () {
+      should(precisionSetting('7', 9)).equal(7);
+      should(precisionSetting(12, 9)).equal(12);
+      for (const bad of [0, 13, 5.5, '', 'x', undefined]) should(precisionSetting(bad, 9)).equal(9, String(bad));
+    });
+  });
+
+  describe('one source for each default: the node’s defaults.ts', function () {
+    it('reads a setting by its key in defaults.ts, and gives that default for a missing or unreadable value', function () {
+      const settings = readSettings<typeof webhookDefaults>({ tolerance: '60', maxBodyKb: 'x', headerName: ' X-Key ' }, webhookDefaults);
+      should(settings.positive('tolerance')).equal(60);
+      should(settings.positive('maxBodyKb')).equal(webhookDefaults.maxBodyKb.value);
+      should(readSettings({}, webhookDefaults).positive('tolerance')).equal(300);
+      should(settings.text('headerName')).equal('X-Key');
+      should(readSettings({}, webhookDefaults).text('url')).equal('/svc-webhook');
+      should(readSettings({ verify: 'none' }, webhookDefaults).choice('verify', ['signature', 'none'])).equal('none');
+      should(readSettings({ verify: 'sometimes' }, webhookDefaults).choice('verify', ['signature', 'none'])).equal('signature');
+    });
+
+    it('fails tsc on a key the defaults lack, in the runtime’s settings and in the dialog’s rows', function () {
+      const settings = readSettings({}, webhookDefaults);
+      // @ts-expect-error a misspelt key
+      should(() => settings.positive('tolerence')).throw();
+      // @ts-expect-error a number setting read as text
+      settings.text('maxBodyKb');
+      // @ts-expect-error a misspelt member of a node's settings
+      const stored: SettingsOf<typeof webhookDefaults> = { maxBodyKB: 1 };
+      should(stored).be.ok();
+      const rows: EditorDefinition<unknown, { text?: string; icon?: string }, unknown, typeof webhookDefaults>['rows'] = [
+        { text: 'headerName', icon: 'header' },
+        // @ts-expect-error a misspelt row property
+        { text: 'headerNam' },
+        'name',
+        // @ts-expect-error a shared row that does not exist
+        'names',
+      ];
+      should(rows).have.length(4);
     });
   });
 
   describe('poll settings: seconds everywhere, flows saved before 1.1 read in their old unit', function () {
     it('reads pollIntervalSec and maxWait in seconds', function () {
-      should(pollingOf({ pollIntervalSec: '0.5', maxWait: 60 }, BULK_POLLING)).eql({ intervalMs: 500, maxWaitMs: 60_000 });
-      should(pollingOf({ pollIntervalSec: 3 }, COMPUTATION_POLLING)).eql({ intervalMs: 3000, maxWaitMs: 300_000 });
+      should(pollingOf({ pollIntervalSec: '0.5', maxWait: 60 }, bulkDefaults)).eql({ intervalMs: 500, maxWaitMs: 60_000 });
+      should(pollingOf({ pollIntervalSec: 3 }, isolineDefaults)).eql({ intervalMs: 3000, maxWaitMs: 300_000 });
     });
 
     it('uses the defaults: 2 s and 30 min on bulk, 1 s and 5 min on isoline and sequence', function () {
-      should(pollingOf({}, BULK_POLLING)).eql({ intervalMs: 2000, maxWaitMs: 1_800_000 });
-      should(pollingOf(computation({ pollIntervalSec: '', pollInterval: '' }), COMPUTATION_POLLING)).eql({ intervalMs: 1000, maxWaitMs: 300_000 });
+      should(pollingOf({}, bulkDefaults)).eql({ intervalMs: 2000, maxWaitMs: 1_800_000 });
+      should(pollingOf(computation({ pollIntervalSec: '', pollInterval: '' }), isolineDefaults)).eql({ intervalMs: 1000, maxWaitMs: 300_000 });
     });
 
     it('reads a legacy pollInterval in the node’s old unit wherever it is set, even beside pollIntervalSec (moved by the node’s migration)', function () {
-      should(pollingOf(bulk({ pollInterval: 2000 }), BULK_POLLING).intervalMs).equal(2000);
-      should(pollingOf(bulk({ pollInterval: '500', pollIntervalSec: 2 }), BULK_POLLING).intervalMs).equal(500);
-      should(pollingOf(computation({ pollInterval: 2 }), COMPUTATION_POLLING).intervalMs).equal(2000);
-      should(pollingOf(computation({ pollInterval: 0.5, pollIntervalSec: 9 }), COMPUTATION_POLLING).intervalMs).equal(500);
+      should(pollingOf(bulk({ pollInterval: 2000 }), bulkDefaults).intervalMs).equal(2000);
+      should(pollingOf(bulk({ pollInterval: '500', pollIntervalSec: 2 }), bulkDefaults).intervalMs).equal(500);
+      should(pollingOf(computation({ pollInterval: 2 }), isolineDefaults).intervalMs).equal(2000);
+      should(pollingOf(computation({ pollInterval: 0.5, pollIntervalSec: 9 }), isolineDefaults).intervalMs).equal(500);
     });
   });
 
