@@ -64,6 +64,9 @@ export interface JobsRun {
   cpuPerPollFactor: number;
   writesPerSubmission: number;
   writesPerPoll: number;
+  /** CPU time of Node-RED's and the sandbox's processes while the jobs were submitted, s (who holds the submissions up). */
+  submitCpuNodeRedSeconds: number;
+  submitCpuSandboxSeconds: number;
   restartSeconds: number;
   resumed: number;
   /** The most routing requests (submissions and polls) in any 1 s and 10 s after the restart; the rate allows 200 and 2,000. */
@@ -85,6 +88,17 @@ function sum(counts: StatusCounts, endpoints: string[], ok = true): number {
     for (const [status, count] of Object.entries(counts[endpoint] ?? {})) if (!ok || status.startsWith('2')) total += count;
   }
   return total;
+}
+
+/** CPU time a process has used, s, from /proc (NaN where there is none). */
+function processCpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime, fields 14 and 15 of stat (12 and 13 after the command).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 function cpuMicros(usage: { user: number; system: number }): number {
@@ -224,6 +238,7 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
     await sandbox.call('trace', SUBMISSIONS);
     const writesBefore = await nodeRed.call('jobStoreWrites', CONFIG_ID);
     const commandsBefore = client ? await redisCommands(client) : 0;
+    const cpuBefore = [processCpuSeconds(nodeRed.pid), processCpuSeconds(sandbox.pid)];
     const startedAt = Date.now();
     await post(nodeRed, { count: JOBS });
     const sandboxRef = sandbox;
@@ -236,6 +251,7 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
       allowedSeconds * IN_FLIGHT_TIMEOUT_FACTOR * 1000,
       500,
     ).catch(() => undefined);
+    const cpuAfter = [processCpuSeconds(nodeRed.pid), processCpuSeconds(sandbox.pid)];
     const traced = (await sandbox.call('traced', undefined)).filter((entry) => entry.status === 200);
     const inFlight = traced.length;
     const lastAccepted = Math.max(...traced.map((entry) => entry.time));
@@ -273,13 +289,14 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
     // A bare poll of one of the same jobs.
     await sandbox.call('trace', POLLS);
     const sandboxNow = sandbox;
+    // None while submissions still fill the rate's queue (the polls wait behind them): NaN then.
     const aPoll = await waitFor(
       'a job to be polled',
       async () => (await sandboxNow.call('traced', undefined)).find((entry) => entry.status === 200),
-      60_000,
+      30_000,
       500,
-    );
-    const bareCpuPerPollUs = await barePoll(sandbox.info.url, aPoll.path);
+    ).catch(() => undefined);
+    const bareCpuPerPollUs = aPoll ? await barePoll(sandbox.info.url, aPoll.path) : NaN;
 
     // A restart: stopped as Node-RED stops, started on the same user directory; every job polled again.
     await sandbox.call('trace', [...SUBMISSIONS, ...POLLS]);
@@ -311,6 +328,8 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
       firstError: errors.first,
       inFlightSeconds,
       inFlightFactor: inFlightSeconds / allowedSeconds,
+      submitCpuNodeRedSeconds: cpuAfter[0] - cpuBefore[0],
+      submitCpuSandboxSeconds: cpuAfter[1] - cpuBefore[1],
       messageBytes,
       heapPerJobBytes,
       pollsPerSecond: polls / seconds,
@@ -352,6 +371,8 @@ function report(runs: JobsRun[]): string {
   const rows: Array<[string, string, (run: JobsRun) => number, number]> = [
     ['jobs in flight', `${formatNumber(JOBS)}`, (run) => run.inFlight, 0],
     ['time to get there ÷ the time the rate allows', '≤ 1.1', (run) => run.inFlightFactor, 2],
+    ['(Node-RED CPU while they were submitted, s)', '–', (run) => run.submitCpuNodeRedSeconds, 0],
+    ['(the sandbox CPU meanwhile, s)', '–', (run) => run.submitCpuSandboxSeconds, 0],
     ['heap per job beyond its message, bytes', '≤ 2,048', (run) => run.heapPerJobBytes, 0],
     ['(its message, bytes)', '–', (run) => run.messageBytes, 0],
     ['Node-RED CPU per poll ÷ a bare keep-alive poll', '≤ 3', (run) => run.cpuPerPollFactor, 2],
