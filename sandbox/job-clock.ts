@@ -5,6 +5,9 @@
  * Tests may scale the durations (`jobTimeScale`) or count polls instead (`jobPolls`, a test knob).
  */
 
+/** Asynchronous routing jobs kept per family (isoline, sequence) unless the sandbox's `maxRoutingJobs` says otherwise; see `makeRoom`. */
+export const MAX_ROUTING_JOBS = 1000;
+
 /** How long a job's results are kept once it has completed: 24 hours. */
 export const JOB_RESULT_TTL_MS = 24 * 60 * 60_000;
 

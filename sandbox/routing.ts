@@ -141,9 +141,6 @@ export interface Job extends JobTiming {
   failure?: string;
 }
 
-/** Asynchronous jobs kept per family (isoline, sequence); see `makeRoom`. */
-export const MAX_ROUTING_JOBS = 1000;
-
 /**
  * Asynchronous jobs of one endpoint family: a job responds with "running" until it completes (by the
  * sandbox's clock, see `job-clock.ts`, or on its `jobPolls`-th poll in tests), then with the result (or,
@@ -159,9 +156,9 @@ export class Jobs {
     private readonly family: 'isoline' | 'sequence',
   ) {}
 
-  /** A new job of `items` items (polygons or waypoints), or undefined when `MAX_ROUTING_JOBS` are running. */
+  /** A new job of `items` items (polygons or waypoints), or undefined when `options.maxRoutingJobs` are running. */
   create(result: unknown, items: number): { jobId: string; status: string; message: string } | undefined {
-    if (!makeRoom(this.sandbox, this.jobs, MAX_ROUTING_JOBS)) return undefined;
+    if (!makeRoom(this.sandbox, this.jobs, this.sandbox.options.maxRoutingJobs)) return undefined;
     const jobId = `job-${randomBytes(6).toString('hex')}`;
     this.jobs.set(jobId, { ...newTiming(this.sandbox, this.family, items), result, failure: this.failNext });
     this.failNext = undefined;

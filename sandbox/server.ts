@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
-import { JOB_RESULT_TTL_MS } from './job-clock';
+import { JOB_RESULT_TTL_MS, MAX_ROUTING_JOBS } from './job-clock';
 
 /**
  * The sandbox platform: a strict local implementation of the location platform interface
@@ -189,6 +189,8 @@ export interface SandboxOptions extends SandboxModes {
   jobTimeScale?: number;
   /** How long a completed job's results are kept, ms (24 hours). */
   jobResultTtlMs?: number;
+  /** Asynchronous routing jobs kept per family (isoline, sequence) before a new one gets 429 (`MAX_ROUTING_JOBS`; the jobs bench keeps 10,000). */
+  maxRoutingJobs?: number;
   /** Where the sandbox says what it failed to do (each failed webhook attempt): one line each. Silent unless given. */
   warn?: (line: string) => void;
   /** Where the sandbox says what it did that no request shows (each webhook delivered): one line each. Silent unless given. */
@@ -256,6 +258,7 @@ export class Sandbox {
       jobPolls: options.jobPolls,
       jobTimeScale: options.jobTimeScale ?? 1,
       jobResultTtlMs: options.jobResultTtlMs ?? JOB_RESULT_TTL_MS,
+      maxRoutingJobs: options.maxRoutingJobs ?? MAX_ROUTING_JOBS,
     };
     this.warn = options.warn ?? (() => undefined);
     this.info = options.info ?? (() => undefined);

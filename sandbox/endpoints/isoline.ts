@@ -4,7 +4,6 @@ import {
   check,
   encode,
   inJapan,
-  MAX_ROUTING_JOBS,
   jobsOf,
   jsonObject,
   onlyMembers,
@@ -82,7 +81,7 @@ export default function isolineEndpoints(sandbox: Sandbox): void {
       const result = isolineResult(request);
       if (!request.async) return sendJson(ctx.res, 200, result);
       const handle = jobs.create(result, request.origins.length * request.values.length);
-      if (!handle) return sendJson(ctx.res, 429, TOO_MANY_JOBS(MAX_ROUTING_JOBS));
+      if (!handle) return sendJson(ctx.res, 429, TOO_MANY_JOBS(sandbox.options.maxRoutingJobs));
       sendJson(ctx.res, 200, handle);
     }),
   );

@@ -5,7 +5,6 @@ import {
   check,
   encode,
   instantAt,
-  MAX_ROUTING_JOBS,
   jobsOf,
   jsonObject,
   onlyMembers,
@@ -89,7 +88,7 @@ export default function sequenceEndpoints(sandbox: Sandbox): void {
       const result = sequenceResult(request, sandbox.clock.now());
       if (!request.async) return sendJson(ctx.res, 200, result);
       const handle = jobs.create(result, request.points.length);
-      if (!handle) return sendJson(ctx.res, 429, TOO_MANY_JOBS(MAX_ROUTING_JOBS));
+      if (!handle) return sendJson(ctx.res, 429, TOO_MANY_JOBS(sandbox.options.maxRoutingJobs));
       sendJson(ctx.res, 200, handle);
     }),
   );

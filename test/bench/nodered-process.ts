@@ -11,6 +11,7 @@ import { runChild, serve } from './rpc';
 import { ProfileSummary, summarizeProfile } from './profile';
 import { NODES_DIR, NODE_RED_DIR } from '../support/paths';
 import { LEAST_NODE_TYPE } from './least-node';
+import { localJobStore } from '../../nodes/lib/node-red/resumable';
 
 /**
  * Node-RED embedded as an application embeds it (RED.init/RED.start with an express server), in its
@@ -99,7 +100,7 @@ function routeCount(): number {
   return router ? router.stack.filter((layer) => layer.route !== undefined).length : 0;
 }
 
-function benchMethods() {
+function benchMethods(userDir: string) {
   let sampler: NodeJS.Timeout | undefined;
   let peak: MemoryPeak | undefined;
   // A deploy through the admin API responds before the new flows run: this count says when they do.
@@ -133,6 +134,8 @@ function benchMethods() {
       if (!peak) throw new Error('watchMemory was not called');
       return peak;
     },
+    /** Writes made so far to the job store file of config node `serverId` (jobs.ts). */
+    jobStoreWrites: (serverId: string) => localJobStore(userDir, serverId).writes,
     /** CPU time used by this process so far, microseconds. */
     cpu: () => process.cpuUsage(),
     /** Starts V8's sampling profiler in this process (the inspector, as `--cpu-prof` uses it). */
@@ -157,10 +160,14 @@ function benchMethods() {
 
 export type NodeRedMethods = ReturnType<typeof benchMethods>;
 
-/** Starts Node-RED and serves the bench's methods; gives what stops it and removes its user directory. */
+/**
+ * Starts Node-RED and serves the bench's methods; gives what stops it and removes its user directory.
+ * BENCH_USER_DIR names a user directory of the caller's instead (a restart: kept, its flows run again).
+ */
 async function main(): Promise<() => Promise<void>> {
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-node-red-'));
-  addLeastNode(userDir);
+  const given = process.env.BENCH_USER_DIR;
+  const userDir = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-node-red-'));
+  if (!fs.existsSync(path.join(userDir, 'nodes'))) addLeastNode(userDir);
   const app = express();
   const server = http.createServer(app);
   const settings: LocalSettings & { telemetry: { enabled: boolean } } = {
@@ -187,7 +194,7 @@ async function main(): Promise<() => Promise<void>> {
     server.once('error', reject);
     server.listen(0, HOST, () => resolve());
   });
-  const methods = benchMethods();
+  const methods = benchMethods(userDir);
   // RED.start resolves before the flows stored at start-up are running; deploys are counted from then on.
   const initialFlows = new Promise((resolve) => RED.events.once('flows:started', resolve));
   await RED.start();
@@ -197,7 +204,7 @@ async function main(): Promise<() => Promise<void>> {
   return async () => {
     await RED.stop().catch(() => undefined);
     server.closeAllConnections();
-    fs.rmSync(userDir, { recursive: true, force: true });
+    if (given === undefined) fs.rmSync(userDir, { recursive: true, force: true });
   };
 }
 

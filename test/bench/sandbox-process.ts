@@ -106,7 +106,9 @@ export type SandboxMethods = ReturnType<typeof benchMethods>;
 
 /** Starts the sandbox and serves the bench's methods; gives what stops it. */
 async function main(): Promise<() => Promise<void>> {
-  const sandbox = await startSandbox({ jobPolls: 2 });
+  // BENCH_SANDBOX_JOBS (jobs.ts): routing jobs run by the clock for longer than the run, and this many are kept per family.
+  const jobs = Number(process.env.BENCH_SANDBOX_JOBS);
+  const sandbox = await startSandbox(jobs > 0 ? { jobTimeScale: 100_000, maxRoutingJobs: jobs } : { jobPolls: 2 });
   serve(benchMethods(sandbox), { url: sandbox.url });
   return () => sandbox.close();
 }
