@@ -18,7 +18,7 @@ export interface GeneratedCredentials {
 
 const FIELDS: Array<keyof GeneratedCredentials> = ['clientId', 'clientSecret', 'apiKey', 'pubsubApiKey', 'webhookSecret'];
 
-export const CREDENTIALS_FILE = 'sandbox.json';
+const CREDENTIALS_FILE = 'sandbox.json';
 
 /** The credentials kept in `folder`, made and written there when there are none (or they cannot be read); without a folder, made for this run only. */
 export function generatedCredentials(folder: string | undefined): GeneratedCredentials {

@@ -22,7 +22,7 @@ export const JOB_DURATIONS = {
   sequence: { baseMs: 300, perItemMs: 100 },
 } as const;
 
-export type JobFamily = keyof typeof JOB_DURATIONS;
+type JobFamily = keyof typeof JOB_DURATIONS;
 
 /** When a job was created and is (or was) ready, by the sandbox's clock, and the polls it had. */
 export interface JobTiming {
@@ -37,12 +37,12 @@ export interface JobTiming {
 }
 
 /** What the job clock reads of a sandbox: its clock and its job options (the Sandbox is one). */
-export interface JobClockHost {
+interface JobClockHost {
   readonly clock: { now(): number };
   readonly options: { jobTimeScale: number; jobPolls?: number; jobResultTtlMs: number };
 }
 
-export type JobPhase = { phase: 'running'; fraction: number } | { phase: 'complete' } | { phase: 'expired' };
+type JobPhase = { phase: 'running'; fraction: number } | { phase: 'complete' } | { phase: 'expired' };
 
 /** The timing of a job of `items` items created now. */
 export function newTiming(sandbox: JobClockHost, family: JobFamily, items: number): JobTiming {
@@ -74,7 +74,7 @@ export function phaseOf(sandbox: JobClockHost, timing: JobTiming, options: { pol
 }
 
 /** Whether a job is still running, without counting a poll (for the state kept across restarts). */
-export function isRunning(sandbox: JobClockHost, timing: JobTiming, pollsNeeded?: number): boolean {
+function isRunning(sandbox: JobClockHost, timing: JobTiming, pollsNeeded?: number): boolean {
   return phaseOf(sandbox, { ...timing }, { pollsNeeded }).phase === 'running';
 }
 

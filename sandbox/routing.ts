@@ -15,7 +15,7 @@ export interface Point {
 }
 
 /** A request the spec forbids; the response is 400 with the message. */
-export class Invalid extends Error {}
+class Invalid extends Error {}
 
 export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Invalid(message);
@@ -146,7 +146,7 @@ export interface Job extends JobTiming {
  * sandbox's clock, see `job-clock.ts`, or on its `jobPolls`-th poll in tests), then with the result (or,
  * after `failNext`, with status "failed"), and with 410 once its results have expired.
  */
-export class Jobs {
+class Jobs {
   /** Makes the next job created end with status "failed" and this message. */
   failNext?: string;
   private readonly jobs = new Map<string, Job>();
@@ -235,7 +235,7 @@ export function crosses(a: Point, b: Point, box: Box): boolean {
  * The sandbox's time zone of a place, in minutes east of UTC: whole hours from its longitude (15°
  * an hour, as nautical time), without daylight saving. Tokyo is +09:00, Berlin +01:00, Los Angeles −08:00.
  */
-export function zoneOffsetMinutes(place: Point): number {
+function zoneOffsetMinutes(place: Point): number {
   return Math.round(place.lon / 15) * 60;
 }
 

@@ -27,14 +27,14 @@ export interface SandboxSnapshot {
 }
 
 /** What a snapshot holds, counted for the start-up banner. */
-export interface SnapshotCounts {
+interface SnapshotCounts {
   topics: number;
   subscriptions: number;
   /** Jobs kept: running, or complete with results not yet expired. */
   jobs: number;
 }
 
-export function snapshotOf(sandbox: Sandbox): SandboxSnapshot {
+function snapshotOf(sandbox: Sandbox): SandboxSnapshot {
   const pubsub = pubsubState(sandbox);
   const jobPolls = sandbox.options.jobPolls;
   return {
@@ -56,7 +56,7 @@ export function countsOf(snapshot: SandboxSnapshot): SnapshotCounts {
   };
 }
 
-export function restoreSnapshot(sandbox: Sandbox, snapshot: SandboxSnapshot): void {
+function restoreSnapshot(sandbox: Sandbox, snapshot: SandboxSnapshot): void {
   const pubsub = pubsubState(sandbox);
   for (const topic of snapshot.topics) pubsub.topics.set(topic.id, topic);
   pubsub.nextTopicId = Math.max(pubsub.nextTopicId, snapshot.nextTopicId);

@@ -25,7 +25,7 @@ export interface Bounds {
   maxLat: number;
 }
 
-export function allows(edge: Edge, mode: Mode): boolean {
+function allows(edge: Edge, mode: Mode): boolean {
   if (!edge.modes.includes(mode)) return false;
   return mode !== 'truck' || edge.maxHeight === null || edge.maxHeight >= TRUCK_HEIGHT_M;
 }
@@ -102,7 +102,7 @@ export function snap(graph: Graph, position: Position): Snap | undefined {
 /** The cost of a whole edge entered at a cost already spent (seconds for time, meters for distance). */
 export type Weight = (edge: Edge, spent: number) => number;
 
-export interface Search {
+interface Search {
   cost: Float64Array;
   /** The edge and node a node was reached by, -1 for a source. */
   viaEdge: Int32Array;
@@ -150,7 +150,7 @@ export function sourcesOf(graph: Graph, at: Snap, weight: Weight, spent = 0): Ar
   ];
 }
 
-export function nodeOf(graph: Graph, key: number): number {
+function nodeOf(graph: Graph, key: number): number {
   return graph.nodeOf.get(key) as number;
 }
 

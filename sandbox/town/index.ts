@@ -1,7 +1,7 @@
 import { Town } from './network';
 
 /** The seed of the town every endpoint responds from, unless a test makes its own. */
-export const TOWN_SEED = 1;
+const TOWN_SEED = 1;
 
 const towns = new Map<number, Town>();
 

@@ -15,7 +15,7 @@ import { speedOn } from './route';
  */
 
 /** How far an isoline reaches at most, in meters (the search's box). */
-export const MAX_REACH_M = 20_000;
+const MAX_REACH_M = 20_000;
 const CONCAVITY = { quality: 1.2, balanced: 2, performance: Infinity };
 const FEATURE = { tollRoad: 'toll', controlledAccessHighway: 'controlledAccess', ferry: 'ferry', tunnel: 'tunnel', dirtRoad: 'dirtRoad' } as const;
 export type AvoidFeature = keyof typeof FEATURE;
@@ -112,7 +112,7 @@ function outerRing(multi: MultiPolygon): Position[] {
  * A ring (closed or not) as a counter-clockwise closed ring of exactly `shape` points that contains
  * it: points added in the middle of the longest sides, or taken away by enlarging moves only.
  */
-export function fit(ring: Position[], shape: number): Position[] {
+function fit(ring: Position[], shape: number): Position[] {
   let local = open(ring).map(([lon, lat]) => [lon * scale(ring), lat] as Position);
   if (signedArea(local) < 0) local.reverse();
   const wanted = shape - 1;

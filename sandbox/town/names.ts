@@ -6,7 +6,7 @@ import { hash32 } from './random';
  * so that neighbouring arterials differ and every name occurs within a few kilometres of any point.
  */
 
-export const ARTERIAL_NAMES = [
+const ARTERIAL_NAMES = [
   'Main Street',
   'High Street',
   'Station Road',

@@ -20,8 +20,8 @@ import { arterialName, motorwayName, residentialName } from './names';
  * Junctions and streets are generated per cell of CELL × CELL lattice points, kept in a small LRU.
  */
 
-export const DLAT = 0.002;
-export const DLON = 0.003;
+const DLAT = 0.002;
+const DLON = 0.003;
 export const CELL = 16;
 const MOTORWAY_EVERY = 24;
 const ARTERIAL_EVERY = 6;
@@ -38,7 +38,7 @@ export type Mode = (typeof MODES)[number];
 const ROAD: Mode[] = ['car', 'carHOV', 'truck'];
 const ALL: Mode[] = [...MODES];
 /** Speed limit (km/h, null: none) and the modes each class allows. */
-export const CLASSES: Record<StreetClass, { speedLimit: number | null; modes: Mode[] }> = {
+const CLASSES: Record<StreetClass, { speedLimit: number | null; modes: Mode[] }> = {
   motorway: { speedLimit: 110, modes: ROAD },
   arterial: { speedLimit: 50, modes: ALL },
   residential: { speedLimit: 30, modes: ALL },
@@ -77,7 +77,7 @@ export interface Edge {
 type LineClass = 'motorway' | 'arterial' | 'residential';
 
 /** A generated cell: its junctions' edges going east and north. */
-export interface Cell {
+interface Cell {
   cx: number;
   cy: number;
   edges: Edge[];
@@ -88,10 +88,6 @@ const KEY_SPAN = 131072;
 
 export function nodeKey(i: number, j: number): number {
   return (j + KEY_OFFSET) * KEY_SPAN + (i + KEY_OFFSET);
-}
-
-export function nodeIndex(key: number): [number, number] {
-  return [(key % KEY_SPAN) - KEY_OFFSET, Math.floor(key / KEY_SPAN) - KEY_OFFSET];
 }
 
 const EARTH_RADIUS_M = 6_371_008.8;

@@ -16,7 +16,7 @@ export const HOUSE_SPACING_M = 20;
 /** How far from a place streets are looked for by name, in lattice steps (about 6 km). */
 const SEARCH_STEPS = 28;
 
-export interface City {
+interface City {
   name: string;
   country: string;
   region: string | null;
@@ -30,7 +30,7 @@ export const SANDBOX_CITY: City = { name: 'Sandbox City', country: 'Sandboxia', 
 let cityIndex: Map<string, City> | undefined;
 
 /** The most populous city of the list by this name (any letter case, with or without accents), if any. */
-export function cityNamed(name: string): City | undefined {
+function cityNamed(name: string): City | undefined {
   const key = name.trim().toLowerCase();
   if (key === SANDBOX_CITY.name.toLowerCase()) return SANDBOX_CITY;
   if (!cityIndex) {
@@ -60,7 +60,7 @@ export function cityIn(text: string): City | undefined {
 }
 
 /** The streets whose edges leave junctions within SEARCH_STEPS lattice steps of a place, each once. */
-export function streetsNear(town: Town, lon: number, lat: number): StreetRef[] {
+function streetsNear(town: Town, lon: number, lat: number): StreetRef[] {
   const [i0, j0] = town.index(lon, lat);
   const streets = new Map<string, StreetRef>();
   for (let j = j0 - SEARCH_STEPS; j <= j0 + SEARCH_STEPS; j++) {
@@ -74,7 +74,7 @@ export function streetsNear(town: Town, lon: number, lat: number): StreetRef[] {
   return [...streets.values()];
 }
 
-export interface Street {
+interface Street {
   ref: StreetRef;
   edges: Edge[];
   /** Meters along the street where each edge starts (the street may have gaps, as at a river). */
@@ -82,7 +82,7 @@ export interface Street {
   length: number;
 }
 
-export function street(town: Town, ref: StreetRef): Street {
+function street(town: Town, ref: StreetRef): Street {
   const edges = town.streetEdges(ref);
   const starts: number[] = [];
   let length = 0;
@@ -164,7 +164,7 @@ export function spotFor(town: Town, text: string, lon: number, lat: number, step
   return town.position(i0 + (h % span) - steps, j0 + (Math.floor(h / span) % span) - steps);
 }
 
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_v, j) => j);
   for (let i = 1; i <= a.length; i++) {
     let previous = row[0];

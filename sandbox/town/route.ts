@@ -32,9 +32,9 @@ export function speedOn(edge: Edge, mode: Mode): number {
 }
 
 /** The share of its speed a mode keeps on a street at an instant (1: free flow). */
-export type Traffic = (ms: number, edge: Edge) => number;
+type Traffic = (ms: number, edge: Edge) => number;
 
-export interface LegRequest {
+interface LegRequest {
   from: Position;
   to: Position;
   mode: Mode;
@@ -46,7 +46,7 @@ export interface LegRequest {
 }
 
 /** One step of a leg with its duration in seconds. */
-export interface TimedStep extends Step {
+interface TimedStep extends Step {
   seconds: number;
 }
 
@@ -83,7 +83,7 @@ export function leg(town: Town, request: LegRequest): TimedStep[] {
  * name changes or the way turns by more than TURN_DEG; `turn` is how the stretch begins relative to the
  * one before ('continue', 'left' or 'right').
  */
-export interface Stretch {
+interface Stretch {
   steps: TimedStep[];
   turn: 'continue' | 'left' | 'right';
 }
@@ -109,7 +109,7 @@ function turnBetween(before: Step, after: Step): number {
 }
 
 /** The heading from a to b, degrees clockwise from north. */
-export function bearing(a: Position, b: Position): number {
+function bearing(a: Position, b: Position): number {
   const east = (b[0] - a[0]) * Math.cos((a[1] * Math.PI) / 180);
   const north = b[1] - a[1];
   return (Math.atan2(east, north) * 180) / Math.PI;

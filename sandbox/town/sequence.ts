@@ -10,15 +10,15 @@ import { speedOn } from './route';
  * EXACT_UP_TO waypoints (Held–Karp), nearest neighbour improved by 2-opt above.
  */
 
-export const EXACT_UP_TO = 9;
+const EXACT_UP_TO = 9;
 const MARGIN_DEG = 0.03;
 
-export interface Matrix {
+interface Matrix {
   meters: number[][];
   seconds: number[][];
 }
 
-export interface MatrixRequest {
+interface MatrixRequest {
   points: Position[];
   mode: Mode;
   preference: 'fastest' | 'shortest';

@@ -5,6 +5,7 @@ import { DEFAULT_KEY_PREFIX, SharedState } from '../../nodes/lib/state/shared-st
 import { MemoryStore } from '../../nodes/lib/state/store';
 import { english } from '../support/english';
 import { RedisServer } from '../support/redis-server';
+import { withFallback } from '../support/fallback-store';
 
 /**
  * The shared-state primitives on a real redis-server, several clients at once standing in for several
@@ -164,11 +165,11 @@ describe('RedisStore on a real redis-server', function () {
     for (let i = 1; i < sorted.length; i++) should(sorted[i] - sorted[i - 1]).be.within(80, 101);
   });
 
-  it('withFallback: Redis while it responds, the local store while it is down, with one warning', async function () {
+  it('a store through withShared: Redis while it responds, the local store while it is down, with one warning', async function () {
     const warnings: string[] = [];
     const state = new SharedState({ url: redis.url, log: { warn: (t) => warnings.push(english(t)), info: () => undefined } });
     try {
-      const store = state.withFallback(new MemoryStore());
+      const store = withFallback(state, new MemoryStore());
       await store.set('where', 'redis', 60_000);
       should(await storeOf(DEFAULT_KEY_PREFIX).get('where')).equal('redis');
       await redis.stop();
@@ -224,7 +225,7 @@ describe('RedisStore on a real redis-server', function () {
     };
     const state = new SharedState({ url: redis.url, log, commandTimeoutMs: 1000 });
     try {
-      const store = state.withFallback(new MemoryStore());
+      const store = withFallback(state, new MemoryStore());
       await store.set('where', 'redis', 60_000);
       redis.pause();
       const timed = async <T>(operation: Promise<T>) => {
@@ -298,7 +299,7 @@ describe('RedisStore on a real redis-server', function () {
     redis.pause();
     const state = new SharedState({ url: redis.url, log: { warn: () => undefined, info: () => undefined }, commandTimeoutMs: 1000 });
     try {
-      const store = state.withFallback(new MemoryStore());
+      const store = withFallback(state, new MemoryStore());
       const started = Date.now();
       should(await store.get('early')).be.undefined();
       should(Date.now() - started).be.below(1600);

@@ -20,7 +20,7 @@ export interface RowFileState {
 }
 
 /** How CSV cells are written: `text` as a spreadsheet shows them (no formula runs; see `spreadsheetText`), `raw` as they are. */
-export type CsvCells = 'text' | 'raw';
+type CsvCells = 'text' | 'raw';
 
 /**
  * Rows written to a file as they come: CSV (a name ending in .csv; cells as `CsvCells` says) or JSON

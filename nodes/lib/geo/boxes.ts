@@ -6,7 +6,7 @@ import { Element, decimal, numbered } from './locations';
 
 /** Bounding boxes (the route's and the sequence's `avoid`): read from what users send, written in each endpoint's form. */
 
-export interface Box {
+interface Box {
   minLat: number;
   minLon: number;
   maxLat: number;

@@ -15,8 +15,8 @@ import { Fields, describeValue, readChoices, setMembers, toNumber } from '../uti
 export type LocationObject = { type: 'geohash'; geohash: string } | { type: 'coordinates'; latitude: number; longitude: number };
 export type LocationVariant = LocationObject['type'];
 
-export const ROUTE_TRANSPORT_MODES = ['pedestrian', 'wheelchair', 'bicycle', 'car', 'carHOV', 'truck'] as const;
-export type RouteTransportMode = (typeof ROUTE_TRANSPORT_MODES)[number];
+const ROUTE_TRANSPORT_MODES = ['pedestrian', 'wheelchair', 'bicycle', 'car', 'carHOV', 'truck'] as const;
+type RouteTransportMode = (typeof ROUTE_TRANSPORT_MODES)[number];
 
 /** The spec's routing waypoint object. */
 export interface WaypointObject {

@@ -11,7 +11,7 @@ import { isRecord } from '../util/values';
  * that the same query moves its marker instead of adding one; names and labels are HTML-escaped, as
  * on the Map output, since worldmap writes them into its page.
  */
-export interface PlacePayload {
+interface PlacePayload {
   name: string;
   lat?: number;
   lon?: number;

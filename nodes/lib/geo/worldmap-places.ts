@@ -54,7 +54,7 @@ export function wordsShapes(words: string, location: LatLon & { elevation?: numb
 }
 
 /** One located row of a bulk run. */
-export interface BulkMapRow {
+interface BulkMapRow {
   index: number;
   input: unknown;
   result: unknown;

@@ -56,7 +56,7 @@ export function sequenceShapes(geojson: Fields, places: Place[], layer: string):
 }
 
 /** A stretch of the route line between two waypoints, and whether it touches an indoor waypoint. */
-export interface Leg {
+interface Leg {
   from: number;
   to: number;
   /** First and last index into the line. */

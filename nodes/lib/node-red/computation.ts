@@ -8,7 +8,7 @@ import type { JsonObject } from '../util/values';
 import { ComputationJob, ComputationResult, JobState, awaitComputation, compute } from '../platform/jobs';
 
 /** What tells one asynchronous computation (isoline, sequence) from another. */
-export interface ComputationKind {
+interface ComputationKind {
   kind: ComputationJob['kind'];
   /** The status path of a job, given its id as one checked, percent-encoded path segment. */
   jobPath: (platform: PlatformClient, jobSegment: string) => string;
@@ -17,7 +17,7 @@ export interface ComputationKind {
 }
 
 /** A stored computation job: its state (job id, status path, when it was accepted, polls) and what its output needs. */
-export type StoredComputation<Output extends object> = Output & { state: JobState };
+type StoredComputation<Output extends object> = Output & { state: JobState };
 
 /**
  * The part every computation node shares: its client and polling, the request whose job is stored

@@ -8,7 +8,7 @@ import { catalogText } from '../util/catalog-text';
  * launcher is configured through FORGE_PROJECT_ID and FORGE_TEAM_ID (kept from Node-RED unless passed on).
  * Returns the variable that tells, if any.
  */
-export function ephemeralUserDirVariable(env: NodeJS.ProcessEnv): string | undefined {
+function ephemeralUserDirVariable(env: NodeJS.ProcessEnv): string | undefined {
   if (env.FF_INSTANCE_ID && !env.FF_DEVICE_ID) return 'FF_INSTANCE_ID';
   return ['FORGE_PROJECT_ID', 'FORGE_TEAM_ID'].find((name) => env[name]);
 }

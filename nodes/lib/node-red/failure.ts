@@ -1,8 +1,6 @@
-import type { Node } from './types';
 import { ErrorCode, SvcError, describeCause } from '../util/errors';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { translate } from './i18n';
-import type { NodeStatus } from './status';
 
 /**
  * A failure as the pack reports it to Node-RED, the one shape of every node's errors: an `Error` whose
@@ -107,16 +105,6 @@ function hintFor(err: SvcError): CatalogText {
   const { address, proxy } = err.connection;
   const settings = proxy ? catalogText('error.settings.withProxy', { address }) : address;
   return catalogText(`error.hint.connection.${err.code}`, { settings });
-}
-
-/**
- * Reports a failure of `node` that belongs to no message (a node that cannot start as configured),
- * in the same shape, with its status.
- */
-export function reportFailure(node: Node, status: NodeStatus, err: unknown): void {
-  const reported = failure(err);
-  status.error(reported);
-  node.error(reported);
 }
 
 /** Line breaks and runs of blanks (a service's own text may have them) as single spaces. */

@@ -10,7 +10,7 @@ export interface RouterLayer {
 }
 
 /** The router's layers: `_router` in express 4, `router` in express 5 (express 4 throws on `router`). */
-export function routerStack(app: Express): RouterLayer[] {
+function routerStack(app: Express): RouterLayer[] {
   const holder = app as unknown as { _router?: { stack: RouterLayer[] }; router?: { stack: RouterLayer[] } };
   try {
     return (holder._router ?? holder.router)?.stack ?? [];
@@ -90,7 +90,7 @@ export function routeFor(app: Express, method: string, path: string): RouterLaye
 }
 
 /** Whether this route layer holds `handler`. */
-export function routeHolds(layer: RouterLayer, handler: unknown): boolean {
+function routeHolds(layer: RouterLayer, handler: unknown): boolean {
   return !!layer.route?.stack.some((entry) => entry.handle === handler);
 }
 

@@ -4,7 +4,7 @@ import { CatalogText, catalogText } from '../util/catalog-text';
 import { Element, LocationOptions, Place, payloadAsLocations, readLocations } from '../geo/locations';
 
 /** One TypedInput of a node: the name errors use, its source type and value, and its default `msg` path. */
-export interface TypedInput {
+interface TypedInput {
   name: string;
   type: string;
   value: string;
@@ -17,7 +17,7 @@ export interface TypedInput {
  * node whose settings lack the property reads (its editor default, as a dropped node saves it; the
  * node's migrations give older settings their sources); `defaultPath` otherwise.
  */
-export type InputFields<K extends string> = Record<K, string | { property?: string; defaultPath: string; initial?: { type: string; value: string } }>;
+type InputFields<K extends string> = Record<K, string | { property?: string; defaultPath: string; initial?: { type: string; value: string } }>;
 
 /** Request fields whose default source is the member of `msg.payload` of the same name (`waypoints` ← `msg.payload.waypoints`). */
 export function payloadFields<K extends string>(names: readonly K[]): Record<K, string> {
@@ -25,7 +25,7 @@ export function payloadFields<K extends string>(names: readonly K[]): Record<K, 
 }
 
 /** The TypedInputs of a node, read from its definition (`<property>` and `<property>Type`). */
-export interface NodeInputs<K extends string> {
+interface NodeInputs<K extends string> {
   readonly inputs: Record<K, TypedInput>;
   /**
    * Evaluates the given inputs (all by default) for one message, in order. A source that holds

@@ -20,7 +20,7 @@ export interface Settings {
   [property: string]: unknown;
 }
 
-export interface Migration {
+interface Migration {
   version: number;
   /** None: the version only marks that the settings were written by this release or later. */
   up?: (settings: Settings) => Settings;
@@ -35,7 +35,7 @@ export interface Migrations {
 }
 
 /** A number as the runtime's setting parsers read one (a number, or the text of an editor field). */
-export function numberOf(value: unknown): number | undefined {
+function numberOf(value: unknown): number | undefined {
   const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
   return Number.isFinite(n) ? n : undefined;
 }

@@ -22,7 +22,7 @@ export interface WebhookCounts {
 }
 
 /** Why a deployed node cannot work, as the health summary names it. */
-export type HealthProblem = 'token' | 'redis' | 'quota' | 'journal';
+type HealthProblem = 'token' | 'redis' | 'quota' | 'journal';
 
 interface Checked {
   id: string;
@@ -114,7 +114,7 @@ function redisState(state: SharedState): (typeof REDIS_STATES)[number] {
 }
 
 /** The health summary: every deployed node checked; `ok` when none has a problem. */
-export function health(): { ok: boolean; nodes: Checked[] } {
+function health(): { ok: boolean; nodes: Checked[] } {
   const nodes = [...checks.values()].map((check) => check());
   return { ok: nodes.every((node) => node.problems.length === 0), nodes };
 }

@@ -75,7 +75,7 @@ export interface TrackedJob {
 }
 
 /** How long a lease on a stored job lasts unless renewed: an instance killed mid-job loses its jobs to another within this. */
-export const LEASE_MS = 10_000;
+const LEASE_MS = 10_000;
 /** Leases are renewed, and a shared store is looked through for jobs without an owner, this often. */
 const LEASE_CHECK_MS = 3_000;
 

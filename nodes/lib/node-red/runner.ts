@@ -38,7 +38,7 @@ export interface HandlerResult {
   map?: MapBuilder;
 }
 
-export type InputHandler = (msg: NodeMessageInFlow, context: InputContext) => Promise<HandlerResult>;
+type InputHandler = (msg: NodeMessageInFlow, context: InputContext) => Promise<HandlerResult>;
 
 /** A node whose jobs survive restarts: its kind, and how a stored job is polled to its output message. */
 export interface Resumable extends StoredJobsOptions {

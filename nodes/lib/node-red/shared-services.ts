@@ -18,7 +18,7 @@ import { warnIfStateIsLost } from './containers';
 export const QUOTA_FILE = 'svc-location-quota.json';
 const ENV_REFERENCE = /^\$\{(\w+)\}$/;
 
-export interface SharedSettings {
+interface SharedSettings {
   /** `redisUrl` as Node-RED gives it: already substituted when it was `${VAR}` and VAR is set. */
   redisUrl?: string;
   /** Identifies the API key / client the limits count for; hashed, never stored as given. */

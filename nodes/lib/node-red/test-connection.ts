@@ -29,7 +29,7 @@ const TEST_CLIENT = {
  */
 
 /** How a TLS or proxy node id of the request becomes options (running nodes of that type only). */
-export interface ConnectionResolvers {
+interface ConnectionResolvers {
   tls(id: string): ConnectionOptions | undefined;
   proxy(id: string): ProxySettings | undefined;
 }

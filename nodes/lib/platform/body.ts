@@ -38,7 +38,7 @@ export interface ReceivedResponse {
 }
 
 /** The plan for a response's body from its status and headers; undefined to read none of it. */
-export type BodyPlanner = (statusCode: number, headers: ResponseHeaders) => BodyPlan | undefined;
+type BodyPlanner = (statusCode: number, headers: ResponseHeaders) => BodyPlan | undefined;
 
 /**
  * Sends one request on `dispatcher` and reads its response within the plan `planFor` makes of its
@@ -60,7 +60,7 @@ export function receive(dispatcher: Dispatcher, options: Dispatcher.DispatchOpti
 }
 
 /** One exchange under way: its response, and how to end it early. */
-export interface Exchange {
+interface Exchange {
   response: Promise<ReceivedResponse>;
   /** Settles the exchange with `reason` and aborts the request, unless it has settled already. */
   abort(reason: Error): void;

@@ -51,7 +51,7 @@ export interface FinishedBatch {
   last: boolean;
 }
 
-export interface BulkRunOptions {
+interface BulkRunOptions {
   client: PlatformClient;
   protocol: BulkProtocol;
   batchSize: number;

@@ -38,7 +38,7 @@ export interface BulkJobState extends JobState {
 }
 
 /** Where a job's results are: a link to follow, a file download token, or a link plus a token. */
-export interface Download {
+interface Download {
   link?: string;
   token?: string;
 }
@@ -47,7 +47,7 @@ export interface Download {
  * A finished job's result file and its records paired with the addresses: `records[i]` belongs to
  * the i-th address, undefined when the file has none for it.
  */
-export interface BulkResult {
+interface BulkResult {
   file: Buffer;
   /** The HTTP status of the result file's download. */
   statusCode: number;
@@ -170,7 +170,7 @@ export async function bulkResult(
 }
 
 /** Reads bulk status responses: the status by the override path or the guesses, the download link or token once complete. */
-export function bulkReader(protocol: BulkProtocol): JobReader<Download> {
+function bulkReader(protocol: BulkProtocol): JobReader<Download> {
   const statusOf = (body: unknown) => firstMember(body, protocol.statusPath ? [protocol.statusPath] : STATUS_PATHS);
   return {
     awaiting: catalogText('value.downloadLink'),

@@ -78,7 +78,7 @@ function settingValue(config: ClientConfig, setting: Exclude<Setting, 'platform'
   }
 }
 
-export function isHttpUrl(text: string): boolean {
+function isHttpUrl(text: string): boolean {
   try {
     const url = new URL(text);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';

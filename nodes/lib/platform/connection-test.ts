@@ -48,9 +48,9 @@ export const TEST_LIMITS = {
  * The query the API key is checked with: one single geocode, which every geocoding key may make and
  * which creates nothing (job status reads would be free, but a key limited to geocoding is refused there).
  */
-export const API_KEY_PROBE = { path: '/v1/geocode', query: { address: 'Test connection' } } as const;
+const API_KEY_PROBE = { path: '/v1/geocode', query: { address: 'Test connection' } } as const;
 /** The topics key: listing topics reads, and creates nothing. */
-export const TOPICS_KEY_PROBE = { path: '/v1/pubsub/topics' } as const;
+const TOPICS_KEY_PROBE = { path: '/v1/pubsub/topics' } as const;
 
 const SETTINGS_TO_CHECK: Record<Credential, CatalogText> = {
   token: catalogText('test.fix.token'),

@@ -20,7 +20,7 @@ export const PROXY_TUNNEL_CODE = 'UND_ERR_PRX_CONN';
  * timeout: a host or proxy that never responds is a NETWORK error (nothing sent, so retried by every
  * policy), not a TIMEOUT of the whole attempt.
  */
-export function connectTimeoutMs(timeoutMs: number): number {
+function connectTimeoutMs(timeoutMs: number): number {
   return Math.max(1, Math.min(MAX_CONNECT_MS, Math.floor(timeoutMs / 2)));
 }
 

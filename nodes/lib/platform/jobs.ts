@@ -74,7 +74,7 @@ export interface PollContext {
   timers?: DueTimes;
 }
 
-export interface Polled<R> {
+interface Polled<R> {
   result: R;
   /** The body of the response that carried the result, and its HTTP status. */
   body: unknown;
@@ -223,7 +223,7 @@ export interface ComputationJob {
   onJob?: (job: JobState) => Promise<void>;
 }
 
-export interface Computation extends ComputationJob {
+interface Computation extends ComputationJob {
   /** The POST path of the computation. */
   path: string;
   body: Record<string, unknown>;

@@ -40,7 +40,7 @@ export function endedWith(err: unknown): string {
 const STATUS_CLASSES = ['', '1xx', '2xx', '3xx', '4xx', '5xx'];
 
 /** Upper bounds of the queue wait histogram, in seconds. */
-export const QUEUE_WAIT_BUCKETS: readonly number[] = [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const QUEUE_WAIT_BUCKETS: readonly number[] = [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** A histogram with fixed buckets; counts per bucket, made cumulative when written. */
 export class Histogram {
@@ -112,7 +112,7 @@ export class ClientMetrics {
   }
 }
 
-export type MetricType = 'counter' | 'gauge' | 'histogram';
+type MetricType = 'counter' | 'gauge' | 'histogram';
 
 /** Labels of one sample: names as Prometheus allows them, values escaped when written. */
 export type Labels = Readonly<Record<string, string>>;
@@ -121,7 +121,7 @@ export type Labels = Readonly<Record<string, string>>;
 export type Emit = (metric: string, labels: Labels, value: number, suffix?: '_bucket' | '_sum' | '_count') => void;
 
 /** What the registry asks at each scrape: a config node, a webhook node. */
-export interface MetricSource {
+interface MetricSource {
   collect(emit: Emit): void;
 }
 

@@ -8,7 +8,7 @@ import { Label, catalogText } from '../util/catalog-text';
  */
 
 /** Where a value came from: the platform's response (a bad one is BAD_RESPONSE) or the node's input or settings (INVALID_INPUT). */
-export type SegmentSource = 'response' | 'input';
+type SegmentSource = 'response' | 'input';
 
 /** Far longer than any id the platform hands out; longer values are refused rather than sent. */
 export const MAX_SEGMENT_LENGTH = 1024;

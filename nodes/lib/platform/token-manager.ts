@@ -7,7 +7,7 @@ export interface TokenResponse {
   expiresIn?: number;
 }
 
-export interface TokenManagerOptions {
+interface TokenManagerOptions {
   /** Performs the token request; the platform client supplies it. */
   fetchToken: (signal?: AbortSignal) => Promise<TokenResponse>;
   /** Used when neither `expires_in` nor a JWT `exp` claim says how long a token lives (seconds). */

@@ -16,13 +16,13 @@ export function topicPath(topicId: number): string {
 }
 
 /** The Topic response envelope: `{ isSuccess, data }`. */
-export interface TopicEnvelope {
+interface TopicEnvelope {
   isSuccess: boolean;
   data?: unknown;
   [member: string]: unknown;
 }
 
-export function isEnvelope(body: unknown): body is TopicEnvelope {
+function isEnvelope(body: unknown): body is TopicEnvelope {
   return body !== null && typeof body === 'object' && !Array.isArray(body) && typeof (body as TopicEnvelope).isSuccess === 'boolean';
 }
 

@@ -1,6 +1,6 @@
 import { Clock, SYSTEM_CLOCK } from '../util/async';
 
-export interface BreakerOptions {
+interface BreakerOptions {
   /** Asks the backend once whether it responds again; must settle quickly (its own short timeout) and not reject. */
   probe: () => Promise<boolean>;
   /** Called when a probe has found the backend responding: the breaker is closed again. */

@@ -4,12 +4,12 @@ import type { DailyQuota } from './quota';
 import type { CachedResponse, ResponseCache } from './response-cache';
 
 /** What a config node shares for counted requests: either may be off. */
-export interface CountedServices {
+interface CountedServices {
   cache: ResponseCache | undefined;
   quota: DailyQuota | undefined;
 }
 
-export interface CountedResponse extends CachedResponse {
+interface CountedResponse extends CachedResponse {
   /** Served from the cache: nothing was sent and nothing counted. */
   cached: boolean;
   /** Today's count with this request's last attempt, when a daily limit is set and a request was sent. */

@@ -26,7 +26,7 @@ export function onePerFile<T>(open: Map<string, T>, file: string | undefined, cr
 }
 
 /** The least time between the starts of two writes of a CoalescedWriter's file. */
-export const COALESCED_WRITE_INTERVAL_MS = 1000;
+const COALESCED_WRITE_INTERVAL_MS = 1000;
 
 /**
  * Keeps a file in step with a value that changes often, at a cost that does not grow with the rate of
@@ -100,7 +100,7 @@ export class CoalescedWriter {
 const JOURNAL_COMPACT_MIN_LINES = 1000;
 
 /** Told what `readJsonLines` could not read: the file (other than its absence), or some of its lines. */
-export interface UnreadLines {
+interface UnreadLines {
   notRead?: (err: unknown) => void;
   skipped?: (count: number) => void;
 }
@@ -130,7 +130,7 @@ export function readJsonLines(file: string, unread?: UnreadLines): unknown[] {
 }
 
 /** How long a line waits for others to share its write, and how many lines start a write at once (see JournalFile). */
-export interface GroupCommit {
+interface GroupCommit {
   waitMs: number;
   lines: number;
 }

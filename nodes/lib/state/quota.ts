@@ -50,7 +50,7 @@ export class CounterFile {
  * Units left below the limit, by the last figure this instance knows, under which a request is let go
  * without waiting for Redis's count (see DailyQuota).
  */
-export function quotaMargin(limit: number): number {
+function quotaMargin(limit: number): number {
   return Math.max(100, Math.ceil(limit / 100));
 }
 

@@ -9,7 +9,7 @@ import { NotReplicatedError } from './redis-store';
  * they refuse is served by local state, but nothing else is: Redis responds, and every other
  * operation goes on to it.
  */
-export const NOT_OUTAGES: ReadonlySet<string> = new Set(['MOVED', 'ASK', 'TRYAGAIN', 'CROSSSLOT', 'ERR', 'WRONGTYPE', 'EXECABORT', 'NOTREPLICATED']);
+const NOT_OUTAGES: ReadonlySet<string> = new Set(['MOVED', 'ASK', 'TRYAGAIN', 'CROSSSLOT', 'ERR', 'WRONGTYPE', 'EXECABORT', 'NOTREPLICATED']);
 const REDIRECTIONS = /^Too many Cluster redirections\. Last error: (\w+)/;
 
 /** A refusal inside a script, as Redis before 7 reports it: `ERR Error running script … -READONLY You can't write …`. */

@@ -94,7 +94,7 @@ redis.call('DEL', KEYS[5])
 return 1`;
 
 /** What a lease on a stored job came to (see LEASE_JOB). */
-export type JobLease = 'held' | 'taken' | 'done' | 'missing';
+type JobLease = 'held' | 'taken' | 'done' | 'missing';
 const LEASES: Record<number, JobLease> = { 1: 'held', 0: 'taken', [-1]: 'done', [-2]: 'missing' };
 
 /**

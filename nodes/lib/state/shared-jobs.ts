@@ -5,7 +5,7 @@ import type { SharedState, Unanswered } from './shared-state';
 import { whenAborted } from '../util/async';
 
 /** How long Redis remembers that a job was delivered or cancelled; an older job that Redis no longer holds is not registered again. */
-export const DONE_TTL_MS = 7 * 24 * 3600_000;
+const DONE_TTL_MS = 7 * 24 * 3600_000;
 /** While Redis is away, a finished job's delivery claim is tried again at least this often (and at once when Redis is back). */
 const DELIVERY_RETRY_MS = 1000;
 /**
@@ -13,7 +13,7 @@ const DELIVERY_RETRY_MS = 1000;
  * this long: the time a holder has to record the deliveries it made while Redis refused writes
  * (recorded at its next look through the jobs, every few seconds).
  */
-export const TAKEOVER_GRACE_MS = 10_000;
+const TAKEOVER_GRACE_MS = 10_000;
 
 /**
  * Stored jobs that every instance running the same flows sees, in Redis, each also kept in this

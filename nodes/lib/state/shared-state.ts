@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { KeyValueStore } from './store';
 import { NotReplicatedError, RedisStore } from './redis-store';
 import { CircuitBreaker } from './breaker';
-import { WRITES_REFUSED, isReadOnly, isRedisOutage, refusalOf, unsent } from './redis-errors';
+import { isRedisOutage, refusalOf, unsent } from './redis-errors';
+import { DEFAULT_COMMAND_TIMEOUT_MS, RECONNECT_MAX_MS, RECONNECT_STEP_MS, connectRedis, firstAttemptSettled, reconnectDelayMs } from './redis-connection';
+import { MARKER_CHECK_MS, MARKER_TTL_MS, OutageLog, ReplyTimes, SLOW_FOR_MS, SLOW_REPLY_MS, probeWrites } from './redis-health';
 import { type RedisClient, redisDeployment } from './redis-deployment';
 import { redact } from '../util/masking';
 import { CatalogText, TextLog, catalogText } from '../util/catalog-text';
@@ -14,7 +15,7 @@ import { CatalogText, TextLog, catalogText } from '../util/catalog-text';
  */
 export type SharedMode = 'local' | 'connecting' | 'shared' | 'unavailable';
 
-export interface SharedStateOptions {
+interface SharedStateOptions {
   /** `redis://…`, `redis-sentinel://…` or `redis-cluster://…` (`rediss…` with TLS; see redisDeployment); none keeps every piece of state in this process. */
   url?: string;
   log: TextLog;
@@ -26,39 +27,7 @@ export interface SharedStateOptions {
   keyPrefix?: string;
 }
 
-// Generous: a busy machine can hold up even a local Redis's reply for a second, and each timeout is an outage.
-const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
-const RECONNECT_STEP_MS = 200;
-const RECONNECT_MAX_MS = 2000;
-/** How long before reconnection attempt `attempt` (1, 2 …): 0.2 s more each time, at most 2 s. */
-const reconnectDelayMs = (attempt: number): number => Math.min(attempt * RECONNECT_STEP_MS, RECONNECT_MAX_MS);
-/**
- * A Redis whose replies all take longer than SLOW_REPLY_MS for SLOW_FOR_MS is reported slow (one
- * warning, a status note) until a reply comes faster: it still serves, but every message waits for it.
- */
-export const SLOW_REPLY_MS = 250;
-export const SLOW_FOR_MS = 10_000;
-/**
- * An outage ends, for the log, once Redis has worked this long: a full Redis that accepts a write now
- * and then (as its keys expire) is one outage, with one warning and one recovery line.
- */
-const RECOVERED_AFTER_MS = 5000;
 export const DEFAULT_KEY_PREFIX = 'svc-location:';
-/** The key (below the prefix) the probe writes, with a short expiry, to prove that Redis accepts writes. */
-const PROBE_KEY = 'probe';
-const PROBE_TTL_MS = 5000;
-/**
- * Each connection's marker (`{alive:<random>}`, a hash tag: the probe's key shares its slot), set by every probe and looked for every
- * MARKER_CHECK_MS while Redis is used: gone, it tells that Redis lost its keys (FLUSHALL, an eviction)
- * without an outage, which is then reported as one. It lives MARKER_TTL_MS past its last check.
- */
-const MARKER_CHECK_MS = 2000;
-const MARKER_TTL_MS = 10 * 60_000;
-
-/** Checks a shared-state URL; returns it without credentials, for logs and status texts. */
-export function describeRedisUrl(url: string): string {
-  return redisDeployment(url).address;
-}
 
 /**
  * What became of an operation that Redis did not reply to (see SharedState.attempt): `away`, not sent
@@ -67,7 +36,7 @@ export function describeRedisUrl(url: string): string {
  * another operation): Redis may have run it, now or once it wakes up.
  */
 export type Unanswered = 'away' | 'refused' | 'unknown';
-export type Attempt<T> = { outcome: 'done'; value: T } | { outcome: Unanswered };
+type Attempt<T> = { outcome: 'done'; value: T } | { outcome: Unanswered };
 
 /**
  * Owns the one Redis connection of a configuration (as an mqtt-broker node owns its connection) and
@@ -91,13 +60,7 @@ export class SharedState {
   private currentMode: SharedMode;
   private lastError: string | undefined;
   private closed = false;
-  /** Since when every reply has been slower than SLOW_REPLY_MS; undefined after a faster one. */
-  private slowSince: number | undefined;
-  /** Milliseconds the last operation that replied took (metrics); undefined before one. */
-  lastRoundTripMs: number | undefined;
-  private reportedSlow = false;
-  /** Pending while Redis, back after an outage, has not yet worked for RECOVERED_AFTER_MS. */
-  private recovering: NodeJS.Timeout | undefined;
+  private readonly replies = new ReplyTimes();
   private readonly marker = `alive:${randomUUID()}`;
   private markerTimer: NodeJS.Timeout | undefined;
   /** Pending while a connection ioredis gave up on waits to be made again (see connectAgain). */
@@ -110,8 +73,7 @@ export class SharedState {
   readonly address: string;
   /** The passwords of the Redis URL: masked in every error text kept from Redis (a server may repeat what AUTH sent). */
   private readonly secrets: string[] = [];
-  /** The kinds of refusal (NOT_OUTAGES) reported so far: each once, not per operation. */
-  private readonly refusals = new Set<string>();
+  private readonly outages: OutageLog;
   /**
    * Since when the probe (a write on each (re)connection, to the master the deployment names then) has
    * been refused with a reply saying Redis takes no writes (WRITES_REFUSED), with no silence (a
@@ -122,6 +84,7 @@ export class SharedState {
   private backSince = 0;
 
   constructor(private readonly options: SharedStateOptions) {
+    this.outages = new OutageLog(options.log);
     this.breaker = new CircuitBreaker({
       probe: () => this.probe(),
       onRecovered: () => this.available(),
@@ -137,17 +100,7 @@ export class SharedState {
     this.address = deployment.address;
     this.secrets = deployment.secrets;
     this.currentMode = 'connecting';
-    this.redis = deployment.connect({
-      // Fail at once while disconnected instead of queueing: the caller then uses local state.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-      commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-      connectTimeout: 5000,
-      connectionName: 'node-red-location',
-      retryStrategy: reconnectDelayMs,
-      reconnectOnError: isReadOnly,
-    });
+    this.redis = connectRedis(deployment, this.commandTimeoutMs);
     this.store = new RedisStore(this.redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX, deployment.replicas, deployment.kind !== 'cluster');
     this.redis.on('ready', () => {
       this.gaveUp = 0;
@@ -162,29 +115,21 @@ export class SharedState {
     });
     // A close keeps a refusal: ioredis closes after each READONLY to reconnect to the master the deployment names now, which the probe tries again.
     this.redis.on('close', () => this.outage());
-    const redis = this.redis;
-    this.firstAttempt = new Promise((resolve) => {
-      const settle = () => {
-        clearTimeout(longest);
-        stopListening();
-        redis.off('close', settle);
-        resolve();
-      };
-      // A first attempt that neither succeeds nor fails (packets dropped) is not waited for longer than a command.
-      const longest = setTimeout(settle, this.commandTimeoutMs);
-      longest.unref();
-      const stopListening = this.onModeChange(settle);
-      redis.on('close', settle);
-    });
+    this.firstAttempt = firstAttemptSettled(this.redis, this.commandTimeoutMs, (settle) => this.onModeChange(settle));
   }
 
   get mode(): SharedMode {
     return this.currentMode;
   }
 
-  /** Whether Redis is in use but its replies have stayed slower than SLOW_REPLY_MS for SLOW_FOR_MS. */
+  /** Whether Redis is in use but its replies have stayed slow (see ReplyTimes). */
   get slow(): boolean {
-    return this.reportedSlow;
+    return this.replies.slow;
+  }
+
+  /** Milliseconds the last operation that replied took (metrics); undefined before one. */
+  get lastRoundTripMs(): number | undefined {
+    return this.replies.lastMs;
   }
 
   private get commandTimeoutMs(): number {
@@ -290,32 +235,11 @@ export class SharedState {
     this.withShared(shared, local).catch(() => undefined);
   }
 
-  /** A store that is Redis while it responds and `local` otherwise. */
-  withFallback(local: KeyValueStore): KeyValueStore {
-    // Each operation written once, for whichever store serves it.
-    const either =
-      <A extends unknown[], T>(operation: (store: KeyValueStore, ...args: A) => Promise<T>) =>
-      (...args: A): Promise<T> =>
-        this.withShared(
-          (shared) => operation(shared, ...args),
-          () => operation(local, ...args),
-        );
-    return {
-      get: either((store, key) => store.get(key)),
-      set: either((store, key, value, ttlMs) => store.set(key, value, ttlMs)),
-      delete: either((store, key) => store.delete(key)),
-      claim: either((store, key, owner, ttlMs) => store.claim(key, owner, ttlMs)),
-      renew: either((store, key, owner, ttlMs) => store.renew(key, owner, ttlMs)),
-      release: either((store, key, owner) => store.release(key, owner)),
-      take: either((store, key, limit, ttlMs) => store.take(key, limit, ttlMs)),
-    };
-  }
-
   /** Closes the connection for good (no reconnection); the nodes' state is local from then on. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.recovering);
+    this.outages.stop();
     clearTimeout(this.connectingAgain);
     clearInterval(this.markerTimer);
     this.breaker.stop();
@@ -354,51 +278,24 @@ export class SharedState {
     );
   }
 
-  /** The breaker's probe: a write (see PROBE) that succeeds within the probe timeout, on a connection that is up at all. */
+  /** The breaker's probe (see probeWrites), on a connection that is up at all. */
   private async probe(): Promise<boolean> {
     const redis = this.redis;
     if (!redis || !this.store || this.closed || redis.status !== 'ready') return false;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), this.options.probeTimeoutMs ?? this.commandTimeoutMs);
-    });
-    let replied = false;
-    const written = this.store.proveWritable(PROBE_KEY, PROBE_TTL_MS, this.marker, MARKER_TTL_MS).then(
-      () => (replied = true),
-      (err: unknown) => {
-        replied = true;
-        this.lastError = redact(err instanceof Error ? err.message : String(err), this.secrets);
-        this.refusedWrites(err instanceof Error && WRITES_REFUSED.has(refusalOf(err)));
-        return false;
-      },
-    );
-    try {
-      return await Promise.race([written, timeout]);
-    } finally {
-      clearTimeout(timer);
-      // No reply within the probe timeout: a Redis that hangs, not one that refuses.
-      if (!replied) this.refusedWrites(false);
-    }
+    const result = await probeWrites(this.store, this.marker, this.options.probeTimeoutMs ?? this.commandTimeoutMs);
+    if (result.outcome === 'refused') this.lastError = redact(result.reason, this.secrets);
+    // No reply within the probe timeout: a Redis that hangs, not one that refuses.
+    if (result.outcome !== 'written') this.refusedWrites(result.outcome === 'refused' && result.refusingWrites);
+    return result.outcome === 'written';
   }
 
   /** A reply to an operation started at `startedAt`: Redis works; a slow one counts towards reporting Redis slow. */
   private replied(startedAt: number): void {
     this.available();
-    const now = Date.now();
-    this.lastRoundTripMs = now - startedAt;
-    if (now - startedAt <= SLOW_REPLY_MS) {
-      this.slowSince = undefined;
-      if (!this.reportedSlow) return;
-      this.reportedSlow = false;
-      this.options.log.info(catalogText('log.sharedFastAgain', { address: this.address }));
-      this.setMode(this.currentMode);
-      return;
-    }
-    this.slowSince ??= startedAt;
-    if (this.reportedSlow || now - this.slowSince < SLOW_FOR_MS) return;
-    this.reportedSlow = true;
-    this.options.log.warn(catalogText('warn.shared.slow', { address: this.address, ms: SLOW_REPLY_MS, seconds: SLOW_FOR_MS / 1000 }));
-    this.setMode(this.currentMode);
+    const change = this.replies.record(startedAt, Date.now());
+    if (change === 'slow') this.options.log.warn(catalogText('warn.shared.slow', { address: this.address, ms: SLOW_REPLY_MS, seconds: SLOW_FOR_MS / 1000 }));
+    else if (change === 'fast') this.options.log.info(catalogText('log.sharedFastAgain', { address: this.address }));
+    if (change) this.setMode(this.currentMode);
   }
 
   private available(): void {
@@ -410,13 +307,7 @@ export class SharedState {
     if (wasDown) this.backSince = Date.now();
     this.setMode('shared');
     this.markerTimer ??= setInterval(() => this.checkMarker(), MARKER_CHECK_MS).unref();
-    if (!wasDown) return;
-    // Told once Redis has worked for RECOVERED_AFTER_MS: a relapse before is the same outage.
-    this.recovering = setTimeout(() => {
-      this.recovering = undefined;
-      this.options.log.info(catalogText('log.sharedAvailableAgain', { address: this.address }));
-    }, RECOVERED_AFTER_MS);
-    this.recovering.unref();
+    if (wasDown) this.outages.back(this.address);
   }
 
   /** Redis lost this connection's marker, so its keys (see MARKER_CHECK_MS): an outage until the probe has set it again. */
@@ -435,13 +326,8 @@ export class SharedState {
     this.breaker.trip();
     if (this.closed || this.currentMode === 'unavailable') return;
     this.setMode('unavailable');
-    if (this.recovering) {
-      clearTimeout(this.recovering);
-      this.recovering = undefined;
-      return;
-    }
     const reason = this.lastError ? `: ${this.lastError}` : '';
-    this.options.log.warn(warning ?? catalogText('warn.shared.unavailable', { address: this.address, reason }));
+    this.outages.down(warning ?? catalogText('warn.shared.unavailable', { address: this.address, reason }));
   }
 
   /** Redis's latest news: a reply refusing every write (`refusing`), or anything else that is not a write accepted. */
@@ -452,9 +338,7 @@ export class SharedState {
 
   /** An operation Redis refused without being away (NOT_OUTAGES): reported once per kind of refusal. */
   private refused(kind: string, reason: string): void {
-    if (this.closed || this.refusals.has(kind)) return;
-    this.refusals.add(kind);
-    this.options.log.warn(catalogText('warn.shared.refused', { address: this.address, reason }));
+    if (!this.closed) this.outages.refused(kind, this.address, reason);
   }
 
   private setMode(mode: SharedMode): void {

@@ -25,7 +25,7 @@ export interface KeyValueStore {
   take(key: string, limit: number, ttlMs: number): Promise<{ taken: boolean; used: number }>;
 }
 
-export interface MemoryStoreOptions {
+interface MemoryStoreOptions {
   /** Entries kept at most; the least recently used go first. */
   maxEntries?: number;
   /** Characters of keys and values kept at most (a bound on memory for cached responses). */

@@ -33,7 +33,7 @@ export function isCatalogText(value: unknown): value is CatalogText {
 }
 
 /** The en-US template of a key, or undefined for a key the catalogs lack. */
-export type EnglishCatalog = (key: string) => string | undefined;
+type EnglishCatalog = (key: string) => string | undefined;
 
 let englishCatalog: EnglishCatalog = () => undefined;
 

@@ -21,7 +21,7 @@ export type ErrorCode =
   | 'CANCELLED'
   | 'CLIENT_CLOSED';
 
-export interface SvcErrorOptions {
+interface SvcErrorOptions {
   statusCode?: number;
   /** The body as received: only a short excerpt is kept, with credentials and `secrets` masked. */
   body?: string;

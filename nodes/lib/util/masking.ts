@@ -128,7 +128,7 @@ export function redactHeader(value: string, secrets: readonly string[]): string 
  * URL-encoded (as a path or query part and as a form value), longest first so that a longer form is
  * masked whole before a shorter one inside it.
  */
-export function secretForms(secrets: readonly string[]): string[] {
+function secretForms(secrets: readonly string[]): string[] {
   return secretSet(secrets).forms;
 }
 

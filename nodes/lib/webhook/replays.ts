@@ -52,7 +52,7 @@ export type Unrecorded = { problem: 'not written'; cause: string } | { problem: 
  * entries have left; `unrecorded`: it could not be recorded, nothing was delivered, and the sender
  * should try again.
  */
-export type Admission = { outcome: 'delivered' | 'duplicate' | 'forgotten' | 'withdrawn' | 'full' } | ({ outcome: 'unrecorded' } & Unrecorded);
+type Admission = { outcome: 'delivered' | 'duplicate' | 'forgotten' | 'withdrawn' | 'full' } | ({ outcome: 'unrecorded' } & Unrecorded);
 
 /**
  * The delivered requests of every webhook path in this process, one ReplayMemory per path, kept in

@@ -11,7 +11,7 @@ const MILLISECONDS_FROM = 1e11;
 const TIMESTAMP = /^\d{1,16}(\.\d{1,6})?$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
-export interface ParsedSignature {
+interface ParsedSignature {
   /** `t` exactly as sent: the digest covers this text, not a re-formatted number. */
   timestamp: string;
   /** Every `digestV1` given, decoded from hex (32 bytes each). */
@@ -21,7 +21,7 @@ export interface ParsedSignature {
 /** Why a request was refused: a reason code, sent as it is in the HTTP response (the node status shows its translation). */
 export type SignatureRejection = 'missing signature' | 'malformed signature' | 'stale timestamp' | 'future timestamp' | 'signature mismatch';
 
-export interface AcceptedSignature {
+interface AcceptedSignature {
   timestamp: string;
   timestampMs: number;
   digest: string;
@@ -43,7 +43,7 @@ export interface ReplayEntry {
   expiresAt: number;
 }
 
-export type VerifyResult = ({ ok: true } & AcceptedSignature) | { ok: false; reason: SignatureRejection };
+type VerifyResult = ({ ok: true } & AcceptedSignature) | { ok: false; reason: SignatureRejection };
 
 /** The lowercase hex SHA-256 of `<t>.<secret>.<body>`, over the body's exact bytes. */
 export function computeDigest(timestamp: string, secret: string, body: Buffer | string): string {
@@ -88,7 +88,7 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(digestA, digestB);
 }
 
-export interface VerifierOptions {
+interface VerifierOptions {
   /** The current secret first, then the previous one during a rotation. Empty strings are ignored. */
   secrets: string[];
   toleranceSec: number;

@@ -7,7 +7,7 @@ import should from 'should';
 import { ResponseCache } from '../../../nodes/lib/state/response-cache';
 import { CoalescedWriter, readJson } from '../../../nodes/lib/state/json-file';
 import { CounterFile, DailyQuota } from '../../../nodes/lib/state/quota';
-import { SharedMode, SharedState, describeRedisUrl } from '../../../nodes/lib/state/shared-state';
+import { SharedMode, SharedState } from '../../../nodes/lib/state/shared-state';
 import { redisDeployment } from '../../../nodes/lib/state/redis-deployment';
 import { MemoryStore } from '../../../nodes/lib/state/store';
 import type { CatalogText } from '../../../nodes/lib/util/catalog-text';
@@ -16,6 +16,9 @@ import { ManualClock } from '../../support/clock';
 import { rejectionOf } from '../../support/platform-client';
 import { waitUntil } from '../../support/wait';
 import { REFUSED_AUTH, startEchoingRedis } from '../../support/echoing-redis';
+
+/** A shared-state URL without credentials, for logs and status texts. */
+const describeRedisUrl = (url: string): string => redisDeployment(url).address;
 
 /** A log that keeps what it is told, in English. */
 function recordingLog() {
