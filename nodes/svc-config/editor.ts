@@ -16,7 +16,7 @@ const editor: EditorDefinition<EditorNode, SvcRow, SvcForm, typeof defaults, typ
     // The built-in sandbox needs nothing typed: the account's addresses and credentials show for 'account' only.
     { select: 'platform', icon: 'cloud', options: ['sandbox', 'account'] },
     { text: 'name', icon: 'tag', placeholder: 'placeholder.name' },
-    // Test connection sits above the tabs, where the dialog opens (issue 54), whichever tab shows.
+    // Test connection sits above the tabs, where the dialog opens, whichever tab shows.
     {
       html:
         // The result and its details wrap in a column of their own, right of the labels.

@@ -4,7 +4,7 @@ import { NAME } from '../lib/node-red/editor-definition';
 /** The flow properties of svc-webhook-in and their defaults: the editor's, the runtime's and the tests' (editor-definition.ts). */
 export const defaults = {
   ...NAME,
-  // A node dropped as is listens here (issue 54; docs/decisions.md): a saved node keeps the path it has.
+  // A node dropped as is listens here (docs/decisions.md): a saved node keeps the path it has.
   url: { value: '/svc-webhook', required: true, validate: 'webhookPath' },
   verify: { value: 'signature' },
   tolerance: { value: 300, required: true, validate: 'positive' },

@@ -95,8 +95,8 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
   let underWay = 0;
   /**
    * Stops every message of the node when it closes: one controller for all of them unless a stored job
-   * can be stopped alone. A controller per message cost about 2.5 µs of CPU, a share of the message's
-   * cost worth saving (docs/performance.md). Each request under way holds a callback on its signal until
+   * can be stopped alone: a controller per message costs a share of the message's CPU worth saving
+   * (docs/performance.md). Each request under way holds a callback on its signal until
    * it ends (util/async.ts, whenAborted).
    */
   const closing = new AbortController();
@@ -219,7 +219,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       const reported = failure(err);
       runs.delete(message);
       if (!controller.signal.aborted) status.error(reported);
-      // An Error whose members Node-RED copies into msg.error are those of issue 21 (see failure.ts).
+      // An Error whose members Node-RED copies into msg.error are the failure's own (see failure.ts).
       done(reported);
     } finally {
       message.running = false;
