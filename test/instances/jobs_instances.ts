@@ -39,7 +39,11 @@ describe('several Node-RED instances: a job outlives the instance that started i
     await sandbox?.close();
   });
 
-  /** Runs `test` with a Redis client of its own and jobs that take `polls` polls. */
+  /**
+   * Runs `test` with a Redis client of its own and jobs that take `polls` polls. Polls are paced by
+   * the job's age (pollDelay: a quarter of it once past four intervals), so a job's n-th poll comes
+   * about 0.8 s × 1.25^(n - 4) after it started: 8 polls take 2 s, 18 polls 18 s.
+   */
   async function withJobs(polls: number, test: (client: Redis) => Promise<void>): Promise<void> {
     const jobPolls = sandbox.options.jobPolls;
     sandbox.options.jobPolls = polls;
@@ -57,7 +61,8 @@ describe('several Node-RED instances: a job outlives the instance that started i
 
   it('Redis restarted empty (no persistence) loses no job: its runner registers it again from its own file and delivers it once', async function () {
     const [a, b] = cluster.instances;
-    await withJobs(8, async (client) => {
+    // Still running once Redis is back (about 5 s) and the next renewal has found it gone.
+    await withJobs(18, async (client) => {
       const polls = sandbox.requests('isoline-job').length;
       await startMessage(b, 'after-reset', request);
       await waitUntil(() => sandbox.requests('isoline-job').length >= polls + 2, 'two polls of the job', 30_000);
@@ -109,6 +114,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
     });
   });
   it('the platform responding with 503 and resetting connections for 20 s while isoline jobs and a bulk job run: every accepted job delivers its result once', async function () {
+    this.timeout(300_000);
     const [a, b] = cluster.instances;
     // A second node on the same tab, the bulk geocoder, reached through POST /start-bulk.
     const bulk = { type: 'svc-bulk-geocode', batchSize: 10, parallel: 2, pollIntervalSec: 0.2, maxWait: 120 };
@@ -139,7 +145,8 @@ describe('several Node-RED instances: a job outlives the instance that started i
         sandbox.clearFaults();
       }
       const faulted = sandbox.log.filter((r) => r.status === 503 || (r.closedAt !== undefined && r.status === undefined)).length;
-      const reports = await collector.waitFor(5, 60_000);
+      // Polled a quarter of their age apart once Redis is back (about 7 s at 28 s old): the last of 8 polls comes about 70 s after the start.
+      const reports = await collector.waitFor(5, 150_000);
       // A second delivery of any job would come within this.
       await new Promise((resolve) => setTimeout(resolve, 2000));
       console.log(
@@ -158,7 +165,7 @@ describe('several Node-RED instances: a job outlives the instance that started i
 
   it('a job whose instance is killed (SIGKILL) is finished and delivered once by the other', async function () {
     const [a, b] = cluster.instances;
-    await withJobs(10, async (client) => {
+    await withJobs(8, async (client) => {
       const polls = sandbox.requests('isoline-job').length;
       const resumedBefore = resumes(b);
       await startMessage(a, 'shared-1', request);
@@ -168,7 +175,8 @@ describe('several Node-RED instances: a job outlives the instance that started i
       should(await client.hlen(jobsKey)).equal(1);
       await a.kill();
 
-      const [report] = await collector.waitFor(1, 60_000);
+      // Taken over once the lease runs out (10 s), then polled a quarter of the job's age apart: about 30 s.
+      const [report] = await collector.waitFor(1, 120_000);
       should(report).have.properties({ resumed: true, tag: 'shared-1', polygons: 1, hasReq: false });
       should(report.error).be.undefined();
       should(resumes(b)).equal(resumedBefore + 1);
