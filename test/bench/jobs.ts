@@ -24,13 +24,16 @@ import type { SandboxMethods, StatusCounts } from './sandbox-process';
  * meanwhile). Runs alternate between the store alone and the store with a redis-server started here
  * (Redis: also its keys per job and commands per submission and per poll).
  *
- * BENCH_RUNS (5) runs of each; BENCH_JOBS (10,000) jobs; BENCH_JOBS_REDIS=0 leaves Redis out.
+ * BENCH_RUNS (5) runs of each; BENCH_JOBS (10,000) jobs; BENCH_JOBS_REDIS=0 leaves Redis out;
+ * BENCH_JOBS_HEAP=<folder> writes Node-RED's heap snapshots before and after the submissions there
+ * (compare them with heap-diff.ts).
  * Prints a markdown report and writes the figures to test/bench/results/jobs-<time>.json.
  */
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 10_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const WITH_REDIS = process.env.BENCH_JOBS_REDIS !== '0';
+const HEAP_FOLDER = process.env.BENCH_JOBS_HEAP;
 const RATE_PER_MINUTE = 12_000;
 const CONFIG_ID = 'jobs-cfg';
 const PATH = '/bench/jobs';
@@ -234,6 +237,7 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
     await post(nodeRed, { count: 0, hold: true });
     const messageBytes = (held.heapUsedBytes - base.heapUsedBytes) / JOBS;
     const empty = await nodeRed.call('snapshot', undefined);
+    if (HEAP_FOLDER) await nodeRed.call('heapSnapshot', path.resolve(HEAP_FOLDER, `jobs-${withRedis ? 'redis-' : ''}${index}-before.heapsnapshot`));
 
     await sandbox.call('trace', SUBMISSIONS);
     const writesBefore = await nodeRed.call('jobStoreWrites', CONFIG_ID);
@@ -266,6 +270,7 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
 
     const loaded = await nodeRed.call('snapshot', undefined);
     const heapPerJobBytes = (loaded.heapUsedBytes - empty.heapUsedBytes) / Math.max(1, inFlight) - messageBytes;
+    if (HEAP_FOLDER) await nodeRed.call('heapSnapshot', path.resolve(HEAP_FOLDER, `jobs-${withRedis ? 'redis-' : ''}${index}-in-flight.heapsnapshot`));
 
     // Steady polling.
     await sleep(3000);

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Session } from 'node:inspector/promises';
+import v8 from 'node:v8';
 import type { LocalSettings } from '@node-red/runtime';
 import express from 'express';
 import * as undici from 'undici';
@@ -114,6 +115,11 @@ function benchMethods(userDir: string) {
       await collectGarbage();
       const { heapUsed, rss } = process.memoryUsage();
       return { heapUsedBytes: heapUsed, rssBytes: rss, handles: openHandles(), routes: routeCount(), socketDescriptors: socketDescriptors() };
+    },
+    /** Writes a heap snapshot (for DevTools, or heap-diff.ts) to `file` after a full GC. */
+    heapSnapshot: async (file: string): Promise<void> => {
+      await collectGarbage();
+      v8.writeHeapSnapshot(file);
     },
     /** Starts sampling RSS and heap (after a GC for the baseline) until `memoryPeak`. */
     watchMemory: async () => {

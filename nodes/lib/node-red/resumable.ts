@@ -104,31 +104,34 @@ export class ResumableJobs {
 
   /** The job of a new message, or of a resumed one (`key` given: stored, and claimed by `resume`). `stop` ends its run. */
   job(msg: NodeMessageInFlow, stop: () => void, key?: string): TrackedJob {
-    const { node, options, owner } = this;
-    let storedAs = key;
     if (key !== undefined) this.running.set(key, stop);
-    return {
-      get stored() {
-        return storedAs !== undefined;
-      },
-      // Arrows, so that `this` stays these StoredJobs.
-      track: async (description) => {
-        if (this.removed) return;
-        if (storedAs !== undefined) return options.store.update(storedAs, description);
-        storedAs = newJobKey();
-        this.running.set(storedAs, stop);
-        const job = { key: storedAs, nodeId: node.id, kind: options.kind, job: description, msg: jsonSafeMembers(msg), startedAt: new Date().toISOString() };
-        // Stored under this runner's lease, so no other instance can take it over.
-        await options.store.put(job, owner, LEASE_MS);
-      },
-      claimDelivery(signal) {
-        return storedAs === undefined ? Promise.resolve(true) : options.store.deliver(storedAs, owner, signal);
-      },
-      finished: () => {
-        if (storedAs === undefined || !this.running.delete(storedAs)) return;
-        options.store.release(storedAs, owner).catch(this.failed);
-      },
-    };
+    return new StoredRun(this, msg, stop, key);
+  }
+
+  /** Stores the job of a run's message under `key` (StoredRun.track), leased to this node. */
+  async store(key: string, msg: NodeMessageInFlow, stop: () => void, description: JsonObject): Promise<void> {
+    this.running.set(key, stop);
+    const job = { key, nodeId: this.node.id, kind: this.options.kind, job: description, msg: jsonSafeMembers(msg), startedAt: new Date().toISOString() };
+    // Stored under this runner's lease, so no other instance can take it over.
+    await this.options.store.put(job, this.owner, LEASE_MS);
+  }
+
+  /** True once the node was removed: its runs store nothing more. */
+  get isRemoved(): boolean {
+    return this.removed;
+  }
+
+  update(key: string, description: JsonObject): Promise<void> {
+    return this.options.store.update(key, description);
+  }
+
+  claimDelivery(key: string, signal: AbortSignal): Promise<boolean> {
+    return this.options.store.deliver(key, this.owner, signal);
+  }
+
+  finished(key: string): void {
+    if (!this.running.delete(key)) return;
+    this.options.store.release(key, this.owner).catch(this.failed);
   }
 
   /**
@@ -199,6 +202,38 @@ export class ResumableJobs {
     }
     for (const key of running) await this.options.store.release(key, this.owner);
     await this.options.store.flush();
+  }
+}
+
+/**
+ * One message's job in a node's ResumableJobs (see TrackedJob): stored on the first `track`. Fields
+ * and methods, not closures: one small object for each job in flight.
+ */
+class StoredRun implements TrackedJob {
+  constructor(
+    private readonly jobs: ResumableJobs,
+    private readonly msg: NodeMessageInFlow,
+    private readonly stop: () => void,
+    private key: string | undefined,
+  ) {}
+
+  get stored(): boolean {
+    return this.key !== undefined;
+  }
+
+  async track(description: JsonObject): Promise<void> {
+    if (this.jobs.isRemoved) return;
+    if (this.key !== undefined) return this.jobs.update(this.key, description);
+    this.key = newJobKey();
+    await this.jobs.store(this.key, this.msg, this.stop, description);
+  }
+
+  claimDelivery(signal: AbortSignal): Promise<boolean> {
+    return this.key === undefined ? Promise.resolve(true) : this.jobs.claimDelivery(this.key, signal);
+  }
+
+  finished(): void {
+    if (this.key !== undefined) this.jobs.finished(this.key);
   }
 }
 

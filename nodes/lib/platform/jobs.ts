@@ -103,39 +103,28 @@ function jobTimersOf(clock: Clock, given: DueTimes | undefined): DueTimes {
 export async function pollJob<R>(client: PlatformClient, job: JobState, reader: JobReader<R>, polling: Polling, context: PollContext): Promise<Polled<R>> {
   const clock = context.clock ?? SYSTEM_CLOCK;
   const deadline = job.createdAt + polling.maxWaitMs;
+  const timers = jobTimersOf(clock, context.timers);
+  // One async frame for the whole wait (not a wrapper around the loop): it is held for each job in flight.
   const ended = client.metrics.jobStarted(job.kind);
   try {
-    return await pollUntilDone(client, job, reader, polling, context, clock, deadline);
+    /** The wait the last status response asked for (Retry-After), if any. */
+    let askedMs: number | undefined;
+    for (;;) {
+      const now = clock.now();
+      const remaining = deadline - now;
+      if (remaining <= 0) throw jobTimedOut(job, reader.awaiting, polling);
+      await sleep(Math.min(pollDelay(polling.intervalMs, now - job.createdAt, askedMs), remaining), context.signal, timers);
+      const response = await askAboutJob(job, reader.awaiting, polling, context, () => fetchJobStatus(client, job, context));
+      askedMs = response.retryAfterMs;
+      job.polls++;
+      job.status = reader.status(response.body) ?? job.status;
+      job.message = reader.message?.(response.body) ?? job.message;
+      await context.onPoll?.(job);
+      const result = reader.result(response.body);
+      if (result !== undefined) return { result, body: response.body, statusCode: response.statusCode };
+    }
   } finally {
     ended();
-  }
-}
-
-async function pollUntilDone<R>(
-  client: PlatformClient,
-  job: JobState,
-  reader: JobReader<R>,
-  polling: Polling,
-  context: PollContext,
-  clock: Clock,
-  deadline: number,
-): Promise<Polled<R>> {
-  const timers = jobTimersOf(clock, context.timers);
-  /** The wait the last status response asked for (Retry-After), if any. */
-  let askedMs: number | undefined;
-  for (;;) {
-    const now = clock.now();
-    const remaining = deadline - now;
-    if (remaining <= 0) throw jobTimedOut(job, reader.awaiting, polling);
-    await sleep(Math.min(pollDelay(polling.intervalMs, now - job.createdAt, askedMs), remaining), context.signal, timers);
-    const response = await askAboutJob(job, reader.awaiting, polling, context, () => fetchJobStatus(client, job, context));
-    askedMs = response.retryAfterMs;
-    job.polls++;
-    job.status = reader.status(response.body) ?? job.status;
-    job.message = reader.message?.(response.body) ?? job.message;
-    await context.onPoll?.(job);
-    const result = reader.result(response.body);
-    if (result !== undefined) return { result, body: response.body, statusCode: response.statusCode };
   }
 }
 
@@ -277,9 +266,10 @@ export async function compute(computation: Computation): Promise<ComputationResu
  * Polls a computation's job, started by `compute` or earlier (a stored state, resumed after a
  * restart: its wait limit still counts from when the service accepted it), to its result.
  */
-export async function awaitComputation(computation: ComputationJob, job: JobState): Promise<ComputationResult> {
+export function awaitComputation(computation: ComputationJob, job: JobState): Promise<ComputationResult> {
   const { client, context } = computation;
-  const polled = await pollJob(client, job, computationReader(computation.isResult), computation.polling, {
+  // Not an async frame of its own waiting for the poller: one less held for each job in flight.
+  return pollJob(client, job, computationReader(computation.isResult), computation.polling, {
     signal: context.signal,
     onWait: context.onWait,
     timers: context.timers,
@@ -291,8 +281,7 @@ export async function awaitComputation(computation: ComputationJob, job: JobStat
       );
       await computation.onJob?.(state);
     },
-  });
-  return { body: polled.body, statusCode: polled.statusCode, jobId: job.jobId, polls: job.polls, ...setMembers({ message: job.message }) };
+  }).then((polled) => ({ body: polled.body, statusCode: polled.statusCode, jobId: job.jobId, polls: job.polls, ...setMembers({ message: job.message }) }));
 }
 
 /** The longest job message kept (in `msg.jobs` and the stored job), and the longest shown in a status. */

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { writeAtomically } from '../util/files';
+import { Clock, SYSTEM_CLOCK } from '../util/async';
 
 /** The JSON in `file`, or undefined when there is none or it cannot be read. */
 export function readJson(file: string): unknown {
@@ -131,7 +132,10 @@ export function readJsonLines(file: string, unread?: UnreadLines): unknown[] {
 
 /** How long a line waits for others to share its write, and how many lines start a write at once (see JournalFile). */
 interface GroupCommit {
+  /** The wait of a lone line: one that came more than `maxWaitMs` after the line before it. */
   waitMs: number;
+  /** The wait of a line that came within this time of the line before it (lines keep arriving). */
+  maxWaitMs: number;
   lines: number;
 }
 
@@ -142,13 +146,15 @@ interface GroupCommit {
  * costs one disk sync, not one per line, and no write grows with the state. The file is rewritten
  * from `snapshot()` (atomically) on the first write after opening, after a write that failed, and
  * whenever it holds more than twice `liveCount()` lines: the lines queued then are in the snapshot
- * already. With `group`, a write starts only once a line has waited `waitMs` or `lines` are queued,
- * whichever comes first (group commit: one disk sync for many lines even when they come one by one).
+ * already. With `group`, a write starts once `lines` are queued or the first queued line has waited
+ * its time: `waitMs` when it came alone, `maxWaitMs` when it came within that time of the line before
+ * (group commit: one disk sync for many lines even when they come one by one, and a lone line goes at
+ * once); lines queued during a write wait out their time from the first of them, as a group of their own.
  */
 export class JournalFile {
   private queued: Array<{ line: string; written: () => void; failed: (err: Error) => void }> = [];
   private writing: Promise<void> | undefined;
-  private waiting: NodeJS.Timeout | undefined;
+  private waiting: unknown;
   /** Writes made to the file (appends and rewrites), for measurements. */
   writes = 0;
   private handle: fs.promises.FileHandle | undefined;
@@ -156,6 +162,11 @@ export class JournalFile {
   private written: { dev: number; ino: number } | undefined;
   private lines = 0;
   private compactFirst = true;
+  /** When the last line was queued, and when the first line of the queue was (see GroupCommit). */
+  private lastQueuedAt = Number.NEGATIVE_INFINITY;
+  private firstQueuedAt = 0;
+  /** Whether the first line of the queue came within `maxWaitMs` of the line before it. */
+  private following = false;
 
   constructor(
     private readonly file: string,
@@ -164,19 +175,34 @@ export class JournalFile {
     /** Checked before each write: false when the file is no longer this process's to write (a lock lost), which fails the write. */
     private readonly mayWrite: () => boolean = () => true,
     private readonly group?: GroupCommit,
+    /** The time a group's waits go by. */
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
   append(entry: unknown): Promise<void> {
     return new Promise((written, failed) => {
+      const now = this.clock.now();
+      if (this.queued.length === 0) {
+        this.firstQueuedAt = now;
+        this.following = this.group !== undefined && now - this.lastQueuedAt < this.group.maxWaitMs;
+      }
+      this.lastQueuedAt = now;
       this.queued.push({ line: JSON.stringify(entry), written, failed });
-      if (this.writing) return;
-      if (!this.group || this.queued.length >= this.group.lines) this.startDrain();
-      else this.waiting ??= setTimeout(() => this.startDrain(), this.group.waitMs);
+      this.schedule();
     });
   }
 
+  /** Starts a write now (no group, or a full one), or once the first queued line has waited its time. */
+  private schedule(): void {
+    const { group } = this;
+    if (this.writing || this.queued.length === 0) return;
+    if (!group || this.queued.length >= group.lines) return this.startDrain();
+    const waitMs = (this.following ? group.maxWaitMs : group.waitMs) - (this.clock.now() - this.firstQueuedAt);
+    this.waiting ??= this.clock.setTimer(() => this.startDrain(), Math.max(0, waitMs));
+  }
+
   private startDrain(): void {
-    clearTimeout(this.waiting);
+    if (this.waiting !== undefined) this.clock.clearTimer(this.waiting);
     this.waiting = undefined;
     if (this.queued.length > 0) this.writing ??= this.drain();
   }
@@ -197,8 +223,10 @@ export class JournalFile {
 
   /** Writes what is queued, then closes the file (the next line opens it again). */
   async close(): Promise<void> {
-    this.startDrain();
-    await this.writing;
+    while (this.queued.length > 0 || this.writing) {
+      this.startDrain();
+      await this.writing;
+    }
     await this.handle?.close();
     this.handle = undefined;
   }
@@ -208,8 +236,9 @@ export class JournalFile {
     this.compactFirst = true;
   }
 
+  /** Writes the queued lines, and again those queued meanwhile while they fill a group; the rest wait (`schedule`). */
   private async drain(): Promise<void> {
-    while (this.queued.length > 0) {
+    for (let first = true; this.queued.length > 0 && (first || !this.group || this.queued.length >= this.group.lines); first = false) {
       const batch = this.queued;
       this.queued = [];
       try {
@@ -242,6 +271,7 @@ export class JournalFile {
       }
     }
     this.writing = undefined;
+    this.schedule();
   }
 }
 

@@ -6,7 +6,8 @@ import should from 'should';
 import { FileJobStore, StoredJob, readJobs } from '../../../nodes/lib/state/job-store';
 import type { TextLog } from '../../../nodes/lib/util/catalog-text';
 import type { JsonObject } from '../../../nodes/lib/util/values';
-import { waitUntil } from '../../support/wait';
+import { ManualClock } from '../../support/clock';
+import { waitUntil, waitUntilAsync } from '../../support/wait';
 
 /** A log that keeps the keys of what it is told. */
 function recordingLog(): TextLog & { warnings: string[] } {
@@ -37,6 +38,41 @@ describe('FileJobStore', function () {
     const read = readJobs(file, recordingLog());
     should(read.size).equal(1000);
     should(read.get('k999')).eql(storedJob('k999'));
+    await store.close();
+  });
+
+  it('writes submissions that come one by one at 200 a second 20 to a write, and a lone one after 5 ms', async function () {
+    const clock = new ManualClock();
+    const store = new FileJobStore(storeFile(), recordingLog(), clock);
+    const written: string[] = [];
+    const acknowledged: Array<Promise<void>> = [];
+    const put = (key: string) => acknowledged.push(store.put(storedJob(key)).then(() => void written.push(key)));
+    put('lone');
+    await clock.advance(5);
+    await waitUntil(() => written.length === 1, 'the lone submission acknowledged');
+    should(store.writes).equal(1);
+    // A second later, 100 submissions 5 ms apart (and 10 ms of real time, for a write the clock starts to end).
+    await clock.advance(1000);
+    for (let i = 0; i < 100; i++) {
+      put(`k${i}`);
+      await clock.advance(5);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await waitUntilAsync(
+      async () => {
+        await clock.advance(5);
+        return written.length === 101;
+      },
+      'every submission acknowledged',
+      10_000,
+    );
+    should(store.writes).be.belowOrEqual(1 + 100 / 20 + 1);
+    // Alone again: written after 5 ms, not 100.
+    await clock.advance(1000);
+    put('lone again');
+    await clock.advance(5);
+    await waitUntil(() => written.length === 102, 'the next lone submission acknowledged');
+    await Promise.all(acknowledged);
     await store.close();
   });
 
