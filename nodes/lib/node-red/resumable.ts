@@ -147,7 +147,7 @@ export class ResumableJobs {
   private async resumeUnowned(): Promise<void> {
     let jobs: StoredJob[];
     try {
-      jobs = await this.options.store.list(this.node.id);
+      jobs = await this.options.store.unowned(this.node.id);
     } catch (err) {
       this.node.warn(translate(catalogText('warn.storedJobsUnreadable', { cause: describeCause(err) })));
       return;
@@ -171,11 +171,16 @@ export class ResumableJobs {
   private keepLeases(): void {
     if (this.timer || !this.options.store.shared) return;
     this.timer = setInterval(() => {
-      for (const [key, stop] of this.running) {
+      // One renewal for all the jobs running here: one script per few hundred jobs, not one per job.
+      const keys = [...this.running.keys()];
+      if (keys.length > 0) {
         this.options.store
-          .renew(key, this.owner, LEASE_MS)
-          .then((held) => {
-            if (!held && this.running.delete(key)) stop();
+          .renew(keys, this.owner, LEASE_MS)
+          .then((lost) => {
+            for (const key of lost) {
+              const stop = this.running.get(key);
+              if (stop && this.running.delete(key)) stop();
+            }
           })
           .catch(this.failed);
       }

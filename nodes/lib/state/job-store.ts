@@ -39,14 +39,19 @@ export interface StoredJob {
 export interface JobStore {
   /** The jobs of one node, or of every node. */
   list(nodeId?: string): Promise<StoredJob[]>;
+  /** The jobs of one node that may be free to claim: `list` less those known to be leased (at least those free now). */
+  unowned(nodeId: string): Promise<StoredJob[]>;
   /** Stores a new job, leased to `owner` for `ttlMs`. */
   put(job: StoredJob, owner: string, ttlMs: number): Promise<void>;
   /** Replaces a stored job's description, keeping its message; a job already delivered stays gone. */
   update(key: string, job: JsonObject): Promise<void>;
   /** Takes a listed job over (to resume it): true when it was free (or its lease ran out) and is now `owner`'s. */
   claim(job: StoredJob, owner: string, ttlMs: number): Promise<boolean>;
-  /** Extends the lease of a running job; false once it is another owner's or was delivered elsewhere (stop running it). */
-  renew(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Extends the leases of running jobs, all at once; resolves the keys of those no longer `owner`'s
+   * (another owner's, or delivered elsewhere: stop running them).
+   */
+  renew(keys: string[], owner: string, ttlMs: number): Promise<string[]>;
   release(key: string, owner: string): Promise<void>;
   /** Removes a finished job; true for the one caller that may deliver it. `signal` ends a wait for the store. */
   deliver(key: string, owner: string, signal: AbortSignal): Promise<boolean>;
@@ -124,6 +129,11 @@ export class FileJobStore implements JobStore {
     return Promise.resolve([...this.load().values()].filter((job) => nodeId === undefined || job.nodeId === nodeId));
   }
 
+  /** Every job of the node: this store holds no leases. */
+  unowned(nodeId: string): Promise<StoredJob[]> {
+    return this.list(nodeId);
+  }
+
   /** One stored job, if there is one under `key`. */
   get(key: string): Promise<StoredJob | undefined> {
     return Promise.resolve(this.load().get(key));
@@ -167,8 +177,8 @@ export class FileJobStore implements JobStore {
     return Promise.resolve(true);
   }
 
-  renew(): Promise<boolean> {
-    return Promise.resolve(true);
+  renew(): Promise<string[]> {
+    return Promise.resolve([]);
   }
 
   async release(): Promise<void> {}

@@ -24,19 +24,30 @@ redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[5])
 return 1`;
 
 /**
- * Takes or extends the lease of a stored job for ARGV[2]: 1; 0 when another owner holds it; -1 when
- * the job is gone and its done marker says it was delivered or cancelled; -2 when it is gone without
- * one (Redis lost its data): the caller registers it again from its own copy.
+ * Takes or extends the leases of stored jobs for ARGV[1], for ARGV[2] ms: KEYS[1] the records hash,
+ * then each job's lease and done marker (KEYS[2n], KEYS[2n+1] for job key ARGV[n+2]). Per job: 1; 0
+ * when another owner holds it; -1 when the job is gone and its done marker says it was delivered or
+ * cancelled; -2 when it is gone without one (Redis lost its data): the caller registers it again.
  */
-const LEASE_JOB = `
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
-  if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
-  return -2
+const LEASE_JOBS = `
+local results = {}
+for n = 1, #ARGV - 2 do
+  local key, lease, done = ARGV[n + 2], KEYS[2 * n], KEYS[2 * n + 1]
+  if redis.call('HEXISTS', KEYS[1], key) == 0 then
+    results[n] = redis.call('EXISTS', done) == 1 and -1 or -2
+  else
+    local holder = redis.call('GET', lease)
+    if holder and holder ~= ARGV[1] then
+      results[n] = 0
+    else
+      redis.call('SET', lease, ARGV[1], 'PX', ARGV[2])
+      results[n] = 1
+    end
+  end
 end
-local holder = redis.call('GET', KEYS[3])
-if holder and holder ~= ARGV[2] then return 0 end
-redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
-return 1`;
+return results`;
+/** Leases read or renewed by one command at most: a longer one would hold Redis up for other clients. */
+const LEASES_PER_CALL = 500;
 
 /**
  * The delivery claim, for ARGV[2]: removes the job and leaves a done marker naming the deliverer,
@@ -93,8 +104,8 @@ redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('DEL', KEYS[5])
 return 1`;
 
-/** What a lease on a stored job came to (see LEASE_JOB). */
-type JobLease = 'held' | 'taken' | 'done' | 'missing';
+/** What a lease on a stored job came to (see LEASE_JOBS). */
+export type JobLease = 'held' | 'taken' | 'done' | 'missing';
 const LEASES: Record<number, JobLease> = { 1: 'held', 0: 'taken', [-1]: 'done', [-2]: 'missing' };
 
 /**
@@ -144,6 +155,26 @@ export class RedisJobHashes {
     return Object.entries(records).map(([key, record]) => ({ record, job: jobs[key] }));
   }
 
+  /**
+   * The stored jobs that no one holds a lease on, as `all` reads them: the job keys, then their leases,
+   * then the records and descriptions of the unleased ones only (a job may be leased again meanwhile).
+   */
+  async unleased(): Promise<Array<{ record: string; job: string | undefined }>> {
+    const keys = await this.redis.hkeys(this.name);
+    const free: string[] = [];
+    for (let at = 0; at < keys.length; at += LEASES_PER_CALL) {
+      const batch = keys.slice(at, at + LEASES_PER_CALL);
+      const holders = await this.redis.mget(...batch.map((key) => this.keys(key)[2]));
+      for (const [index, key] of batch.entries()) if (holders[index] === null) free.push(key);
+    }
+    if (free.length === 0) return [];
+    const [records, jobs] = await Promise.all([this.redis.hmget(this.name, ...free), this.redis.hmget(`${this.name}:job`, ...free)]);
+    return free.flatMap((_, index) => {
+      const record = records[index];
+      return record === null ? [] : [{ record, job: jobs[index] ?? undefined }];
+    });
+  }
+
   /** Stores a job under a lease for `owner`; false when it was delivered or cancelled already, or another owner holds it. */
   async register(key: string, record: string, job: string, owner: string, ttlMs: number): Promise<boolean> {
     return (await this.redis.eval(REGISTER_JOB, 4, ...this.keys(key), key, record, job, owner, ttl(ttlMs))) === 1;
@@ -155,9 +186,23 @@ export class RedisJobHashes {
 
   /** `missing` only when no done marker is found under either name: a job an earlier release delivered is `done`. */
   async lease(key: string, owner: string, ttlMs: number): Promise<JobLease> {
-    const lease = LEASES[Number(await this.redis.eval(LEASE_JOB, 4, ...this.keys(key), key, owner, ttl(ttlMs)))];
-    if (lease !== 'missing' || this.earlierName === undefined) return lease;
-    return (await this.redis.exists(`${this.earlierName}:done:${key}`)) === 1 ? 'done' : 'missing';
+    return (await this.leases([key], owner, ttlMs))[0];
+  }
+
+  /** `lease` for many jobs in a few scripts (LEASES_PER_CALL each): what each came to, in the order of `keys`. */
+  async leases(keys: string[], owner: string, ttlMs: number): Promise<JobLease[]> {
+    const leases: JobLease[] = [];
+    for (let at = 0; at < keys.length; at += LEASES_PER_CALL) {
+      const batch = keys.slice(at, at + LEASES_PER_CALL);
+      const jobKeys = batch.flatMap((key) => this.keys(key).slice(2));
+      const codes = (await this.redis.eval(LEASE_JOBS, 1 + jobKeys.length, this.name, ...jobKeys, owner, ttl(ttlMs), ...batch)) as number[];
+      leases.push(...codes.map((code) => LEASES[Number(code)]));
+    }
+    if (this.earlierName === undefined) return leases;
+    for (const [index, lease] of leases.entries()) {
+      if (lease === 'missing' && (await this.redis.exists(`${this.earlierName}:done:${keys[index]}`)) === 1) leases[index] = 'done';
+    }
+    return leases;
   }
 
   async release(key: string, owner: string): Promise<void> {

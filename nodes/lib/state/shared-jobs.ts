@@ -1,6 +1,6 @@
 import type { FileJobStore, JobStore, StoredJob } from './job-store';
 import type { JsonObject } from '../util/values';
-import type { RedisJobHashes } from './redis-job-hashes';
+import type { JobLease, RedisJobHashes } from './redis-job-hashes';
 import type { SharedState, Unanswered } from './shared-state';
 import { whenAborted } from '../util/async';
 
@@ -60,7 +60,16 @@ export class SharedJobStore implements JobStore {
     return store.jobHashes(this.name, DONE_TTL_MS);
   }
 
-  async list(nodeId?: string): Promise<StoredJob[]> {
+  list(nodeId?: string): Promise<StoredJob[]> {
+    return this.listed(nodeId, false);
+  }
+
+  /** From Redis only the jobs no one holds a lease on (RedisJobHashes.unleased); from the file, all. */
+  unowned(nodeId: string): Promise<StoredJob[]> {
+    return this.listed(nodeId, true);
+  }
+
+  private async listed(nodeId: string | undefined, unleasedOnly: boolean): Promise<StoredJob[]> {
     const delivered = (await this.local.list()).filter((job) => job.deliveredBy !== undefined);
     for (const job of delivered) await this.recordDelivery(job);
     const [local, shared] = await Promise.all([
@@ -73,7 +82,7 @@ export class SharedJobStore implements JobStore {
             await hashes.adoptEarlierJobs();
             this.adopted = true;
           }
-          return (await hashes.all()).flatMap(({ record, job }) => parseJob(record, job));
+          return (await (unleasedOnly ? hashes.unleased() : hashes.all())).flatMap(({ record, job }) => parseJob(record, job));
         },
         () => [],
       ),
@@ -116,10 +125,25 @@ export class SharedJobStore implements JobStore {
     return claimed;
   }
 
-  async renew(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    const stored = await this.local.get(key);
-    if (!stored?.registered) return true;
-    return this.lease(stored, owner, ttlMs, true);
+  async renew(keys: string[], owner: string, ttlMs: number): Promise<string[]> {
+    const stored = await Promise.all(keys.map((key) => this.local.get(key)));
+    const registered = stored.filter((job): job is StoredJob => job?.registered === true);
+    if (registered.length === 0) return [];
+    const askedAt = Date.now();
+    const leases = await this.state.attempt((store) =>
+      this.hashes(store).leases(
+        registered.map((job) => job.key),
+        owner,
+        ttlMs,
+      ),
+    );
+    // Redis away: the runners keep polling their jobs; no one takes them over meanwhile.
+    if (leases.outcome !== 'done') return [];
+    const lost: string[] = [];
+    for (const [index, job] of registered.entries()) {
+      if (!(await this.leased(job, leases.value[index], askedAt, owner, ttlMs, true))) lost.push(job.key);
+    }
+    return lost;
   }
 
   async release(key: string, owner: string): Promise<void> {
@@ -179,11 +203,16 @@ export class SharedJobStore implements JobStore {
     const askedAt = Date.now();
     const lease = await this.state.attempt((store) => this.hashes(store).lease(job.key, owner, ttlMs));
     if (lease.outcome !== 'done') return whileAway;
-    if (lease.value === 'held') {
+    return this.leased(job, lease.value, askedAt, owner, ttlMs, whileAway);
+  }
+
+  /** What a lease Redis replied to (asked at `askedAt`) comes to: see `lease`. */
+  private async leased(job: StoredJob, lease: JobLease, askedAt: number, owner: string, ttlMs: number, whileAway: boolean): Promise<boolean> {
+    if (lease === 'held') {
       this.heldUntil.set(job.key, askedAt + ttlMs);
       return true;
     }
-    if (lease.value === 'missing' && Date.now() - Date.parse(job.startedAt) < DONE_TTL_MS) {
+    if (lease === 'missing' && Date.now() - Date.parse(job.startedAt) < DONE_TTL_MS) {
       const registered = await this.register(job, owner, ttlMs);
       if (registered === true) return true;
       // Redis lost it and refuses it back (or was not asked): no one else can hold it, so it stays here.
