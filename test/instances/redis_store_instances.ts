@@ -120,6 +120,28 @@ describe('RedisStore on a real redis-server', function () {
     should(await a.lease('j2', 'owner-a', 5000)).equal('done');
   });
 
+  it('leases of many jobs in one call, past one script: each outcome in the order asked; only unleased jobs are read for takeover', async function () {
+    const [a, b] = [storeOf('batch-test:').jobHashes('jobs', 60_000), storeOf('batch-test:').jobHashes('jobs', 60_000)];
+    const keys = Array.from({ length: 1203 }, (_v, i) => `j${i}`);
+    for (const key of keys) should(await a.register(key, JSON.stringify({ key }), '{}', 'owner-a', 5000)).be.true();
+    // j1 taken by b once its lease is gone, j2 delivered, j3 gone without a trace (Redis lost it).
+    const client = new Redis(redis.url);
+    clients.push(client);
+    await client.del('batch-test:{jobs}:lease:j1');
+    should(await b.lease('j1', 'owner-b', 5000)).equal('held');
+    should(await a.deliver('j2', 'owner-a')).be.true();
+    await client.hdel('batch-test:{jobs}', 'j3');
+    const leases = await a.leases([...keys, 'j-unknown'], 'owner-a', 5000);
+    should(leases).have.length(keys.length + 1);
+    should(leases.slice(0, 5)).eql(['held', 'taken', 'done', 'missing', 'held']);
+    should(leases[keys.length]).equal('missing');
+    should(leases.filter((lease) => lease === 'held')).have.length(keys.length - 3);
+    should(await a.unleased()).eql([]);
+    // A lease that runs out leaves its job free for the next look, and only it.
+    await client.del('batch-test:{jobs}:lease:j700');
+    should(await b.unleased()).eql([{ record: '{"key":"j700"}', job: '{}' }]);
+  });
+
   it("jobs stored under the names before the hash tag are moved to today's with their lease, and their done markers are read where they are", async function () {
     const client = new Redis(redis.url);
     clients.push(client);
