@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * The built-in sandbox's own credentials (issue 52): made at random the first time a user directory
+ * The built-in sandbox's own credentials: made at random the first time a user directory
  * runs it, then read back from `sandbox.json` in its folder (mode 0600, written through a temporary
  * file and a rename), so no two installs share them and nobody types them. Never printed or logged.
  */

@@ -2,7 +2,7 @@ import type { Node } from './types';
 
 /**
  * Drain: when a node closes (a deploy, a stop, SIGTERM), the messages it holds run on for up to its
- * config node's drain time (`drainSeconds`) before they are stopped as before (CANCELLED; stored jobs
+ * config node's drain time (`drainSeconds`) before they are stopped (CANCELLED; stored jobs
  * kept or handed over). The config node closes its client and shared state only once every node using
  * it has drained: Node-RED calls the close of the nodes of a flow before that of its config nodes, all in
  * the same turn, so each node's drain is held before the config node asks for them.
@@ -17,7 +17,7 @@ const CLOSE_MARGIN_MS = 5_000;
 export class Drain {
   private readonly held = new Set<Promise<void>>();
 
-  /** `ms`: the drain time, already capped (`drainMs`); 0 stops every message at once, as before drains existed. */
+  /** `ms`: the drain time, already capped (`drainMs`); 0 stops every message at once. */
   constructor(readonly ms: number) {}
 
   /** A node closing: `drained` resolves once its messages have finished or were stopped. */
