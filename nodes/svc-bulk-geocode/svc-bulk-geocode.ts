@@ -94,7 +94,7 @@ export = function register(RED: NodeAPI): void {
     const batchSize = settings.count('batchSize');
     const parallel = settings.count('parallel');
     const outputOptions: BulkOutputOptions = {
-      mode: readChoice(def.output, BULK_OUTPUT_MODES, 'output') ?? 'message',
+      mode: readChoice(def.output, BULK_OUTPUT_MODES, 'output') ?? settings.choice('output', BULK_OUTPUT_MODES),
       batchSize,
       rawFiles: def.rawFiles === true,
       outputFile: settings.text('outputFile'),
