@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
-import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
+import { badRequest, sendJson } from '../http';
+import { RouteContext, Sandbox } from '../server';
 
 /**
  * Data topics and subscriptions under `/v1/pubsub` (header `apikey`), and the webhooks a publish sends.
