@@ -5,7 +5,7 @@ import should from 'should';
 import { SANDBOX_DEFAULTS, expectError, expectOutput, helper, loadWithSandbox, storedJobStore, useSandbox, Fields } from '../support/harness';
 import { waitUntil } from '../support/wait';
 import type { EchoedRequest, Fault } from '../../sandbox/faults';
-import { addTopic, resetPubsub } from '../../sandbox/endpoints/pubsub';
+import { addTopic, resetPubsub } from '../../sandbox/pubsub-state';
 import { bulkControls, resetBulk } from '../../sandbox/endpoints/bulk';
 
 /**
