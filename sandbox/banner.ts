@@ -1,4 +1,4 @@
-import { SANDBOX_DEFAULTS } from './server';
+import { SANDBOX_DEFAULTS } from './options';
 
 /** The secret the examples' subscriptions sign with and their webhook receivers check, under `npm start` (and `svc-sandbox --print-settings`). */
 export const DEMO_WEBHOOK_SECRET = 'sandbox-webhook-secret';

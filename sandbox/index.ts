@@ -1,8 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Sandbox, SandboxModule, SandboxOptions } from './server';
+import type { SandboxOptions } from './options';
+import { Sandbox, SandboxModule } from './server';
 
 export * from './server';
+export * from './options';
+export type { ContentCoding, EchoedRequest, Fault } from './faults';
+export { accepts, badRequest, notAcceptable, sendJson } from './http';
 export { generatedCredentials, type GeneratedCredentials } from './credentials';
 export { SandboxStateFile } from './state-store';
 

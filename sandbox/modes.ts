@@ -1,4 +1,4 @@
-import { SPEC_GEOCODE_LIMITS, SandboxModes } from './server';
+import { SPEC_GEOCODE_LIMITS, SandboxModes } from './options';
 
 /**
  * The sandbox's modes from the environment, for `npm start` and `npm run sandbox`:

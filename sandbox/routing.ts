@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import ngeohash from 'ngeohash';
 import type { RouteContext, Sandbox } from './server';
-import { badRequest } from './server';
+import { badRequest } from './http';
 import { JobTiming, expiredBody, isExpired, makeRoom, newTiming, phaseOf } from './job-clock';
 
 /**

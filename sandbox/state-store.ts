@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bulkJobs, BulkJob } from './endpoints/bulk';
-import { pubsubState, SandboxSubscription, SandboxTopic } from './endpoints/pubsub';
+import { pubsubState, SandboxSubscription, SandboxTopic } from './pubsub-state';
 import { isExpired } from './job-clock';
 import { Job, jobsOf } from './routing';
 import { Sandbox } from './server';

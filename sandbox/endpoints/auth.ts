@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { SANDBOX_LIMITS, Sandbox, badRequest, makeRoomIn, sendJson } from '../server';
+import { badRequest, sendJson } from '../http';
+import { SANDBOX_LIMITS, makeRoomIn } from '../options';
+import { Sandbox } from '../server';
 
 /** `POST {auth_url}/oauth/token`: client-credentials tokens that expire after `tokenLifetimeSec`. */
 export default function tokenEndpoint(sandbox: Sandbox): void {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { RouteContext, SANDBOX_LIMITS, Sandbox, accepts, badRequest, makeRoomIn, notAcceptable, sendJson } from '../server';
+import { accepts, badRequest, notAcceptable, sendJson } from '../http';
+import { SANDBOX_LIMITS, makeRoomIn } from '../options';
+import { RouteContext, Sandbox } from '../server';
 import { geocode } from './geocode';
 import { readCsv, toCsv } from '../csv';
 import { JobTiming, TOO_MANY_JOBS, expiredBody, isExpired, makeRoom, newTiming, phaseOf } from '../job-clock';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Sandbox, accepts, badRequest, notAcceptable, sendJson } from '../server';
+import { accepts, badRequest, notAcceptable, sendJson } from '../http';
+import { Sandbox } from '../server';
 import { townOf } from '../town/index';
 import { Position } from '../town/network';
 import { SANDBOX_CITY, cityIn, house, pointAlong, spotFor, streetLike, streetNamed } from '../town/places';

@@ -1,4 +1,5 @@
-import { Sandbox, sendJson } from '../server';
+import { sendJson } from '../http';
+import { Sandbox } from '../server';
 import {
   Point,
   check,

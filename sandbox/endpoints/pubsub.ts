@@ -1,6 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { Agent, request } from 'undici';
-import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
+import { badRequest, sendJson } from '../http';
+import { PUBSUB_LIMITS, addSubscription, addTopic, keepDelivery, pubsubState, type SandboxTopic } from '../pubsub-state';
+import { RouteContext, Sandbox } from '../server';
+import { Deliverer, signedDelivery } from '../webhooks';
 
 /**
  * Data topics and subscriptions under `/v1/pubsub` (header `apikey`), and the webhooks a publish sends.
@@ -30,138 +31,8 @@ import { RouteContext, Sandbox, badRequest, sendJson } from '../server';
  *   per subscription (400), bytes of a publish's `Data` (413), deliveries kept in `deliveries`.
  */
 
-export const SANDBOX_USER_ID = 'sandbox-user';
 const DEFAULT_PAGE_SIZE = 10;
-export const PUBSUB_LIMITS = { topics: 1000, subscriptions: 1000, locationIds: 100, dataBytes: 64 * 1024, deliveries: 1000 } as const;
-/** The headers every webhook attempt carries: one id per delivery, and the attempt's number from 1. */
-export const DELIVERY_ID_HEADER = 'svc-delivery-id';
-export const DELIVERY_ATTEMPT_HEADER = 'svc-delivery-attempt';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-export interface SandboxTopic {
-  id: number;
-  name: string;
-  description: string;
-  createdAt: string;
-  userId: string;
-}
-
-export interface SandboxSubscription {
-  id: number;
-  topicId: number;
-  webhookAddress: string;
-  webhookHeader?: string;
-  secretToken?: string;
-  locationIds: string[];
-  active: boolean;
-  /** Set when a delivery to it failed after all its attempts; cleared by a successful one. */
-  failing?: boolean;
-}
-
-export interface Delivery {
-  /** The same in every attempt (header `svc-delivery-id`). */
-  id: string;
-  subscriptionId: number;
-  topicId: number;
-  locationId: string;
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  /** The receiver's response to the last attempt, once there is one. */
-  status?: number;
-  error?: string;
-  /** Attempts made so far. */
-  attempts: number;
-  /** True once delivered (2xx), refused for good, out of attempts, or stopped by close(). */
-  finished: boolean;
-}
-
-export interface PubsubState {
-  topics: Map<number, SandboxTopic>;
-  subscriptions: SandboxSubscription[];
-  deliveries: Delivery[];
-  nextTopicId: number;
-  nextSubscriptionId: number;
-  failureStatus: number;
-  maxPageSize: number;
-  publishResponse: 'envelope' | 'empty';
-  timestampUnit: 's' | 'ms';
-  /** The waits before the second, third, … attempt of a delivery (so attempts are at most one more). */
-  retryDelaysMs: number[];
-  /** How long an attempt waits for the receiver's response. */
-  attemptTimeoutMs: number;
-}
-
-function initialState(): PubsubState {
-  return {
-    topics: new Map(),
-    subscriptions: [],
-    deliveries: [],
-    nextTopicId: 1,
-    nextSubscriptionId: 1,
-    failureStatus: 404,
-    maxPageSize: 100,
-    publishResponse: 'envelope',
-    timestampUnit: 's',
-    retryDelaysMs: [1000, 4000, 16_000, 64_000],
-    attemptTimeoutMs: 5000,
-  };
-}
-
-export function pubsubState(sandbox: Sandbox): PubsubState {
-  return sandbox.stateOf('pubsub', initialState);
-}
-
-/** Forgets every topic, subscription and delivery and restores the default switches. */
-export function resetPubsub(sandbox: Sandbox): void {
-  Object.assign(pubsubState(sandbox), initialState());
-}
-
-/** Creates a topic as `POST /topics` does (tests may also call it to set the stage). */
-export function addTopic(sandbox: Sandbox, name: string, description = ''): SandboxTopic {
-  const state = pubsubState(sandbox);
-  const topic: SandboxTopic = {
-    id: state.nextTopicId++,
-    name,
-    description,
-    createdAt: timestampWithoutZone(new Date()),
-    userId: SANDBOX_USER_ID,
-  };
-  state.topics.set(topic.id, topic);
-  return topic;
-}
-
-/** Creates an active subscription as `POST /subscriptions` does. */
-export function addSubscription(sandbox: Sandbox, fields: Omit<SandboxSubscription, 'id' | 'active'>): SandboxSubscription {
-  const state = pubsubState(sandbox);
-  const subscription: SandboxSubscription = { id: state.nextSubscriptionId++, active: true, ...fields };
-  state.subscriptions.push(subscription);
-  return subscription;
-}
-
-/** The switch that makes a subscription inactive (or active again). */
-export function setSubscriptionActive(sandbox: Sandbox, subscriptionId: number, active: boolean): void {
-  const subscription = pubsubState(sandbox).subscriptions.find((s) => s.id === subscriptionId);
-  if (!subscription) throw new Error(`no subscription ${subscriptionId}`);
-  subscription.active = active;
-}
-
-/** Resolves once `count` deliveries have had a response (or failed); rejects after `timeoutMs`. */
-export function waitForDeliveries(sandbox: Sandbox, count: number, timeoutMs = 4000): Promise<Delivery[]> {
-  const state = pubsubState(sandbox);
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const finished = state.deliveries.filter((d) => d.finished);
-      if (finished.length >= count) return resolve(finished);
-      if (Date.now() - started > timeoutMs) {
-        return reject(new Error(`${finished.length} of ${count} webhook deliveries finished within ${timeoutMs} ms`));
-      }
-      setTimeout(check, 20);
-    };
-    check();
-  });
-}
 
 export default function pubsubEndpoints(sandbox: Sandbox): void {
   const state = () => pubsubState(sandbox);
@@ -277,13 +148,6 @@ function overLimit(ctx: RouteContext, status: number, message: string): void {
   sendJson(ctx.res, status, { isSuccess: false, data: null, error: 'limit_exceeded', message });
 }
 
-/** Logs a delivery, forgetting the oldest finished ones beyond `PUBSUB_LIMITS.deliveries`. */
-function keepDelivery(state: PubsubState, delivery: Delivery): void {
-  state.deliveries.push(delivery);
-  let excess = state.deliveries.length - PUBSUB_LIMITS.deliveries;
-  if (excess > 0) state.deliveries = state.deliveries.filter((kept) => !(kept.finished && excess-- > 0));
-}
-
 /** The body as a JSON object with only the allowed (capitalised) members, or undefined after a 400. */
 function jsonObject(ctx: RouteContext, allowed: string[]): Record<string, unknown> | undefined {
   const body = ctx.json();
@@ -331,121 +195,4 @@ function queryInteger(ctx: RouteContext, name: string, min: number): number | un
     return null;
   }
   return Number(text);
-}
-
-/** ISO 8601 with fractional seconds (seven digits, as .NET writes them) and no zone designator. */
-function timestampWithoutZone(date: Date): string {
-  return `${date.toISOString().slice(0, 23)}0000`;
-}
-
-function signedDelivery(subscription: SandboxSubscription, locationId: string, body: string, unit: 's' | 'ms'): Delivery {
-  const id = randomUUID();
-  const headers: Record<string, string> = { 'content-type': 'application/json', [DELIVERY_ID_HEADER]: id };
-  if (subscription.secretToken) {
-    const t = String(unit === 'ms' ? Date.now() : Math.floor(Date.now() / 1000));
-    const digest = createHash('sha256').update(`${t}.${subscription.secretToken}.${body}`).digest('hex');
-    headers['svc-signature'] = `t=${t},digestV1=${digest}`;
-  }
-  if (subscription.webhookHeader) {
-    const separator = subscription.webhookHeader.indexOf(':');
-    headers[subscription.webhookHeader.slice(0, separator).trim().toLowerCase()] = subscription.webhookHeader.slice(separator + 1).trim();
-  }
-  return {
-    id,
-    subscriptionId: subscription.id,
-    topicId: subscription.topicId,
-    locationId,
-    url: subscription.webhookAddress,
-    headers,
-    body,
-    attempts: 0,
-    finished: false,
-  };
-}
-
-/** Whether a response status asks for another attempt: 5xx, 408 (timeout) and 429 (too many requests). */
-function retryable(status: number): boolean {
-  return status >= 500 || status === 408 || status === 429;
-}
-
-/**
- * Sends webhook POSTs with its own connection pool, and again after the state's `retryDelaysMs` (on the
- * sandbox's timers, which close() clears); close() aborts what is in flight and waits for it.
- */
-class Deliverer {
-  private readonly agent = new Agent({ keepAliveTimeout: 1000 });
-  private readonly stop = new AbortController();
-  private readonly inFlight = new Set<Promise<void>>();
-
-  constructor(private readonly sandbox: Sandbox) {}
-
-  send(delivery: Delivery, subscription: SandboxSubscription): void {
-    const attempt = this.attempt(delivery, subscription).finally(() => this.inFlight.delete(attempt));
-    this.inFlight.add(attempt);
-  }
-
-  async close(): Promise<void> {
-    this.stop.abort();
-    await Promise.allSettled([...this.inFlight]);
-    await this.agent.destroy();
-  }
-
-  private async attempt(delivery: Delivery, subscription: SandboxSubscription): Promise<void> {
-    const { retryDelaysMs, attemptTimeoutMs } = pubsubState(this.sandbox);
-    delivery.attempts++;
-    let failure: string;
-    let again: boolean;
-    try {
-      const response = await request(delivery.url, {
-        method: 'POST',
-        headers: { ...delivery.headers, [DELIVERY_ATTEMPT_HEADER]: String(delivery.attempts) },
-        body: delivery.body,
-        dispatcher: this.agent,
-        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(attemptTimeoutMs)]),
-      });
-      await response.body.text();
-      delivery.status = response.statusCode;
-      delivery.error = undefined;
-      if (response.statusCode >= 200 && response.statusCode < 300) {
-        delivery.finished = true;
-        subscription.failing = undefined;
-        this.sandbox.info(`${this.describe(delivery)} delivered: responded ${response.statusCode}`);
-        return;
-      }
-      failure = `responded ${response.statusCode}`;
-      again = retryable(response.statusCode);
-    } catch (err) {
-      delivery.status = undefined;
-      delivery.error = err instanceof Error ? err.message : String(err);
-      failure = this.stop.signal.aborted ? 'stopped: the sandbox closed' : `no response (${delivery.error})`;
-      again = !this.stop.signal.aborted;
-    }
-    const wait = again ? retryDelaysMs[delivery.attempts - 1] : undefined;
-    const of = this.describe(delivery);
-    if (wait !== undefined) {
-      this.sandbox.warn(`${of} failed: ${failure}; trying again in ${wait / 1000} s`);
-      this.sandbox.later(wait, () => this.send(delivery, subscription));
-      return;
-    }
-    delivery.finished = true;
-    if (this.stop.signal.aborted) return void this.sandbox.warn(`${of} failed: ${failure}`);
-    subscription.failing = true;
-    this.sandbox.warn(`${of} failed: ${failure}; not tried again, subscription ${delivery.subscriptionId} marked failing`);
-  }
-
-  /** A delivery's current attempt, as its log lines name it. */
-  private describe(delivery: Delivery): string {
-    const { retryDelaysMs } = pubsubState(this.sandbox);
-    return `webhook delivery ${delivery.id} to ${webhookOrigin(delivery.url)} (subscription ${delivery.subscriptionId}), attempt ${delivery.attempts} of ${retryDelaysMs.length + 1}`;
-  }
-}
-
-/** The address of a webhook without its query or credentials, for the log. */
-function webhookOrigin(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return 'an unreadable address';
-  }
 }

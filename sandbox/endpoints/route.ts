@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Sandbox, sendJson } from '../server';
+import { sendJson } from '../http';
+import { Sandbox } from '../server';
 import {
   Box,
   Point,

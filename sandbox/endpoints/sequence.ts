@@ -1,4 +1,5 @@
-import { RouteContext, Sandbox, sendJson } from '../server';
+import { sendJson } from '../http';
+import { RouteContext, Sandbox } from '../server';
 import {
   Box,
   Point,

@@ -1,4 +1,5 @@
-import { Sandbox, badRequest, sendJson } from '../server';
+import { badRequest, sendJson } from '../http';
+import { Sandbox } from '../server';
 import { townOf } from '../town/index';
 import { MAX_BOX_DEG, streetsGeoJson } from '../town/geojson';
 

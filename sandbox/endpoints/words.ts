@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import ngeohash from 'ngeohash';
-import { Sandbox, badRequest, sendJson } from '../server';
+import { badRequest, sendJson } from '../http';
+import { Sandbox } from '../server';
 import { SANDBOX_CITY } from '../town/places';
 
 /**

@@ -1,7 +1,7 @@
 import { Fault, LoggedRequest, Sandbox, startSandbox } from '../../sandbox';
 import { expireAllTokens } from '../../sandbox/endpoints/auth';
 import { bulkJobs } from '../../sandbox/endpoints/bulk';
-import { addTopic } from '../../sandbox/endpoints/pubsub';
+import { addTopic } from '../../sandbox/pubsub-state';
 import { runChild, serve } from './rpc';
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import should from 'should';
 import { request } from 'undici';
 import { Fault, LoggedRequest, Sandbox, startSandbox } from '../../sandbox';
-import { addTopic } from '../../sandbox/endpoints/pubsub';
+import { addTopic } from '../../sandbox/pubsub-state';
 import { Child } from '../bench/rpc';
 import type { NodeRedMethods } from '../bench/nodered-process';
 import { deployTo, waitFor } from '../bench/bench';

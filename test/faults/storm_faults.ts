@@ -1,7 +1,7 @@
 import should from 'should';
 import { expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { resetBulk } from '../../sandbox/endpoints/bulk';
-import { addTopic, resetPubsub } from '../../sandbox/endpoints/pubsub';
+import { addTopic, resetPubsub } from '../../sandbox/pubsub-state';
 import {
   ConsoleCapture,
   NamedFault,

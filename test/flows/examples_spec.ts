@@ -9,7 +9,7 @@ import { runEditorScripts } from '../support/editor-script';
 import { Fields, SANDBOX_DEFAULTS, helper, nodeModule, useSandbox } from '../support/harness';
 import { NODE_RED_DIR, REPO_ROOT } from '../support/paths';
 import { buildFlows, devSettings } from '../sandbox/start';
-import { pubsubState } from '../../sandbox/endpoints/pubsub';
+import { pubsubState } from '../../sandbox/pubsub-state';
 
 /**
  * Every flow in examples/ deploys in Node-RED with the core nodes it uses and runs against the

@@ -1,6 +1,6 @@
 import should from 'should';
 import { startSandbox, Sandbox } from '../../sandbox';
-import { addTopic } from '../../sandbox/endpoints/pubsub';
+import { addTopic } from '../../sandbox/pubsub-state';
 import { RedisServer } from '../support/redis-server';
 import { NodeRedProcess } from '../support/node-red-process';
 import { busiestWindow, promisedBusiest, promisedRate } from '../bench/measure';

@@ -1,7 +1,7 @@
 import should from 'should';
 import { expectError, expectOutput, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { resetBulk } from '../../sandbox/endpoints/bulk';
-import type { ContentCoding } from '../../sandbox/server';
+import type { ContentCoding } from '../../sandbox/faults';
 import type { BulkRow } from '../../nodes/lib/geo/result-rows';
 import { clientSuite, rejectionOf } from '../support/platform-client';
 

@@ -11,7 +11,7 @@ import { defaults as wordsDefaults } from '../../nodes/svc-words/defaults';
 import { defaults as bulkDefaults } from '../../nodes/svc-bulk-geocode/defaults';
 import { defaults as topicDefaults } from '../../nodes/svc-topic/defaults';
 import { defaults as publishDefaults } from '../../nodes/svc-topic-publish/defaults';
-import { addTopic, resetPubsub } from '../../sandbox/endpoints/pubsub';
+import { addTopic, resetPubsub } from '../../sandbox/pubsub-state';
 
 /**
  * Issue 54: every node runs as dropped. Each node has the settings the editor gives a node dropped from

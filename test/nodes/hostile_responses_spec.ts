@@ -4,8 +4,8 @@ import util from 'node:util';
 import should from 'should';
 import { SANDBOX_DEFAULTS, expectError, expectOutput, helper, loadWithSandbox, storedJobStore, useSandbox, Fields } from '../support/harness';
 import { waitUntil } from '../support/wait';
-import type { EchoedRequest, Fault } from '../../sandbox/server';
-import { addTopic, resetPubsub } from '../../sandbox/endpoints/pubsub';
+import type { EchoedRequest, Fault } from '../../sandbox/faults';
+import { addTopic, resetPubsub } from '../../sandbox/pubsub-state';
 import { bulkControls, resetBulk } from '../../sandbox/endpoints/bulk';
 
 /**

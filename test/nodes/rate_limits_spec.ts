@@ -18,7 +18,7 @@ import {
   testUserDir,
   useSandbox,
 } from '../support/harness';
-import { addTopic, resetPubsub } from '../../sandbox/endpoints/pubsub';
+import { addTopic, resetPubsub } from '../../sandbox/pubsub-state';
 import { waitUntil } from '../support/wait';
 
 /**

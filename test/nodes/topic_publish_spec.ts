@@ -5,7 +5,7 @@ import should from 'should';
 import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields } from '../support/harness';
 import { startSandbox } from '../../sandbox';
 import { freePort } from '../support/node-red-process';
-import { addSubscription, addTopic, pubsubState, resetPubsub, setSubscriptionActive, waitForDeliveries } from '../../sandbox/endpoints/pubsub';
+import { addSubscription, addTopic, pubsubState, resetPubsub, setSubscriptionActive, waitForDeliveries } from '../../sandbox/pubsub-state';
 
 interface Received {
   path: string;

@@ -1,6 +1,6 @@
 import should from 'should';
 import { expectError, expectOutput, helper, loadWithSandbox, useSandbox, Fields, TestNode } from '../support/harness';
-import { addTopic, pubsubState, resetPubsub } from '../../sandbox/endpoints/pubsub';
+import { addTopic, pubsubState, resetPubsub } from '../../sandbox/pubsub-state';
 
 /** ISO 8601 with fractional seconds and no zone designator. */
 const CREATED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+$/;

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import express, { Express, RequestHandler } from 'express';
 import should from 'should';
 import { CONFIG_ID, Fields, configNode, helper, nodeModule, sandboxCredentials, testSettings, testUserDir, useSandbox } from '../support/harness';
-import { addSubscription, addTopic, pubsubState, resetPubsub, waitForDeliveries } from '../../sandbox/endpoints/pubsub';
+import { addSubscription, addTopic, pubsubState, resetPubsub, waitForDeliveries } from '../../sandbox/pubsub-state';
 import { waitUntil } from '../support/wait';
 import { statusTexts } from '../support/routing-nodes';
 import { defaults as webhookDefaults } from '../../nodes/svc-webhook-in/defaults';

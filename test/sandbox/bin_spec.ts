@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import should from 'should';
 import { DEMO_WEBHOOK_SECRET } from '../../sandbox/banner';
-import { SANDBOX_DEFAULTS } from '../../sandbox/server';
+import { SANDBOX_DEFAULTS } from '../../sandbox/options';
 import { freePort } from '../support/node-red-process';
 import { REPO_ROOT } from '../support/paths';
 import { runCommand, spawnGroup } from '../support/process-group';

@@ -12,7 +12,7 @@ import {
   addTopic,
   pubsubState,
   waitForDeliveries,
-} from '../../sandbox/endpoints/pubsub';
+} from '../../sandbox/pubsub-state';
 import { JOB_DURATIONS, JOB_RESULT_TTL_MS } from '../../sandbox/job-clock';
 import { waitUntil } from '../support/wait';
 
