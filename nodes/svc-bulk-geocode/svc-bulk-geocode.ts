@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
-import { nodeInputs } from '../lib/node-red/inputs';
+import { msgPaths, nodeInputs } from '../lib/node-red/inputs';
 import { clientFor } from '../lib/node-red/config';
 import { HandlerResult, InputContext, handleInputs } from '../lib/node-red/runner';
 import { isJsonValue, jobStoreFor } from '../lib/node-red/resumable';
@@ -89,7 +89,7 @@ export = function register(RED: NodeAPI): void {
       warn(catalogText('warn.bulk.uploadStatus', { statusCode }));
     };
     const client = clientFor(RED, this, def.server, 'project');
-    const inputs = nodeInputs(RED, this, def, { addresses: 'payload' });
+    const inputs = nodeInputs(RED, this, def, msgPaths(defaults, ['addresses']));
     const settings = readSettings(def, defaults);
     const batchSize = settings.count('batchSize');
     const parallel = settings.count('parallel');

@@ -1,5 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
-import { nodeInputs } from '../lib/node-red/inputs';
+import { msgPaths, nodeInputs } from '../lib/node-red/inputs';
 import { configFor } from '../lib/node-red/config';
 import { InputError } from '../lib/util/errors';
 import { bestFeature, featurePoint } from '../lib/geo/geojson';
@@ -23,7 +23,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     def = migrations.migrate(def);
     const config = configFor(RED, this, def.server, 'project');
-    const inputs = nodeInputs(RED, this, def, { address: 'payload' });
+    const inputs = nodeInputs(RED, this, def, msgPaths(defaults, ['address']));
     const settings = readSettings(def, defaults);
     const precision = settings.precision('precision');
     // `location` puts the place in msg.payload; `response` (flows saved before the setting existed too) keeps the whole response there.

@@ -6,7 +6,7 @@ import { LocationVariant, Place, readLocation, toLocationObjects } from '../lib/
 import type { ComputationResult } from '../lib/platform/jobs';
 import { storedPlaces } from '../lib/node-red/resumable';
 import { computationNode } from '../lib/node-red/computation';
-import { locationsOf, nodeInputs, payloadFields } from '../lib/node-red/inputs';
+import { locationsOf, msgPaths, nodeInputs } from '../lib/node-red/inputs';
 import { readSettings } from '../lib/node-red/settings';
 import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { isSet, readBoolean, readChoice, readChoices, readNumber, setMembers } from '../lib/util/values';
@@ -28,10 +28,10 @@ const MIN_SHAPE_EXCLUSIVE = 30;
  * `msg.payload.range.type`); the range is fixed (time, 600 s) on a node dropped as is (defaults.ts).
  */
 const FIELDS = {
-  ...payloadFields(['origins', 'async']),
+  ...msgPaths(defaults, ['origins', 'async']),
   rangeType: { defaultPath: 'payload.range.type', initial: { type: defaults.rangeTypeType.value, value: defaults.rangeType.value } },
   rangeValue: { defaultPath: 'payload.range.value', initial: { type: defaults.rangeValueType.value, value: defaults.rangeValue.value } },
-  ...payloadFields(['mode', 'transportMode', 'avoid', 'optimizeFor', 'shape']),
+  ...msgPaths(defaults, ['mode', 'transportMode', 'avoid', 'optimizeFor', 'shape']),
 };
 
 type IsolineDef = NodeDef & SettingsOf<typeof defaults>;

@@ -7,7 +7,7 @@ import { Fields, isSet, readChoice, setMembers, toNumber } from '../lib/util/val
 import { numbered, readLocation, readRouteModes, toWaypointObject } from '../lib/geo/locations';
 import { readBox, toRouteBox } from '../lib/geo/boxes';
 import { formatRfc3339 } from '../lib/geo/dates';
-import { locationsOf, nodeInputs, payloadFields } from '../lib/node-red/inputs';
+import { locationsOf, msgPaths, nodeInputs } from '../lib/node-red/inputs';
 import { plainText } from '../lib/util/text';
 import { handleInputs } from '../lib/node-red/runner';
 import { routeShapes } from '../lib/geo/worldmap-routes';
@@ -21,7 +21,7 @@ const PREFERENCES = ['fastest', 'shortest'] as const;
 const MIN_WAYPOINTS = 2;
 
 /** `transportMode` is the mode of waypoints that carry none of their own. */
-const FIELDS = payloadFields(['waypoints', 'transportMode', 'arriveBy', 'departAt', 'avoid', 'preference']);
+const FIELDS = msgPaths(defaults, ['waypoints', 'transportMode', 'arriveBy', 'departAt', 'avoid', 'preference']);
 
 type RouteDef = NodeDef & SettingsOf<typeof defaults>;
 

@@ -6,7 +6,7 @@ import { DepartureFormat, formatDeparture } from '../lib/geo/dates';
 import type { ComputationResult } from '../lib/platform/jobs';
 import { storedPlaces } from '../lib/node-red/resumable';
 import { computationNode } from '../lib/node-red/computation';
-import { locationsOf, nodeInputs, payloadFields } from '../lib/node-red/inputs';
+import { locationsOf, msgPaths, nodeInputs } from '../lib/node-red/inputs';
 import { readSettings } from '../lib/node-red/settings';
 import type { SettingsOf } from '../lib/node-red/editor-definition';
 import { Fields, isSet, readBoolean, readChoice, readChoices, setMembers } from '../lib/util/values';
@@ -26,7 +26,7 @@ const FULL_PRECISION = 12;
 /** A returned point that shares no geohash prefix with any waypoint still matches one this close. */
 const MIN_MATCH_TOLERANCE_M = 50;
 
-const FIELDS = payloadFields(['waypoints', 'async', 'departure', 'transportMode', 'avoid', 'routeMode']);
+const FIELDS = msgPaths(defaults, ['waypoints', 'async', 'departure', 'transportMode', 'avoid', 'routeMode']);
 
 type SequenceDef = NodeDef & SettingsOf<typeof defaults>;
 

@@ -1,5 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
-import { nodeInputs } from '../lib/node-red/inputs';
+import { msgPaths, nodeInputs } from '../lib/node-red/inputs';
 import { clientFor } from '../lib/node-red/config';
 import { InputError, describeCause } from '../lib/util/errors';
 import { handleInputs } from '../lib/node-red/runner';
@@ -18,7 +18,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     def = migrations.migrate(def);
     const client = clientFor(RED, this, def.server, 'pubsub');
-    const inputs = nodeInputs(RED, this, def, { topicId: 'topicId', locationId: 'locationId', data: 'payload' });
+    const inputs = nodeInputs(RED, this, def, msgPaths(defaults, ['topicId', 'locationId', 'data']));
     const wrapValue = def.wrapValue === true;
 
     handleInputs(this, async (msg, { signal, onWait }) => {

@@ -1,5 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
-import { messageInput, nodeInputs, readInput, readsDefault } from '../lib/node-red/inputs';
+import { messageInput, msgPaths, nodeInputs, readInput, readsDefault } from '../lib/node-red/inputs';
 import { configFor } from '../lib/node-red/config';
 import type { BuiltinSandboxConnection } from '../lib/node-red/builtin-sandbox';
 import { InputError, PlatformError } from '../lib/util/errors';
@@ -53,15 +53,9 @@ interface TopicPage {
 /** The node's TypedInputs, each defaulting to its member of the message. */
 const FIELDS = {
   operation: { defaultPath: 'operation', initial: { type: defaults.operationType.value, value: defaults.operation.value } },
-  topicId: 'topicId',
-  topicName: 'payload.Name',
-  topicDescription: 'payload.Description',
-  webhookAddress: 'payload.WebhookAddress',
-  webhookHeader: { property: 'webhookHeaderFrom', defaultPath: 'payload.WebhookHeader' },
-  secretToken: { property: 'secretTokenFrom', defaultPath: 'payload.SecretToken' },
-  locationIds: 'payload.LocationIds',
-  limit: 'payload.limit',
-  offset: 'payload.offset',
+  ...msgPaths(defaults, ['topicId', 'topicName', 'topicDescription', 'webhookAddress', 'locationIds', 'limit', 'offset']),
+  webhookHeader: { property: 'webhookHeaderFrom', defaultPath: defaults.webhookHeaderFrom.value },
+  secretToken: { property: 'secretTokenFrom', defaultPath: defaults.secretTokenFrom.value },
 };
 type Field = keyof typeof FIELDS;
 

@@ -1,5 +1,5 @@
 import type { NodeAPI, NodeDef, Node, OutputMessage } from '../lib/node-red/types';
-import { nodeInputs } from '../lib/node-red/inputs';
+import { msgPaths, nodeInputs } from '../lib/node-red/inputs';
 import { clientFor } from '../lib/node-red/config';
 import { PlatformError, SvcError, causeOf, codeForStatus } from '../lib/util/errors';
 import { catalogText } from '../lib/util/catalog-text';
@@ -32,7 +32,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     def = migrations.migrate(def);
     const client = clientFor(RED, this, def.server, 'bearer');
-    const inputs = nodeInputs(RED, this, def, { words: 'payload' });
+    const inputs = nodeInputs(RED, this, def, msgPaths(defaults, ['words']));
     // `location` puts the place in msg.payload; `response` (flows saved before the setting existed too) keeps the whole response there.
     const payloadIs = readSettings(def, defaults).choice('output', ['response', 'location']);
 

@@ -19,9 +19,12 @@ interface TypedInput {
  */
 type InputFields<K extends string> = Record<K, string | { property?: string; defaultPath: string; initial?: { type: string; value: string } }>;
 
-/** Request fields whose default source is the member of `msg.payload` of the same name (`waypoints` ← `msg.payload.waypoints`). */
-export function payloadFields<K extends string>(names: readonly K[]): Record<K, string> {
-  return Object.fromEntries(names.map((name) => [name, `payload.${name}`])) as Record<K, string>;
+/**
+ * Fields whose default `msg` path is their TypedInput's default in the node's defaults.ts (its
+ * `typedInputs` rows), so that the path is written once: `msgPaths(defaults, ['address'])`.
+ */
+export function msgPaths<const K extends string>(defaults: Record<K, { value: string }>, keys: readonly K[]): Record<K, string> {
+  return Object.fromEntries(keys.map((key) => [key, defaults[key].value])) as Record<K, string>;
 }
 
 /** The TypedInputs of a node, read from its definition (`<property>` and `<property>Type`). */
