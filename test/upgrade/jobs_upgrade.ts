@@ -176,9 +176,14 @@ describe('upgrade in place: jobs the previous release accepted are delivered onc
     return { userDir, nodeRed, tags };
   }
 
-  /** Each tag's result, once and complete: waits for them, then a while longer for a second copy. */
+  /**
+   * Each tag's result, once and complete: waits for them, then a while longer for a second copy. This
+   * release polls a resumed job a quarter of its age apart (pollDelay), and after a SIGKILL it resumes
+   * only once the dead holder's lease has run out: the last of a job's polls can come about a minute
+   * after the job started.
+   */
   async function deliveredOnce(tags: string[]): Promise<void> {
-    await waitUntil(() => tags.every((tag) => byTag(collector.reports).has(tag)), `a result for each of ${tags.join(', ')}`, 60_000);
+    await waitUntil(() => tags.every((tag) => byTag(collector.reports).has(tag)), `a result for each of ${tags.join(', ')}`, 150_000);
     // Longer than a look for jobs to take over (3 s) and a lease (10 s) less the time the results took.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     const reports = byTag(collector.reports);
