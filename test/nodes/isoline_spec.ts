@@ -146,7 +146,9 @@ describe('svc-isoline', function () {
       { optimizeFor: 'balanced' },
     ];
     for (const extra of cases) await expectOutput('n1', request(extra));
-    const sent = bodies(ctx.sandbox, 'isoline');
+    // A request retried after the client's timeout (a busy machine drawing a large isoline) is the same body again: counted once.
+    const sent = bodies(ctx.sandbox, 'isoline').filter((body, i, all) => i === 0 || JSON.stringify(body) !== JSON.stringify(all[i - 1]));
+    should(sent).have.length(cases.length);
     should(sent.map((b) => b.range)).containDeep([
       { type: 'distance', value: 1500 },
       { type: 'time', value: 900 },
