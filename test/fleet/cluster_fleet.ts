@@ -60,7 +60,9 @@ describe('several Node-RED instances on a Redis Cluster: a slot migration under 
         register: () => jobs.register('job-1', '{}', '{}', 'a', 1000),
         update: () => jobs.update('job-1', '{"n":1}'),
         lease: () => jobs.lease('job-1', 'a', 1000),
+        leases: () => jobs.leases(['job-1', 'job-2'], 'a', 1000),
         all: () => jobs.all(),
+        unleased: () => jobs.unleased(),
         deliver: () => jobs.deliver('job-1', 'a'),
         cancel: () => jobs.cancel('job-2'),
         // No call on a Cluster: the releases before the hash tag refused Cluster URLs, so no job lies under their names.
@@ -72,7 +74,7 @@ describe('several Node-RED instances on a Redis Cluster: a slot migration under 
       should(Object.keys(exercised).sort()).eql([...new Set(methods)].sort(), 'every method of RedisStore and RedisJobHashes is exercised here');
       for (const run of Object.values(exercised)) await run();
       // The job key written into the tag would not change the slot: every job of a configuration is in its slot.
-      should(calls.filter((keys) => keys.length > 1)).have.length(7);
+      should(calls.filter((keys) => keys.length > 1)).have.length(8);
       for (const keys of calls) {
         const slots = await Promise.all(keys.map((key) => redis.slotOf(key)));
         should(new Set(slots).size).equal(1, `the keys ${keys.join(', ')} share one slot`);
