@@ -1,5 +1,5 @@
 // ESLint flat config: type-checked typescript-eslint rules for the TypeScript in nodes/, sandbox/ and test/,
-// the recommended JavaScript rules for the editor scripts in resources/ and the package's bin/.
+// the recommended JavaScript rules for the package's bin/ and the build's scripts.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
@@ -90,7 +90,7 @@ const noCycleWithTypes = {
 };
 
 export default defineConfig(
-  { ignores: ['dist/', 'node_modules/', 'test/nr5/node_modules/', 'test/artifacts/', 'test/bench/results/'] },
+  { ignores: ['dist/', 'resources/', 'node_modules/', 'test/nr5/node_modules/', 'test/artifacts/', 'test/bench/results/'] },
   {
     files: ['**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
@@ -116,8 +116,8 @@ export default defineConfig(
     },
   },
   {
-    // The editor definitions run on the editor page: their types are tsconfig.editor.json's (DOM and the editor's globals).
-    files: ['nodes/*/editor.ts'],
+    // The editor code runs on the editor page: its types are tsconfig.editor.json's (DOM and the editor's globals).
+    files: ['nodes/*/editor.ts', 'nodes/lib/editor/**/*.ts'],
     languageOptions: { parserOptions: { projectService: false, project: './tsconfig.editor.json' } },
   },
   {
@@ -137,6 +137,7 @@ export default defineConfig(
   layer('geo', ['node-red', 'platform', 'state']),
   layer('format', ['node-red', 'platform', 'state', 'geo']),
   layer('util', ['node-red', 'platform', 'state', 'geo', 'format']),
+  layer('editor', ['node-red', 'platform', 'state', 'geo', 'format', 'util']),
   {
     // The glue layer may use Node-RED, but not the node files built on it.
     files: ['nodes/lib/node-red/**/*.ts'],
@@ -181,21 +182,6 @@ export default defineConfig(
     rules: {
       // Tests load compiled nodes, core nodes and tools' internals by paths computed at run time, synchronously.
       '@typescript-eslint/no-require-imports': 'off',
-    },
-  },
-  {
-    files: ['resources/**/*.js'],
-    extends: [js.configs.recommended],
-    languageOptions: {
-      sourceType: 'script',
-      globals: {
-        RED: 'readonly',
-        $: 'readonly',
-        window: 'readonly',
-        document: 'readonly',
-        // The pack's shared editor code, defined on window by resources/editor.js.
-        SvcEditor: 'readonly',
-      },
     },
   },
   {

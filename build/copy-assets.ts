@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Handlebars from 'handlebars';
 import { bundleVendor } from './bundle-vendor';
-import { writeEditorHtml } from './editor-html';
+import { writeEditorHtml, writeEditorScript } from './editor-html';
 
 /**
- * The build's step after tsc: writes each node's editor HTML (build/editor-html.ts) and copies what
- * Node-RED loads beside the compiled code (message catalogs, help, icons) into dist/nodes, writing each
- * help page whole. Help pages are Handlebars templates: a section several nodes share is written once,
+ * The build's step after tsc: writes resources/editor.js and each node's editor HTML (build/editor-html.ts)
+ * and copies what Node-RED loads beside the compiled code (message catalogs, help, icons) into dist/nodes,
+ * writing each help page whole. Help pages are Handlebars templates: a section several nodes share is written once,
  * as the partial `nodes/locales/<lang>/_partials/<name>.html`, which a page takes with `{{> name}}`;
  * a shared frame around a page's own lines (the output ports around the node's output members) is a
  * partial block, `{{#> name}}` … `{{/name}}`, the partial placing them with `{{> @partial-block}}`.
@@ -58,7 +58,7 @@ async function copyAssets(repoRoot: string): Promise<void> {
 // Compiled to dist/build/copy-assets.js: the repository is two folders up.
 if (require.main === module) {
   const repoRoot = path.join(__dirname, '..', '..');
-  Promise.all([copyAssets(repoRoot), bundleVendor(repoRoot)]).catch((err: unknown) => {
+  Promise.all([copyAssets(repoRoot), writeEditorScript(repoRoot), bundleVendor(repoRoot)]).catch((err: unknown) => {
     console.error(err);
     process.exitCode = 1;
   });

@@ -14,7 +14,7 @@ import type { Default, EditorDefinition, Validator } from '../nodes/lib/node-red
  * - the `RED.nodes.registerType` call as an object literal whose `defaults` (the `version` default
  *   is the migrations' version), `credentials`, `icon`, `color`, `inputs` and `outputs` are literals,
  *   where the Flow Library and the scorecard (node-red-dev) read them statically; its functions are
- *   the bundle's (`bundle.editor.label`) or resources/editor.js's (`SvcEditor.labelStyle`).
+ *   the bundle's (`bundle.editor.label`) or the shared editor code's (`SvcEditor.labelStyle`, nodes/lib/editor/).
  *
  * The build reads the literals from the same bundle, run once in an empty context: an editor
  * definition's top level is data, its functions run only on the editor page.
@@ -54,6 +54,24 @@ export async function editorBundle(nodeDir: string): Promise<string> {
     logLevel: 'silent',
   });
   return result.outputFiles[0].text;
+}
+
+/**
+ * resources/editor.js, which every node's .html loads first: the shared editor code (nodes/lib/editor/)
+ * bundled into one script, since Node-RED serves a module's editor files from its resources/ folder.
+ */
+export async function writeEditorScript(repoRoot: string): Promise<void> {
+  await build({
+    entryPoints: [path.join(repoRoot, 'nodes', 'lib', 'editor', 'index.ts')],
+    outfile: path.join(repoRoot, 'resources', 'editor.js'),
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: BROWSER_TARGET,
+    charset: 'utf8',
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
 }
 
 /** The bundle's exports, for the literals of the registerType call. */

@@ -12,7 +12,7 @@ const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
 const STAMP = path.join(ROOT, 'dist', '.build-stamp.json');
-const SOURCES = ['nodes', 'sandbox', 'test', 'build', 'types', 'resources', 'icons'];
+const SOURCES = ['nodes', 'sandbox', 'test', 'build', 'types', 'icons'];
 const SOURCE_FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.editor.json'];
 /** Folders below SOURCES that hold no source: installed modules and what tests write. */
 const SKIPPED = new Set(['node_modules', path.join('test', 'artifacts'), path.join('test', 'bench', 'results')]);

@@ -1,5 +1,5 @@
 /**
- * What the pack's editor scripts (resources/*.js, checked by `tsc -p tsconfig.editor.json`) use of the
+ * What the pack's editor code (nodes/lib/editor/ and nodes/<type>/editor.ts, checked by `tsc -p tsconfig.editor.json`) uses of the
  * page Node-RED's editor gives them: RED and the jQuery calls they make, typed as far as they use them
  * (Node-RED 4.1 and 5; @types/node-red__editor-client describes 1.3 and lacks most of these).
  */
@@ -93,7 +93,7 @@ declare const $: {
   ajax(options: { url: string; type: string; contentType: string; data: string }): EditorRequest;
 };
 
-/** The fixed choices of a TypedInput row (`fixed` in resources/editor.js), shown before the sources. */
+/** The fixed choices of a TypedInput row (`fixed`, nodes/lib/editor/typed-input.ts), shown before the sources. */
 interface SvcFixedChoice {
   value: string;
   /** A key of the node's catalog. */
@@ -104,7 +104,7 @@ interface SvcFixedChoice {
   multiple?: boolean;
 }
 
-/** A row of a dialog's table (its kinds are listed at the top of resources/editor.js). */
+/** A row of a dialog's table (its kinds are listed in nodes/lib/editor/rows.ts). */
 interface SvcRow {
   typed?: string;
   types?: string[];
@@ -158,7 +158,7 @@ interface SvcForm {
 /** A validator of a node's defaults: `this` is the node; with `opt`, a text says what is wrong. */
 type SvcValidator = (this: EditorNode, value: unknown, opt?: unknown) => boolean | string;
 
-/** The pack's shared editor code (resources/editor.js). */
+/** The pack's shared editor code (nodes/lib/editor/, bundled into resources/editor.js). */
 interface Window {
   SvcEditor?: unknown;
 }
@@ -166,7 +166,7 @@ interface Window {
 /** A node's settings migrations (nodes/<type>/migrations.ts), shipped into its .html by the build. */
 type SvcMigrations = import('../nodes/lib/node-red/migrations').Migrations;
 
-/** What the editor definitions' functions (nodes/<type>/editor.ts) use of resources/editor.js's window.SvcEditor. */
+/** What the editor definitions' functions (nodes/<type>/editor.ts) use of window.SvcEditor (nodes/lib/editor/). */
 declare const SvcEditor: {
   validate: {
     positive(value: unknown): boolean;

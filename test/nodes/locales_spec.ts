@@ -41,7 +41,7 @@ function includedPartials(page: string): string[] {
   return [...page.matchAll(/\{\{#?> ([\w-]+)\}\}/g)].map((match) => match[1]);
 }
 
-/** The dialogs the editor scripts write from their tables of rows (resources/editor.js). */
+/** The dialogs the editor scripts write from their tables of rows (nodes/lib/editor/). */
 const EDITOR_FORMS = runEditorScripts(nodeTypes).forms;
 
 interface EditorKeys {
@@ -110,8 +110,8 @@ function withoutComments(text: string): string {
 function nodeSources(): Array<{ file: string; text: string }> {
   return (
     (fs.readdirSync(SOURCE_NODES_DIR, { recursive: true }) as string[])
-      // The editor definitions run on the editor page: their keys are the built .html's (editorKeys).
-      .filter((file) => file.endsWith('.ts') && path.basename(file) !== 'editor.ts')
+      // The editor code runs on the editor page: its keys are the built .html's and the shared editor code's (editorKeys).
+      .filter((file) => file.endsWith('.ts') && path.basename(file) !== 'editor.ts' && !file.startsWith(path.join('lib', 'editor')))
       .map((file) => ({ file, text: fs.readFileSync(path.join(SOURCE_NODES_DIR, file), 'utf8') }))
   );
 }
@@ -184,19 +184,19 @@ const RUNTIME_TEXTS = runtimeTexts();
 const LITERAL_TEXT =
   /(?:\bnew (?:InputError|ConfigError)\(|\bnew (?:SvcError|PlatformError)\(\s*'[A-Z_]+',|\bnew CsvError\(|\.(?:warn|log|error|info|done|warning)\()\s*['`]/g;
 
-const RESOURCES_DIR = path.join(REPO_ROOT, 'resources');
+const EDITOR_DIR = path.join(REPO_ROOT, 'nodes', 'lib', 'editor');
 const PACKAGE_NAME = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 
 /**
- * Keys of a node type's catalog that the shared editor code in resources/ names with the catalog's
+ * Keys of a node type's catalog that the shared editor code (nodes/lib/editor/) names with the catalog's
  * namespace, `'<package>/<type>:<key>'` (a key ending in `.` is a prefix completed at run time).
  */
 function sharedEditorKeys(type: string): string[] {
-  const files = fs.readdirSync(RESOURCES_DIR).filter((file) => file.endsWith('.js'));
+  const files = fs.readdirSync(EDITOR_DIR).filter((file) => file.endsWith('.ts'));
   const namespace = `'${PACKAGE_NAME}/${type}:`;
   return files.flatMap((file) =>
     fs
-      .readFileSync(path.join(RESOURCES_DIR, file), 'utf8')
+      .readFileSync(path.join(EDITOR_DIR, file), 'utf8')
       .split(namespace)
       .slice(1)
       .map((rest) => rest.slice(0, rest.indexOf("'"))),

@@ -4,7 +4,7 @@ import vm from 'node:vm';
 import { NODES_DIR, REPO_ROOT } from './paths';
 
 /**
- * The editor scripts of the pack (resources/editor.js and a node's .html as the build writes it) run
+ * The editor scripts of the pack (resources/editor.js and a node's .html, as the build writes them) run
  * outside a browser, for unit specs: with a stand-in for jQuery that holds a dialog's input values by
  * property name (widgets and events do nothing) and keeps the dialog templates the scripts write, and a
  * stand-in for Node-RED's RED that keeps the definitions. The browser suite runs the same scripts in the

@@ -15,7 +15,7 @@
 /**
  * A validator by name: Node-RED's `number` (`numberOrEmpty`: number(true)), `typedInput` of the named
  * type property, `regex` (the source of a regular expression) or one of SvcEditor.validate's
- * (resources/editor.js; `httpUrl` requires a URL, `httpUrlOrEmpty` takes none, `accountUrl` requires one
+ * (nodes/lib/editor/validators.ts; `httpUrl` requires a URL, `httpUrlOrEmpty` takes none, `accountUrl` requires one
  * unless svc-config's platform is the built-in sandbox).
  */
 export type Validator =
@@ -70,7 +70,7 @@ export type RowOf<Row, K extends string> = unknown extends Row
   ? unknown
   : Omit<Row, RowProperty | 'when'> & { [P in RowProperty]?: K } & { when?: Partial<Record<K, unknown[]>> };
 
-/** The dialog rows that several nodes share, by name (resources/editor.js's NAMED_ROWS). */
+/** The dialog rows that several nodes share, by name (nodes/lib/editor/rows.ts). */
 export type NamedRow = 'server' | 'name' | 'mapOutput';
 
 /**
@@ -89,7 +89,7 @@ export interface EditorDefinition<Node, Row, Form, D extends Defaults = Defaults
   /** The node's palette label; its label too while it has no name, unless `label` says otherwise. */
   paletteLabel?: string;
   label?: (this: Node) => string;
-  /** The dialog's rows (resources/editor.js lists their kinds). */
+  /** The dialog's rows (nodes/lib/editor/rows.ts lists their kinds). */
   rows: Array<RowOf<Row, Extract<keyof D | (string extends keyof C ? never : keyof C), string>> | NamedRow>;
   /** Validators of the node's own, by property: they take the place of a default's named one. */
   validators?: Partial<Record<keyof D, (this: Node, value: unknown, opt?: unknown) => boolean | string>>;
@@ -100,7 +100,7 @@ export interface EditorDefinition<Node, Row, Form, D extends Defaults = Defaults
 /** What every node of the palette's `location` category has: its colour, one input and one output. */
 export const LOCATION_NODE = { category: 'location', color: '#a6d4e8', inputs: 1, outputs: 1 } as const;
 
-/** The shared rows' defaults (resources/editor.js's named rows `name`, `server`, `mapOutput` and the poll rows). */
+/** The shared rows' defaults (nodes/lib/editor/rows.ts's named rows `name`, `server`, `mapOutput` and the poll rows). */
 export const NAME = { name: { value: '' } } satisfies Defaults;
 /** A node that calls the platform: its name, and the svc-config node it calls through. */
 export const PLATFORM_NODE = { ...NAME, server: { value: '', type: 'svc-config', required: true } } satisfies Defaults;

@@ -7,7 +7,7 @@ import { REPO_ROOT } from '../../support/paths';
 
 /**
  * One versioned migration table per node (nodes/<type>/migrations.ts), applied by the runtime when a
- * node starts and by the editor when a dialog opens (shipped into the node's .html, run by resources/editor.js).
+ * node starts and by the editor when a dialog opens (shipped into the node's .html, run by the shared editor code).
  * settings_spec runs version-0 job nodes with a legacy pollInterval on a running Node-RED and in their
  * dialogs; test:browser opens one in the real editor.
  */
