@@ -23,6 +23,8 @@ export class NodeStatus {
   private waitingCount = 0;
   private ratePerMinute = 0;
   private waitingTimer: NodeJS.Timeout | undefined;
+  /** The waiting count's text on the status shown last ('' without one). */
+  private shownWaiting = '';
   /** The progress of several runs waiting to be shown (made when shown), the timer that shows it, and when it last was. */
   private runsText: (() => CatalogText) | undefined;
   private runsTimer: NodeJS.Timeout | undefined;
@@ -86,11 +88,8 @@ export class NodeStatus {
   private render(fill: Fill, shape: Shape, message: CatalogText | string): void {
     this.shownAt = Date.now();
     this.last = { fill, shape, message };
-    let text = translate(message);
-    if (this.waitingCount > 0) {
-      const count = this.waitingCount;
-      text += ` · ${translate(this.ratePerMinute > 0 ? catalogText('status.waiting', { count, rate: this.ratePerMinute }) : catalogText('status.waitingUncapped', { count }))}`;
-    }
+    this.shownWaiting = this.waitingText();
+    const text = this.shownWaiting === '' ? translate(message) : `${translate(message)} · ${this.shownWaiting}`;
     const note = notes.get(this.node);
     // A note (shared state unavailable) turns a green status yellow: things work, but not as configured.
     this.node.status(note ? { fill: fill === 'green' ? 'yellow' : fill, shape, text: `${text} · ${note}` } : { fill, shape, text });
@@ -116,9 +115,17 @@ export class NodeStatus {
 
   private showWaiting(): void {
     this.waitingTimer = undefined;
-    // A change of the status itself waiting to be shown will carry the count.
-    if (this.pending || !this.last) return;
+    // A change of the status itself waiting to be shown will carry the count; a count back where it was shows nothing new.
+    if (this.pending || !this.last || this.waitingText() === this.shownWaiting) return;
     this.render(this.last.fill, this.last.shape, this.last.message);
+  }
+
+  private waitingText(): string {
+    const count = this.waitingCount;
+    if (count === 0) return '';
+    return translate(
+      this.ratePerMinute > 0 ? catalogText('status.waiting', { count, rate: this.ratePerMinute }) : catalogText('status.waitingUncapped', { count }),
+    );
   }
 
   retrying(attempt: number, reason: string): void {
