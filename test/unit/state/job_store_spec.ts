@@ -41,7 +41,7 @@ describe('FileJobStore', function () {
     await store.close();
   });
 
-  it('writes submissions that come one by one at 200 a second 20 to a write, and a lone one after 5 ms', async function () {
+  it('writes submissions that come one by one at 200 a second at most 20 to a write, and a lone one after 5 ms', async function () {
     const clock = new ManualClock();
     const store = new FileJobStore(storeFile(), recordingLog(), clock);
     const written: string[] = [];
