@@ -22,19 +22,12 @@ import { migrations } from './migrations';
 /** `output`: message (default), parts or file, see BulkOutput; `rawCsv`: a CSV output file's cells as they are (formulas included), else written so that spreadsheets show them as text. */
 type BulkGeocodeDef = NodeDef & SettingsOf<typeof defaults>;
 
-/**
- * A run as stored for a restart: its batch size, the jobs uploaded so far, the batches being
- * uploaded, and either every input row (an input at hand) or the input file and how far the output
- * got (a file into an output file, or into a message per job).
- */
+/** A run as stored for a restart: its jobs and uploads so far, and either every input row or the input file and how far the output got. */
 interface StoredRun {
   batchSize: number;
   rows?: InputRow[];
   jobs: BulkJobState[];
-  /**
-   * Batches whose upload was sent and whose job id is not stored yet: after a crash each is uploaded
-   * again (the platform has no idempotency key) and its report says so (`uploadedAgain`).
-   */
+  /** Batches sent without a job id stored yet: after a crash each is uploaded again (no idempotency key), and its report says so. */
   uploading?: number[];
   file?: StoredFileRun;
 }
@@ -45,10 +38,7 @@ interface StoredFileRun {
   /** The input's size and modification time when the run began: a changed input is not resumed. */
   size: number;
   modifiedMs: number;
-  /**
-   * File mode: the output file as the run began writing it (a redeploy that renames it does not move
-   * a run under way). Absent: parts mode, a message per job.
-   */
+  /** The output file as the run began writing it (a redeploy that renames it does not move a run under way); absent in parts mode. */
   outputFile?: string;
   /** Batches written to the output file, or sent as parts, in order. */
   delivered: number;
@@ -71,11 +61,7 @@ async function inputVersion(file: string): Promise<{ size: number; modifiedMs: n
   }
 }
 
-/**
- * svc-bulk-geocode: addresses (a list, CSV, JSON lines, a stream, or the file `msg.filename`) in
- * batches through the platform's bulk jobs (upload, poll, download), up to `parallel` jobs at once;
- * the rows in input order as one message, a message per job, or a file (see BulkOutput).
- */
+/** svc-bulk-geocode: addresses in batches through the platform's bulk jobs, the rows in input order as one message, parts or a file. */
 export = function register(RED: NodeAPI): void {
   function SvcBulkGeocode(this: Node, def: BulkGeocodeDef): void {
     RED.nodes.createNode(this, def);
@@ -108,10 +94,7 @@ export = function register(RED: NodeAPI): void {
       polling: pollingOf(def, defaults),
     };
 
-    /**
-     * Runs the rows through bulk jobs into the output message. `uploaded` are the jobs of an earlier
-     * run (resumed); with `stored` rows, each new job is stored beside them so that the run resumes after a restart.
-     */
+    /** Runs the rows through bulk jobs into the output; with `stored` rows, each new job is stored beside them for a restart. */
     async function geocode(
       platform: PlatformClient,
       out: OutputMessage,

@@ -2,12 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CatalogText, catalogText } from '../util/catalog-text';
 import { InputError } from '../util/errors';
 
-/**
- * A CSV text that cannot be read (an unterminated quoted field, a chunk that is not text): an
- * `InputError` (`INVALID_INPUT`), as the message's CSV is what cannot be read; `text` says why, for the
- * glue to translate. A caller that read the CSV from elsewhere says so in an error of its own (a
- * platform's result file is `BAD_RESPONSE`, format/result-file.ts).
- */
+/** A CSV text that cannot be read: an `InputError`, as the message's CSV is at fault; a caller reading CSV from elsewhere wraps it. */
 export class CsvError extends InputError {
   declare readonly text: CatalogText;
 
@@ -16,10 +11,7 @@ export class CsvError extends InputError {
   }
 }
 
-/**
- * What makes a field quoted: a quote, a line break, and every separator a reader may split on: the
- * comma, the semicolon (the list separator of Excel in de-DE, fr-FR and most of Europe) and the tab.
- */
+/** What makes a field quoted: a quote, a line break, and every separator a reader may split on (`;` is Excel's in most of Europe). */
 const NEEDS_QUOTES = /[",;\t\r\n]/;
 const BYTE_ORDER_MARK = '\uFEFF';
 
@@ -31,11 +23,8 @@ export function csvField(value: string): string {
 /** First characters that make a spreadsheet evaluate a cell (OWASP, CSV Injection): `=`, `+`, `-`, `@`, tab, CR, LF. */
 const FORMULA_START = /^[=+\-@\t\r\n]/;
 /**
- * Inside a cell, a `;` or tab, or a line break (CRLF, CR or LF, one break each), that `=`, `+`, `-`,
- * `@` or a tab follows (after any quotes): where a reader that splits on `;` (or tabs) starts a cell
- * of its own, or, for a line break, a row. Such a reader does not see our quotes as quotes when the
- * cell is not first on its line, so the line break ends its row there. A CR or LF after a break is
- * another break, never a cell's start: line breaks are kept as they are.
+ * Inside a cell, a `;`, tab or line break that a formula start follows (after any quotes): where a reader that splits on
+ * `;` or tabs, and does not see our quotes as quotes, starts a cell or a row of its own.
  */
 const FORMULA_INSIDE = /([;\t]|\r\n|\r|\n)(?="*[=+\-@\t])/g;
 const MAY_START_INSIDE = /[;\t\r\n]/;
@@ -43,14 +32,9 @@ const MAY_START_INSIDE = /[;\t\r\n]/;
 const PLAIN_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /**
- * A cell a spreadsheet shows as the text it is, whether it reads the file with `,` or `;` as the
- * separator: one it would evaluate as a formula (`=HYPERLINK(…)`, `+1+2`, `-3+cmd|…`, `@SUM(…)`, a
- * tab, CR or LF first) gets a leading `'`, which spreadsheets take as "text" and do not show (the OWASP
- * rule), and so does every place inside it where a `;`, tab or line break is followed by `=`, `+`, `-`,
- * `@` or a tab (`Major 1;=HYPERLINK(…)` becomes `Major 1;'=HYPERLINK(…)`, `then\r\n=1` becomes
- * `then\r\n'=1`). Nothing else changes: line breaks stay CRLF, CR or LF as they were. A plain number,
- * a negative latitude say, stays as it is. `csvField` then quotes a cell that holds a separator or a
- * line break.
+ * A cell a spreadsheet shows as the text it is, whether it splits on `,` or `;`: a formula start gets a leading `'` (the
+ * OWASP rule), at the cell's start and after every `;`, tab or line break inside it (`Major 1;'=HYPERLINK(…)`). Nothing
+ * else changes; a plain number, a negative latitude say, stays as it is.
  */
 export function spreadsheetText(value: string): string {
   // Most cells hold no separator or line break: the search inside is skipped for them (it is run for every cell of a file).
@@ -64,7 +48,6 @@ export function csvLine(fields: readonly string[]): string {
   return `${fields.map(csvField).join(',')}\r\n`;
 }
 
-/** A whole CSV text: the header line, then one line per row. */
 export function writeCsv(header: readonly string[], rows: Iterable<readonly string[]>): string {
   const lines = [csvLine(header)];
   for (const row of rows) lines.push(csvLine(row));
@@ -72,10 +55,8 @@ export function writeCsv(header: readonly string[], rows: Iterable<readonly stri
 }
 
 /**
- * Incremental RFC 4180 reader: feed it chunks of any size (UTF-8 bytes or text, split anywhere,
- * even inside a multi-byte character, a quoted field or a CRLF) and it returns the records completed so far.
- * Accepts CRLF, LF and CR line ends and a leading byte-order mark; skips empty lines; keeps stray quotes
- * inside unquoted fields as text.
+ * Incremental RFC 4180 reader: feed it chunks split anywhere (even inside a UTF-8 character or a CRLF) and it returns the
+ * records completed so far. Accepts CRLF, LF and CR and a byte-order mark; skips empty lines; keeps stray quotes as text.
  */
 export class CsvParser {
   private readonly decoder = new StringDecoder('utf8');
@@ -96,8 +77,7 @@ export class CsvParser {
       if (text.startsWith(BYTE_ORDER_MARK)) text = text.slice(1);
     }
     const records: string[][] = [];
-    // Runs of ordinary characters are appended as one slice, not character by character,
-    // so that a field is one string rather than a long chain of concatenations.
+    // Runs of ordinary characters are appended as one slice: a field is one string, not a long chain of concatenations.
     let i = 0;
     while (i < text.length) {
       if (this.inQuotes) {
@@ -149,8 +129,7 @@ export class CsvParser {
       this.inQuotes = false;
       return i;
     }
-    // Doubled quotes are skipped while scanning and undone in one pass over the slice, so that a field
-    // of many `""` is built from one slice, not from one concatenation per quote.
+    // Doubled quotes are undone in one pass over the slice, not one concatenation per quote.
     let from = i;
     for (;;) {
       const quote = text.indexOf('"', from);
@@ -188,7 +167,6 @@ function unescapeQuotes(text: string): string {
   return text.includes('""') ? text.split('""').join('"') : text;
 }
 
-/** Where the next comma or line break is, at or after `from` (the text's length if none). */
 function nextSeparator(text: string, from: number): number {
   let i = from;
   while (i < text.length) {
@@ -199,7 +177,6 @@ function nextSeparator(text: string, from: number): number {
   return i;
 }
 
-/** Every record of a complete CSV text. */
 export function parseCsv(text: string | Buffer): string[][] {
   const parser = new CsvParser();
   return [...parser.write(text), ...parser.end()];

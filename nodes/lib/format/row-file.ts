@@ -8,14 +8,11 @@ import { realFile, removeLeftovers, replaceFile } from '../util/files';
 /** How far a file was written and made durable: where a resumed run truncates it to and goes on from. */
 export interface RowFileState {
   bytes: number;
-  /** The real file written: the path with its symbolic links followed when the run began (absent in states of earlier versions). */
+  /** The real file written: the path with its symbolic links followed when the run began. */
   target?: string;
   /** The CSV columns: every member of the rows written so far, which the header line names (see `RowFile`). */
   columns?: string[];
-  /**
-   * Earlier versions only, which rewrote the header when the run ended: the columns the file's header
-   * line names, fewer than `columns`. A resumed run rewrites the header at once.
-   */
+  /** From earlier versions only: the columns the header line names, fewer than `columns`; a resumed run rewrites the header at once. */
   headerColumns?: string[];
 }
 
@@ -23,18 +20,12 @@ export interface RowFileState {
 type CsvCells = 'text' | 'raw';
 
 /**
- * Rows written to a file as they come: CSV (a name ending in .csv; cells as `CsvCells` says) or JSON
- * lines (any other name). Each write waits until its rows are in the file, so a fast producer is held
- * back instead of filling memory, and the written length is known.
+ * Rows written to a file as they come: CSV (a name ending in .csv) or JSON lines. Each write waits until its rows are in
+ * the file, so a fast producer is held back instead of filling memory.
  *
- * A CSV file's columns are the union of the rows' members, none dropped: those of the first rows
- * written, in the order the rows give them; a member that only a later row has becomes a column
- * after them, and the header line is rewritten to name it before any row with it is written (the
- * rows written before end one cell short for each such column, which spreadsheets and CSV readers
- * read as empty). So the header names every cell of every row at all times, a kill included.
- *
- * The path may be a symbolic link: the file written is its target, found when the file is opened
- * (`realFile`), and the header is rewritten by replacing that target (`replaceFile`), never the link.
+ * A CSV file's columns are the union of the rows' members, none dropped: a member that only a later row has becomes a
+ * column after the others, and the header line is rewritten to name it before any row with it is written, so the header
+ * names every cell of every row at all times, a kill included. A symbolic link's target is written, never the link.
  */
 export class RowFile {
   private columns: string[] | undefined;
@@ -44,7 +35,6 @@ export class RowFile {
 
   private constructor(
     readonly path: string,
-    /** The real file written: `path` with its symbolic links followed. */
     readonly target: string,
     private stream: WriteStream,
     private fd: number,
@@ -55,9 +45,8 @@ export class RowFile {
   }
 
   /**
-   * Opens (creates or truncates) the file; an unwritable path is an INVALID_INPUT error before any
-   * row. With `resumeFrom` (a run going on after a restart), the file the run began writing is cut
-   * back to the rows written then, dropping rows written after them, and appended to.
+   * Opens (creates or truncates) the file; an unwritable path is an INVALID_INPUT error before any row. With `resumeFrom`,
+   * the file is cut back to the rows committed then and appended to.
    */
   static async open(path: string, resumeFrom?: RowFileState, cells: CsvCells = 'text'): Promise<RowFile> {
     if (path.trim() === '') throw new InputError(catalogText('error.outputFile.emptyPath'));
@@ -109,7 +98,6 @@ export class RowFile {
     return { bytes: this.bytes, target: this.target, ...(this.columns ? { columns: [...this.columns] } : {}) };
   }
 
-  /** Ends the file. */
   async close(): Promise<void> {
     this.check();
     this.stream.end();
@@ -117,11 +105,7 @@ export class RowFile {
     this.check();
   }
 
-  /**
-   * Rewrites the header line, which names `named`, to name every column, before rows with the new
-   * columns are written: the stream is closed, the target replaced whole (`replaceFile`), and a new
-   * stream appends to the new file.
-   */
+  /** Rewrites the header line, which names `named`, to name every column, replacing the target whole before rows with them are written. */
   private async widenHeader(named: readonly string[]): Promise<void> {
     const cell = cellWriter(this.cells);
     const oldHeader = Buffer.from(csvLine(named.map(cell)));
@@ -179,10 +163,7 @@ function cellWriter(cells: CsvCells): (text: string) => string {
   return cells === 'raw' ? (text) => text : spreadsheetText;
 }
 
-/**
- * Every member of the rows, in the order the rows give them: a member first seen in a later row goes
- * after the member it follows there (`city` after `note`, ahead of the columns every row has after it).
- */
+/** Every member of the rows, in the order the rows give them: a member first seen in a later row goes after the one it follows there. */
 function unionOfMembers(rows: ReadonlyArray<Record<string, unknown>>): string[] {
   const columns: string[] = [];
   const known = new Set<string>();
@@ -211,7 +192,6 @@ async function openStream(path: string, target: string, flags: 'w' | 'a'): Promi
   }
 }
 
-/** Writes `header`, then the bytes of `source` from `from` up to `to`, into `destination`. */
 async function copyWithHeader(source: string, destination: fsPromises.FileHandle, header: Buffer, from: number, to: number): Promise<void> {
   await writeAll(destination, header);
   const input = await fsPromises.open(source, 'r');
@@ -234,12 +214,9 @@ async function writeAll(handle: fsPromises.FileHandle, bytes: Buffer): Promise<v
 }
 
 /**
- * Brings the file a run began back to the rows it had written when it last committed `state`, and
- * returns the state to go on from. A CSV file's header line is the one naming `state.columns`
- * afterwards, whatever it was: the file may have been killed after a header rewrite that no commit
- * recorded (a header naming more columns than the state), or written by an earlier version that
- * rewrote the header only at the end (`headerColumns`, fewer). The rows are the `state.bytes` minus
- * the header's bytes that follow the header line in the file.
+ * Brings the file a run began back to the rows it had when it last committed `state`, and returns the state to go on
+ * from. A CSV file's header line names `state.columns` afterwards, whatever it named: a kill may have followed a header
+ * rewrite no commit recorded.
  */
 async function resumeFile(path: string, target: string, state: RowFileState, cell: (text: string) => string): Promise<RowFileState> {
   const notResumable = (err: unknown) => new InputError(catalogText('error.outputFile.notResumable', { path, cause: describeCause(err) }));

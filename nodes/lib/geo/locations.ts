@@ -4,12 +4,7 @@ import { LatLon, MAX_GEOHASH_LENGTH, checkLatLon, decodeGeohash, encodeGeohash, 
 import { bestFeature } from './geojson';
 import { Fields, describeValue, readChoices, setMembers, toNumber } from '../util/values';
 
-/**
- * The one converter from what users send (coordinates objects, GeoJSON, geohashes, world-map
- * markers, spec objects) to what the routing endpoints take (spec Location objects, routing
- * waypoint objects). Every error names the element it is about. Bounding boxes are read in
- * `boxes.ts`, dates and times in `dates.ts`.
- */
+/** The one converter from what users send to the spec's Location and waypoint objects; every error names the element it is about. */
 
 /** The spec's Location object (isoline `origins`, sequence `waypoints`). */
 export type LocationObject = { type: 'geohash'; geohash: string } | { type: 'coordinates'; latitude: number; longitude: number };
@@ -18,7 +13,6 @@ export type LocationVariant = LocationObject['type'];
 const ROUTE_TRANSPORT_MODES = ['pedestrian', 'wheelchair', 'bicycle', 'car', 'carHOV', 'truck'] as const;
 type RouteTransportMode = (typeof ROUTE_TRANSPORT_MODES)[number];
 
-/** The spec's routing waypoint object. */
 export interface WaypointObject {
   type: 'point' | 'geohash' | 'indoor';
   transportMode?: RouteTransportMode[];
@@ -29,11 +23,9 @@ export interface WaypointObject {
   unitId?: string;
 }
 
-/** A location read from any accepted form. */
 export interface Place {
   /** Where it is; absent only for an indoor place given by venue and unit alone. */
   point?: LatLon;
-  /** The geohash, when the location was given as one. */
   geohash?: string;
   /** The spec object the location came as: sent on as given, once validated. */
   specObject?: LocationObject | WaypointObject;
@@ -94,7 +86,6 @@ export function readLocation(value: unknown, label: Label, options: LocationOpti
 /** What the elements of a list are called in errors, each with its position ("waypoint 3"). */
 export type Element = 'origin' | 'waypoint' | 'resultWaypoint' | 'avoidBox';
 
-/** The label of the element at `position` (from 1). */
 export function numbered(element: Element, position: number): CatalogText {
   return catalogText(`label.${element}`, { position });
 }
@@ -106,10 +97,7 @@ export function readLocations(value: unknown, element: Element, options: Locatio
   return value.map((item, i) => readLocation(item, numbered(element, i + 1), options));
 }
 
-/**
- * `msg.payload` when it is itself one location or a list of them, so a stream of positions can feed
- * the routing nodes directly; undefined when it is something else (such as a request object).
- */
+/** `msg.payload` when it is itself one location or a list of them, so a stream of positions can feed the routing nodes directly. */
 export function payloadAsLocations(payload: unknown): unknown {
   if (typeof payload === 'string' || Array.isArray(payload)) return payload;
   if (payload === null || typeof payload !== 'object') return undefined;
@@ -117,11 +105,7 @@ export function payloadAsLocations(payload: unknown): unknown {
   return locationMembers.some((member) => member in payload) ? payload : undefined;
 }
 
-/**
- * The spec Location object for a place: a given one in its own variant, else the configured variant;
- * only the spec's members either way (a given object's other members, a `name` or a `transportMode`,
- * are not sent: the spec's Location object has none).
- */
+/** The spec Location object for a place: a given one in its own variant, else the configured one; only the spec's members either way. */
 export function toLocationObject(place: Place, variant: LocationVariant, precision: number, label: Label): LocationObject {
   const given = place.specObject as LocationObject | undefined;
   if (given?.type === 'geohash') return { type: 'geohash', geohash: given.geohash };
@@ -136,11 +120,7 @@ export function toLocationObjects(places: Place[], element: Element, variant: Lo
   return places.map((place, i) => toLocationObject(place, variant, precision, numbered(element, i + 1)));
 }
 
-/**
- * The routing waypoint object for a place: a given waypoint object as it is, else `point`
- * (coordinates "longitude,latitude"), `geohash` or `indoor`; `transportMode` is the place's own
- * or, failing that, `defaultModes`.
- */
+/** The routing waypoint object for a place: a given one as it is, else built; `transportMode` is the place's own, else `defaultModes`. */
 export function toWaypointObject(place: Place, defaultModes: RouteTransportMode[] | undefined, label: Label): WaypointObject {
   const own =
     place.transportMode === undefined ? undefined : readRouteModes(place.transportMode, catalogText('label.member', { label, member: 'transportMode' }));

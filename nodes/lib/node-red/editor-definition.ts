@@ -1,23 +1,11 @@
 /**
- * What a node's editor is written as: data and a few functions in TypeScript, in the node's folder
- * (`nodes/<type>/defaults.ts` and `nodes/<type>/editor.ts`), which the build bundles into the .html
- * Node-RED loads (build/editor-html.ts). The runtime and the tests read the same defaults; the values
- * below run both in Node.js and on the editor page, so they use neither.
- *
- * The defaults are data, written inline into `RED.nodes.registerType`, where the Flow Library and the
- * scorecard read them statically. A default names its validator (`Validator`); a validator of the
- * node's own is a function of its editor definition (`validators`), which runs on the editor page
- * as bundled, with the page's globals (RED, $, SvcEditor) and what its module imports.
- * A node's settings type (`SettingsOf`) and its dialog rows (`EditorDefinition`) are typed by the
- * keys of its defaults, so a misspelt key fails tsc.
+ * What a node's editor is written as: `nodes/<type>/defaults.ts` and `editor.ts`, which the build bundles into the .html
+ * Node-RED loads (build/editor-html.ts). The values below run both in Node.js and on the editor page, so use neither.
+ * The defaults are data, written inline into `RED.nodes.registerType`, where the Flow Library and the scorecard read them
+ * statically. Settings and dialog rows are typed by the keys of the defaults, so a misspelt key fails tsc.
  */
 
-/**
- * A validator by name: Node-RED's `number` (`numberOrEmpty`: number(true)), `typedInput` of the named
- * type property, `regex` (the source of a regular expression) or one of SvcEditor.validate's
- * (nodes/lib/editor/validators.ts; `httpUrl` requires a URL, `httpUrlOrEmpty` takes none, `accountUrl` requires one
- * unless svc-config's platform is the built-in sandbox).
- */
+/** A validator by name: Node-RED's `number`, `typedInput` of the named type property, `regex`, or one of nodes/lib/editor/validators.ts. */
 export type Validator =
   | 'number'
   | 'numberOrEmpty'
@@ -50,16 +38,11 @@ export type Credentials = Record<string, { type: 'text' | 'password' }>;
 /** What flow JSON holds for a default: a number may be an editor field's text; a config node's id is text. */
 type Stored<D> = D extends { value: infer V } ? (V extends number ? number | string : V extends boolean ? boolean : string) : string;
 
-/**
- * A node's settings as flow JSON holds them, typed by its defaults (`NodeDef & SettingsOf<typeof defaults>`):
- * each may be missing (a node saved before the setting existed).
- */
+/** A node's settings as flow JSON holds them: each may be missing (a node saved before the setting existed). */
 export type SettingsOf<D extends Defaults> = { [K in keyof D]?: Stored<D[K]> };
 
-/** The keys of the settings whose default is a number. */
 export type NumberKey<D extends Defaults> = { [K in keyof D]: D[K] extends { value: number } ? K : never }[keyof D];
 
-/** The keys of the settings whose default is a text. */
 export type TextKey<D extends Defaults> = { [K in keyof D]: D[K] extends { value: string } ? K : never }[keyof D];
 
 /** The members of a dialog row that name a flow property or credential. */
@@ -74,9 +57,8 @@ export type RowOf<Row, K extends string> = unknown extends Row
 export type NamedRow = 'server' | 'name' | 'mapOutput';
 
 /**
- * A node's editor, typed by its defaults (`D`) and credentials (`C`). `Node` is the node as the editor page holds it, `Row` a row of its dialog and `Form`
- * the dialog (types/editor-globals.d.ts: EditorNode, SvcRow, SvcForm); the functions run on the
- * editor page as bundled, called with the node as `this` (write them as `function` expressions).
+ * A node's editor, typed by its defaults (`D`) and credentials (`C`); `Node`, `Row` and `Form` are the editor page's
+ * (types/editor-globals.d.ts). The functions are called with the node as `this`: write them as `function` expressions.
  */
 export interface EditorDefinition<Node, Row, Form, D extends Defaults = Defaults, C extends Credentials = Credentials> {
   /** `location` for the palette's category of the pack, `config` for a config node. */
@@ -93,21 +75,16 @@ export interface EditorDefinition<Node, Row, Form, D extends Defaults = Defaults
   rows: Array<RowOf<Row, Extract<keyof D | (string extends keyof C ? never : keyof C), string>> | NamedRow>;
   /** Validators of the node's own, by property: they take the place of a default's named one. */
   validators?: Partial<Record<keyof D, (this: Node, value: unknown, opt?: unknown) => boolean | string>>;
-  /** Run when the dialog opens, after the form has filled it in. */
+  /** Runs when the dialog opens, after the form has filled it in. */
   prepare?: (this: Node, form: Form) => void;
 }
 
-/** What every node of the palette's `location` category has: its colour, one input and one output. */
 export const LOCATION_NODE = { category: 'location', color: '#a6d4e8', inputs: 1, outputs: 1 } as const;
 
 /** The shared rows' defaults (nodes/lib/editor/rows.ts's named rows `name`, `server`, `mapOutput` and the poll rows). */
 export const NAME = { name: { value: '' } } satisfies Defaults;
-/** A node that calls the platform: its name, and the svc-config node it calls through. */
 export const PLATFORM_NODE = { ...NAME, server: { value: '', type: 'svc-config', required: true } } satisfies Defaults;
-/**
- * The Map output option: a second output with ready-to-draw worldmap messages (its layer, worldmap's
- * `ttl` in seconds, and whether each input's result replaces the layer's shapes); `outputs` rewires the ports on save.
- */
+/** The Map output option: a second output with ready-to-draw worldmap messages; `outputs` rewires the ports on save. */
 export const MAP_OUTPUT = {
   worldmap: { value: false },
   worldmapLayer: { value: '' },
@@ -116,10 +93,7 @@ export const MAP_OUTPUT = {
   outputs: { value: 1 },
 } satisfies Defaults;
 
-/**
- * The poll rows of the job nodes, in seconds: the first wait for a job and the longest. A 1.0.0
- * `pollInterval`, in the node's own unit, is moved into `pollIntervalSec` by the node's migration.
- */
+/** The poll rows of the job nodes, in seconds; a 1.0.0 `pollInterval` is moved into `pollIntervalSec` by the node's migration. */
 export function polling(pollIntervalSec: number, maxWait: number) {
   return {
     pollIntervalSec: { value: pollIntervalSec, validate: 'pollInterval' },
@@ -130,10 +104,7 @@ export function polling(pollIntervalSec: number, maxWait: number) {
 
 type TypedInputDefault = Default & { value: string };
 
-/**
- * TypedInput rows' properties, each read from the `msg` member given by default (`{ waypoints: 'payload.waypoints' }`),
- * with their type properties (`waypointsType`).
- */
+/** TypedInput rows' properties, each read from the `msg` member given, with their type properties (`waypointsType`). */
 export function typedInputs<Name extends string>(members: Record<Name, string>): Record<Name | `${Name}Type`, TypedInputDefault> {
   const defaults: Record<string, TypedInputDefault> = {};
   for (const [name, member] of Object.entries<string>(members)) {

@@ -27,10 +27,7 @@ export function normalisePath(path: string): string {
     .toLowerCase();
 }
 
-/**
- * Characters that make a route path a pattern in express 4 (`:param`, `*`, `?`, `+`, groups, and the
- * regular-expression characters its path-to-regexp leaves as they are) or 5 (also `{}`, `[]`, `!`).
- */
+/** Characters that make a route path a pattern in express 4 or 5. */
 const ROUTE_SYNTAX = /[:*?+()[\]{}|^$\\!]/g;
 
 /** The characters of `path` that would make it a route pattern rather than one fixed path, in order, once each; empty for a fixed path. */
@@ -38,11 +35,7 @@ export function routeSyntaxIn(path: string): string {
   return [...new Set(path.match(ROUTE_SYNTAX) ?? [])].join(' ');
 }
 
-/**
- * The path of a request target as express routes it (parseurl): origin-form up to `?` or `#`, and the
- * path of an absolute-form target (`POST http://host/hook`, which Node's server accepts as RFC 9112 says).
- * Undefined for anything else (`*`, authority-form).
- */
+/** The path of a request target as express routes it, also of an absolute-form target (`POST http://host/hook`); else undefined. */
 export function targetPath(url: string): string | undefined {
   const absolute = /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i.exec(url);
   if (!url.startsWith('/') && !absolute) return undefined;
@@ -62,7 +55,6 @@ export function belowRoot(path: string, root: string): string | undefined {
   return rest === '' ? '/' : rest;
 }
 
-/** Whether a route layer takes requests of this method (or every method). */
 function handlesMethod(layer: RouterLayer, method: string): boolean {
   return !!layer.route && (!!layer.route.methods[method] || !!layer.route.methods._all);
 }
@@ -76,11 +68,7 @@ function layerMatches(layer: RouterLayer, path: string): boolean {
   }
 }
 
-/**
- * The route layer that would handle `method path` first, if any: express tries the layers in order,
- * and a route that matches handles it (core nodes' handlers never pass a request on). Also a route
- * registered with the same path text, whatever it matches.
- */
+/** The route layer that would handle `method path` first (core nodes' handlers never pass a request on), or one with the same path text. */
 export function routeFor(app: Express, method: string, path: string): RouterLayer | undefined {
   return routerStack(app).find(
     (layer) =>
@@ -89,7 +77,6 @@ export function routeFor(app: Express, method: string, path: string): RouterLaye
   );
 }
 
-/** Whether this route layer holds `handler`. */
 function routeHolds(layer: RouterLayer, handler: unknown): boolean {
   return !!layer.route?.stack.some((entry) => entry.handle === handler);
 }
@@ -102,11 +89,7 @@ export function removeRoute(app: Express, handler: unknown): void {
   }
 }
 
-/**
- * The first path segments of Node-RED's editor and admin API (@node-red/editor-api: the admin API,
- * the editor's own routes and files (red, types, vendor), auth, the comms websocket). Its sub-apps are not reachable
- * from RED.httpAdmin's router, so they are listed here; routes nodes add to RED.httpAdmin are found there.
- */
+/** The first path segments of Node-RED's editor and admin API, whose sub-apps RED.httpAdmin's router does not show. */
 const EDITOR_SEGMENTS = new Set([
   'auth',
   'comms',
@@ -164,15 +147,10 @@ interface Capture extends HttpMounts {
 const captures = new WeakMap<Server, Capture>();
 
 /**
- * Node-RED serves its editor API in front of RED.httpNode, and with the default roots (both "/") the
- * editor API's JSON parser reads every JSON request before any node route: the exact bytes are gone
- * by the time a route on RED.httpNode runs, and nodes cannot reach that parser. A receiver whose
- * signature covers those bytes registers its route handler here; a listener placed first on the HTTP
- * server asks the router which route would handle each POST, and only when that is the receiver's
- * own route, registered for exactly the path requested (a fixed path, never a pattern), and no
- * editor path, marks the request as read (so every body parser skips it) and keeps its bytes. Every
- * other request, the editor's and another node's on the same path included, is left alone.
- * Returns the function that unregisters the handler; the listener goes with the last one.
+ * Keeps the exact bytes of the POSTs a route handler registered here takes, which the editor API's JSON parser would
+ * otherwise read first (with the default roots, both "/"). A listener placed first on the server keeps a request's bytes
+ * only when the router hands it to the handler's own route for exactly that fixed path, and no editor path: every other
+ * request is left alone. Returns the function that unregisters the handler.
  */
 export function keepRawBody(server: Server | undefined, mounts: HttpMounts, handler: unknown, limit: number): () => void {
   if (!server) return () => undefined;

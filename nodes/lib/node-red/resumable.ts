@@ -10,10 +10,7 @@ import { SharedJobStore } from '../state/shared-jobs';
 import { FileJobStore, JobStore, StoredJob, newJobKey } from '../state/job-store';
 import type { JsonObject, JsonValue } from '../util/values';
 
-/**
- * Jobs that outlive the node: stored when the platform accepts them, resumed when the node starts
- * again (after a restart, or a deploy that keeps it), dropped when it is removed.
- */
+/** Jobs that outlive the node: stored when the platform accepts them, resumed when the node starts again, dropped when it is removed. */
 
 export interface StoredJobsOptions {
   /** The node type's kind of job, so that a node resumes only its own. */
@@ -21,12 +18,8 @@ export interface StoredJobsOptions {
   store: JobStore;
 }
 
-/** The folder under Node-RED's user directory that holds the stored jobs, one file per svc-config node. */
 const STORE_FOLDER = 'svc-location';
-/**
- * Members of a message never stored: the HTTP request and response and the headers a flow copies from
- * them, its id, and the payload the output replaces (cookies are credential-like names: `isCredentialName`).
- */
+/** Members of a message never stored: the HTTP exchange and its headers, its id, and the payload the output replaces. */
 const NEVER_STORED = new Set(['req', 'res', '_msgid', 'payload', 'headers', 'responseHeaders']);
 const MAX_JSON_DEPTH = 32;
 
@@ -35,11 +28,8 @@ const stores = new Map<string, FileJobStore>();
 const QUIET: TextLog = { warn: () => undefined, info: () => undefined };
 
 /**
- * The job store of a svc-config node. Its own: a JSON file under Node-RED's user directory (which
- * every Node-RED has, with default settings), or memory alone where there is none (embedded
- * runtimes); one per file in the process, shared by the nodes, so their writes never interleave.
- * With the config node's Redis, the jobs are also registered there and shared by every instance
- * (the file still holds this instance's own: see SharedJobStore).
+ * The job store of a svc-config node: a file under Node-RED's user directory (memory alone without one), one per file in
+ * the process so that the nodes' writes never interleave; with the config node's Redis, also shared (SharedJobStore).
  */
 export function jobStoreFor(RED: NodeAPI, serverId: unknown): JobStore {
   const local = localJobStore(RED.settings.userDir, serverId, runtimeLog(RED));
@@ -48,7 +38,6 @@ export function jobStoreFor(RED: NodeAPI, serverId: unknown): JobStore {
   return state?.configured ? new SharedJobStore(state, local, `jobs:${String(serverId)}`) : local;
 }
 
-/** The process's own job store of a config node: its file under `userDir`, or memory without one. */
 export function localJobStore(userDir: string | undefined, serverId: unknown, log: TextLog = QUIET): FileJobStore {
   const name = `jobs-${String(serverId).replace(/[^\w.-]/g, '_')}.json`;
   const file = userDir ? path.join(userDir, STORE_FOLDER, name) : undefined;
@@ -65,10 +54,7 @@ export function localJobStore(userDir: string | undefined, serverId: unknown, lo
 export interface TrackedJob {
   readonly stored: boolean;
   track(description: JsonObject): Promise<void>;
-  /**
-   * True for the one caller that may deliver the job's result or error; always true for a job never
-   * stored. May wait for the store (Redis away); false when `signal` ends the wait.
-   */
+  /** True for the one caller that may deliver the job's result or error (always for a job never stored); false when `signal` ends the wait. */
   claimDelivery(signal: AbortSignal): Promise<boolean>;
   /** The run is over (delivered, failed or stopped): its lease is given up. */
   finished(): void;
@@ -79,11 +65,7 @@ const LEASE_MS = 10_000;
 /** Leases are renewed, and a shared store is looked through for jobs without an owner, this often. */
 const LEASE_CHECK_MS = 3_000;
 
-/**
- * The stored jobs of one node. Each stored job runs in one place at a time: its runner holds a
- * lease on it, renewed while it runs. With a store other instances share, the store is looked
- * through every few seconds, and a job whose lease has run out (its instance died) is taken over.
- */
+/** The stored jobs of one node, each run in one place at a time under a renewed lease; with a shared store, a lapsed lease is taken over. */
 export class ResumableJobs {
   private removed = false;
   /** Runs of stored jobs in this node, by key: how to stop each when its lease is lost. */
@@ -108,7 +90,6 @@ export class ResumableJobs {
     return new StoredRun(this, msg, stop, key);
   }
 
-  /** Stores the job of a run's message under `key` (StoredRun.track), leased to this node. */
   async store(key: string, msg: NodeMessageInFlow, stop: () => void, description: JsonObject): Promise<void> {
     this.running.set(key, stop);
     const job = { key, nodeId: this.node.id, kind: this.options.kind, job: description, msg: jsonSafeMembers(msg), startedAt: new Date().toISOString() };
@@ -116,7 +97,7 @@ export class ResumableJobs {
     await this.options.store.put(job, this.owner, LEASE_MS);
   }
 
-  /** True once the node was removed: its runs store nothing more. */
+  /** Once the node was removed, its runs store nothing more. */
   get isRemoved(): boolean {
     return this.removed;
   }
@@ -134,10 +115,7 @@ export class ResumableJobs {
     this.options.store.release(key, this.owner).catch(this.failed);
   }
 
-  /**
-   * Starts each stored job of this node that no one else runs, now and (with a shared store) every
-   * few seconds from now on. A job of another kind (the node id reused by another type) is dropped.
-   */
+  /** Starts each stored job of this node that no one else runs, now and, with a shared store, periodically; other kinds are dropped. */
   resume(start: (job: StoredJob, msg: NodeMessageInFlow) => void): void {
     this.start = start;
     this.resumeUnowned().catch(this.failed);
@@ -210,10 +188,7 @@ export class ResumableJobs {
   }
 }
 
-/**
- * One message's job in a node's ResumableJobs (see TrackedJob): stored on the first `track`. Fields
- * and methods, not closures: one small object for each job in flight.
- */
+/** One message's job in a node's ResumableJobs; fields and methods, not closures: one small object for each job in flight. */
 class StoredRun implements TrackedJob {
   constructor(
     private readonly jobs: ResumableJobs,
@@ -243,9 +218,8 @@ class StoredRun implements TrackedJob {
 }
 
 /**
- * The members of a message a resumed flow needs: those that are JSON through and through (anything
- * else, buffers, functions, cycles, is left out), without the request, response, headers and cookies,
- * and without any member, at any depth, named like a credential (`isCredentialName`, util/masking.ts).
+ * The members of a message a resumed flow needs: those that are JSON through and through, without the HTTP exchange and
+ * without any member, at any depth, named like a credential (`isCredentialName`).
  */
 export function jsonSafeMembers(msg: object): JsonObject {
   const members: JsonObject = {};
@@ -255,7 +229,6 @@ export function jsonSafeMembers(msg: object): JsonObject {
   return members;
 }
 
-/** A copy of a JSON value without the members named like credentials. */
 function withoutCredentials(value: JsonValue): JsonValue {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(withoutCredentials);

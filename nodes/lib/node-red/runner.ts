@@ -17,22 +17,16 @@ import { SYSTEM_CLOCK } from '../util/async';
  */
 export interface InputContext extends JobContext {
   status: NodeStatus;
-  /**
-   * Stores (or updates) the description of this message's job, so that it resumes after a restart
-   * or a deploy that keeps the node. Only nodes given `resumable` store anything.
-   */
+  /** Stores this message's job description so that it resumes after a restart (only nodes given `resumable` store anything). */
   track: (job: JsonObject) => Promise<void>;
-  /**
-   * Sends one of several messages for this input ahead of its final outcome (output 1, and the Map
-   * output with what `map` draws). The input is still done once, when the handler ends.
-   */
+  /** Sends one of several messages for this input ahead of its outcome; the input is still done once, when the handler ends. */
   sendPart: (msg: OutputMessage, map?: MapBuilder) => void;
 }
 
 export interface HandlerResult {
   /** The output message; null when the handler sent its parts (`sendPart`) and nothing more goes out. */
   msg: OutputMessage | null;
-  /** Short status text shown after success; defaults to the HTTP status. */
+  /** Shown after success; defaults to the HTTP status. */
   statusText?: CatalogText;
   /** What the result draws on the Map output; called only when the node has one. */
   map?: MapBuilder;
@@ -46,13 +40,11 @@ export interface Resumable extends StoredJobsOptions {
   resume: (job: JsonObject, msg: OutputMessage, context: InputContext) => Promise<HandlerResult>;
 }
 
-/** A message: its key in the node's bookkeeping, the controller that stops it, and whether it is still under way. */
 interface InFlight {
   readonly controller: AbortController;
   running: boolean;
   /** Held back by the rate limit or the concurrency cap, counted in the status's waiting messages. */
   waiting: boolean;
-  /** Its stored job, if the node stores jobs. */
   job?: TrackedJob;
 }
 
@@ -62,7 +54,6 @@ const MAX_LISTED_RUNS = 3;
 /** What one send carries: output 1's message, or one entry per output (the Map output's several messages an array). */
 type Outputs = NodeMessage | Array<NodeMessage | NodeMessage[] | null>;
 type Send = (msg: Outputs) => void;
-/** An input's result with what it draws, as the node's outputs. */
 type WithMap = (out: OutputMessage, map: MapBuilder | undefined) => Outputs;
 type Done = (err?: Error) => void;
 
@@ -77,47 +68,29 @@ function mapSender(output: MapOutput, input: NodeMessageInFlow): WithMap {
 }
 
 /**
- * Wires a node's input to an async handler with Node-RED's send/done contract:
- * exactly one output or one done(err) per message, errors carrying `msg.statusCode` to Catch nodes,
- * status while requesting, and every request, wait and poll of the node aborted when it closes, after
- * the config node's drain time (drain.ts): until then the messages under way go on, and the status
- * shows "draining (N)". A stored job is stopped at the drain's start (or as soon as it is stored during
- * it), since the next start or another instance carries it on, and no stored job starts.
- * With `resumable`, jobs the handler tracks are stored: when the node starts they are resumed and
- * their results sent as new messages (`msg.resumed`), each delivered at most once (see ResumableJobs).
- * With a Map output (`def.worldmap`), each result goes out in the same one send as
- * `[output 1, map messages]`; a layer set to be cleared is cleared before an input's first map messages.
+ * Wires a node's input to an async handler with Node-RED's send/done contract: exactly one output or one done(err) per
+ * message, errors carrying `msg.statusCode` to Catch nodes, and everything under way aborted when the node closes, after
+ * the config node's drain time (drain.ts). A stored job stops at the drain's start, as the next start carries it on.
+ * With `resumable`, tracked jobs are stored and resumed when the node starts, each delivered at most once (ResumableJobs).
+ * With a Map output, each result goes out in one send as `[output 1, map messages]`.
  */
 export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputDef, resumable?: Resumable): NodeStatus {
   const status = new NodeStatus(node);
   const mapOutput = mapOutputOf(def);
-  /** How many messages are under way. */
   let underWay = 0;
-  /**
-   * Stops every message of the node when it closes: one controller for all of them unless a stored job
-   * can be stopped alone: a controller per message costs a share of the message's CPU worth saving
-   * (docs/performance.md). Each request under way holds a callback on its signal until
-   * it ends (util/async.ts, whenAborted).
-   */
+  /** Stops every message of the node when it closes: one controller for all, unless a stored job must stop alone (docs/performance.md). */
   const closing = new AbortController();
   const stored = resumable ? new ResumableJobs(node, resumable) : undefined;
-  /**
-   * The messages under way with a controller of their own (a node that stores jobs), stopped one by one
-   * at close. No set of every message: a set under constant adds and removes keeps reallocating its table,
-   * garbage that lives long enough to cost the collector more than the set's use.
-   */
+  /** The messages under way with a controller of their own, stopped one by one at close; no set of every message, as its churn costs the collector. */
   const ownControllers = new Set<InFlight>();
   let removing = false;
   /** While the node drains: called as each message ends. */
   let draining: (() => void) | undefined;
-  /**
-   * While several runs that report progress (jobs) are under way at once, the status shows each one's
-   * last progress or outcome: "2 runs: 0/2500 rows, 0/3 jobs; 5 rows" (cleared once none is left).
-   */
+  /** While several runs that report progress are under way, the status shows each one's last progress or outcome. */
   const runs = new Map<InFlight, CatalogText>();
   /** The waits of the node's jobs, timed in a heap of their own: its top is the node's next poll. */
   const jobTimers = new DueTimes(SYSTEM_CLOCK);
-  /** Up to MAX_LISTED_RUNS runs are listed; more are counted, with the next poll when one is due: "10,000 runs · next poll in 4 s". */
+  /** Up to MAX_LISTED_RUNS runs are listed; more are counted, with the next poll when one is due. */
   const runsText = () => {
     if (runs.size <= MAX_LISTED_RUNS) return catalogText('status.runs', { count: runs.size, runs: [...runs.values()] });
     const count = runs.size.toLocaleString('en-US');
@@ -170,7 +143,6 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
     deliver(msg, work(context), message, job, send, done, withMap).catch((err: unknown) => node.error(describeCause(err)));
   }
 
-  /** Waits for the outcome of one message, and delivers its output or its error, once. */
   async function deliver(
     msg: NodeMessageInFlow,
     outcome: Promise<HandlerResult>,

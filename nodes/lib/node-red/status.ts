@@ -4,17 +4,13 @@ import { CatalogText, catalogText } from '../util/catalog-text';
 import { translate } from './i18n';
 
 /**
- * One place for what a node's status shows, so every node of the pack reads the same:
- * blue while requesting, yellow while queued, a ring with progress for jobs, green when done,
- * red with the error code after a failure, each text in the runtime's language (the error code
- * itself never changes: flows switch on it). No text ever carries request data or secrets.
+ * One place for what a node's status shows, so every node of the pack reads the same, in the runtime's language (the
+ * error code itself never changes: flows switch on it). No text ever carries request data or secrets.
  */
 export class NodeStatus {
   /** More than one message under way: changes are shown at most every BUSY_STATUS_MS, the last one kept. */
   private busy = false;
-  /** When a status was last shown. */
   private shownAt = 0;
-  /** The latest change not shown yet, and the timer that shows it. */
   private pending: { fill: Fill; shape: Shape; message: CatalogText | string } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** The last status shown, shown again with the count of waiting messages when it changes. */
@@ -33,10 +29,8 @@ export class NodeStatus {
   constructor(private readonly node: Node) {}
 
   /**
-   * How many messages (or webhook requests) are under way, as the runner and svc-webhook-in count them.
-   * With several, a status per message would be thousands a second, each translated and sent to every
-   * open editor, for a text nobody can read: they are coalesced instead. With one or none, every change
-   * shows at once, and the change waiting shows as soon as the count drops to one.
+   * How many messages are under way. With several, routine changes are coalesced: a status per message would be
+   * thousands a second, each sent to every open editor, for a text nobody can read. With one or none, every change shows.
    */
   underWay(count: number): void {
     this.busy = count > 1;
@@ -50,11 +44,7 @@ export class NodeStatus {
     this.render(fill, shape, message);
   }
 
-  /**
-   * A change every message makes (requesting, done): while several messages are under way, kept until
-   * BUSY_STATUS_MS has passed since the last status shown, and only the latest. What needs attention
-   * (queued, retrying, an error) is never held back.
-   */
+  /** A change every message makes (requesting, done): coalesced while busy (BUSY_STATUS_MS). What needs attention is never held back. */
   private routine(fill: Fill, shape: Shape, message: CatalogText | string): void {
     // A run's outcome replaces the progress of the runs waiting to be shown.
     if (this.runsTimer) this.cancelRuns();
@@ -99,11 +89,7 @@ export class NodeStatus {
     this.routine('blue', 'dot', inFlight > 1 ? catalogText('status.requestingMany', { count: inFlight }) : catalogText('status.requesting'));
   }
 
-  /**
-   * How many messages the rate limit or the concurrency cap holds back: every status text ends with
-   * `· 70 waiting (80/min)` while there are any. A change shows with the last status, at most every
-   * WAITING_STATUS_MS.
-   */
+  /** How many messages the rate limit or the concurrency cap holds back, shown after every status text while there are any. */
   waiting(count: number, ratePerMinute?: number): void {
     this.waitingCount = count;
     if (ratePerMinute !== undefined) this.ratePerMinute = ratePerMinute;
@@ -141,10 +127,7 @@ export class NodeStatus {
     this.show('blue', 'ring', text);
   }
 
-  /**
-   * The progress of several runs at once (jobs polled): shown at most every RUNS_STATUS_MS, its text
-   * made by `text` only then, so that thousands of jobs cost one status a second, not one per poll.
-   */
+  /** The progress of several runs at once, its text made only when shown: thousands of jobs cost one status a second, not one per poll. */
   progressOfRuns(text: () => CatalogText): void {
     this.runsText = text;
     if (this.runsTimer) return;
@@ -175,11 +158,7 @@ export class NodeStatus {
     this.show('yellow', 'dot', text);
   }
 
-  /**
-   * The code (with the HTTP status or a figure such as `2/2`) and a short reason: `UNAUTHORIZED (401): credentials refused`;
-   * an input refusal's own reason, naming the field: `INVALID_INPUT: address is empty`.
-   * `failed` is a reported failure (failure.ts); the status needs no more of it than these.
-   */
+  /** The code (with the HTTP status or a figure) and a short reason: `UNAUTHORIZED (401): credentials refused`. */
   error(failed: { readonly code?: ErrorCode; readonly statusCode?: number; readonly statusDetail?: string; readonly statusReason?: string }): void {
     if (failed.code === undefined) {
       this.show('red', 'ring', catalogText('status.failed'));
@@ -205,28 +184,21 @@ export class NodeStatus {
 type Fill = 'blue' | 'yellow' | 'green' | 'red' | 'grey';
 type Shape = 'dot' | 'ring';
 
-/** A reason as long as a status can show beside the node: at most STATUS_REASON_MAX characters, cut with an ellipsis. */
 function shortened(reason: string): string {
   return reason.length <= STATUS_REASON_MAX ? reason : `${reason.slice(0, STATUS_REASON_MAX - 1).trimEnd()}…`;
 }
 
 const STATUS_REASON_MAX = 60;
 
-/** The count of waiting messages changes the status at most four times a second. */
 const WAITING_STATUS_MS = 250;
 
-/** The progress of several runs changes the status at most once a second. */
 const RUNS_STATUS_MS = 1000;
 
-/** While several messages are under way, the status changes at most ten times a second. */
 const BUSY_STATUS_MS = 100;
 
 const notes = new WeakMap<Node, string>();
 
-/**
- * A note every status of `node` carries from now on (none clears it): a state of the node's
- * configuration rather than of one message, such as shared state being unavailable.
- */
+/** A note every status of `node` carries from now on (none clears it): a state of its configuration, not of one message. */
 export function setStatusNote(node: Node, note: string | undefined): void {
   if (note === notes.get(node)) return;
   if (note) {

@@ -22,11 +22,7 @@ const TEST_CLIENT = {
   tokenLifetimeSec: 3600,
 } as const;
 
-/**
- * The editor's "Test connection" (`POST /svc-config/test`), the Node-RED side: who may call it, which
- * stored secrets a call may use, and what it responds with and audits. The checks themselves are
- * `platform/connection-test.ts`.
- */
+/** The editor's "Test connection" (`POST /svc-config/test`): who may call it, which stored secrets a call may use, what it audits. */
 
 /** How a TLS or proxy node id of the request becomes options (running nodes of that type only). */
 interface ConnectionResolvers {
@@ -38,7 +34,6 @@ interface ConnectionResolvers {
 const UNCHANGED_PASSWORD = '__PWRD__';
 /** A property that is a whole `${NAME}`, which Node-RED replaces by the variable when it creates the node. */
 const ENV_REFERENCE = /^\$\{(\S+)\}$/;
-/** What a config selector of the editor holds when nothing is chosen. */
 const NO_CONFIG_NODE = '_ADD_';
 
 /** The secret field of each credential, and the settings it goes with: a stored secret is used only while they are as deployed. */
@@ -47,11 +42,9 @@ const SECRETS: Record<Credential, { field: SecretCredential; destination: Array<
   apiKey: { field: 'apiKey', destination: ['baseUrl'] },
   topicsKey: { field: 'pubsubApiKey', destination: ['baseUrl'] },
 };
-/** Settings that decide the way every request goes. */
 const ROUTE: Array<keyof ConnectionSettings> = ['proxy', 'tls'];
 /** Where a test's requests go: a node's own addresses when these are as deployed. */
 const ADDRESSES: Array<keyof ConnectionSettings> = ['baseUrl', 'authUrl', ...ROUTE];
-/** The settings that may name an environment variable (`${NAME}`). */
 const TEXT_SETTINGS = ['baseUrl', 'authUrl', 'audience', 'projectId'] as const;
 
 const SETTING_NAMES: Record<keyof ConnectionSettings, string> = {
@@ -121,22 +114,17 @@ interface PreparedTest {
   id: string;
   client: PlatformClient;
   plan: Plan;
-  /** The shared-state check, when the dialog names a Redis URL. */
   shared: Promise<SharedResult> | undefined;
   /** With the built-in sandbox: held while the test runs. */
   lease?: BuiltinSandboxLease;
 }
 
-/** A test that sends nothing: why, in the pack's words. */
 interface Refusal {
   id: string;
   refused: CatalogText;
 }
 
-/**
- * The client a test runs with, and what it checks: the dialog's values, and stored secrets as
- * `planChecks` allows; or a refusal when settings name environment variables it may not read.
- */
+/** The client a test runs with and what it checks, or a refusal when settings name environment variables it may not read. */
 function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers): PreparedTest | Refusal {
   const node = runningNode(RED, idOf(body) ?? '');
   if ((body as { platform?: unknown } | undefined)?.platform === 'sandbox') return prepareSandboxTest(RED, readRequest(body), node);
@@ -164,10 +152,7 @@ function prepareTest(RED: NodeAPI, body: unknown, resolvers: ConnectionResolvers
   return { id: request.id, client, plan, shared: sharedCheck(request.redisUrl, node, env) };
 }
 
-/**
- * A test of the built-in sandbox: its own credentials, which nobody types (the dialog's addresses and
- * credentials are not used), on the sandbox this Node-RED serves; refused when it cannot serve one.
- */
+/** A test of the built-in sandbox with its own credentials (not the dialog's); refused when this Node-RED cannot serve one. */
 function prepareSandboxTest(RED: NodeAPI, typed: TestRequest, node: SvcConfigNode | undefined): PreparedTest | Refusal {
   const lease = leaseBuiltinSandbox(RED);
   if (!('connection' in lease)) {
@@ -189,10 +174,8 @@ function prepareSandboxTest(RED: NodeAPI, typed: TestRequest, node: SvcConfigNod
 }
 
 /**
- * The shared-state check: the typed Redis URL, or the running node's stored one (which needs no other
- * setting to match: the URL is the whole destination); none when the dialog has no Redis URL. A typed
- * `${NAME}` is read only when it gives the running node's own Redis URL (as withVariables rules for the
- * other settings): a variable's value never goes anywhere else.
+ * The shared-state check of the typed Redis URL or the running node's stored one (the URL is the whole destination). A
+ * typed `${NAME}` is read only when it gives the running node's own Redis URL: a variable's value never goes elsewhere.
  */
 function sharedCheck(
   typed: string,
@@ -245,12 +228,9 @@ function readRequest(body: unknown): TestRequest {
 }
 
 /**
- * The request with its environment variables read, or undefined when it may not read them. A setting
- * that names one (`${NAME}`) is read as Node-RED reads it for the running node (its flow's env, then
- * the process's), and only when the test uses that node's stored secret at that node's own addresses
- * (base URL, token URL, TLS and proxy as deployed): where the variables' values already go. With
- * addresses typed, typed secrets only, or no running node, the test is refused: a variable's value
- * would go wherever the caller says.
+ * The request with its environment variables read as Node-RED reads them for the running node, or undefined when it may
+ * not: only a test of that node's stored secret at its own addresses as deployed, where the values already go, may read
+ * them. Otherwise a variable's value would go wherever the caller says.
  */
 function withVariables(
   typed: TestRequest,
@@ -278,10 +258,7 @@ function runningNode(RED: NodeAPI, id: string): SvcConfigNode | undefined {
   return node?.type === 'svc-config' ? node : undefined;
 }
 
-/**
- * Which credential is checked with which secret: one typed in the dialog, or the deployed node's
- * stored one while the settings it goes with are as deployed. No stored credential is read otherwise.
- */
+/** Which credential is checked with which secret: typed, or the deployed node's stored one only while its settings are as deployed. */
 function planChecks(request: TestRequest, deployed: DeployedConnection | undefined): { plan: Plan; credentials: ClientCredentials } {
   const credentials: ClientCredentials = { clientId: request.clientId };
   const plan = {} as Plan;

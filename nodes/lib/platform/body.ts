@@ -14,7 +14,7 @@ export interface BoundedBody {
   brokenCoding?: { coding: string; error: Error };
 }
 
-/** 1 MB as the settings count it: 1,048,576 bytes. */
+/** 1 MB as the settings count it. */
 export const BYTES_PER_MB = 1024 * 1024;
 
 /** A response's headers as undici gives them: lower-case names, a list for a repeated one. */
@@ -41,14 +41,10 @@ export interface ReceivedResponse {
 type BodyPlanner = (statusCode: number, headers: ResponseHeaders) => BodyPlan | undefined;
 
 /**
- * Sends one request on `dispatcher` and reads its response within the plan `planFor` makes of its
- * status and headers. A Content-Length over the limit stops it before the first byte; otherwise
- * reading stops at the first chunk that goes past the limit. Either way the request is aborted, which
- * closes its connection: nothing more is read, so however large or endless the response, no more
- * than the limit (plus one chunk) is ever held. `abort` settles it at once with its reason, even for a
- * request still waiting for a connection (undici applies an abort only once the request is written to
- * one: a proxy that never opens the tunnel, a host that never responds). No AbortController: the caller's
- * timer and signal call `abort` themselves, one object and one listener less per request.
+ * Sends one request on `dispatcher` and reads its response within the plan `planFor` makes of its status and headers.
+ * Past the limit (declared or read) the request is aborted, closing its connection: however large or endless the
+ * response, no more than the limit plus one chunk is held. `abort` settles it at once, even for a request still waiting
+ * for a connection, which undici would not abort until written (a proxy that never opens the tunnel).
  */
 export function receive(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, planFor: BodyPlanner): Exchange {
   let reader: ResponseReader | undefined;
@@ -59,26 +55,19 @@ export function receive(dispatcher: Dispatcher, options: Dispatcher.DispatchOpti
   return { response, abort: (reason) => reader?.abort(reason) };
 }
 
-/** One exchange under way: its response, and how to end it early. */
 interface Exchange {
   response: Promise<ReceivedResponse>;
   /** Settles the exchange with `reason` and aborts the request, unless it has settled already. */
   abort(reason: Error): void;
 }
 
-/**
- * undici's dispatch handler for one exchange. A plain body (most responses) is collected chunk by
- * chunk as undici parses it: no stream, no event per chunk. An encoded one is pushed into a stream
- * for its decoders (`decodedBody`), with undici's backpressure.
- */
+/** undici's dispatch handler for one exchange: a plain body is collected without a stream; an encoded one is streamed to its decoders. */
 class ResponseReader implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private settled = false;
   private statusCode = 0;
   private headers: ResponseHeaders = {};
-  /** The plain body being collected. */
   private chunks: BoundedChunks | undefined;
-  /** The encoded body, fed to its decoders. */
   private encoded: Readable | undefined;
 
   /** Why the exchange was aborted before its request started, if it was. */
@@ -177,7 +166,6 @@ class ResponseReader implements Dispatcher.DispatchHandler {
   }
 }
 
-/** The chunks of a body, kept up to a limit. */
 class BoundedChunks {
   private readonly chunks: Buffer[] = [];
   private total = 0;
@@ -240,21 +228,17 @@ export function unreadableCoding(codings: readonly string[]): string | undefined
 
 /** A response's body as it arrives, decoded as it is read, with the limit on the bytes received. */
 interface DecodedBody {
-  /** The decoded bytes. */
   stream: Readable;
   /** Why decoding failed, once it has: the coding and the decoder's error (a broken or truncated encoding). */
   failure: () => { coding: string; error: Error } | undefined;
   /** True once more bytes were received than the limit allows (reading stopped there). */
   overLimit: () => boolean;
-  /** The bytes received so far, before decoding. */
   received: () => number;
 }
 
 /**
- * The body decoded as a stream, each coding undone in turn, so that `readDecoded` applies its limit to
- * the decoded bytes: a compression bomb (a few KB that decode to gigabytes) stops at the limit, having
- * decoded no more than the limit and a chunk. The bytes received count against `limitBytes` too, so a
- * body that decodes to almost nothing (empty gzip members, without end) cannot run on either.
+ * The body decoded as a stream, so that `readDecoded` applies its limit to the decoded bytes: a compression bomb stops at
+ * the limit. The bytes received count against `limitBytes` too, so a body that decodes to nothing cannot run on either.
  * `codings` must all be readable (see `unreadableCoding`).
  */
 function decodedBody(body: Readable, codings: readonly string[], limitBytes: number): DecodedBody {
@@ -290,11 +274,7 @@ function decodedBody(body: Readable, codings: readonly string[], limitBytes: num
   return { stream: decoders[decoders.length - 1], failure: () => failure, overLimit: () => overLimit, received: () => received };
 }
 
-/**
- * Reads an encoded body decoded (see `decodedBody`), within `plan.limit` decoded bytes and `plan.limit`
- * bytes received. A broken encoding is `brokenCoding`, not a network error: the same request would get
- * the same response.
- */
+/** Reads an encoded body decoded within `plan.limit`; a broken encoding is `brokenCoding`, not a network error, as a retry gets the same. */
 async function readDecoded(body: Readable, plan: BodyPlan): Promise<BoundedBody> {
   const decoded = decodedBody(body, plan.codings, plan.limit);
   try {

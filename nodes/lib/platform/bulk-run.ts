@@ -10,7 +10,6 @@ import type { JobContext } from './jobs';
 export interface JobReport {
   batch: number;
   jobId: string;
-  /** Addresses sent. */
   rows: number;
   firstIndex: number;
   lastIndex: number;
@@ -37,7 +36,6 @@ export interface FinishedBatch {
   records: unknown[];
   /** For each row, whether no record of the result file echoes its address (see `Pairing`). */
   unmatched: Array<UnmatchedAddress | undefined>;
-  /** How the job's records were paired with its addresses. */
   pairing?: Pairing;
   /** The job; undefined when the batch held no address. */
   job?: JobReport;
@@ -45,9 +43,7 @@ export interface FinishedBatch {
   file?: Buffer;
   /** The job's error, when failed jobs do not stop the run. */
   error?: SvcError;
-  /** The HTTP status of the batch's result file download. */
   statusCode?: number;
-  /** True for the input's last batch. */
   last: boolean;
 }
 
@@ -74,10 +70,7 @@ interface BulkRunOptions {
   onUploadStatus?: (statusCode: number) => void;
   /** Called with each new job once uploaded, before it is polled (to store it for a restart). */
   onUpload?: (job: BulkJobState) => Promise<void>;
-  /**
-   * Batches an earlier run of the same input delivered before a restart: their rows are read past
-   * (counted, not uploaded nor delivered again) and numbering goes on after them.
-   */
+  /** Batches an earlier run of the same input delivered before a restart: their rows are read past, and numbering goes on after them. */
   delivered?: number;
 }
 
@@ -90,9 +83,8 @@ export interface RunSummary {
 const RUN_ERRORS = new Set<ErrorCode>(['UNAUTHORIZED', 'FORBIDDEN', 'CANCELLED', 'QUEUE_FULL', 'NETWORK', 'TLS', 'INVALID_INPUT']);
 
 /**
- * Bulk geocoding of one input: reads it batch by batch (no further than `parallel` batches ahead
- * of delivery, so a stream is read only as fast as jobs finish), runs a job per batch and delivers
- * the batches in input order. Stops every job and the reading on the context's signal.
+ * Bulk geocoding of one input: reads it no further than `parallel` batches ahead of delivery (a stream is read only as
+ * fast as jobs finish), runs a job per batch and delivers the batches in input order.
  */
 export class BulkRun {
   private readonly jobs: JobReport[] = [];
@@ -170,7 +162,6 @@ export class BulkRun {
     return !this.sourceDone;
   }
 
-  /** Reads past the first `count` rows, counting them as done. */
   private async skip(iterator: Iterator<InputRow> | AsyncIterator<InputRow>, count: number): Promise<void> {
     for (let skipped = 0; skipped < count && (await this.hasMore(iterator)); skipped++) {
       if ((this.lookahead as InputRow).address !== '') this.addressesRead++;
@@ -180,7 +171,6 @@ export class BulkRun {
     }
   }
 
-  /** Up to `batchSize` consecutive rows. */
   private async nextBatch(iterator: Iterator<InputRow> | AsyncIterator<InputRow>): Promise<InputRow[]> {
     const batch: InputRow[] = [];
     while (batch.length < this.options.batchSize && (await this.hasMore(iterator))) {

@@ -11,11 +11,9 @@ import { trimTrailing } from '../util/text';
 import { pathSegment } from './paths';
 
 /**
- * The platform's bulk geocoding protocol in three steps: upload a CSV of addresses (a job), poll the
- * job until its payload names the result file, download and read that file and pair its records
- * with the addresses. The spec leaves the upload response, the status values, the member holding the
- * download link or token, and the file format "not shown": the guesses below are tried in order,
- * and the override paths of `BulkProtocol` replace them.
+ * The platform's bulk geocoding protocol: upload a CSV of addresses (a job), poll it until it names the result file,
+ * download the file and pair its records with the addresses. The spec leaves the upload response, the status values, the
+ * download member and the file format "not shown": the guesses below are tried in order, unless `BulkProtocol` overrides.
  */
 
 export interface BulkProtocol {
@@ -26,10 +24,8 @@ export interface BulkProtocol {
   polling: Polling;
 }
 
-/** A bulk job as plain JSON: the job state and the input rows it covers. */
 export interface BulkJobState extends JobState {
   kind: 'bulk-geocode';
-  /** Its place among the jobs of one input, from 0. */
   batch: number;
   /** The input indexes of its first and last row, and how many addresses it was sent. */
   firstIndex: number;
@@ -37,30 +33,20 @@ export interface BulkJobState extends JobState {
   addresses: number;
 }
 
-/** Where a job's results are: a link to follow, a file download token, or a link plus a token. */
 interface Download {
   link?: string;
   token?: string;
 }
 
-/**
- * A finished job's result file and its records paired with the addresses: `records[i]` belongs to
- * the i-th address, undefined when the file has none for it.
- */
+/** A finished job's result file; `records[i]` belongs to the i-th address, undefined when the file has none for it. */
 interface BulkResult {
   file: Buffer;
-  /** The HTTP status of the result file's download. */
   statusCode: number;
   records: unknown[];
-  /** How the records were paired: see `Pairing`. */
   pairing: Pairing;
 }
 
-/**
- * `echo`: every record that says which address it is for (an `address`, `input`, `query` … member)
- * was given to that address; `position`: the file says it for none, so the n-th record went to the
- * n-th address.
- */
+/** `echo`: each record that names its address was given to that address; `position`: none does, so the n-th went to the n-th. */
 export interface Pairing {
   by: 'echo' | 'position';
   /** The addresses (by position) that no record echoes: they have no record, and say so. */
@@ -92,14 +78,9 @@ const STALE_DOWNLOAD_STATUS = new Set([401, 403, 404, 410]);
 /** Bulk jobs run for minutes: after failed requests about one, it is asked again at most this far apart (or the interval, when longer). */
 const MAX_POLL_INTERVAL_MS = 30_000;
 
-/** The status of an upload that created its job (spec). */
 const JOB_CREATED = 201;
 
-/**
- * Step 1: the addresses as a CSV file with the single column `address`, in the multipart field `file`;
- * resolves with the new job. The spec says 201: another 2xx is accepted (its job id read as usual)
- * and told to `onOtherStatus`.
- */
+/** Uploads the addresses as a CSV file; resolves with the new job. A 2xx other than the spec's 201 is accepted and told to `onOtherStatus`. */
 export async function uploadBatch(
   client: PlatformClient,
   protocol: BulkProtocol,
@@ -138,10 +119,7 @@ export async function uploadBatch(
   };
 }
 
-/**
- * Steps 2 and 3 for a job, fresh or stored: polls it until it names its result file, downloads and
- * reads the file, and pairs its records with `addresses` (the addresses the job was sent, in order).
- */
+/** Polls a job, fresh or stored, to its result file and pairs its records with `addresses` (those the job was sent, in order). */
 export async function bulkResult(
   client: PlatformClient,
   protocol: BulkProtocol,
@@ -224,10 +202,9 @@ function decodeSegment(segment: string, statusCode: number): string {
 }
 
 /**
- * A token alone goes to `/v1/download?token=…` (URL-encoded by the client). A link is followed as
- * given: on the platform's own origin with the project headers and the token (when the link has
- * none), elsewhere with nothing added, neither credentials nor the token. The token is a secret of
- * the request, as the credentials are: never repeated in an error.
+ * A token alone goes to `/v1/download?token=…`. A link is followed as given: on the platform's own origin with the
+ * project headers and the token, elsewhere with neither credentials nor the token. The token is a secret of the request,
+ * as the credentials are: never repeated in an error.
  */
 function fetchFile(client: PlatformClient, download: Download, context: PollContext): Promise<PlatformResponse<Buffer>> {
   const request = { method: 'GET', rate: 'bulk', retry: 'read', response: 'buffer', signal: context.signal, onWait: context.onWait } as const;
@@ -292,10 +269,8 @@ function readResultFile(file: PlatformResponse<Buffer>, jobId: string): unknown[
 }
 
 /**
- * The result record for each address of a job. Where the records echo their address, each goes to
- * the address it echoes (so a reordered file still lines up), and an address that no record echoes
- * gets none: never another address's record. Only a file whose records echo nothing is paired by
- * position, which needs as many records as addresses.
+ * The result record for each address of a job: by the address a record echoes (so a reordered file still lines up; an
+ * address no record echoes gets none, never another's), or by position only when no record echoes one.
  */
 function pairRecords(addresses: readonly string[], records: unknown[], jobId: string): { records: unknown[]; pairing: Pairing } {
   const echoed = records.map(echoedAddress);
@@ -340,9 +315,8 @@ function echoedAddress(record: unknown): string | undefined {
 }
 
 /**
- * An address as echoes are compared: compatibility forms unified (NFKC: full-width `５` is `5`), case
- * folded in full (`ß`, `ẞ` and `SS` alike; lower, upper, then lower again, so that the letters whose
- * upper case has more letters fold as Unicode's full case folding does), white space collapsed.
+ * An address as echoes are compared: NFKC (full-width `５` is `5`), case folded in full (lower, upper, lower: `ß` and
+ * `SS` alike, as Unicode's full case folding does), white space collapsed.
  */
 export function sameAddress(address: string): string {
   return address.normalize('NFKC').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/g, ' ');

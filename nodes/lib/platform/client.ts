@@ -15,14 +15,9 @@ import { RATE_FAMILIES, SECRET_CREDENTIALS } from './types';
 import { ClientMetrics, EndpointFamily, endedWith, endpointFamily, outcomeOf } from './metrics';
 import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, RateFamily, ResponseKind } from './types';
 
-/**
- * The one way the pack talks to the platform: one keep-alive dispatcher per config node
- * (`dispatcher.ts`), the spec's headers per endpoint family, timeouts, retries (`retry.ts`), rate
- * limiting and typed errors; responses are read by `response.ts`.
- */
+/** The one way the pack talks to the platform: one keep-alive dispatcher per config node, headers, timeouts, retries, rate limits. */
 export class PlatformClient {
   readonly tokens: TokenManager;
-  /** What this client has done, for the metrics endpoint (metrics.ts). */
   readonly metrics = new ClientMetrics();
   /** The queue of each rate family; one queue for all of them without `familyRates`. */
   private readonly gates: ReadonlyMap<RateFamily, RequestGate>;
@@ -68,7 +63,6 @@ export class PlatformClient {
     return problems;
   }
 
-  /** The queue that admits the requests of a rate family. */
   gateFor(family: RateFamily): RequestGate {
     return this.gates.get(family) as RequestGate;
   }
@@ -160,17 +154,13 @@ export class PlatformClient {
     }
   }
 
-  /** Aborts queued requests and closes every connection. */
   async close(): Promise<void> {
     this.lifetime.abort();
     for (const gate of new Set(this.gates.values())) gate.close();
     await this.dispatcher.destroy();
   }
 
-  /**
-   * A credential of this configuration refused (401, as the spec says the platform responds): the
-   * error names the config node and the field to fix; its code and status stay.
-   */
+  /** A credential refused (401): the error names the config node and the field to fix; its code and status stay. */
   private namingRefusal(error: SvcError, auth: AuthScheme): SvcError {
     const credential = REFUSED_CREDENTIAL[auth];
     if (error.code !== 'UNAUTHORIZED' || !credential) return error;
@@ -197,11 +187,7 @@ export class PlatformClient {
     if (problems.length > 0) throw configInvalid(problems);
   }
 
-  /**
-   * Every secret one request carries: the configured credentials, its own (`req.secrets`) and its bearer
-   * token. Most requests carry only the configured ones: then the same list, whose masking forms are
-   * worked out once (util/masking.ts).
-   */
+  /** Every secret one request carries; for most, the configured ones alone: the same list, whose masking forms are worked out once. */
   private secretsOf(req: PlatformRequest, token: string | undefined): readonly string[] {
     if (!req.secrets?.length && !token) return this.secrets;
     const secrets = [...this.secrets, ...(req.secrets ?? [])];
@@ -243,11 +229,7 @@ export class PlatformClient {
     return kind === 'buffer' ? this.config.maxFileBytes : this.config.maxResponseBytes;
   }
 
-  /**
-   * The spec's headers of an endpoint family; `token` is the bearer token of the words endpoints. An API
-   * response is asked for as JSON; a file (the bulk result, whose format the spec does not show) as
-   * anything, since the pack reads JSON, JSON lines or CSV by its content type.
-   */
+  /** The spec's headers of an endpoint family; a file is asked for as anything, as its format is read from its content type. */
   private headersFor(auth: AuthScheme, token: string | undefined, kind: ResponseKind): Record<string, string> {
     const headers: Record<string, string> = { accept: kind === 'buffer' ? '*/*' : 'application/json' };
     const { apiKey, pubsubApiKey } = this.config.credentials;
@@ -289,10 +271,8 @@ export class PlatformClient {
     for (const name in headers) {
       if (!isHeaderValue(headers[name])) throw new InputError(catalogText('error.headerValue', { name }));
     }
-    // The attempt ends at the timeout or at the caller's abort, whichever comes first: our own timer, cleared
-    // when the exchange ends, and a callback on the caller's signal, each ending the exchange itself
-    // (AbortSignal.timeout's timer stays armed for the whole timeout, AbortSignal.any links signals through
-    // weak references, and a controller per attempt was one more object and listener per message).
+    // The attempt ends at the timeout or the caller's abort: our own timer and a callback on the signal, each ending the
+    // exchange itself (cheaper per message than AbortSignal.timeout, AbortSignal.any or a controller per attempt).
     const limit = this.limitFor(kind);
     const exchange = receive(this.dispatcher, { origin: target.origin, path: target.path, method, headers, body }, (statusCode, responseHeaders) =>
       bodyPlan(statusCode, responseHeaders, limit, secrets),

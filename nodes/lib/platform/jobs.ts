@@ -36,13 +36,11 @@ export type JobKind = 'bulk-geocode' | 'isoline' | 'sequence';
 export interface JobState {
   kind: JobKind;
   jobId: string;
-  /** The path its status is read from. */
   statusPath: string;
   /** When the service accepted it (ms since the epoch): the wait limit counts from here. */
   createdAt: number;
   /** Status requests made so far (the wait between them grows with the job's age, see `pollDelay`). */
   polls: number;
-  /** The status the service last reported, if any. */
   status?: string;
   /** The `message` of the job handle the service last reported, masked and short (see `jobMessage`), if any. */
   message?: string;
@@ -52,7 +50,6 @@ export interface JobState {
 export interface JobReader<R> {
   /** What a finished job yields, for the timeout message ("a result", "a download link or token"). */
   awaiting: CatalogText;
-  /** The status a response body reports, if any. */
   status(body: unknown): string | undefined;
   /** The message a response body reports about the job's progress, if this kind of job has one. */
   message?(body: unknown): string | undefined;
@@ -67,16 +64,12 @@ export interface PollContext {
   onPoll?: (job: JobState) => void | Promise<void>;
   /** The time polls and waits go by; the system clock unless a test moves one by hand. */
   clock?: Clock;
-  /**
-   * The heap the waits are timed in, on `clock`: a node's own, so that it can tell when its next poll
-   * is (`DueTimes.nextDueAt`); unless given, one shared by every job on the clock.
-   */
+  /** The heap the waits are timed in: a node's own, so that it can tell when its next poll is; else one shared per clock. */
   timers?: DueTimes;
 }
 
 interface Polled<R> {
   result: R;
-  /** The body of the response that carried the result, and its HTTP status. */
   body: unknown;
   statusCode: number;
 }
@@ -95,10 +88,8 @@ function jobTimersOf(clock: Clock, given: DueTimes | undefined): DueTimes {
 }
 
 /**
- * The one job poller: waits, reads the job's status, and again with a paced wait (`pollDelay`), until the
- * reader finds the result, the response reads as failed, the wait limit (counted from the job's
- * creation) runs out, or the signal ends it. Works from the job state alone, so a stored job resumes.
- * A platform outage does not end the job (see `askAboutJob`).
+ * The one job poller: polls with a paced wait until the result, a failed status, the wait limit (counted from the job's
+ * creation) or the signal. Works from the job state alone, so a stored job resumes; an outage does not end the job.
  */
 export async function pollJob<R>(client: PlatformClient, job: JobState, reader: JobReader<R>, polling: Polling, context: PollContext): Promise<Polled<R>> {
   const clock = context.clock ?? SYSTEM_CLOCK;
@@ -129,11 +120,8 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
 }
 
 /**
- * A request about a job the platform has accepted (its status, its result file). The platform has
- * done, or is doing, the work (and for bulk, charged for it): a failure that passes (`outageDelay`)
- * does not end the job. The request is made again after a growing wait, the status showing the job
- * waiting out the outage, until it succeeds, fails for good, or the job's wait limit runs out
- * (TIMEOUT, naming the last failure).
+ * A request about a job the platform has accepted, and may have charged for: a failure that passes (`outageDelay`) does
+ * not end the job; it is made again after a growing wait until it succeeds, fails for good, or the wait limit runs out.
  */
 export async function askAboutJob<T>(job: JobState, awaiting: CatalogText, polling: Polling, context: PollContext, request: () => Promise<T>): Promise<T> {
   const clock = context.clock ?? SYSTEM_CLOCK;
@@ -189,13 +177,11 @@ export function statusReadsAsFailed(status: unknown): boolean {
   return typeof status === 'string' && FAILED_STATUS.test(status);
 }
 
-/** The error for a job the service reports as failed, carrying its status and message. */
 export function jobFailed(status: unknown, reason: unknown): SvcError {
   const detail = typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
   return new PlatformError('JOB_FAILED', catalogText('error.jobFailed', { status: String(status), detail }));
 }
 
-/** What polling a computation's job needs. */
 export interface ComputationJob {
   client: PlatformClient;
   kind: Exclude<JobKind, 'bulk-geocode'>;
@@ -205,15 +191,11 @@ export interface ComputationJob {
   isResult: (body: unknown) => boolean;
   polling: Polling;
   context: JobContext;
-  /**
-   * Called with the job's state once the service accepts it (before the first poll) and after each
-   * poll: to store it, so that a resumed job keeps its deadline and its poll count.
-   */
+  /** Called with the job's state once accepted and after each poll, to store it: a resumed job keeps its deadline. */
   onJob?: (job: JobState) => Promise<void>;
 }
 
 interface Computation extends ComputationJob {
-  /** The POST path of the computation. */
   path: string;
   body: Record<string, unknown>;
 }
@@ -223,15 +205,10 @@ export interface ComputationResult {
   statusCode: number;
   jobId?: string;
   polls: number;
-  /** The job's last message (see `JobState`). */
   message?: string;
 }
 
-/**
- * Runs a computation: the POST response's body is the result, or a job handle `{jobId, status, message}`
- * that is polled until its status response carries the result, its status reads as failed, the wait runs out,
- * or the node closes.
- */
+/** Runs a computation: the POST response's body is the result, or a job handle `{jobId, status, message}` polled to its result. */
 export async function compute(computation: Computation): Promise<ComputationResult> {
   const { client, context } = computation;
   const first = await client.request({
@@ -262,10 +239,7 @@ export async function compute(computation: Computation): Promise<ComputationResu
   return awaitComputation(computation, job);
 }
 
-/**
- * Polls a computation's job, started by `compute` or earlier (a stored state, resumed after a
- * restart: its wait limit still counts from when the service accepted it), to its result.
- */
+/** Polls a computation's job to its result, also a stored one resumed: its wait limit counts from when the service accepted it. */
 export function awaitComputation(computation: ComputationJob, job: JobState): Promise<ComputationResult> {
   const { client, context } = computation;
   // Not an async frame of its own waiting for the poller: one less held for each job in flight.
@@ -288,10 +262,7 @@ export function awaitComputation(computation: ComputationJob, job: JobState): Pr
 const MAX_MESSAGE_LENGTH = 200;
 const MAX_STATUS_MESSAGE_LENGTH = 40;
 
-/**
- * A job handle's `message` as the node passes it on: masked (a bearer token or a secret-like member the
- * service repeats), on one line and at most MAX_MESSAGE_LENGTH characters; undefined when there is none.
- */
+/** A job handle's `message` as the node passes it on: masked (the service may repeat a secret), on one line, shortened. */
 export function jobMessage(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const text = redact(value).replace(/\s+/g, ' ').trim();

@@ -11,14 +11,10 @@ export interface GateOptions {
   maxQueue: number;
   /** The schedule the rate limit takes its slots from; this gate's own unless shared with other instances. */
   pacer?: Pacer;
-  /** The time the gate goes by; the system clock unless a test moves one by hand. */
   clock?: Clock;
 }
 
-/**
- * Hands out the slots of an even schedule, one per `intervalMs`: each call reserves the next free
- * slot and resolves with how many milliseconds from now it begins. A pacer must not reject.
- */
+/** Hands out the slots of an even schedule: each call reserves the next free slot and resolves how many ms from now it begins; never rejects. */
 export interface Pacer {
   reserve(intervalMs: number): number | Promise<number>;
 }
@@ -40,22 +36,14 @@ export class LocalPacer implements Pacer {
 interface Waiter {
   resolve: (release: () => void) => void;
   reject: (err: Error) => void;
-  /** Stops listening to the caller's signal. */
   stopListening?: () => void;
 }
 
 /**
- * Admits requests in arrival order under a rate limit and a concurrency cap.
- *
- * The rate limit spaces requests evenly (a bucket of one token refilled every 60/rate seconds):
- * a burst allowance would let a sliding one-minute window on the server see more than `rate`
- * requests, which is exactly the 429 the limit exists to avoid. A slot is reserved only for a
- * request the concurrency cap lets go (a reservation under way counts as a request in flight), so
- * a long local queue never books a shared schedule more than the cap ahead of other instances.
- * Reservations from a shared schedule (a pacer that replies later, as Redis does) are made for as
- * many waiting requests as the cap lets go at once, each message waiting one round trip rather than
- * one per message ahead of it; each slot is kept from the reply on (its wait counted from the reply),
- * so slots booked together keep their spacing however late the replies come.
+ * Admits requests in arrival order under a rate limit and a concurrency cap. The rate limit spaces requests evenly: a
+ * burst allowance would let a server's sliding one-minute window see more than `rate` requests, the very 429 the limit
+ * avoids. A slot is reserved only for a request the cap lets go, so a long local queue never books a shared schedule
+ * more than the cap ahead of other instances; slots booked together keep their spacing however late the replies come.
  */
 export class RequestGate {
   private readonly intervalMs: number;
@@ -78,7 +66,6 @@ export class RequestGate {
     this.pacer = options.pacer ?? new LocalPacer(this.clock);
   }
 
-  /** Requests a minute this gate lets go, 0 for no limit. */
   get ratePerMinute(): number {
     return this.options.ratePerMinute;
   }
@@ -91,20 +78,13 @@ export class RequestGate {
     return this.inFlight;
   }
 
-  /**
-   * The release function at once when a request may go without waiting (nobody queued, room under the
-   * concurrency cap, no rate limit); undefined otherwise, and then `acquire` queues it. Most requests go
-   * this way, and without a promise of their own.
-   */
+  /** The release function at once when a request may go without waiting (no promise of its own); undefined, then `acquire` queues it. */
   admitNow(): (() => void) | undefined {
     if (this.closed || this.intervalMs > 0 || this.queue.length > 0 || !this.concurrencyFree()) return undefined;
     return this.grant();
   }
 
-  /**
-   * Resolves with a release function once the request may go; call it when the request ends.
-   * `onQueued` is told the queue position when the request has to wait.
-   */
+  /** Resolves with a release function once the request may go; call it when the request ends. */
   acquire(signal?: AbortSignal, onQueued?: (position: number) => void): Promise<() => void> {
     if (this.closed) return Promise.reject(cancelled());
     if (signal?.aborted) return Promise.reject(cancelled());
@@ -133,7 +113,6 @@ export class RequestGate {
     });
   }
 
-  /** Refuses everything still waiting and stops the timer. */
   close(): void {
     this.closed = true;
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
@@ -150,11 +129,7 @@ export class RequestGate {
     return this.options.maxConcurrency <= 0 || this.inFlight + this.reserving < this.options.maxConcurrency;
   }
 
-  /**
-   * Lets the head of the queue go while it may; reserves a slot (and waits for it) when the rate
-   * limit asks: one at a time from a schedule that replies at once, one per waiting request the cap
-   * lets go from one that replies later.
-   */
+  /** Lets the head of the queue go while it may, reserving slots: one at a time from a local schedule, as many as the cap lets go from a shared one. */
   private pump(missedSlot = false): void {
     while (!this.closed && !this.admitting && this.queue.length > this.reserving && this.concurrencyFree()) {
       const reservedAt = this.clock.now();
@@ -170,10 +145,8 @@ export class RequestGate {
         return;
       }
       this.reserving++;
-      // The wait counts from the reply: a slot that began before the shared schedule's reply came
-      // goes then, as its own (reserving again would cost another round trip and another slot), and
-      // the slots booked with it keep their spacing after it. A slow schedule delays every
-      // instance's replies alike, which shifts the whole schedule rather than crowding it.
+      // The wait counts from the reply: a slot that began before the reply came goes then, as its own (reserving again would
+      // cost another slot), and the slots booked with it keep their spacing after it.
       const slotMissed = missedSlot;
       wait.then(
         (ms) => this.admitAt(this.clock.now() + ms, slotMissed, true),
@@ -184,10 +157,8 @@ export class RequestGate {
   }
 
   /**
-   * Admits the head of the queue at `due`. A slot whose timer fired more than a quarter interval late
-   * (a stalled event loop) is given up and a new one reserved, once: sent late on its old slot, the
-   * request would crowd the next slots, which another instance may hold. `reserved`: the slot came
-   * from a schedule that replied later (see `reserving`).
+   * Admits the head of the queue at `due`. A slot whose timer fired more than a quarter interval late is given up and a
+   * new one reserved, once: sent late, the request would crowd the next slots, which another instance may hold.
    */
   private admitAt(due: number, missedSlot: boolean, reserved: boolean): void {
     if (this.closed) return;

@@ -4,11 +4,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { Pacer } from './request-gate';
 import type { Clock } from '../util/async';
 
-/**
- * What the platform client is given and gives back: its configuration, a request, a response and the
- * events of a waiting request. Types only, so every module of the layer can name them without
- * importing the client itself.
- */
+/** The platform client's types only, so every module of the layer can name them without importing the client. */
 
 /**
  * How a request authenticates, one per endpoint family of the spec:
@@ -21,22 +17,16 @@ import type { Clock } from '../util/async';
 export type AuthScheme = 'project' | 'vpm' | 'pubsub' | 'bearer' | 'none';
 
 /**
- * Which rate limit a request counts against: the spec's recommended rate is for single geocodes, so
- * each of the other endpoint families has its own (docs/configuration.md, Rate limits):
- * - `geocode`: single geocodes (`POST /v1/geocode`)
- * - `words`: the three-word lookup
- * - `routing`: isoline, sequence and standard routing, and the status requests of their jobs
- * - `bulk`: bulk upload, job status and result download
- * - `topics`: data topics, publishes and subscriptions
+ * Which rate limit a request counts against: the spec's recommended rate is for single geocodes, so each other endpoint
+ * family has its own (docs/configuration.md, Rate limits); `routing` and `bulk` include the status requests of their jobs.
  */
 export type RateFamily = 'geocode' | 'words' | 'routing' | 'bulk' | 'topics';
 
 export const RATE_FAMILIES: readonly RateFamily[] = ['geocode', 'words', 'routing', 'bulk', 'topics'];
 
 /**
- * `read`: reads and computations; retried on network errors, 5xx and 429.
- * `create`: requests that create or publish something; retried only on 429 and on failures
- * before the request was sent, so nothing is done twice.
+ * `read`: reads and computations; retried on network errors, 5xx and 429. `create`: requests that create or publish
+ * something; retried only on 429 and on failures before the request was sent, so nothing is done twice.
  */
 export type RetryPolicy = 'read' | 'create';
 
@@ -45,7 +35,6 @@ export type ResponseKind = 'json' | 'buffer';
 
 export interface PlatformRequest {
   auth: AuthScheme;
-  /** The rate limit the request counts against. */
   rate: RateFamily;
   method: 'GET' | 'POST' | 'DELETE';
   /** Path below the base address (`baseUrl`, or `sandboxUrl` for `bearer`), already percent-encoded. */
@@ -59,18 +48,13 @@ export interface PlatformRequest {
   /** `json` parses the body (empty body gives `undefined`); `buffer` returns the raw bytes. */
   response?: ResponseKind;
   signal?: AbortSignal;
-  /**
-   * Secrets this request carries in its body, query or path (a subscription's `SecretToken` and
-   * `WebhookHeader` value, a download token). With the configured credentials and the token the client
-   * adds, they are masked wherever the response repeats them: in errors, excerpts and the response itself.
-   */
+  /** Secrets this request carries in its body, query or path: masked, as the credentials are, wherever the response repeats them. */
   secrets?: readonly string[];
   /** Called when the request has to wait for the rate limit or the concurrency cap, and when it retries. */
   onWait?: (event: WaitEvent) => void;
   /**
-   * Called before every attempt (the first and each retry) is queued: the daily limit counts each one
-   * there, as the platform counts requests. What it throws (or rejects with) ends the request, unsent.
-   * A count made at once returns nothing, and the attempt goes on in the same turn.
+   * Called before every attempt is queued, as the platform counts each (the daily limit). What it throws ends the request,
+   * unsent; when it returns nothing, the attempt goes on in the same turn.
    */
   beforeAttempt?: () => void | Promise<void>;
 }
@@ -131,10 +115,7 @@ export interface ClientConfig {
   maxFileBytes: number;
   /** Requests per minute (0 = off): single geocodes, or every request when `familyRates` is not given. */
   ratePerMinute: number;
-  /**
-   * The rates of the other families (0 = off), each its own queue and schedule; without them every
-   * request goes through one queue at `ratePerMinute`, the only way in version 1.0.0 (a config node's `rateScope` 'all').
-   */
+  /** The rates of the other families (0 = off), each its own queue; without them every request goes through one queue at `ratePerMinute`. */
   familyRates?: Record<Exclude<RateFamily, 'geocode'>, number>;
   /** In flight at once, per queue. */
   maxConcurrency: number;
@@ -144,7 +125,6 @@ export interface ClientConfig {
   pacerFor?: (family: RateFamily) => Pacer;
   maxRetries: number;
   tokenLifetimeSec: number;
-  /** The time retry waits go by; the system clock unless a test moves one by hand. */
   clock?: Clock;
   tls?: ConnectionOptions;
   proxy?: ProxySettings;

@@ -6,9 +6,8 @@ import { TextLog, catalogText } from '../util/catalog-text';
 import { Clock, SYSTEM_CLOCK } from '../util/async';
 
 /**
- * A job that outlives its process: which node runs it, what kind it is, the node's own description
- * of it (job ids and what is needed to build the output) and the JSON-safe members of the message
- * that started it. Never a secret: credentials stay in the config node.
+ * A job that outlives its process: its node, its kind, the node's own description of it and the JSON-safe members of
+ * the message that started it. Never a secret: credentials stay in the config node.
  */
 export interface StoredJob {
   /** Unique per job; also the delivery claim. */
@@ -18,39 +17,29 @@ export interface StoredJob {
   job: JsonObject;
   msg: JsonObject;
   startedAt: string;
-  /**
-   * True once the job was written to the store other instances share (Redis): from then on it is
-   * taken over and delivered only through that store. False or absent: this process's own job.
-   */
+  /** True once the job was written to Redis: from then on it is taken over and delivered only through Redis. */
   registered?: boolean;
   /**
-   * Set when this instance delivered the registered job while Redis refused every write (see
-   * SharedJobStore.deliver): the owner the delivery is recorded under in Redis once it takes writes
-   * again. Such a job is never resumed; it leaves the file once recorded.
+   * The owner a delivery made while Redis refused writes is recorded under once it takes them again (see
+   * SharedJobStore.deliver); such a job is never resumed, and leaves the file once recorded.
    */
   deliveredBy?: string;
 }
 
 /**
- * Where resumable jobs live. A stored job runs in one place at a time, under a lease its runner
- * holds; `deliver` removes the job and is true for the one caller that may send its result, so a
- * result is delivered at most once.
+ * Where resumable jobs live. A stored job runs in one place at a time, under its runner's lease; `deliver` is true for
+ * the one caller that may send its result, so a result is delivered at most once.
  */
 export interface JobStore {
-  /** The jobs of one node, or of every node. */
   list(nodeId?: string): Promise<StoredJob[]>;
   /** The jobs of one node that may be free to claim: `list` less those known to be leased (at least those free now). */
   unowned(nodeId: string): Promise<StoredJob[]>;
-  /** Stores a new job, leased to `owner` for `ttlMs`. */
   put(job: StoredJob, owner: string, ttlMs: number): Promise<void>;
   /** Replaces a stored job's description, keeping its message; a job already delivered stays gone. */
   update(key: string, job: JsonObject): Promise<void>;
   /** Takes a listed job over (to resume it): true when it was free (or its lease ran out) and is now `owner`'s. */
   claim(job: StoredJob, owner: string, ttlMs: number): Promise<boolean>;
-  /**
-   * Extends the leases of running jobs, all at once; resolves the keys of those no longer `owner`'s
-   * (another owner's, or delivered elsewhere: stop running them).
-   */
+  /** Extends the leases of running jobs at once; resolves the keys of those no longer `owner`'s (stop running them). */
   renew(keys: string[], owner: string, ttlMs: number): Promise<string[]>;
   release(key: string, owner: string): Promise<void>;
   /** Removes a finished job; true for the one caller that may deliver it. `signal` ends a wait for the store. */
@@ -68,42 +57,30 @@ export function newJobKey(): string {
 }
 
 /**
- * A job store's file writes a group of this many events, or once the first has waited 5 ms when it came
- * alone, 160 ms when it followed another within 160 ms (group commit, see GroupCommit): at the routing
- * rate's 200 submissions a second a write holds 32, so that with the lines of polls it stays within one
- * write per 20 submissions; a lone submission is acknowledged at once.
+ * A job store file's group commit (see GroupCommit, docs/decisions.md): at the routing rate's 200 submissions
+ * a second a write holds 32 lines, within one write per 20 submissions with the lines of polls; a lone
+ * submission is acknowledged at once.
  */
 export const JOB_STORE_GROUP = { waitMs: 5, maxWaitMs: 160, lines: 32 };
 /** A change of a job's `state` alone (a poll's news) reaches the file within this time, or with the next line. */
 const STATE_WRITE_MS = 1000;
 
-/**
- * One line of a job store's file: a job stored or stored again (`put`), its description changed
- * (`update`), or the job gone (`end`: delivered or cancelled). A file of an earlier release is one
- * line `{version: 1, jobs: [...]}`, read as a `put` of each job.
- */
+/** One line of a job store's file; an earlier release's file is one line `{version: 1, jobs: [...]}`, read as a `put` of each. */
 type JobEvent = { put: StoredJob } | { update: string; job: JsonObject } | { end: string };
 
 /**
- * The jobs of one process in one file of JSON lines (`JobEvent`), or in memory only when `file` is
- * undefined. The in-memory map is the truth inside the process; the file is its log: each change
- * appends a line, lines are written in groups with one disk sync (`JOB_STORE_GROUP`, JournalFile),
- * and the file is rewritten from the map once it holds more than twice the lines of the jobs stored.
- * `put`, `deliver`, `cancel` and `update` resolve once their line is synced, so a job a message was
- * acknowledged for survives a crash at any point; a torn last line (a crash mid-write) is skipped
- * with one warning. Polls are cheap: an `update` that changes only a description's `state` (the
- * platform's view of the job, read again at the first poll after a restart) resolves at once; its
- * line is written within STATE_WRITE_MS or with the next line, one line per job however often it
- * changed; a change of the poll count (`state.polls`) alone reaches the file only with the job's
- * next line or the next rewrite. A failed write is warned about, not thrown: the jobs still run,
- * they only would not survive a restart.
+ * The jobs of one process: the in-memory map is the truth, the file (JSON lines, none when `file` is undefined) its log.
+ * `put`, `deliver`, `cancel` and `update` resolve once their line is synced, so an acknowledged job survives a crash; a
+ * torn last line is skipped with one warning. An `update` of a description's `state` alone (read again at the first poll
+ * after a restart) resolves at once and is written within STATE_WRITE_MS; a change of `state.polls` alone waits for the
+ * job's next line. A failed write is warned about, not thrown: the jobs still run, but would not survive a restart.
  */
 export class FileJobStore implements JobStore {
   /** One process uses the file: its nodes never run a job twice (the runner sees to that), so leases always hold. */
   readonly shared = false;
   private jobs: Map<string, StoredJob> | undefined;
   private readonly journal: JournalFile | undefined;
-  /** The last line appended: lines are written in order, so once it is written, all are. */
+  /** Lines are written in order, so once the last is written, all are. */
   private lastLine: Promise<void> = Promise.resolve();
   /** Jobs whose state changed since their last line (see STATE_WRITE_MS). */
   private readonly changed = new Set<string>();
@@ -112,7 +89,6 @@ export class FileJobStore implements JobStore {
   constructor(
     readonly file: string | undefined,
     private readonly log: TextLog,
-    /** The time the group commit's waits go by. */
     clock: Clock = SYSTEM_CLOCK,
   ) {
     if (file)
@@ -135,7 +111,6 @@ export class FileJobStore implements JobStore {
     return this.list(nodeId);
   }
 
-  /** One stored job, if there is one under `key`. */
   get(key: string): Promise<StoredJob | undefined> {
     return Promise.resolve(this.load().get(key));
   }
@@ -254,11 +229,7 @@ export function readJobs(file: string, log: TextLog): Map<string, StoredJob> {
   return jobs;
 }
 
-/**
- * What `after` changes in a job's description `before`: nothing, only the poll count
- * (`state.polls`), only the state, or something other than a fresh copy of the state ('other', also
- * for a description or state changed in place: the same object).
- */
+/** What `after` changes in a job's description `before`; 'other' also for one changed in place (the same object). */
 function stateChange(before: JsonObject, after: JsonObject): 'none' | 'polls' | 'state' | 'other' {
   const { state: stateBefore, ...restBefore } = before;
   const { state: stateAfter, ...restAfter } = after;

@@ -11,11 +11,7 @@ export function readJson(file: string): unknown {
   }
 }
 
-/**
- * The one instance kept for `file` in this process, made by `create` the first time: every node using
- * the same file shares it, and a redeployed node finds the state of the one it replaces. Without a
- * file (no user directory) the instance is shared under the empty key and lives in memory only.
- */
+/** The one instance kept for `file` in this process: every node using the file shares it, so a redeployed node finds its state. */
 export function onePerFile<T>(open: Map<string, T>, file: string | undefined, create: () => T): T {
   const key = file ?? '';
   let instance = open.get(key);
@@ -30,12 +26,9 @@ export function onePerFile<T>(open: Map<string, T>, file: string | undefined, cr
 const COALESCED_WRITE_INTERVAL_MS = 1000;
 
 /**
- * Keeps a file in step with a value that changes often, at a cost that does not grow with the rate of
- * change: `changed()` asks for a write (no more than a flag when one is asked for already); writes
- * never overlap, start at most once per `intervalMs`, and each writes the value as it is then, so
- * changes made during a write or the interval share the next one. What a crash can lose is the changes
- * of the last interval plus one write's time. `flushed()` writes what is pending at once (not waiting
- * out the interval) and resolves once everything asked for is on disk.
+ * Keeps a file in step with a value that changes often, at a cost that does not grow with the rate of change: writes
+ * never overlap and start at most once per `intervalMs`, so a crash can lose the last interval's changes. `flushed()`
+ * writes what is pending at once and resolves once everything asked for is on disk.
  */
 export class CoalescedWriter {
   private writing: Promise<void> | undefined;
@@ -68,7 +61,6 @@ export class CoalescedWriter {
     }
   }
 
-  /** Starts the next write now, or once the interval since the last one has passed. */
   private schedule(): void {
     if (this.writing || this.timer) return;
     const wait = this.lastStart + this.intervalMs - Date.now();
@@ -140,22 +132,15 @@ interface GroupCommit {
 }
 
 /**
- * A file of JSON lines that grows by appending, for state that changes at request rate: `append()`
- * queues a line and resolves once it is on disk (rejects when it could not be written); writes never
- * overlap, and each writes every line queued meanwhile with one write and one fdatasync, so a burst
- * costs one disk sync, not one per line, and no write grows with the state. The file is rewritten
- * from `snapshot()` (atomically) on the first write after opening, after a write that failed, and
- * whenever it holds more than twice `liveCount()` lines: the lines queued then are in the snapshot
- * already. With `group`, a write starts once `lines` are queued or the first queued line has waited
- * its time: `waitMs` when it came alone, `maxWaitMs` when it came within that time of the line before
- * (group commit: one disk sync for many lines even when they come one by one, and a lone line goes at
- * once); lines queued during a write wait out their time from the first of them, as a group of their own.
+ * A file of JSON lines that grows by appending, for state that changes at request rate: `append()` resolves once its line
+ * is on disk (rejects when it could not be written); each write takes every line queued meanwhile with one fdatasync. The
+ * file is rewritten atomically from `snapshot()` on the first write, after a failed one, and once it holds more than
+ * twice `liveCount()` lines. With `group`, a write waits for more lines (group commit), a lone line hardly at all.
  */
 export class JournalFile {
   private queued: Array<{ line: string; written: () => void; failed: (err: Error) => void }> = [];
   private writing: Promise<void> | undefined;
   private waiting: unknown;
-  /** Writes made to the file (appends and rewrites), for measurements. */
   writes = 0;
   private handle: fs.promises.FileHandle | undefined;
   /** The file last written (device and inode), while no write has failed since. */
@@ -175,7 +160,6 @@ export class JournalFile {
     /** Checked before each write: false when the file is no longer this process's to write (a lock lost), which fails the write. */
     private readonly mayWrite: () => boolean = () => true,
     private readonly group?: GroupCommit,
-    /** The time a group's waits go by. */
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
@@ -207,10 +191,7 @@ export class JournalFile {
     if (this.queued.length > 0) this.writing ??= this.drain();
   }
 
-  /**
-   * Whether the file last written is still the one at the path (one stat): not when another process
-   * or a person replaced or removed it since (what was written there is not in the file read next).
-   */
+  /** Whether the file last written is still the one at the path: not when someone replaced or removed it since. */
   current(): boolean {
     if (!this.written) return true;
     try {

@@ -16,10 +16,8 @@ export interface ClientOptions extends Omit<RedisOptions, 'retryStrategy' | 'ena
  * What the shared-state URL names, in one of three forms (`rediss…` for TLS to every server):
  * - `redis://[[user]:password@]host:port[/db]`: one Redis (no query parameters);
  * - `redis-sentinel://[[user]:password@]host:port[,host:port…]/master[?db=N&sentinelUsername=…&sentinelPassword=…]`:
- *   the master that the Sentinels at those addresses name, followed through each failover;
+ *   the master that the Sentinels name, followed through each failover;
  * - `redis-cluster://[[user]:password@]host:port[,host:port…]`: a Redis Cluster, those nodes as seeds.
- * The user and password are the Redis servers' (the master's and replicas', or every cluster node's);
- * how each part is written and read: `redisDeployment`.
  */
 export interface RedisDeployment {
   kind: 'single' | 'sentinel' | 'cluster';
@@ -27,10 +25,7 @@ export interface RedisDeployment {
   address: string;
   /** Every password of the URL (the servers' and the Sentinels'), as written and percent-decoded: masked in every text kept from Redis. */
   secrets: string[];
-  /**
-   * Whether a write whose loss would deliver a job twice or let a replay through waits for a replica
-   * (RedisStore.replicated): under Sentinel, whose failover promotes one.
-   */
+  /** Whether critical writes wait for a replica (RedisStore.replicated): under Sentinel, whose failover promotes one. */
   replicas: boolean;
   /** A client with `options` (common to every form), not connected until it is used or connects by itself. */
   connect(options: ClientOptions): RedisClient;
@@ -45,18 +40,10 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]{0,31}$/;
 const DIGITS = /^[0-9]+$/;
 
 /**
- * Reads a shared-state URL; throws a ConfigError that says which form it expected and which part is
- * wrong, by position ("host 2", "query parameter 3", "the password"), never by what that part holds:
- * a password written without percent-encoding spills into the other parts, so no part after the
- * scheme is ever repeated.
- *
- * Every form is split the same way, by the URL's own delimiters (RFC 3986): the authority runs from
- * `//` to the first `/` or `?`; the user information is what comes before its last `@` (so an `@` in
- * a password needs no encoding, as ioredis reads `redis://` URLs through WHATWG URL), the user name
- * what comes before its first `:`; the hosts are split at `,`; query parameters at `&` and `=`. Each
- * part is then percent-decoded strictly (`decodeURIComponent`): `%` must start `%XX` (UTF-8), and `+`
- * is a plus sign everywhere, in the parameters too (form encoding does not apply: a space is `%20`).
- * A `#` is refused anywhere (ioredis would take what follows it as a fragment).
+ * Reads a shared-state URL; throws a ConfigError that names the wrong part by position ("host 2", "the password"), never
+ * by what it holds: a password written without percent-encoding spills into the other parts, so no part after the
+ * scheme is ever repeated. Every form is split by the URL's own delimiters (RFC 3986), the user information before the
+ * last `@`, and each part percent-decoded strictly (`+` is a plus sign everywhere); a `#` is refused anywhere.
  */
 export function redisDeployment(url: string): RedisDeployment {
   const schemeEnd = url.indexOf('://');
@@ -192,7 +179,6 @@ function hostAndPort(given: string, n: number, defaultPort: number, example: str
   return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: parsed.port ? Number(parsed.port) : defaultPort, portGiven: parsed.port !== '' };
 }
 
-/** A host as a URL writes it (an IPv6 address in brackets), with its port when given. */
 function showHost(host: string, port?: number): string {
   const shown = host.includes(':') ? `[${host}]` : host;
   return port === undefined ? shown : `${shown}:${port}`;

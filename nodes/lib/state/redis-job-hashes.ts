@@ -10,10 +10,7 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1`;
 
-/**
- * Stores a job (again) under a lease for ARGV[4]: 1; -1 when its done marker says it was delivered or
- * cancelled already (it is not brought back); 0 when another owner holds its lease.
- */
+/** Stores a job (again) under a lease for ARGV[4]: 1; -1 when its done marker says it is done (not brought back); 0 when leased to another. */
 const REGISTER_JOB = `
 if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
 local holder = redis.call('GET', KEYS[3])
@@ -24,10 +21,9 @@ redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[5])
 return 1`;
 
 /**
- * Takes or extends the leases of stored jobs for ARGV[1], for ARGV[2] ms: KEYS[1] the records hash,
- * then each job's lease and done marker (KEYS[2n], KEYS[2n+1] for job key ARGV[n+2]). Per job: 1; 0
- * when another owner holds it; -1 when the job is gone and its done marker says it was delivered or
- * cancelled; -2 when it is gone without one (Redis lost its data): the caller registers it again.
+ * Takes or extends the leases of stored jobs for ARGV[1], for ARGV[2] ms: KEYS[1] the records hash, then each job's lease
+ * and done marker (KEYS[2n], KEYS[2n+1] for job key ARGV[n+2]). Per job: 1; 0 when another owner holds it; -1 when done;
+ * -2 when gone without a done marker (Redis lost its data): the caller registers it again.
  */
 const LEASE_JOBS = `
 local results = {}
@@ -50,10 +46,8 @@ return results`;
 const LEASES_PER_CALL = 500;
 
 /**
- * The delivery claim, for ARGV[2]: removes the job and leaves a done marker naming the deliverer,
- * unless another owner holds its lease. A job already gone counts as this caller's when the marker
- * names it (its earlier claim went through but the reply was lost), or when there is no marker
- * (Redis lost its data while this owner ran the job: no one else can have delivered it since).
+ * The delivery claim, for ARGV[2]: removes the job and leaves a done marker naming the deliverer, unless another owner
+ * holds its lease. A job already gone counts as this caller's when the marker names it (a reply lost) or there is none.
  */
 const DELIVER_JOB = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
@@ -82,11 +76,8 @@ redis.call('SET', KEYS[4], 'cancelled', 'PX', ARGV[2])
 return 1`;
 
 /**
- * Moves one job stored under the names of releases before the hash tag (`<prefix>jobs:<id>`: KEYS[1]
- * its records, KEYS[2] its descriptions, KEYS[5] its lease) to today's names (KEYS[3], KEYS[4],
- * KEYS[6]), unless today's done marker (KEYS[7]) says it was delivered or cancelled: its record and
- * description are kept where today's hold none, and its lease, with the time it had left. 1 when the
- * job was there.
+ * Moves one job from the names before the hash tag (KEYS[1], KEYS[2], KEYS[5]) to today's (KEYS[3], KEYS[4], KEYS[6]),
+ * lease and time left included, unless today's done marker (KEYS[7]) says it is done. 1 when the job was there.
  */
 const ADOPT_JOB = `
 local record = redis.call('HGET', KEYS[1], ARGV[1])
@@ -109,24 +100,18 @@ export type JobLease = 'held' | 'taken' | 'done' | 'missing';
 const LEASES: Record<number, JobLease> = { 1: 'held', 0: 'taken', [-1]: 'done', [-2]: 'missing' };
 
 /**
- * Stored jobs in two hashes, `<name>` (each job's record) and `<name>:job` (each job's description,
- * replaced as the job progresses), so that an update never rewrites, or brings back, a job's
- * record; beside them each job's lease `<name>:lease:<key>` and, once it is delivered or cancelled,
- * its done marker `<name>:done:<key>` (kept `doneTtlMs`), which tells a copy of a delivered job
- * (in the file of an instance that was down meanwhile) from a job Redis lost.
+ * Stored jobs in two hashes, `<name>` (records) and `<name>:job` (descriptions), so that an update never rewrites, or
+ * brings back, a job's record; beside them each job's lease and, once delivered or cancelled, its done marker, which
+ * tells a copy of a delivered job from a job Redis lost.
  *
- * Releases before the hash tag stored the same keys under `earlierName` (`<prefix>jobs:<id>`, no
- * braces). After an upgrade in place their jobs are moved here (`adoptEarlierJobs`, before the jobs
- * are first listed), so that any instance can resume them, and their done markers are read where
- * they are (`lease`), so that a copy of a job they delivered is not brought back. Instances of both
- * kinds at once on one Redis are not supported: the earlier ones see neither name of the other.
+ * Jobs stored under `earlierName` (releases before the hash tag) are moved here before the first listing, and their done
+ * markers are read where they are. Instances of both kinds at once on one Redis are not supported.
  */
 export class RedisJobHashes {
   constructor(
     private readonly redis: RedisClient,
     private readonly name: string,
     private readonly doneTtlMs: number,
-    /** Resolves once the replicas hold the delivery or cancellation just made (RedisStore.replicated). */
     private readonly replicated: () => Promise<void>,
     /** The same jobs' name before the hash tag; undefined where there can be none (a Cluster). */
     private readonly earlierName?: string,
@@ -149,16 +134,12 @@ export class RedisJobHashes {
     return adopted;
   }
 
-  /** Every stored job: its record and its description, by job key. */
   async all(): Promise<Array<{ record: string; job: string | undefined }>> {
     const [records, jobs] = await Promise.all([this.name, `${this.name}:job`].map((key) => this.redis.hgetall(key)));
     return Object.entries(records).map(([key, record]) => ({ record, job: jobs[key] }));
   }
 
-  /**
-   * The stored jobs that no one holds a lease on, as `all` reads them: the job keys, then their leases,
-   * then the records and descriptions of the unleased ones only (a job may be leased again meanwhile).
-   */
+  /** The stored jobs no one holds a lease on, reading the records of those only (one may be leased again meanwhile). */
   async unleased(): Promise<Array<{ record: string; job: string | undefined }>> {
     const keys = await this.redis.hkeys(this.name);
     const free: string[] = [];

@@ -5,10 +5,7 @@ import { RedisJobHashes } from './redis-job-hashes';
 
 // Each script reads and writes in one step, which Redis runs atomically (see redis-leases.ts).
 
-/**
- * A counter never counts below ARGV[3], what the caller knew it to be: a counter Redis lost (FLUSHALL,
- * an eviction, a restart without persistence) continues from there rather than from 0.
- */
+/** A counter never counts below ARGV[3], what the caller knew it to be: one Redis lost continues from there rather than from 0. */
 const TAKE = `
 local stored = tonumber(redis.call('GET', KEYS[1]) or '-1')
 local used = math.max(stored, tonumber(ARGV[3]))
@@ -21,9 +18,8 @@ end
 return {1, used + 1}`;
 
 /**
- * The shared schedule of a rate limit: the key holds when the next free slot begins, on Redis's own
- * clock (TIME), so instances whose clocks differ still space their requests evenly. The script returns the
- * wait in microseconds, as an integer (Lua numbers would be truncated to integers anyway).
+ * The shared schedule of a rate limit: when the next free slot begins, on Redis's own clock (TIME), so instances whose
+ * clocks differ still space their requests evenly. Returns the wait in microseconds, as an integer.
  */
 const RESERVE_SLOT = `
 local time = redis.call('TIME')
@@ -59,10 +55,7 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[5]) then return -2 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1`;
 
-/**
- * A write through a script: it proves that Redis runs scripts (most operations of the pack are one)
- * and accepts writes. It also sets the caller's marker (KEYS[2], for ARGV[3] ms; see KEEP_MARKER).
- */
+/** A write through a script, proving that Redis runs scripts and accepts writes; also sets the caller's marker (KEYS[2], ARGV[3] ms). */
 const PROBE = `
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])`;
@@ -76,11 +69,7 @@ return 0`;
 /** How long a write waits for its replicas (WAIT) before it counts as not confirmed. */
 const REPLICATION_TIMEOUT_MS = 1000;
 
-/**
- * A write that the connected replicas did not confirm in time: a failover now could lose it. Not an
- * outage (the master responds): the operation is served as when Redis refuses it, and the delivery
- * claim that needs it is tried again.
- */
+/** A write the connected replicas did not confirm in time, which a failover could lose: served as a refusal, not an outage. */
 export class NotReplicatedError extends Error {
   constructor(wanted: number) {
     super(`NOTREPLICATED no replica of ${wanted} confirmed the write within ${REPLICATION_TIMEOUT_MS} ms`);
@@ -88,9 +77,8 @@ export class NotReplicatedError extends Error {
 }
 
 /**
- * `KeyValueStore` on a Redis connection (one Redis, one followed through Sentinel, or a Cluster);
- * every key gets `prefix`. Errors reach the caller. Keys that one script takes together share a
- * hash tag (`{…}`), so that a Cluster keeps them in one slot; every other key hashes on its own.
+ * `KeyValueStore` on a Redis connection; every key gets `prefix`, and errors reach the caller. Keys that one script
+ * takes together share a hash tag (`{…}`), so that a Cluster keeps them in one slot.
  */
 export class RedisStore implements KeyValueStore {
   constructor(
@@ -98,19 +86,14 @@ export class RedisStore implements KeyValueStore {
     private readonly prefix: string,
     /** Whether `replicated` waits for a replica (under Sentinel, whose failover promotes one). */
     private readonly replicas = false,
-    /**
-     * Whether stored jobs may lie under the names of releases before the hash tag (see
-     * RedisJobHashes): not on a Cluster, which those releases refused.
-     */
+    /** Whether stored jobs may lie under the names of releases before the hash tag: not on a Cluster, which they refused. */
     private readonly earlierNames = false,
   ) {}
 
   /**
-   * Resolves once a replica holds every write this connection made so far, when the master has one
-   * connected (ROLE); rejects with NotReplicatedError when none confirms it (WAIT) within a second.
-   * For the writes whose loss in a failover would deliver a job twice or let a replay through (Redis
-   * replicates asynchronously). A master without a connected replica (its replica down, or not yet
-   * resynchronised after a failover) is not waited for: there is nothing a failover could promote.
+   * Resolves once a replica holds every write this connection made so far, or at once when the master has none connected
+   * (nothing a failover could promote); rejects with NotReplicatedError when none confirms it in time. For the writes
+   * whose loss in a failover would deliver a job twice or let a replay through.
    */
   async replicated(): Promise<void> {
     if (!this.replicas) return;
@@ -143,10 +126,7 @@ export class RedisStore implements KeyValueStore {
     return (await this.redis.eval(RELEASE, 1, this.prefix + key, owner)) === 1;
   }
 
-  /**
-   * Claims a delivered webhook request of the path `scope` (see CLAIM_REPLAY): `claimed`, `duplicate`,
-   * `forgotten` (its t is at or before what the path vouches for) or `full` (the path holds `cap` entries).
-   */
+  /** Claims a delivered webhook request of the path `scope` (see CLAIM_REPLAY). */
   async claimReplay(
     scope: string,
     member: string,
@@ -192,19 +172,13 @@ export class RedisStore implements KeyValueStore {
     return (await this.redis.eval(KEEP_MARKER, 1, this.markerKey(marker), ttl(ttlMs))) === 1;
   }
 
-  /**
-   * The stored jobs named `name` (below this store's prefix, as the hash tag of all their keys: every
-   * job script takes the two hashes of its configuration); done markers live `doneTtlMs`.
-   */
+  /** The stored jobs named `name`, the hash tag of all their keys as every job script takes both hashes; done markers live `doneTtlMs`. */
   jobHashes(name: string, doneTtlMs: number): RedisJobHashes {
     const earlier = this.earlierNames ? this.prefix + name : undefined;
     return new RedisJobHashes(this.redis, `${this.prefix}{${name}}`, doneTtlMs, () => this.replicated(), earlier);
   }
 
-  /**
-   * Reserves the next slot of an even schedule with one slot per `intervalMs` (no burst): resolves
-   * how many milliseconds from now the reserved slot begins.
-   */
+  /** Reserves the next slot of an even schedule, one per `intervalMs` (no burst); resolves how many ms from now it begins. */
   async reserveSlot(key: string, intervalMs: number): Promise<number> {
     const waitMicros = await this.redis.eval(RESERVE_SLOT, 1, this.prefix + key, Math.round(intervalMs * 1000));
     return Number(waitMicros) / 1000;

@@ -8,39 +8,21 @@ import { whenAborted } from '../util/async';
 const DONE_TTL_MS = 7 * 24 * 3600_000;
 /** While Redis is away, a finished job's delivery claim is tried again at least this often (and at once when Redis is back). */
 const DELIVERY_RETRY_MS = 1000;
-/**
- * After an outage, an instance takes over no other instance's job until Redis has taken writes for
- * this long: the time a holder has to record the deliveries it made while Redis refused writes
- * (recorded at its next look through the jobs, every few seconds).
- */
+/** After an outage, no job is taken over until Redis has taken writes this long: time for holders to record deliveries made meanwhile. */
 const TAKEOVER_GRACE_MS = 10_000;
 
 /**
- * Stored jobs that every instance running the same flows sees, in Redis, each also kept in this
- * instance's own file (`local`), so that a Redis that restarts empty loses nothing.
+ * Stored jobs that every instance running the same flows sees, in Redis, each also kept in this instance's own file
+ * (`local`), so that a Redis that restarts empty loses nothing. Each job is delivered once and never lost, also through
+ * an outage (see "Jobs and Redis" in docs/several-instances.md):
  *
- * - A job started while Redis responds is registered there (`registered` in the file) under a lease
- *   for its runner, renewed while it polls. From then on it is taken over, renewed and delivered
- *   only through Redis: while Redis is away it cannot be claimed anywhere (its runner keeps polling
- *   it), and its result waits in memory until Redis replies to the delivery claim, an atomic script
- *   that removes the job and leaves a done marker unless another instance holds the lease. So it is
- *   delivered once, whoever finishes it; if its runner dies while waiting, the job is still stored
- *   and is resumed (polled again from its job id) by whoever claims it next.
- * - A registration whose reply never came (a timeout, a connection lost: `unknown`) may have landed,
- *   now or once Redis wakes up, so the job stays registered: it is settled by its runner's next lease
- *   renewal that Redis replies to (held: it landed; missing: registered again) before anyone delivers it.
- * - A registered job that finishes while Redis refuses every write (a replica, full: see
- *   SharedState.refusingWritesSince) since before its runner's lease ran out is delivered by its
- *   runner: no instance can have taken the lease since. The delivery is kept in the file
- *   (`deliveredBy`) and recorded in Redis (its done marker) at the first look through the jobs once
- *   Redis takes writes again; meanwhile no other instance takes a job over (TAKEOVER_GRACE_MS).
- * - A job Redis no longer holds, with no done marker (Redis restarted without persistence), is
- *   registered again from the file of the instance that has it: by its runner at the next lease
- *   renewal, or by an instance that finds it in its file when resuming.
- * - A job started while Redis is away, or whose registration Redis refused (a replica after a
- *   failover: READONLY; a full Redis: OOM) is this instance's alone (not `registered`): it resumes
- *   and is delivered only here, from the file, as without Redis. So is a registered job Redis lost
- *   when Redis refuses to register it again.
+ * - A registered job is taken over, renewed and delivered only through Redis; its delivery claim is an atomic script
+ *   that removes the job and leaves a done marker unless another instance holds the lease.
+ * - A registration whose reply never came may have landed, so the job stays registered until a lease renewal settles it.
+ * - A registered job that finishes while Redis refuses every write, since before its runner's lease ran out, is delivered
+ *   by its runner (no one can have taken the lease since) and recorded in Redis once it takes writes (`deliveredBy`).
+ * - A job Redis no longer holds, with no done marker, is registered again from the file of the instance that has it.
+ * - A job started while Redis is away, or whose registration Redis refused, is this instance's alone (not `registered`).
  */
 export class SharedJobStore implements JobStore {
   readonly shared = true;
@@ -52,7 +34,7 @@ export class SharedJobStore implements JobStore {
   constructor(
     private readonly state: SharedState,
     private readonly local: FileJobStore,
-    /** The name of the jobs in Redis: one per configuration node. */
+    /** One per configuration node. */
     private readonly name: string,
   ) {}
 
@@ -165,8 +147,7 @@ export class SharedJobStore implements JobStore {
         await this.local.cancel(key);
         return claim.value;
       }
-      // Redis takes no write from anyone since a time this instance still held the lease: no one can
-      // have taken the job since, so it is delivered here and recorded in Redis later (see the class).
+      // Redis has refused writes since this instance still held the lease: no one can have taken the job since (see the class).
       const refusingSince = this.state.refusingWritesSince;
       if (refusingSince !== undefined && refusingSince <= (this.heldUntil.get(key) ?? 0)) {
         const stored = await this.local.get(key);
@@ -195,8 +176,7 @@ export class SharedJobStore implements JobStore {
   }
 
   /**
-   * Takes or keeps the lease of a registered job, through Redis only: while Redis is away the result
-   * is `whileAway` (the job's runner keeps polling it; no one takes it over). A job delivered,
+   * Takes or keeps the lease of a registered job, through Redis only (`whileAway` while Redis is away). A job delivered,
    * cancelled or taken over elsewhere leaves this instance's file; one Redis lost is registered again.
    */
   private async lease(job: StoredJob, owner: string, ttlMs: number, whileAway: boolean): Promise<boolean> {
@@ -225,10 +205,7 @@ export class SharedJobStore implements JobStore {
     return false;
   }
 
-  /**
-   * Stores a job in Redis under `owner`'s lease: false when it was delivered, cancelled or taken
-   * there; what became of the write when Redis did not reply (see Unanswered).
-   */
+  /** Stores a job in Redis under `owner`'s lease: false when it was delivered, cancelled or taken there; Unanswered without a reply. */
   private async register(job: StoredJob, owner: string, ttlMs: number): Promise<boolean | Unanswered> {
     const { job: description, ...record } = job;
     const askedAt = Date.now();
@@ -240,10 +217,7 @@ export class SharedJobStore implements JobStore {
     return registered.value;
   }
 
-  /**
-   * Records in Redis a delivery made here while Redis refused writes (the delivery claim under the
-   * owner that made it), then forgets the job; kept for the next look while Redis does not reply.
-   */
+  /** Records in Redis a delivery made here while Redis refused writes, then forgets the job; kept while Redis does not reply. */
   private async recordDelivery(job: StoredJob): Promise<void> {
     const owner = job.deliveredBy as string;
     const recorded = await this.state.attempt((store) => this.hashes(store).deliver(job.key, owner));

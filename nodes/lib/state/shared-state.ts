@@ -9,8 +9,7 @@ import { redact } from '../util/masking';
 import { CatalogText, TextLog, catalogText } from '../util/catalog-text';
 
 /**
- * `local`: no Redis configured, everything is this process's own (the embedded default).
- * `connecting`: Redis configured, first connection not made yet (local state meanwhile, no warning).
+ * `local`: no Redis configured. `connecting`: first connection not made yet (local state meanwhile, no warning).
  * `shared`: Redis responds. `unavailable`: Redis lost or unreachable; local state until it is back.
  */
 export type SharedMode = 'local' | 'connecting' | 'shared' | 'unavailable';
@@ -23,34 +22,26 @@ interface SharedStateOptions {
   commandTimeoutMs?: number;
   /** How long the probe that looks for Redis accepting writes again waits for its reply; the command timeout unless given. */
   probeTimeoutMs?: number;
-  /** Prefix of every key this pack writes to Redis. */
   keyPrefix?: string;
 }
 
 export const DEFAULT_KEY_PREFIX = 'svc-location:';
 
 /**
- * What became of an operation that Redis did not reply to (see SharedState.attempt): `away`, not sent
- * (Redis was known to be away, or not connected); `refused`, Redis replied with an error, so nothing
- * was written; `unknown`, sent without a reply (a timeout, a connection lost, the breaker tripped by
- * another operation): Redis may have run it, now or once it wakes up.
+ * What became of an operation Redis did not reply to: `away`, not sent; `refused`, Redis replied with an error, so
+ * nothing was written; `unknown`, sent without a reply: Redis may have run it, now or once it wakes up.
  */
 export type Unanswered = 'away' | 'refused' | 'unknown';
 type Attempt<T> = { outcome: 'done'; value: T } | { outcome: Unanswered };
 
 /**
- * Owns the one Redis connection of a configuration (as an mqtt-broker node owns its connection) and
- * routes each operation to Redis while it responds, or to the caller's local fallback while it does not:
- * the nodes keep working through an outage. Reconnects by itself; reports each outage once (not per
- * operation) and each recovery; never throws or leaves a rejection unhandled because Redis is away.
+ * Owns the one Redis connection of a configuration and routes each operation to Redis while it responds, else to the
+ * caller's local fallback, so the nodes keep working through an outage. Reconnects by itself; reports each outage once
+ * and each recovery; never throws or leaves a rejection unhandled because Redis is away.
  *
- * A Redis that hangs (stopped, overloaded: the connection stays open, nothing replies) or refuses
- * (see `isRedisOutage`) is an outage too: the first operation that fails or times out opens a
- * circuit breaker, which sends every operation waiting for Redis and every later one to local state
- * at once, so no caller waits more than one command timeout. Redis is used again only once it has
- * accepted a write (the probe: a script that sets a short-lived key), on every (re)connection and
- * after a growing delay while the breaker is open; a Redis that responds to a PING but refuses writes
- * stays an outage, reported once.
+ * A Redis that hangs or refuses (see `isRedisOutage`) is an outage too: the first operation that fails or times out opens
+ * a circuit breaker, which sends every waiting and later operation to local state, so no caller waits more than one
+ * command timeout. Redis is used again only once it has accepted a write (the probe), as replying to a PING is not enough.
  */
 export class SharedState {
   private readonly redis: RedisClient | undefined;
@@ -74,11 +65,7 @@ export class SharedState {
   /** The passwords of the Redis URL: masked in every error text kept from Redis (a server may repeat what AUTH sent). */
   private readonly secrets: string[] = [];
   private readonly outages: OutageLog;
-  /**
-   * Since when the probe (a write on each (re)connection, to the master the deployment names then) has
-   * been refused with a reply saying Redis takes no writes (WRITES_REFUSED), with no silence (a
-   * timeout, a connection error) and no write accepted in between; undefined otherwise.
-   */
+  /** Since when the probe has been refused with WRITES_REFUSED, with no silence and no write accepted in between. */
   private refusingSince: number | undefined;
   /** When Redis was found accepting writes again after an outage (0: no outage since the first connection). */
   private backSince = 0;
@@ -141,7 +128,6 @@ export class SharedState {
     return this.breaker.isOpen;
   }
 
-  /** Whether a Redis connection is configured (whatever its state). */
   get configured(): boolean {
     return this.redis !== undefined;
   }
@@ -153,20 +139,14 @@ export class SharedState {
   }
 
   /**
-   * Since when Redis, as the master the deployment names replies, has taken no write from anyone (a
-   * replica, full, unable to save; see WRITES_REFUSED), or undefined: learnt from the probe's replies,
-   * forgotten on a timeout, a connection error or a write accepted. A Redis that is silent is not
-   * refusing: it may be running what it was sent, or another instance's writes.
+   * Since when Redis has taken no write from anyone (see WRITES_REFUSED), as the probe found, or undefined. A Redis that
+   * is silent is not refusing: it may be running what it was sent, or another instance's writes.
    */
   get refusingWritesSince(): number | undefined {
     return this.currentMode === 'unavailable' ? this.refusingSince : undefined;
   }
 
-  /**
-   * Whether Redis has accepted writes for at least `ms` since the end of its last outage (true when
-   * there was none since the first connection): the time an instance gives the others to record
-   * what they did while Redis refused (see SharedJobStore.claim).
-   */
+  /** Whether Redis has accepted writes for `ms` since its last outage: time for the others to record what they did meanwhile. */
   settledFor(ms: number): boolean {
     return this.usable() && (this.backSince === 0 || Date.now() - this.backSince >= ms);
   }
@@ -177,20 +157,12 @@ export class SharedState {
     return this.usable();
   }
 
-  /**
-   * Runs `shared` on the Redis store while Redis responds, else `local`. A failing Redis operation,
-   * or one with no reply within the command timeout, counts as an outage and is served by `local`
-   * as well, and so is every operation still waiting for Redis when that happens.
-   */
+  /** Runs `shared` on the Redis store while Redis responds, else `local`; `local` also serves an operation an outage interrupts. */
   withShared<T>(shared: (store: RedisStore) => Promise<T>, local: () => T | Promise<T>): Promise<T> {
     return this.run(shared, local);
   }
 
-  /**
-   * Runs `shared` on the Redis store, as `withShared` does, and tells what became of it when Redis
-   * did not reply (see Unanswered): for the writes whose outcome decides who delivers a job, where a
-   * write that timed out must not be taken for one that was refused.
-   */
+  /** `withShared` telling what became of an operation Redis did not reply to: a write that timed out is not one refused. */
   attempt<T>(shared: (store: RedisStore) => Promise<T>): Promise<Attempt<T>> {
     return this.run(
       async (store): Promise<Attempt<T>> => ({ outcome: 'done', value: await shared(store) }),
@@ -199,8 +171,7 @@ export class SharedState {
   }
 
   private async run<T>(shared: (store: RedisStore) => Promise<T>, local: (outcome: Unanswered) => T | Promise<T>): Promise<T> {
-    // Right after a deploy, wait for the first connection rather than start on local state: two
-    // instances would otherwise each send a first request on their own schedules.
+    // Right after a deploy, wait for the first connection: two instances would otherwise each send a first request.
     if (this.currentMode === 'connecting') await this.firstAttempt;
     if (!this.store || !this.usable()) return local('away');
     let outcome: { value: T } | undefined;
@@ -248,10 +219,8 @@ export class SharedState {
   }
 
   /**
-   * ioredis ends a connection for good, without asking its retry strategy, when a reconnection fails
-   * in one way: under Sentinel, a failover announced (+switch-master, its failover detector) while it
-   * asks a Sentinel for the master, which a Sentinel slow to reply makes likely. Until closed, the
-   * connection is made again on the schedule of ioredis's own reconnections.
+   * ioredis ends a connection for good, without asking its retry strategy, when Sentinel announces a failover while
+   * asked for the master; until closed, the connection is made again on ioredis's own reconnection schedule.
    */
   private connectAgain(): void {
     const redis = this.redis;

@@ -5,20 +5,13 @@
  */
 
 const EXCERPT_LENGTH = 300;
-/**
- * How much of a body the excerpt is taken from: redacting a whole response of many MB would hold up
- * Node-RED for seconds. A credential cut at this point is masked all the same (see `excerpt`).
- */
+/** How much of a body the excerpt is taken from, as redacting a huge body would hold up Node-RED; a credential cut here is still masked. */
 const EXCERPT_SOURCE_LENGTH = 16 * 1024;
 
 /**
- * The one list of credential-like names, for every place that keeps credentials out of sight: a member
- * or header named like this has its value masked in texts (`redact`), a request header named like this
- * is left out of svc-webhook-in's `msg.webhook.headers`, and a member named like this is left out of a
- * stored job's message (node-red/resumable.ts). A name is credential-like, in any case, when it is one
- * of `CREDENTIAL_NAMES` whole or holds one of `CREDENTIAL_NAME_PARTS` (`x-api-key`, `accessToken`,
- * `client_secret`, `proxy-authorization`, `Cookie`, `sessionId` …). Masking more than needed is safe;
- * masking less never is, so a name goes into the list rather than beside it.
+ * The one list of credential-like names, for every place that keeps credentials out of sight (`redact`, svc-webhook-in's
+ * `msg.webhook.headers`, a stored job's message): a name, in any case, that is one of `CREDENTIAL_NAMES` whole or holds
+ * one of `CREDENTIAL_NAME_PARTS`. Masking more than needed is safe; masking less never is, so a name goes into the list.
  */
 export const CREDENTIAL_NAMES: readonly string[] = ['auth', 'pass', 'pwd', 'jwt'];
 export const CREDENTIAL_NAME_PARTS: readonly string[] = [
@@ -52,15 +45,13 @@ export function isCredentialName(name: string): boolean {
 }
 
 /**
- * A member or header name (a whole run of letters, digits, `_` and `-`) and what separates it from
- * its value (`"token": `, `api_key=`, `Authorization: `). Linear: a name is tried only where one
- * starts, and each part of the separator matches one way only.
+ * A member or header name and what separates it from its value (`"token": `, `api_key=`, `Authorization: `).
+ * Linear: a name is tried only where one starts, and each part of the separator matches one way only.
  */
 const NAMED_VALUE = /(?<![\w-])([\w-]+)"?\s*[:=]\s*/g;
 /**
- * The value after a credential's name: a quoted string (whole, spaces included; an unterminated one to
- * the end of the text, as in a cut-off body) or a bare word. Linear: the alternatives start with
- * different characters and each part of a quoted string matches one way only.
+ * The value after a credential's name: a quoted string (an unterminated one to the end, as in a cut-off body) or a bare
+ * word. Linear: the alternatives start with different characters and each part matches one way only.
  */
 const NAMED_VALUE_TEXT = /"(?:[^"\\]|\\.)*(?:"|$)|[^",&\s}]+/y;
 const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
@@ -71,10 +62,8 @@ const MASK_BYTES = Buffer.from(MASK);
 const UNICODE_ESCAPE = /\\u([0-9a-fA-F]{4})/g;
 
 /**
- * Removes anything that looks like a credential from text that may reach logs or messages: members
- * and headers named like credentials, bearer tokens, and every one of `secrets` (the values a request
- * carried, whatever their length) as written, JSON-escaped or URL-encoded, also when spelt with
- * `\uXXXX` escapes.
+ * Removes anything that looks like a credential from text that may reach logs or messages: values named like credentials,
+ * bearer tokens, and every one of `secrets` as written, JSON-escaped or URL-encoded, also when spelt with `\uXXXX` escapes.
  */
 export function redact(text: string, secrets: readonly string[] = []): string {
   // Bearer first, so `authorization: Bearer <token>` loses the token and not just the word "Bearer".
@@ -103,9 +92,8 @@ function maskCredentialValues(text: string): string {
 const UNRESERVED_ESCAPE = /%(2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/g;
 
 /**
- * A response header's text as it may reach a message, an error, a stored job or the log, redacted as
- * a body's text is (`redact`), with escapes of unreserved characters written out first, as they mean
- * the same URL, so that none spells a secret out of sight (`/jobs/%6Bey`).
+ * A response header's text redacted as a body's is (`redact`), with escapes of unreserved characters written out first,
+ * as they mean the same URL, so that none spells a secret out of sight (`/jobs/%6Bey`).
  */
 export function redactHeader(value: string, secrets: readonly string[]): string {
   if (value === '') return value;
@@ -123,19 +111,12 @@ export function redactHeader(value: string, secrets: readonly string[]): string 
   return redacted;
 }
 
-/**
- * Every way a secret can come back in text: as it is, JSON-escaped (with `/` as `\/` too), and
- * URL-encoded (as a path or query part and as a form value), longest first so that a longer form is
- * masked whole before a shorter one inside it.
- */
+/** Every way a secret can come back in text, longest first so that a longer form is masked whole before a shorter one inside it. */
 function secretForms(secrets: readonly string[]): string[] {
   return secretSet(secrets).forms;
 }
 
-/**
- * A list of secrets as the searches need it: their forms, the characters in them, and how a `\uXXXX`
- * escape of one of those begins (`\u00` for ASCII), in either case of hex digit.
- */
+/** A list of secrets as the searches need it: their forms, their characters, and how a `\uXXXX` escape of one begins. */
 interface SecretSet {
   forms: string[];
   chars: Set<string>;
@@ -198,9 +179,8 @@ function unescapeUnicode(text: string): string {
 }
 
 /**
- * A parsed response body with every secret masked in its strings and member names, for responses that
- * may echo what a request carried; `text` is the body as received, which says cheaply whether any
- * secret can be in it (when none is, the body is returned as it is).
+ * A parsed response body with every secret masked in its strings and member names; `text` is the body as received, which
+ * says cheaply whether any secret can be in it (when none is, the body is returned as it is).
  */
 export function scrubBody<T>(value: T, text: string, secrets: readonly string[]): T {
   const { forms, chars, escapeStarts } = secretSet(secrets);
@@ -208,11 +188,7 @@ export function scrubBody<T>(value: T, text: string, secrets: readonly string[])
   return scrubValue(value, forms) as T;
 }
 
-/**
- * True when the text has a `\uXXXX` escape of a character some secret holds: only then can a secret
- * hide from the search for its forms. (A server that escapes all non-ASCII text, as some do, makes
- * every response full of escapes, of characters that ASCII secrets do not hold.)
- */
+/** True when the text has a `\uXXXX` escape of a character some secret holds: only then can a secret hide from the search for its forms. */
 function escapesAnyOf(text: string, chars: ReadonlySet<string>, escapeStarts: readonly string[]): boolean {
   if (!escapeStarts.some((start) => text.includes(start))) return false;
   for (let at = text.indexOf('\\u'); at >= 0; at = text.indexOf('\\u', at + 2)) {
@@ -258,9 +234,8 @@ export function scrubBytes(bytes: Buffer, secrets: readonly string[]): Buffer {
 }
 
 /**
- * The start of a body, safe to show: redacted, then shortened. Only its first part is redacted; a
- * credential cut there is still masked: a member's value up to the cut by the patterns above, and
- * the beginning of a configured secret by dropping it.
+ * The start of a body, safe to show: its first part redacted, then shortened. A credential cut there is still masked: a
+ * member's value by the patterns above, the beginning of a configured secret by dropping it.
  */
 export function excerpt(body: string, secrets: readonly string[] = []): string {
   if (body.length <= EXCERPT_SOURCE_LENGTH) return redact(body, secrets).slice(0, EXCERPT_LENGTH);

@@ -7,11 +7,9 @@ import type { SharedState } from '../state/shared-state';
 export type { ReplayEntry } from './signature';
 
 /**
- * The lines of the replay journal: `[scope, key, t, expiresAt]` an accepted request of a path (its
- * compact key; an earlier version wrote the whole key), kept until `expiresAt`; `{scope, t, expiresAt, keys}` the requests of one time bucket (written when the
- * journal is rewritten whole: t the newest among them, expiresAt the end of the last one's window);
- * `[scope, key, 0]` forgets one that was not delivered after all; `{scope, since}` says that every
- * request of the path with a t after `since` that was delivered is in the journal.
+ * The lines of the replay journal: `[scope, key, t, expiresAt]` an accepted request of a path, kept until `expiresAt`;
+ * `{scope, t, expiresAt, keys}` the requests of one time bucket (a whole rewrite); `[scope, key, 0]` forgets one not
+ * delivered after all; `{scope, since}` vouches that every request delivered with a t after `since` is in the journal;
  * `[scope, key, expiresAt]` is a line of an earlier version (its key is `<t>:<digest>`).
  */
 type EntryLine = [scope: string, key: string, t: number, expiresAt: number];
@@ -30,10 +28,8 @@ interface BucketLine {
 type JournalLine = EntryLine | ForgetLine | SinceLine | BucketLine;
 
 /**
- * Accepted requests a path holds at most unless the setting `svcWebhookReplayCap` says otherwise
- * (5,000 a second for a 300 s tolerance, see docs/decisions.md); all paths of a process together
- * hold twice the cap at most. Past either, new requests are refused with a 503 until entries leave at
- * the end of their window: nothing is forgotten early.
+ * Accepted requests a path holds at most unless the setting `svcWebhookReplayCap` says otherwise (see docs/decisions.md);
+ * all paths of a process together hold twice the cap. Past either, new requests get a 503: nothing is forgotten early.
  */
 export const DEFAULT_REPLAY_CAP = 1_500_000;
 
@@ -41,30 +37,20 @@ export const DEFAULT_REPLAY_CAP = 1_500_000;
 export type Unrecorded = { problem: 'not written'; cause: string } | { problem: 'in use'; holder: LockHolder };
 
 /**
- * What became of a signed request that passed every check:
- * `delivered`: new, recorded (on disk, and in Redis unless Redis is unavailable), then `deliver` ran;
- * `duplicate`: the same request was recorded and delivered before, here or by another instance:
- * to be acknowledged, nothing sent; `forgotten`: its t is at or before what the path's record
- * vouches for (ReplayMemory), so it could be a copy of a request forgotten since: refused as stale;
- * `withdrawn`: `deliver` declined (the node is closing), so it is forgotten again and the sender's
- * retry passes; `full`: the path or the process holds as many entries as it may (or the path's
- * Redis record does), so a new one is not taken: nothing delivered, the sender should try again once
- * entries have left; `unrecorded`: it could not be recorded, nothing was delivered, and the sender
- * should try again.
+ * What became of a signed request that passed every check: `delivered`, recorded (on disk, and in Redis unless it is
+ * unavailable) before `deliver` ran; `duplicate`, delivered before, here or by another instance: acknowledged, nothing
+ * sent; `forgotten`, older than the path's record vouches for (ReplayMemory): refused as stale; `withdrawn`, `deliver`
+ * declined, so it is forgotten again and a retry passes; `full`, no room for a new entry; `unrecorded`, it could not be
+ * recorded. Nothing is delivered unless `delivered`.
  */
 type Admission = { outcome: 'delivered' | 'duplicate' | 'forgotten' | 'withdrawn' | 'full' } | ({ outcome: 'unrecorded' } & Unrecorded);
 
 /**
- * The delivered requests of every webhook path in this process, one ReplayMemory per path, kept in
- * a journal (JSON lines) in Node-RED's user directory so that a copy is recognised after a redeploy,
- * a new tolerance, a secret rotation (the key holds no secret) and a restart. One per file in a
- * process: a redeployed node finds what the node it replaces accepted. One process per file: a lock
- * beside the journal (`<file>.lock`) keeps a second Node-RED on the same user directory from writing
- * it (each would rewrite it from its own memory); that one records nothing until the lock is free,
- * and then reads what the other wrote first. The holder checks the lock before each request and,
- * after writing its record, that the lock is still its own and the file it wrote is the one at the
- * journal's path: a holder paused past the lock's age, whose lock another process took over, records
- * and acknowledges nothing more.
+ * The delivered requests of every webhook path in this process, one ReplayMemory per path, kept in a journal in
+ * Node-RED's user directory so that a copy is recognised after a redeploy, a secret rotation (the key holds no secret)
+ * and a restart. One per file in a process; one process per file: a lock (`<file>.lock`) keeps a second Node-RED on
+ * the same user directory from writing it until the lock is free. The holder confirms the lock and the journal's file
+ * after writing each record: a holder whose lock another process took over acknowledges nothing more.
  */
 export class ReplayFile {
   private static readonly open = new Map<string, ReplayFile>();
@@ -73,7 +59,6 @@ export class ReplayFile {
   private readonly pending = new Map<string, Promise<Admission>>();
   private readonly journal: JournalFile | undefined;
   private readonly lock: FileLock | undefined;
-  /** New requests refused because a cap was reached (`full`), since the process started. */
   private refusedFull = 0;
 
   /** Without a file (no user directory, as in some embedded runtimes), the records live in memory only. */
@@ -94,10 +79,7 @@ export class ReplayFile {
     );
   }
 
-  /**
-   * Why nothing can be recorded now, if anything. Takes the journal's lock when it is free (or was
-   * taken from this process), after reading what the process that held it wrote.
-   */
+  /** Why nothing can be recorded now, if anything; takes a free lock after reading what its last holder wrote. */
   ready(): Unrecorded | undefined {
     if (!this.file || !this.lock || this.lock.confirm()) return undefined;
     let holder: LockHolder | undefined;
@@ -117,10 +99,7 @@ export class ReplayFile {
     return { entries: this.entries, refusedFull: this.refusedFull };
   }
 
-  /**
-   * Whether a new request of the path cannot be taken: the path holds `cap` entries, or all paths
-   * twice that. Counted as a refusal when so.
-   */
+  /** Whether a new request cannot be taken (the path holds `cap` entries, or all paths twice that); counted as a refusal. */
   full(scope: string, now: number, cap: number): boolean {
     for (const memory of this.memories.values()) memory.sweep(now);
     if (this.memory(scope).size < cap && this.entries < 2 * cap) return false;
@@ -138,10 +117,7 @@ export class ReplayFile {
     return memory.vouchesFor(entry.timestampMs) ? 'absent' : 'forgotten';
   }
 
-  /**
-   * Records a new entry in the same turn (a copy arriving meanwhile finds it, and waits for `outcome`);
-   * resolves once it is on disk in the journal this process still holds, or with why it is not.
-   */
+  /** Records an entry in the same turn (a copy arriving meanwhile waits for `outcome`); resolves once it is on disk, or with why not. */
   async record(scope: string, entry: ReplayEntry, now: number, outcome: Promise<Admission>): Promise<Unrecorded | undefined> {
     this.memory(scope).add(entry.key, entry.timestampMs, entry.expiresAt, now);
     const id = pendingKey(scope, entry.key);
@@ -173,10 +149,8 @@ export class ReplayFile {
   }
 
   /**
-   * After a record was written, before it is acknowledged: undefined while the lock is still this
-   * process's and the file written is the one at the journal's path (then the next holder reads the
-   * record); `again` when the record must be written again, whole (the file was replaced, or the
-   * lock was lost and retaken); else why it cannot be recorded (another process holds the lock).
+   * After a record was written, before it is acknowledged: undefined while the lock and the journal's file are still
+   * this process's; `again` when the record must be written again, whole; else why it cannot be recorded.
    */
   private stillHeld(): Unrecorded | 'again' | undefined {
     if (!this.lock || !this.journal) return undefined;
@@ -212,10 +186,7 @@ export class ReplayFile {
     }
   }
 
-  /**
-   * A line of an earlier version, which kept no `since`: it forgot each request once its window (the
-   * path's tolerance then) had passed, so it vouches for the requests of that window before now.
-   */
+  /** A line of an earlier version, which kept no `since`: it vouches for the requests of its window before now. */
   private loadLegacy([scope, key, expiresAt]: LegacyLine, now: number): void {
     const t = timestampToMs(key.slice(0, key.indexOf(':')));
     if (!Number.isFinite(t)) return;
@@ -257,13 +228,9 @@ function asCopy(original: Admission): Admission {
 }
 
 /**
- * Admits the signed requests of one webhook path: each (t, body) is delivered once, and only once
- * it is recorded until its window has passed, in this process's replay journal (on disk) and, when
- * the path's svc-config has Redis, in Redis for every instance (unless Redis is unavailable: then
- * each instance's own journal, as for all shared state during an outage). Both keep the same rule,
- * the `since` of ReplayMemory, so that no tolerance set later anywhere lets a forgotten request
- * through. The scope is the path in both cases: two subscriptions delivering the same event with the
- * same secret to two paths are two deliveries, each delivered once.
+ * Admits the signed requests of one webhook path: each (t, body) is delivered once, and only once it is recorded until
+ * its window has passed, on disk and, when the path's svc-config has Redis, in Redis for every instance. Both keep the
+ * `since` of ReplayMemory, so no tolerance set later lets a forgotten request through. The scope is the path.
  */
 export class ReplayGuard {
   constructor(
@@ -304,8 +271,7 @@ export class ReplayGuard {
     }
     if (this.shared) {
       const claim = await this.shared.withShared(
-        // Held by a replica before the request is delivered: a failover cannot forget it and let a
-        // replay through. The key of earlier versions is read too: a request they delivered.
+        // Held by a replica before the request is delivered: a failover cannot forget it and let a replay through.
         async (redis) => {
           const [claimed, legacy] = await Promise.all([
             redis.claimReplay(this.scope, sharedMember(entry), entry.timestampMs, entry.expiresAt, Date.now(), this.cap, `${entry.timestampMs} ${entry.key}`),
@@ -336,10 +302,7 @@ export class ReplayGuard {
   }
 }
 
-/**
- * An entry in the path's Redis record: t in milliseconds first (read back when it is forgotten), then
- * its compact key; earlier versions wrote the whole key (`<t> <key>`, still looked up).
- */
+/** An entry in the path's Redis record: t in milliseconds first (read back when it is forgotten), then its compact key. */
 function sharedMember(entry: ReplayEntry): string {
   return `${entry.timestampMs} ${compactKey(entry.key)}`;
 }
