@@ -64,6 +64,8 @@ export interface TrackedJob {
 const LEASE_MS = 10_000;
 /** Leases are renewed, and a shared store is looked through for jobs without an owner, this often. */
 const LEASE_CHECK_MS = 3_000;
+/** Stored jobs are claimed this many at a time, so that their claims share the job store's writes and Redis round trips. */
+const CLAIM_BATCH = 64;
 
 /** The stored jobs of one node, each run in one place at a time under a renewed lease; with a shared store, a lapsed lease is taken over. */
 export class ResumableJobs {
@@ -130,19 +132,20 @@ export class ResumableJobs {
       this.node.warn(translate(catalogText('warn.storedJobsUnreadable', { cause: describeCause(err) })));
       return;
     }
-    for (const job of jobs) {
-      if (this.removed || !this.start) return;
-      if (this.running.has(job.key)) continue;
-      if (job.kind !== this.options.kind) {
-        await this.options.store.cancel(job.key);
-        continue;
-      }
-      if (!(await this.options.store.claim(job, this.owner, LEASE_MS)) || this.running.has(job.key) || this.removed) continue;
-      this.node.log(translate(catalogText('log.resumingJob', { kind: job.kind, key: job.key, startedAt: job.startedAt })));
-      // Marked as running until the runner registers how to stop it, so that the next look does not start it twice.
-      this.running.set(job.key, () => undefined);
-      this.start(job, { ...job.msg, resumed: true } as unknown as NodeMessageInFlow);
+    for (let i = 0; i < jobs.length && !this.removed && this.start; i += CLAIM_BATCH) {
+      await Promise.all(jobs.slice(i, i + CLAIM_BATCH).map((job) => this.resumeOne(job)));
     }
+  }
+
+  /** Starts a stored job here unless it runs here already, is of another kind (dropped) or is not ours to claim. */
+  private async resumeOne(job: StoredJob): Promise<void> {
+    if (this.running.has(job.key)) return;
+    if (job.kind !== this.options.kind) return this.options.store.cancel(job.key);
+    if (!(await this.options.store.claim(job, this.owner, LEASE_MS)) || this.running.has(job.key) || this.removed || !this.start) return;
+    this.node.log(translate(catalogText('log.resumingJob', { kind: job.kind, key: job.key, startedAt: job.startedAt })));
+    // Marked as running until the runner registers how to stop it, so that the next look does not start it twice.
+    this.running.set(job.key, () => undefined);
+    this.start(job, { ...job.msg, resumed: true } as unknown as NodeMessageInFlow);
   }
 
   /** Renews the leases of the jobs running here (stopping a run whose lease another instance took), and looks for jobs to take over. */
