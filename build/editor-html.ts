@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import vm from 'node:vm';
-import { build } from 'esbuild';
+import { BuildOptions, build } from 'esbuild';
 import type { Default, EditorDefinition, Validator } from '../nodes/lib/node-red/editor-definition';
 
 /**
@@ -33,6 +33,15 @@ const MODULE = '@svc/node-red-location';
 const INDENT = '    ';
 /** The language level of the editor's scripts: Node-RED 4.1 and 5 support current browsers only. */
 export const BROWSER_TARGET = 'es2020';
+/** How every editor script is bundled: one self-contained script for the editor page. */
+const EDITOR_SCRIPT: BuildOptions = {
+  bundle: true,
+  format: 'iife',
+  platform: 'browser',
+  target: BROWSER_TARGET,
+  charset: 'utf8',
+  legalComments: 'none',
+};
 
 /** The bundle of `<nodeDir>/editor.ts` and `<nodeDir>/migrations.ts`: a script that assigns their exports to `var bundle`. */
 export async function editorBundle(nodeDir: string): Promise<string> {
@@ -43,14 +52,9 @@ export async function editorBundle(nodeDir: string): Promise<string> {
       sourcefile: 'editor-entry.ts',
       loader: 'ts',
     },
-    bundle: true,
+    ...EDITOR_SCRIPT,
     write: false,
-    format: 'iife',
     globalName: 'bundle',
-    platform: 'browser',
-    target: BROWSER_TARGET,
-    charset: 'utf8',
-    legalComments: 'none',
     logLevel: 'silent',
   });
   return result.outputFiles[0].text;
@@ -64,12 +68,7 @@ export async function writeEditorScript(repoRoot: string): Promise<void> {
   await build({
     entryPoints: [path.join(repoRoot, 'nodes', 'lib', 'editor', 'index.ts')],
     outfile: path.join(repoRoot, 'resources', 'editor.js'),
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: BROWSER_TARGET,
-    charset: 'utf8',
-    legalComments: 'none',
+    ...EDITOR_SCRIPT,
     logLevel: 'warning',
   });
 }
