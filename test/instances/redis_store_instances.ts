@@ -187,6 +187,14 @@ describe('RedisStore on a real redis-server', function () {
     for (let i = 1; i < sorted.length; i++) should(sorted[i] - sorted[i - 1]).be.within(80, 101);
   });
 
+  it('the rate schedule books several slots in one call: the next caller gets the slot after all of them', async function () {
+    const store = storeOf();
+    const first = await store.reserveSlot('rate-batch', 100, 4);
+    const next = await store.reserveSlot('rate-batch', 100);
+    should(first).be.within(0, 1);
+    should(next).be.within(380, 401);
+  });
+
   it('a store through withShared: Redis while it responds, the local store while it is down, with one warning', async function () {
     const warnings: string[] = [];
     const state = new SharedState({ url: redis.url, log: { warn: (t) => warnings.push(english(t)), info: () => undefined } });

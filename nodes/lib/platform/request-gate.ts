@@ -9,26 +9,30 @@ export interface GateOptions {
   maxConcurrency: number;
   /** Waiting requests beyond this are refused with QUEUE_FULL. */
   maxQueue: number;
-  /** The schedule the rate limit takes its slots from; this gate's own unless shared with other instances. */
+  /** A schedule shared with other instances that the rate limit takes its slots from; without one, this gate's own. */
   pacer?: Pacer;
   clock?: Clock;
 }
 
-/** Hands out the slots of an even schedule: each call reserves the next free slot and resolves how many ms from now it begins; never rejects. */
+/**
+ * An even schedule kept elsewhere (in Redis, shared by instances): each call reserves the next `count` free slots, one
+ * interval apart, and resolves how many ms from now the first begins; never rejects.
+ */
 export interface Pacer {
-  reserve(intervalMs: number): number | Promise<number>;
+  reserve(intervalMs: number, count: number): Promise<number>;
 }
 
 /** The schedule of one process: a bucket of one token refilled every interval. */
-export class LocalPacer implements Pacer {
+export class LocalPacer {
   private nextSlotAt = 0;
 
   constructor(private readonly clock: Clock = SYSTEM_CLOCK) {}
 
-  reserve(intervalMs: number): number {
+  /** `Pacer.reserve`, replying at once. */
+  reserve(intervalMs: number, count = 1): number {
     const now = this.clock.now();
     const slot = Math.max(now, this.nextSlotAt);
-    this.nextSlotAt = slot + intervalMs;
+    this.nextSlotAt = slot + intervalMs * count;
     return slot - now;
   }
 }
@@ -44,18 +48,19 @@ interface Waiter {
  * burst allowance would let a server's sliding one-minute window see more than `rate` requests, the very 429 the limit
  * avoids. A slot is reserved only for a request the cap lets go, so a long local queue never books a shared schedule
  * more than the cap ahead of other instances; slots booked together keep their spacing however late the replies come.
+ * A shared schedule is asked for several slots in one call (`slotsToBook`): one round trip per few requests.
  */
 export class RequestGate {
   private readonly intervalMs: number;
-  private readonly pacer: Pacer;
+  private readonly local: LocalPacer;
   private inFlight = 0;
   private readonly queue: Waiter[] = [];
-  /** True while the head of the queue waits for a slot of a schedule that replied at once (this gate's own). */
+  /** True while the head of the queue waits for a slot of this gate's own schedule. */
   private admitting = false;
-  /** Slots asked of a schedule that replies later, or reserved and not yet begun: each will admit the head of the queue. */
+  /** Slots asked of the shared schedule, or reserved and not yet begun: each will admit the head of the queue. */
   private reserving = 0;
   private timer: unknown;
-  /** The timers of the slots reserved from a schedule that replies later. */
+  /** The timers of the slots reserved from the shared schedule. */
   private readonly slotTimers = new Set<unknown>();
   private closed = false;
   private readonly clock: Clock;
@@ -63,7 +68,7 @@ export class RequestGate {
   constructor(private readonly options: GateOptions) {
     this.intervalMs = options.ratePerMinute > 0 ? 60_000 / options.ratePerMinute : 0;
     this.clock = options.clock ?? SYSTEM_CLOCK;
-    this.pacer = options.pacer ?? new LocalPacer(this.clock);
+    this.local = new LocalPacer(this.clock);
   }
 
   get ratePerMinute(): number {
@@ -129,31 +134,49 @@ export class RequestGate {
     return this.options.maxConcurrency <= 0 || this.inFlight + this.reserving < this.options.maxConcurrency;
   }
 
-  /** Lets the head of the queue go while it may, reserving slots: one at a time from a local schedule, as many as the cap lets go from a shared one. */
+  /** Lets the head of the queue go while it may, reserving slots: one at a time from this gate's schedule, several from a shared one. */
   private pump(missedSlot = false): void {
-    while (!this.closed && !this.admitting && this.queue.length > this.reserving && this.concurrencyFree()) {
+    const { pacer } = this.options;
+    if (pacer && this.intervalMs > 0) {
+      this.book(pacer, missedSlot);
+      return;
+    }
+    while (!this.closed && !this.admitting && this.queue.length > 0 && this.concurrencyFree()) {
       const reservedAt = this.clock.now();
-      const wait = this.intervalMs > 0 ? this.pacer.reserve(this.intervalMs) : 0;
+      const wait = this.intervalMs > 0 ? this.local.reserve(this.intervalMs) : 0;
       if (wait === 0) {
         this.admitHead();
         missedSlot = false;
         continue;
       }
-      if (typeof wait === 'number') {
-        this.admitting = true;
-        this.admitAt(reservedAt + wait, missedSlot, false);
-        return;
-      }
-      this.reserving++;
-      // The wait counts from the reply: a slot that began before the reply came goes then, as its own (reserving again would
-      // cost another slot), and the slots booked with it keep their spacing after it.
-      const slotMissed = missedSlot;
-      wait.then(
-        (ms) => this.admitAt(this.clock.now() + ms, slotMissed, true),
-        () => this.admitAt(this.clock.now(), slotMissed, true),
-      );
-      missedSlot = false;
+      this.admitting = true;
+      this.admitAt(reservedAt + wait, missedSlot, false);
+      return;
     }
+  }
+
+  /** Reserves `slotsToBook` slots of the shared schedule in one call; each admits the head of the queue when it begins. */
+  private book(pacer: Pacer, missedSlot: boolean): void {
+    const count = this.closed ? 0 : this.slotsToBook();
+    if (count === 0) return;
+    this.reserving += count;
+    // The wait counts from the reply: a slot that began before the reply came goes then, as its own (reserving again would
+    // cost another slot), and the slots booked with it keep their spacing after it.
+    const admitFrom = (first: number) => {
+      for (let slot = 0; slot < count; slot++) this.admitAt(first + slot * this.intervalMs, missedSlot && slot === 0, true);
+    };
+    pacer.reserve(this.intervalMs, count).then(
+      (ms) => admitFrom(this.clock.now() + ms),
+      () => admitFrom(this.clock.now()),
+    );
+  }
+
+  /** Every slot the queue and the cap let go, once at most as many are still to begin: 0 until then. */
+  private slotsToBook(): number {
+    const wanted = this.queue.length - this.reserving;
+    const room = this.options.maxConcurrency > 0 ? this.options.maxConcurrency - this.inFlight - this.reserving : wanted;
+    const count = Math.min(wanted, room);
+    return count > 0 && count >= this.reserving ? count : 0;
   }
 
   /**

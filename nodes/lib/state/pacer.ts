@@ -1,16 +1,16 @@
-import type { Pacer } from '../platform/request-gate';
+import type { LocalPacer, Pacer } from '../platform/request-gate';
 import type { SharedState } from './shared-state';
 
 /**
  * A rate limit's schedule in Redis under `key`, shared by every instance with the same key; `local`
  * (this instance's own schedule) while Redis is away.
  */
-export function sharedPacer(state: SharedState, key: string, local: Pacer): Pacer {
+export function sharedPacer(state: SharedState, key: string, local: LocalPacer): Pacer {
   return {
-    reserve: (intervalMs) =>
+    reserve: (intervalMs, count) =>
       state.withShared(
-        (redis) => redis.reserveSlot(key, intervalMs),
-        () => local.reserve(intervalMs),
+        (redis) => redis.reserveSlot(key, intervalMs, count),
+        () => local.reserve(intervalMs, count),
       ),
   };
 }

@@ -18,15 +18,16 @@ end
 return {1, used + 1}`;
 
 /**
- * The shared schedule of a rate limit: when the next free slot begins, on Redis's own clock (TIME), so instances whose
- * clocks differ still space their requests evenly. Returns the wait in microseconds, as an integer.
+ * The shared schedule of a rate limit: reserves ARGV[2] slots, ARGV[1] µs apart, from the next free one, on Redis's own
+ * clock (TIME), so instances whose clocks differ still space their requests evenly. Returns the wait for the first in
+ * microseconds, as an integer.
  */
 const RESERVE_SLOT = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local interval = tonumber(ARGV[1])
 local slot = math.max(now, tonumber(redis.call('GET', KEYS[1]) or '0'))
-local nextSlot = slot + interval
+local nextSlot = slot + interval * tonumber(ARGV[2])
 redis.call('SET', KEYS[1], string.format('%.0f', nextSlot), 'PX', math.ceil((nextSlot - now) / 1000) + 1000)
 return string.format('%.0f', slot - now)`;
 
@@ -178,9 +179,9 @@ export class RedisStore implements KeyValueStore {
     return new RedisJobHashes(this.redis, `${this.prefix}{${name}}`, doneTtlMs, () => this.replicated(), earlier);
   }
 
-  /** Reserves the next slot of an even schedule, one per `intervalMs` (no burst); resolves how many ms from now it begins. */
-  async reserveSlot(key: string, intervalMs: number): Promise<number> {
-    const waitMicros = await this.redis.eval(RESERVE_SLOT, 1, this.prefix + key, Math.round(intervalMs * 1000));
+  /** Reserves the next `count` slots of an even schedule, one per `intervalMs` (no burst); resolves how many ms from now the first begins. */
+  async reserveSlot(key: string, intervalMs: number, count = 1): Promise<number> {
+    const waitMicros = await this.redis.eval(RESERVE_SLOT, 1, this.prefix + key, Math.round(intervalMs * 1000), count);
     return Number(waitMicros) / 1000;
   }
 }
