@@ -58,7 +58,7 @@ describe('several Node-RED instances on a Redis Cluster: a slot migration under 
         withdrawReplay: () => store.withdrawReplay('/slot-test', '1000 1:identity'),
         jobHashes: async () => store.jobHashes('jobs:other', 1000),
         register: () => jobs.register('job-1', '{}', '{}', 'a', 1000),
-        update: () => jobs.update('job-1', '{"n":1}'),
+        update: () => jobs.update([['job-1', '{"n":1}']]),
         lease: () => jobs.lease('job-1', 'a', 1000),
         leases: () => jobs.leases(['job-1', 'job-2'], 'a', 1000),
         all: () => jobs.all(),

@@ -38,7 +38,7 @@ describe('stored jobs in Redis: keys per job bounded, expired with the job', fun
     const jobs = new RedisStore(client, 'keys-test:', false, false).jobHashes('jobs:cfg', DONE_TTL_MS);
     const keys = Array.from({ length: JOBS }, (_v, i) => `j${i}`);
     for (const key of keys) should(await jobs.register(key, JSON.stringify({ key }), '{"polls":0}', 'owner', LEASE_MS)).be.true();
-    for (const key of keys) await jobs.update(key, '{"polls":1}');
+    for (const key of keys) await jobs.update([[key, '{"polls":1}']]);
 
     let stored = await keysWithTtl();
     should(stored).have.length(2 + JOBS);

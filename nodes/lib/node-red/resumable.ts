@@ -127,7 +127,7 @@ export class ResumableJobs {
   private async resumeUnowned(): Promise<void> {
     let jobs: StoredJob[];
     try {
-      jobs = await this.options.store.unowned(this.node.id);
+      jobs = await this.options.store.unowned(this.node.id, this.running);
     } catch (err) {
       this.node.warn(translate(catalogText('warn.storedJobsUnreadable', { cause: describeCause(err) })));
       return;

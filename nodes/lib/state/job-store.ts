@@ -30,10 +30,13 @@ export interface StoredJob {
  * Where resumable jobs live. A stored job runs in one place at a time, under its runner's lease; `deliver` is true for
  * the one caller that may send its result, so a result is delivered at most once.
  */
+/** Job keys, as a set or a map of them holds them. */
+export type KeySet = Pick<ReadonlySet<string>, 'has'>;
+
 export interface JobStore {
   list(nodeId?: string): Promise<StoredJob[]>;
-  /** The jobs of one node that may be free to claim: `list` less those known to be leased (at least those free now). */
-  unowned(nodeId: string): Promise<StoredJob[]>;
+  /** The jobs of one node that may be free to claim: `list` less those known to be leased (at least those free now) and those in `running` (run here). */
+  unowned(nodeId: string, running: KeySet): Promise<StoredJob[]>;
   put(job: StoredJob, owner: string, ttlMs: number): Promise<void>;
   /** Replaces a stored job's description, keeping its message; a job already delivered stays gone. */
   update(key: string, job: JsonObject): Promise<void>;
@@ -62,8 +65,8 @@ export function newJobKey(): string {
  * submission is acknowledged at once.
  */
 export const JOB_STORE_GROUP = { waitMs: 5, maxWaitMs: 160, lines: 32 };
-/** A change of a job's `state` alone (a poll's news) reaches the file within this time, or with the next line. */
-const STATE_WRITE_MS = 1000;
+/** A change of a job's `state` alone (a poll's news) reaches the file (and Redis) within this time, or with the next line. */
+export const STATE_WRITE_MS = 1000;
 
 /** One line of a job store's file; an earlier release's file is one line `{version: 1, jobs: [...]}`, read as a `put` of each. */
 type JobEvent = { put: StoredJob } | { update: string; job: JsonObject } | { end: string };
@@ -106,9 +109,9 @@ export class FileJobStore implements JobStore {
     return Promise.resolve([...this.load().values()].filter((job) => nodeId === undefined || job.nodeId === nodeId));
   }
 
-  /** Every job of the node: this store holds no leases. */
-  unowned(nodeId: string): Promise<StoredJob[]> {
-    return this.list(nodeId);
+  /** Every job of the node not running here: this store holds no leases. */
+  unowned(nodeId: string, running: KeySet): Promise<StoredJob[]> {
+    return Promise.resolve([...this.load().values()].filter((job) => job.nodeId === nodeId && !running.has(job.key)));
   }
 
   get(key: string): Promise<StoredJob | undefined> {
@@ -230,13 +233,24 @@ export function readJobs(file: string, log: TextLog): Map<string, StoredJob> {
 }
 
 /** What `after` changes in a job's description `before`; 'other' also for one changed in place (the same object). */
-function stateChange(before: JsonObject, after: JsonObject): 'none' | 'polls' | 'state' | 'other' {
-  const { state: stateBefore, ...restBefore } = before;
-  const { state: stateAfter, ...restAfter } = after;
+export function stateChange(before: JsonObject, after: JsonObject): 'none' | 'polls' | 'state' | 'other' {
+  const { state: stateBefore } = before;
+  const { state: stateAfter } = after;
   if (before === after || !isObject(stateBefore) || !isObject(stateAfter) || stateBefore === stateAfter) return 'other';
-  if (JSON.stringify(restBefore) !== JSON.stringify(restAfter)) return 'other';
-  if (JSON.stringify({ ...stateBefore, polls: 0 }) !== JSON.stringify({ ...stateAfter, polls: 0 })) return 'state';
+  if (!sameMembers(before, after, 'state')) return 'other';
+  if (!sameMembers(stateBefore, stateAfter, 'polls')) return 'state';
   return stateBefore.polls === stateAfter.polls ? 'none' : 'polls';
+}
+
+/** Whether `a` and `b` hold the same members, `except` aside: the same value, or objects of the same JSON (a poll copies the rest by reference). */
+function sameMembers(a: JsonObject, b: JsonObject, except: string): boolean {
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const x = a[key];
+    const y = b[key];
+    if (key === except || x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || JSON.stringify(x) !== JSON.stringify(y)) return false;
+  }
+  return true;
 }
 
 function isObject(value: unknown): value is JsonObject {

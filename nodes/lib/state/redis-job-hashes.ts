@@ -1,13 +1,15 @@
 import type { RedisClient } from './redis-deployment';
+import type { KeySet } from './job-store';
 import { RELEASE, ttl } from './redis-leases';
 
 // KEYS of every job script: the records hash, the descriptions hash, the job's lease, the job's done
 // marker; ARGV[1] is the job key. Each runs atomically, as the lease scripts do (redis-leases.ts).
 
-/** Replaces a stored job's description only while the job itself is stored. */
-const UPDATE_JOB = `
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+/** Replaces stored jobs' descriptions (ARGV[2n-1] the key, ARGV[2n] the description), each only while the job itself is stored. */
+const UPDATE_JOBS = `
+for n = 1, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[n]) == 1 then redis.call('HSET', KEYS[2], ARGV[n], ARGV[n + 1]) end
+end
 return 1`;
 
 /** Stores a job (again) under a lease for ARGV[4]: 1; -1 when its done marker says it is done (not brought back); 0 when leased to another. */
@@ -42,8 +44,8 @@ for n = 1, #ARGV - 2 do
   end
 end
 return results`;
-/** Leases read or renewed by one command at most: a longer one would hold Redis up for other clients. */
-const LEASES_PER_CALL = 500;
+/** Jobs read, renewed or updated by one command at most: a longer one would hold Redis up for other clients. */
+const JOBS_PER_CALL = 500;
 
 /**
  * The delivery claim, for ARGV[2]: removes the job and leaves a done marker naming the deliverer, unless another owner
@@ -139,12 +141,12 @@ export class RedisJobHashes {
     return Object.entries(records).map(([key, record]) => ({ record, job: jobs[key] }));
   }
 
-  /** The stored jobs no one holds a lease on, reading the records of those only (one may be leased again meanwhile). */
-  async unleased(): Promise<Array<{ record: string; job: string | undefined }>> {
-    const keys = await this.redis.hkeys(this.name);
+  /** The stored jobs no one holds a lease on, except those in `skipped`, reading the records of those only (one may be leased again meanwhile). */
+  async unleased(skipped: KeySet = new Set()): Promise<Array<{ record: string; job: string | undefined }>> {
+    const keys = (await this.redis.hkeys(this.name)).filter((key) => !skipped.has(key));
     const free: string[] = [];
-    for (let at = 0; at < keys.length; at += LEASES_PER_CALL) {
-      const batch = keys.slice(at, at + LEASES_PER_CALL);
+    for (let at = 0; at < keys.length; at += JOBS_PER_CALL) {
+      const batch = keys.slice(at, at + JOBS_PER_CALL);
       const holders = await this.redis.mget(...batch.map((key) => this.keys(key)[2]));
       for (const [index, key] of batch.entries()) if (holders[index] === null) free.push(key);
     }
@@ -161,8 +163,11 @@ export class RedisJobHashes {
     return (await this.redis.eval(REGISTER_JOB, 4, ...this.keys(key), key, record, job, owner, ttl(ttlMs))) === 1;
   }
 
-  async update(key: string, job: string): Promise<void> {
-    await this.redis.eval(UPDATE_JOB, 4, ...this.keys(key), key, job);
+  /** Replaces the descriptions of stored jobs, `[key, description]` each, in scripts of JOBS_PER_CALL jobs. */
+  async update(descriptions: Array<[string, string]>): Promise<void> {
+    for (let at = 0; at < descriptions.length; at += JOBS_PER_CALL) {
+      await this.redis.eval(UPDATE_JOBS, 2, this.name, `${this.name}:job`, ...descriptions.slice(at, at + JOBS_PER_CALL).flat());
+    }
   }
 
   /** `missing` only when no done marker is found under either name: a job an earlier release delivered is `done`. */
@@ -170,11 +175,11 @@ export class RedisJobHashes {
     return (await this.leases([key], owner, ttlMs))[0];
   }
 
-  /** `lease` for many jobs in a few scripts (LEASES_PER_CALL each): what each came to, in the order of `keys`. */
+  /** `lease` for many jobs in a few scripts (JOBS_PER_CALL each): what each came to, in the order of `keys`. */
   async leases(keys: string[], owner: string, ttlMs: number): Promise<JobLease[]> {
     const leases: JobLease[] = [];
-    for (let at = 0; at < keys.length; at += LEASES_PER_CALL) {
-      const batch = keys.slice(at, at + LEASES_PER_CALL);
+    for (let at = 0; at < keys.length; at += JOBS_PER_CALL) {
+      const batch = keys.slice(at, at + JOBS_PER_CALL);
       const jobKeys = batch.flatMap((key) => this.keys(key).slice(2));
       const codes = (await this.redis.eval(LEASE_JOBS, 1 + jobKeys.length, this.name, ...jobKeys, owner, ttl(ttlMs), ...batch)) as number[];
       leases.push(...codes.map((code) => LEASES[Number(code)]));

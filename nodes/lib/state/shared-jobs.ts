@@ -1,4 +1,4 @@
-import type { FileJobStore, JobStore, StoredJob } from './job-store';
+import { type FileJobStore, type JobStore, type KeySet, STATE_WRITE_MS, type StoredJob, stateChange } from './job-store';
 import type { JsonObject } from '../util/values';
 import type { JobLease, RedisJobHashes } from './redis-job-hashes';
 import type { SharedState, Unanswered } from './shared-state';
@@ -30,6 +30,9 @@ export class SharedJobStore implements JobStore {
   private readonly heldUntil = new Map<string, number>();
   /** Whether the jobs of an earlier release's key names were moved to today's (RedisJobHashes.adoptEarlierJobs). */
   private adopted = false;
+  /** Registered jobs whose `state` alone changed since Redis had their description: sent together (`sendStates`). */
+  private readonly statesUnsent = new Set<string>();
+  private statesTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly state: SharedState,
@@ -43,19 +46,20 @@ export class SharedJobStore implements JobStore {
   }
 
   list(nodeId?: string): Promise<StoredJob[]> {
-    return this.listed(nodeId, false);
+    return this.listed(nodeId);
   }
 
-  /** From Redis only the jobs no one holds a lease on (RedisJobHashes.unleased); from the file, all. */
-  unowned(nodeId: string): Promise<StoredJob[]> {
-    return this.listed(nodeId, true);
+  /** From Redis only the jobs no one holds a lease on (RedisJobHashes.unleased); from the file, all; neither those in `running`. */
+  unowned(nodeId: string, running: KeySet): Promise<StoredJob[]> {
+    return this.listed(nodeId, running);
   }
 
-  private async listed(nodeId: string | undefined, unleasedOnly: boolean): Promise<StoredJob[]> {
+  /** Every job; with `running`, those of `unowned` (see there). */
+  private async listed(nodeId: string | undefined, running?: KeySet): Promise<StoredJob[]> {
     const delivered = (await this.local.list()).filter((job) => job.deliveredBy !== undefined);
     for (const job of delivered) await this.recordDelivery(job);
     const [local, shared] = await Promise.all([
-      this.local.list(nodeId),
+      running && nodeId !== undefined ? this.local.unowned(nodeId, running) : this.local.list(nodeId),
       this.state.withShared(
         async (store) => {
           const hashes = this.hashes(store);
@@ -64,7 +68,7 @@ export class SharedJobStore implements JobStore {
             await hashes.adoptEarlierJobs();
             this.adopted = true;
           }
-          return (await (unleasedOnly ? hashes.unleased() : hashes.all())).flatMap(({ record, job }) => parseJob(record, job));
+          return (await (running ? hashes.unleased(running) : hashes.all())).flatMap(({ record, job }) => parseJob(record, job));
         },
         () => [],
       ),
@@ -85,17 +89,45 @@ export class SharedJobStore implements JobStore {
     if (outcome === 'away' || outcome === 'refused') await this.keepHere(job);
   }
 
+  /**
+   * As the file does: a poll count alone is not sent, and a poll's news (`state` alone, read again at the next poll by
+   * whoever holds the job) goes with the others changed within STATE_WRITE_MS, one script for many jobs.
+   */
   async update(key: string, job: JsonObject): Promise<void> {
     const stored = await this.local.get(key);
+    const change = stored?.registered ? stateChange(stored.job, job) : 'none';
+    if (change === 'state') {
+      this.statesUnsent.add(key);
+      // sendStates does not reject (withShared serves a failure locally): the catch only makes that plain.
+      this.statesTimer ??= setTimeout(() => {
+        this.sendStates().catch(() => undefined);
+      }, STATE_WRITE_MS).unref();
+    }
+    if (change === 'other') this.statesUnsent.delete(key);
     await Promise.all([
       this.local.update(key, job),
-      stored?.registered
+      change === 'other'
         ? this.state.withShared(
-            (store) => this.hashes(store).update(key, JSON.stringify(job)),
+            (store) => this.hashes(store).update([[key, JSON.stringify(job)]]),
             () => undefined,
           )
         : undefined,
     ]);
+  }
+
+  /** Sends the descriptions of `statesUnsent`, as the file has them now; with Redis away they wait for the next change. */
+  private async sendStates(): Promise<void> {
+    clearTimeout(this.statesTimer);
+    this.statesTimer = undefined;
+    const keys = [...this.statesUnsent];
+    this.statesUnsent.clear();
+    const jobs = await Promise.all(keys.map((key) => this.local.get(key)));
+    const descriptions = jobs.flatMap((job): Array<[string, string]> => (job ? [[job.key, JSON.stringify(job.job)]] : []));
+    if (descriptions.length === 0) return;
+    await this.state.withShared(
+      (store) => this.hashes(store).update(descriptions),
+      () => undefined,
+    );
   }
 
   async claim(job: StoredJob, owner: string, ttlMs: number): Promise<boolean> {
@@ -171,8 +203,9 @@ export class SharedJobStore implements JobStore {
     );
   }
 
-  flush(): Promise<void> {
-    return this.local.flush();
+  async flush(): Promise<void> {
+    await this.sendStates();
+    await this.local.flush();
   }
 
   /**
