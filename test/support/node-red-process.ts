@@ -95,18 +95,21 @@ export function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** The ports of the Fetch standard's "bad port" list from 10,000 up: `fetch` refuses them ("bad port"). */
+const FETCH_BAD_PORTS = new Set([10080]);
+
 /**
  * A loopback port nothing listens on (for the moment), outside the range the kernel takes connections'
  * own ports from (ip_local_port_range). A server stopped and started again on its port (a Redis
  * restarted, a Node-RED killed) then never finds it taken by a client's connection meanwhile, and a
  * client retrying a closed port never connects to itself (a TCP self-connect: its own port drawn equal
- * to the one it dials). Not one of `taken`: ports drawn already for servers not listening yet.
+ * to the one it dials). Not one of `taken`: ports drawn already for servers not listening yet; nor one fetch refuses.
  */
 export async function freePort(taken: ReadonlySet<number> = new Set()): Promise<number> {
   const [first, last] = portsOutsideEphemeralRange();
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = first + Math.floor(Math.random() * (last - first + 1));
-    if (!taken.has(port) && (await canListen(port))) return port;
+    if (!taken.has(port) && !FETCH_BAD_PORTS.has(port) && (await canListen(port))) return port;
   }
   throw new Error(`no free loopback port in ${first}-${last} after 50 tries`);
 }
