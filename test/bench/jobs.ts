@@ -24,16 +24,19 @@ import type { SandboxMethods, StatusCounts } from './sandbox-process';
  * meanwhile). Runs alternate between the store alone and the store with a redis-server started here
  * (Redis: also its keys per job and commands per submission and per poll).
  *
- * BENCH_RUNS (5) runs of each; BENCH_JOBS (10,000) jobs; BENCH_JOBS_REDIS=0 leaves Redis out;
- * BENCH_JOBS_HEAP=<folder> writes Node-RED's heap snapshots before and after the submissions there
- * (compare them with heap-diff.ts).
+ * BENCH_RUNS (5) runs of each; BENCH_JOBS (10,000) jobs; BENCH_JOBS_REDIS=0 leaves Redis out,
+ * BENCH_JOBS_REDIS=only the store alone; BENCH_JOBS_HEAP=<folder> writes Node-RED's heap snapshots
+ * before and after the submissions there (compare them with heap-diff.ts); BENCH_JOBS_PROFILE=<folder>
+ * writes a CPU profile of Node-RED's steady polling there and prints where its time goes.
  * Prints a markdown report and writes the figures to test/bench/results/jobs-<time>.json.
  */
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 10_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const WITH_REDIS = process.env.BENCH_JOBS_REDIS !== '0';
+const PATHS = process.env.BENCH_JOBS_REDIS === 'only' ? [true] : WITH_REDIS ? [false, true] : [false];
 const HEAP_FOLDER = process.env.BENCH_JOBS_HEAP;
+const PROFILE_FOLDER = process.env.BENCH_JOBS_PROFILE;
 const RATE_PER_MINUTE = 12_000;
 const CONFIG_ID = 'jobs-cfg';
 const PATH = '/bench/jobs';
@@ -279,8 +282,13 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
     const writes0 = await nodeRed.call('jobStoreWrites', CONFIG_ID);
     const commands0 = client ? await redisCommands(client) : 0;
     const t0 = Date.now();
+    if (PROFILE_FOLDER) await nodeRed.call('startProfile', undefined);
     await sleep(STEADY_SECONDS * 1000);
     const cpu1 = await nodeRed.call('cpu', undefined);
+    if (PROFILE_FOLDER) {
+      const file = path.resolve(PROFILE_FOLDER, `jobs-${withRedis ? 'redis-' : ''}${index}-polling.cpuprofile`);
+      progress(JSON.stringify(await nodeRed.call('stopProfile', file), null, 1));
+    }
     const polls1 = sum(await sandbox.call('counts', undefined), POLLS, false);
     const writes1 = await nodeRed.call('jobStoreWrites', CONFIG_ID);
     const commands1 = client ? await redisCommands(client) : 0;
@@ -414,7 +422,7 @@ async function main(): Promise<void> {
   const runs: JobsRun[] = [];
   const startedAt = new Date().toISOString();
   for (let i = 0; i < RUNS; i++) {
-    for (const withRedis of WITH_REDIS ? [false, true] : [false]) {
+    for (const withRedis of PATHS) {
       const run = await oneRun(withRedis, runs.length, logFile);
       runs.push(run);
       console.error(JSON.stringify(run));
