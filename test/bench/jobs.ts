@@ -8,7 +8,7 @@ import { RedisServer } from '../support/redis-server';
 import { REPO_ROOT } from '../support/paths';
 import { deployTo, sleep, waitFor } from './bench';
 import { FlowNode, configNode, functionNode, httpIn, httpResponse, tab } from './flows';
-import { busiestWindow, formatNumber, markdownTable } from './measure';
+import { busiestWindow, formatNumber, markdownTable, median } from './measure';
 import type { NodeRedMethods } from './nodered-process';
 import { Child } from './rpc';
 import type { SandboxMethods, StatusCounts } from './sandbox-process';
@@ -25,7 +25,7 @@ import type { SandboxMethods, StatusCounts } from './sandbox-process';
  * (Redis: also its keys per job and commands per submission and per poll).
  *
  * BENCH_RUNS (5) runs of each; BENCH_JOBS (10,000) jobs; BENCH_JOBS_REDIS=0 leaves Redis out,
- * BENCH_JOBS_REDIS=only the store alone; BENCH_JOBS_HEAP=<folder> writes Node-RED's heap snapshots
+ * BENCH_JOBS_REDIS=only runs the Redis path alone; BENCH_JOBS_HEAP=<folder> writes Node-RED's heap snapshots
  * before and after the submissions there (compare them with heap-diff.ts); BENCH_JOBS_PROFILE=<folder>
  * writes a CPU profile of Node-RED's steady polling there and prints where its time goes.
  * Prints a markdown report and writes the figures to test/bench/results/jobs-<time>.json.
@@ -214,7 +214,7 @@ async function barePoll(sandboxUrl: string, jobPath: string): Promise<number> {
     await round();
     const rounds: number[] = [];
     for (let i = 0; i < BARE_ROUNDS; i++) rounds.push(await round());
-    return rounds.sort((a, b) => a - b)[Math.floor(BARE_ROUNDS / 2)];
+    return median(rounds);
   } finally {
     await pool.close();
   }

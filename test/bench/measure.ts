@@ -64,6 +64,12 @@ export function promisedRate(ratePerMinute: number, requests: number, stampError
 }
 
 /** `1234567` -> `1,234,567`; with `digits` decimals. */
+/** The middle value (the lower of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
 export function formatNumber(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }

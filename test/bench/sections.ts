@@ -3,7 +3,7 @@ import { Bench, sleep, waitFor } from './bench';
 import type { FlowNode, SoakRoute } from './flows';
 import { BENCH_ADDRESS, WEBHOOK_SECRET, bulkFlows, rateLimitFlows, soakFlows, throughputFlows, tokenStormFlows, webhookFlows } from './flows';
 import type { LoadResult, RequestTemplate } from './loadgen';
-import { slope } from './measure';
+import { median, slope } from './measure';
 import type { Snapshot } from './nodered-process';
 
 /** The six measurements of issue 7. Each deploys its own flows and returns plain JSON for the report. */
@@ -55,11 +55,6 @@ export function failures(result: LoadResult): number {
 
 function sum(values: number[]): number {
   return values.reduce((total, value) => total + value, 0);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
 /**

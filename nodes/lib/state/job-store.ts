@@ -26,13 +26,13 @@ export interface StoredJob {
   deliveredBy?: string;
 }
 
+/** Job keys, as a set or a map of them holds them. */
+export type KeySet = Pick<ReadonlySet<string>, 'has'>;
+
 /**
  * Where resumable jobs live. A stored job runs in one place at a time, under its runner's lease; `deliver` is true for
  * the one caller that may send its result, so a result is delivered at most once.
  */
-/** Job keys, as a set or a map of them holds them. */
-export type KeySet = Pick<ReadonlySet<string>, 'has'>;
-
 export interface JobStore {
   list(nodeId?: string): Promise<StoredJob[]>;
   /** The jobs of one node that may be free to claim: `list` less those known to be leased (at least those free now) and those in `running` (run here). */
@@ -110,8 +110,8 @@ export class FileJobStore implements JobStore {
   }
 
   /** Every job of the node not running here: this store holds no leases. */
-  unowned(nodeId: string, running: KeySet): Promise<StoredJob[]> {
-    return Promise.resolve([...this.load().values()].filter((job) => job.nodeId === nodeId && !running.has(job.key)));
+  async unowned(nodeId: string, running: KeySet): Promise<StoredJob[]> {
+    return (await this.list(nodeId)).filter((job) => !running.has(job.key));
   }
 
   get(key: string): Promise<StoredJob | undefined> {
