@@ -82,10 +82,14 @@ export = function register(RED: NodeAPI): void {
 
         const ranges = rangeValues.map((value) => ({ type: rangeType, value }));
         const stored = { ranges, places: storedPlaces(places) };
-        return isolineOutput(msg, await withJapanHint(computation.compute(platform, context, '/v1/routing/isoline', body, stored), places), ranges, places);
+        // Not awaited: a job waiting for its result holds no frame of this handler (see docs/performance.md).
+        const result = withJapanHint(computation.compute(platform, context, '/v1/routing/isoline', body, stored), places);
+        return result.then((done) => isolineOutput(msg, done, ranges, places));
       },
       def,
-      computation.resumable<IsolineOutput>(async ({ ranges, places }, msg, result) => isolineOutput(msg, await withJapanHint(result, places), ranges, places)),
+      computation.resumable<IsolineOutput>(({ ranges, places }, msg, result) =>
+        withJapanHint(result, places).then((done) => isolineOutput(msg, done, ranges, places)),
+      ),
     );
   }
 

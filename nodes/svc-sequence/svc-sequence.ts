@@ -67,11 +67,12 @@ export = function register(RED: NodeAPI): void {
           }),
         };
         const path = `/v1/routing/sequence/${projectSegment(platform)}`;
-        const result = await computation.compute(platform, context, path, body, { waypoints, places: storedPlaces(places) });
-        return sequenceOutput(msg, result, waypoints, places);
+        // Not awaited: a job waiting for its result holds no frame of this handler (see docs/performance.md).
+        const result = computation.compute(platform, context, path, body, { waypoints, places: storedPlaces(places) });
+        return result.then((done) => sequenceOutput(msg, done, waypoints, places));
       },
       def,
-      computation.resumable<SequenceOutput>(async ({ waypoints, places }, msg, result) => sequenceOutput(msg, await result, waypoints, places)),
+      computation.resumable<SequenceOutput>(({ waypoints, places }, msg, result) => result.then((done) => sequenceOutput(msg, done, waypoints, places))),
     );
   }
 

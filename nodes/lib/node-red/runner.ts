@@ -56,6 +56,8 @@ type Outputs = NodeMessage | Array<NodeMessage | NodeMessage[] | null>;
 type Send = (msg: Outputs) => void;
 type WithMap = (out: OutputMessage, map: MapBuilder | undefined) => Outputs;
 type Done = (err?: Error) => void;
+/** How an input's work ended: its result, or what it threw. */
+type Outcome = { result: HandlerResult } | { error: unknown };
 
 /** One input's outputs with the Map output: the layer cleared before its first map messages (when set), never again. */
 function mapSender(output: MapOutput, input: NodeMessageInFlow): WithMap {
@@ -139,13 +141,19 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       },
       sendPart: (part, map) => send(withMap ? withMap(part, map) : part),
     };
+    // Delivered once the work settles, with no async frame held meanwhile (a job waits for hours, in thousands).
     // deliver() reports every failure of the message itself; what is left is a fault of the runner's own, logged rather than left unhandled.
-    deliver(msg, work(context), message, job, send, done, withMap).catch((err: unknown) => node.error(describeCause(err)));
+    const deliverOutcome = (outcome: Outcome) =>
+      deliver(msg, outcome, message, job, send, done, withMap).catch((err: unknown) => node.error(describeCause(err)));
+    work(context).then(
+      (result) => deliverOutcome({ result }),
+      (error: unknown) => deliverOutcome({ error }),
+    );
   }
 
   async function deliver(
     msg: NodeMessageInFlow,
-    outcome: Promise<HandlerResult>,
+    outcome: Outcome,
     message: InFlight,
     job: TrackedJob | undefined,
     send: Send,
@@ -154,12 +162,11 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
   ): Promise<void> {
     const { controller } = message;
     try {
-      let result: HandlerResult;
-      try {
-        result = await outcome;
-      } catch (err) {
+      if ('error' in outcome) {
+        const err = outcome.error;
         throw controller.signal.aborted && !(err instanceof SvcError && err.code === 'INVALID_INPUT') ? cancelled('message') : err;
       }
+      const { result } = outcome;
       if (controller.signal.aborted) throw cancelled('message');
       // Delivery is recorded before sending: a crash in between loses the result rather than sending it twice.
       if (job && !(await job.claimDelivery(controller.signal))) return done();

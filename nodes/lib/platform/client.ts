@@ -12,7 +12,7 @@ import { receive } from './body';
 import { retryDelay, toSvcError } from './retry';
 import { AddressSetting, RequestTarget, RequestTargets, addressOf } from './targets';
 import { RATE_FAMILIES, SECRET_CREDENTIALS } from './types';
-import { ClientMetrics, EndpointFamily, endedWith, endpointFamily, outcomeOf } from './metrics';
+import { ClientMetrics, endedWith, endpointFamily, outcomeOf } from './metrics';
 import type { AuthScheme, ClientConfig, PlatformRequest, PlatformResponse, RateFamily, ResponseKind } from './types';
 
 /** The one way the pack talks to the platform: one keep-alive dispatcher per config node, headers, timeouts, retries, rate limits. */
@@ -67,13 +67,43 @@ export class PlatformClient {
     return this.gates.get(family) as RequestGate;
   }
 
-  /** Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration cannot serve it. */
+  /**
+   * Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration
+   * cannot serve it. One async frame for all attempts: a request waiting for a rate slot holds it (and a job's poll waits so).
+   */
   async request<T = unknown>(req: PlatformRequest): Promise<PlatformResponse<T>> {
     const family = endpointFamily(req);
     try {
-      const response = await this.attempts<T>(req, family);
-      this.metrics.ended(family, outcomeOf(response.statusCode, ''));
-      return response;
+      this.refuseUnless(req.auth);
+      let refreshedAfter401 = false;
+      for (let attempt = 0; ; attempt++) {
+        // Outside the inner try: what it throws (QUOTA_EXCEEDED) ends the request; so does a failed token fetch, which has made its own retries.
+        const counted = req.beforeAttempt?.();
+        if (counted) await counted;
+        const token = req.auth === 'bearer' ? await this.tokens.getToken(req.signal) : undefined;
+        const headers = this.headersFor(req.auth, token, req.response ?? 'json');
+        const secrets = this.secretsOf(req, token);
+        try {
+          const response = await this.attempt<T>(req, headers, secrets);
+          this.metrics.ended(family, outcomeOf(response.statusCode, ''));
+          return response;
+        } catch (err) {
+          const error = toSvcError(err, secrets, this.connectionTo(addressOf(req)));
+          if (error.statusCode === 429) this.metrics.rateLimited(family);
+          if (error.code === 'UNAUTHORIZED' && token && !refreshedAfter401) {
+            // The token may have been revoked or expired early: drop it, fetch one more, try once more.
+            refreshedAfter401 = true;
+            this.tokens.invalidate(token);
+            continue;
+          }
+          const delayMs = attempt < this.config.maxRetries ? retryDelay(error, req.retry, attempt) : undefined;
+          if (delayMs === undefined) throw this.namingRefusal(error, req.auth);
+          this.metrics.retried(family);
+          req.onWait?.({ kind: 'retry', attempt: attempt + 1, delayMs, reason: error.code });
+          // close() must end a retry wait even for a caller that passed no signal.
+          await sleep(delayMs, req.signal ? AbortSignal.any([req.signal, this.lifetime.signal]) : this.lifetime.signal, this.config.clock);
+        }
+      }
     } catch (err) {
       this.metrics.ended(family, endedWith(err));
       throw err;
@@ -83,37 +113,6 @@ export class PlatformClient {
   /** The queues of this client, each once, labelled by rate family ('all' for the one queue of every family). */
   queues(): Array<[string, RequestGate]> {
     return this.config.familyRates ? [...this.gates] : [['all', this.gateFor('geocode')]];
-  }
-
-  private async attempts<T>(req: PlatformRequest, family: EndpointFamily): Promise<PlatformResponse<T>> {
-    this.refuseUnless(req.auth);
-    let refreshedAfter401 = false;
-    for (let attempt = 0; ; attempt++) {
-      // Outside the try: what it throws (QUOTA_EXCEEDED) ends the request; so does a failed token fetch, which has made its own retries.
-      const counted = req.beforeAttempt?.();
-      if (counted) await counted;
-      const token = req.auth === 'bearer' ? await this.tokens.getToken(req.signal) : undefined;
-      const headers = this.headersFor(req.auth, token, req.response ?? 'json');
-      const secrets = this.secretsOf(req, token);
-      try {
-        return await this.attempt<T>(req, headers, secrets);
-      } catch (err) {
-        const error = toSvcError(err, secrets, this.connectionTo(addressOf(req)));
-        if (error.statusCode === 429) this.metrics.rateLimited(family);
-        if (error.code === 'UNAUTHORIZED' && token && !refreshedAfter401) {
-          // The token may have been revoked or expired early: drop it, fetch one more, try once more.
-          refreshedAfter401 = true;
-          this.tokens.invalidate(token);
-          continue;
-        }
-        const delayMs = attempt < this.config.maxRetries ? retryDelay(error, req.retry, attempt) : undefined;
-        if (delayMs === undefined) throw this.namingRefusal(error, req.auth);
-        this.metrics.retried(family);
-        req.onWait?.({ kind: 'retry', attempt: attempt + 1, delayMs, reason: error.code });
-        // close() must end a retry wait even for a caller that passed no signal.
-        await sleep(delayMs, req.signal ? AbortSignal.any([req.signal, this.lifetime.signal]) : this.lifetime.signal, this.config.clock);
-      }
-    }
   }
 
   /** Requests a new token from the token endpoint (also used by the editor's "Test connection"). */
@@ -195,7 +194,8 @@ export class PlatformClient {
     return secrets;
   }
 
-  private async attempt<T>(req: PlatformRequest, headers: Record<string, string>, secrets: readonly string[]): Promise<PlatformResponse<T>> {
+  /** One attempt: admitted by the rate gate, then sent. A request waiting in the gate's queue holds no async frame of its own. */
+  private attempt<T>(req: PlatformRequest, headers: Record<string, string>, secrets: readonly string[]): Promise<PlatformResponse<T>> {
     const url = this.targets.of(req);
     let body: string | FormData | undefined;
     if (req.json !== undefined) {
@@ -204,25 +204,25 @@ export class PlatformClient {
     } else if (req.form) {
       body = req.form;
     }
+    const send = (release: () => void) => this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal, secrets).finally(release);
     const gate = this.gateFor(req.rate);
+    const queue = this.config.familyRates ? req.rate : 'all';
+    const release = gate.admitNow();
+    if (release) {
+      this.metrics.waited(queue, 0);
+      return send(release);
+    }
+    const since = performance.now();
     let queued = false;
     const onQueued = (position: number) => {
       queued = true;
       req.onWait?.({ kind: 'queued', position, ratePerMinute: gate.ratePerMinute });
     };
-    let release = gate.admitNow();
-    if (release) this.metrics.waited(this.config.familyRates ? req.rate : 'all', 0);
-    else {
-      const since = performance.now();
-      release = await gate.acquire(req.signal, onQueued);
-      this.metrics.waited(this.config.familyRates ? req.rate : 'all', (performance.now() - since) / 1000);
-    }
-    if (queued) req.onWait?.({ kind: 'admitted' });
-    try {
-      return await this.send<T>(url, req.method, headers, body, req.response ?? 'json', req.signal, secrets);
-    } finally {
-      release();
-    }
+    return gate.acquire(req.signal, onQueued).then((admitted) => {
+      this.metrics.waited(queue, (performance.now() - since) / 1000);
+      if (queued) req.onWait?.({ kind: 'admitted' });
+      return send(admitted);
+    });
   }
 
   private limitFor(kind: ResponseKind): number {

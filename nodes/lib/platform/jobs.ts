@@ -123,20 +123,34 @@ export async function pollJob<R>(client: PlatformClient, job: JobState, reader: 
  * A request about a job the platform has accepted, and may have charged for: a failure that passes (`outageDelay`) does
  * not end the job; it is made again after a growing wait until it succeeds, fails for good, or the wait limit runs out.
  */
-export async function askAboutJob<T>(job: JobState, awaiting: CatalogText, polling: Polling, context: PollContext, request: () => Promise<T>): Promise<T> {
+export function askAboutJob<T>(job: JobState, awaiting: CatalogText, polling: Polling, context: PollContext, request: () => Promise<T>): Promise<T> {
+  // No async frame until a request fails: a job whose request waits for a rate slot holds one less.
+  return request().catch((err: unknown) => askAgain(err, job, awaiting, polling, context, request));
+}
+
+async function askAgain<T>(
+  firstError: unknown,
+  job: JobState,
+  awaiting: CatalogText,
+  polling: Polling,
+  context: PollContext,
+  request: () => Promise<T>,
+): Promise<T> {
   const clock = context.clock ?? SYSTEM_CLOCK;
   const deadline = job.createdAt + polling.maxWaitMs;
+  let err = firstError;
   for (let failures = 1; ; failures++) {
+    const delayMs = outageDelay(err, failures, polling);
+    if (delayMs === undefined || context.signal.aborted) throw err;
+    const remaining = deadline - clock.now();
+    if (remaining <= 0) throw jobTimedOut(job, awaiting, polling, err as SvcError);
+    const wait = Math.min(delayMs, remaining);
+    context.onWait({ kind: 'outage', reason: (err as SvcError).code, delayMs: wait });
+    await sleep(wait, context.signal, jobTimersOf(clock, context.timers));
     try {
       return await request();
-    } catch (err) {
-      const delayMs = outageDelay(err, failures, polling);
-      if (delayMs === undefined || context.signal.aborted) throw err;
-      const remaining = deadline - clock.now();
-      if (remaining <= 0) throw jobTimedOut(job, awaiting, polling, err as SvcError);
-      const wait = Math.min(delayMs, remaining);
-      context.onWait({ kind: 'outage', reason: (err as SvcError).code, delayMs: wait });
-      await sleep(wait, context.signal, jobTimersOf(clock, context.timers));
+    } catch (next) {
+      err = next;
     }
   }
 }
@@ -195,11 +209,6 @@ export interface ComputationJob {
   onJob?: (job: JobState) => Promise<void>;
 }
 
-interface Computation extends ComputationJob {
-  path: string;
-  body: Record<string, unknown>;
-}
-
 export interface ComputationResult {
   body: unknown;
   statusCode: number;
@@ -208,15 +217,15 @@ export interface ComputationResult {
   message?: string;
 }
 
-/** Runs a computation: the POST response's body is the result, or a job handle `{jobId, status, message}` polled to its result. */
-export async function compute(computation: Computation): Promise<ComputationResult> {
+/** Runs a computation (POSTs `body` to `path`): the response's body is the result, or a job handle `{jobId, status, message}` polled to its result. */
+export async function compute(computation: ComputationJob, path: string, body: Record<string, unknown>): Promise<ComputationResult> {
   const { client, context } = computation;
   const first = await client.request({
     auth: 'project',
     rate: 'routing',
     method: 'POST',
-    path: computation.path,
-    json: computation.body,
+    path,
+    json: body,
     retry: 'read',
     signal: context.signal,
     onWait: context.onWait,
@@ -278,8 +287,20 @@ function shortened(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
+/** One reader per kind of result, made once: a job waiting for its next poll holds no reader of its own. */
+const computationReaders = new WeakMap<(body: unknown) => boolean, JobReader<unknown>>();
+
 /** Reads the status responses of an isoline or sequence job: `{jobId, status, message}` until one carries the result. */
 export function computationReader(isResult: (body: unknown) => boolean): JobReader<unknown> {
+  let reader = computationReaders.get(isResult);
+  if (!reader) {
+    reader = newComputationReader(isResult);
+    computationReaders.set(isResult, reader);
+  }
+  return reader;
+}
+
+function newComputationReader(isResult: (body: unknown) => boolean): JobReader<unknown> {
   const member = (body: unknown, key: string) => (isRecord(body) && typeof body[key] === 'string' ? body[key] : undefined);
   return {
     awaiting: catalogText('value.result'),

@@ -8,7 +8,7 @@ import { SvcError } from '../util/errors';
  */
 
 /** The endpoint families metrics are counted by: the spec's endpoints, and the token endpoint. */
-export type EndpointFamily = 'geocode' | 'bulk' | 'isoline' | 'sequence' | 'routing' | 'pubsub' | 'words' | 'token';
+type EndpointFamily = 'geocode' | 'bulk' | 'isoline' | 'sequence' | 'routing' | 'pubsub' | 'words' | 'token';
 
 export const ENDPOINT_FAMILIES: readonly EndpointFamily[] = ['geocode', 'bulk', 'isoline', 'sequence', 'routing', 'pubsub', 'words', 'token'];
 
