@@ -19,7 +19,7 @@ import type { SandboxMethods, StatusCounts } from './sandbox-process';
  * with a Routing rate of 12,000/min, Queue size 20,000, Concurrency 8, each job node with Max wait one
  * day. Each run measures the time until all are in flight (against the time the rate allows), the
  * heap per job beyond its message, Node-RED's CPU per poll against a bare keep-alive poll of the
- * same URL from this process, the job store's writes per submission and per poll, and the time a
+ * same URL from this process (back to back, and paced as Node-RED's polls come), the job store's writes per submission and per poll, and the time a
  * restart takes to poll every job again (and the busiest second and ten seconds of routing requests
  * meanwhile). Runs alternate between the store alone and the store with a redis-server started here
  * (Redis: also its keys per job and commands per submission and per poll).
@@ -45,6 +45,8 @@ const IN_FLIGHT_TIMEOUT_FACTOR = 6;
 const STEADY_SECONDS = 20;
 const BARE_POLLS = 2000;
 const BARE_ROUNDS = 3;
+/** Polls in a paced round: 5 s at the 200 a second the routing rate allows. */
+const BARE_PACED_POLLS = 1000;
 const BARE_CONCURRENCY = 8;
 const RESTART_TIMEOUT_MS = 300_000;
 const SUBMISSIONS = ['isoline', 'sequence'];
@@ -69,6 +71,9 @@ export interface JobsRun {
   cpuPerPollUs: number;
   bareCpuPerPollUs: number;
   cpuPerPollFactor: number;
+  /** A bare poll sent at Node-RED's pace (see BarePoll), and Node-RED's CPU per poll ÷ that. */
+  pacedBareCpuPerPollUs: number;
+  cpuPerPacedPollFactor: number;
   writesPerSubmission: number;
   writesPerPoll: number;
   /** CPU time of Node-RED's and the sandbox's processes while the jobs were submitted, s (who holds the submissions up). */
@@ -187,11 +192,16 @@ function startNodeRed(userDir: string, logFile: string): Promise<NodeRedChild> {
   });
 }
 
-/**
- * CPU of this plain Node process per keep-alive GET of `jobPath` (a job the sandbox keeps running), µs: the median
- * of BARE_ROUNDS rounds of BARE_POLLS after as many to warm up (one round alone varied 48–162 µs between runs).
- */
-async function barePoll(sandboxUrl: string, jobPath: string): Promise<number> {
+/** CPU of this plain Node process per keep-alive GET of `jobPath` (a job the sandbox keeps running), µs, two ways. */
+interface BarePoll {
+  /** BARE_CONCURRENCY at a time, back to back: the cost of the exchange alone. */
+  backToBackUs: number;
+  /** One every 1 / `pollsPerSecond` s, each sent from its own timer: the pace Node-RED's polls come at, each waking the event loop. */
+  pacedUs: number;
+}
+
+/** Each the median of BARE_ROUNDS rounds after one to warm up (one round alone varied 48–162 µs between runs). */
+async function barePoll(sandboxUrl: string, jobPath: string, pollsPerSecond: number): Promise<BarePoll> {
   const pool = new Pool(sandboxUrl, { connections: BARE_CONCURRENCY });
   const headers = { accept: 'application/json', 'x-svc-project-id': SANDBOX_DEFAULTS.projectId, 'x-svc-api-key': SANDBOX_DEFAULTS.apiKey };
   const poll = async () => {
@@ -199,22 +209,38 @@ async function barePoll(sandboxUrl: string, jobPath: string): Promise<number> {
     await res.body.json();
     if (res.statusCode !== 200) throw new Error(`a bare poll of ${jobPath} responded with ${res.statusCode}`);
   };
-  try {
-    const round = async (): Promise<number> => {
-      const before = process.cpuUsage();
-      let left = BARE_POLLS;
-      await Promise.all(
-        Array.from({ length: BARE_CONCURRENCY }, async () => {
-          while (left-- > 0) await poll();
-        }),
-      );
-      return cpuMicros(process.cpuUsage(before)) / BARE_POLLS;
-    };
+  const backToBack = async (): Promise<void> => {
+    let left = BARE_POLLS;
+    await Promise.all(
+      Array.from({ length: BARE_CONCURRENCY }, async () => {
+        while (left-- > 0) await poll();
+      }),
+    );
+  };
+  const paced = async (): Promise<void> => {
+    const intervalMs = 1000 / pollsPerSecond;
+    const startedAt = performance.now();
+    const polls: Array<Promise<void>> = [];
+    for (let i = 0; i < BARE_PACED_POLLS; i++) {
+      const waitMs = startedAt + i * intervalMs - performance.now();
+      if (waitMs > 0) await sleep(waitMs);
+      polls.push(poll());
+    }
+    await Promise.all(polls);
+  };
+  const cpuPerPoll = async (round: () => Promise<void>, count: number): Promise<number> => {
     // Warm: connections open and the code compiled.
     await round();
     const rounds: number[] = [];
-    for (let i = 0; i < BARE_ROUNDS; i++) rounds.push(await round());
+    for (let i = 0; i < BARE_ROUNDS; i++) {
+      const before = process.cpuUsage();
+      await round();
+      rounds.push(cpuMicros(process.cpuUsage(before)) / count);
+    }
     return median(rounds);
+  };
+  try {
+    return { backToBackUs: await cpuPerPoll(backToBack, BARE_POLLS), pacedUs: await cpuPerPoll(paced, BARE_PACED_POLLS) };
   } finally {
     await pool.close();
   }
@@ -318,7 +344,7 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
       30_000,
       500,
     ).catch(() => undefined);
-    const bareCpuPerPollUs = aPoll ? await barePoll(sandbox.info.url, aPoll.path) : NaN;
+    const bare = aPoll ? await barePoll(sandbox.info.url, aPoll.path, polls / seconds) : { backToBackUs: NaN, pacedUs: NaN };
 
     // A restart: stopped as Node-RED stops, started on the same user directory; every job polled again.
     await sandbox.call('trace', [...SUBMISSIONS, ...POLLS]);
@@ -356,8 +382,10 @@ async function oneRun(withRedis: boolean, index: number, logFile: (name: string)
       heapPerJobBytes,
       pollsPerSecond: polls / seconds,
       cpuPerPollUs,
-      bareCpuPerPollUs,
-      cpuPerPollFactor: cpuPerPollUs / bareCpuPerPollUs,
+      bareCpuPerPollUs: bare.backToBackUs,
+      cpuPerPollFactor: cpuPerPollUs / bare.backToBackUs,
+      pacedBareCpuPerPollUs: bare.pacedUs,
+      cpuPerPacedPollFactor: cpuPerPollUs / bare.pacedUs,
       writesPerSubmission: (writesAfterSubmissions - writesBefore) / Math.max(1, inFlight),
       writesPerPoll: (writes1 - writes0) / polls,
       restartSeconds,
@@ -400,6 +428,8 @@ function report(runs: JobsRun[]): string {
     ['Node-RED CPU per poll ÷ a bare keep-alive poll', '≤ 3', (run) => run.cpuPerPollFactor, 2],
     ['(Node-RED CPU per poll, µs)', '–', (run) => run.cpuPerPollUs, 0],
     ['(bare poll CPU, µs)', '–', (run) => run.bareCpuPerPollUs, 0],
+    ['Node-RED CPU per poll ÷ a bare poll at the same pace', '≤ 3', (run) => run.cpuPerPacedPollFactor, 2],
+    ['(bare poll at the same pace, CPU µs)', '–', (run) => run.pacedBareCpuPerPollUs, 0],
     ['(polls per second)', '–', (run) => run.pollsPerSecond, 0],
     ['store writes per submission', '≤ 0.05', (run) => run.writesPerSubmission, 3],
     ['store writes per poll', '≤ 0.05', (run) => run.writesPerPoll, 3],

@@ -81,6 +81,31 @@ describe('polls paced by the job', function () {
     should(waits[3]).equal(Math.min(MAX_PACED_WAIT_MS, times[2] / 4));
   });
 
+  it('holds at most 16 status requests at the rate gate however many jobs are due; the others wait their turn, and stop with their signal', async function () {
+    const client = clients.create(sandbox, { ratePerMinute: 6000 });
+    const gate = client.gateFor('routing');
+    const job = await isolineJob();
+    const controller = new AbortController();
+    const context = { signal: controller.signal, onWait: () => undefined };
+    // 200 jobs due every 10 ms, against a rate of one request per 10 ms: far more polls are due than the rate lets go.
+    const polls = Array.from({ length: 200 }, () =>
+      pollJob(client, { ...job, createdAt: Date.now() }, computationReader(isResult), { intervalMs: 10, maxWaitMs: 60_000 }, context).then(
+        () => 'finished',
+        (err: { code?: string }) => err.code,
+      ),
+    );
+    let mostQueued = 0;
+    const startedAt = Date.now();
+    while (Date.now() - startedAt < 1000) {
+      mostQueued = Math.max(mostQueued, gate.waiting);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    should(mostQueued).be.within(1, 16);
+    should(sandbox.requests('isoline-job').length).be.above(50);
+    controller.abort();
+    should(await Promise.all(polls)).eql(Array.from({ length: 200 }, () => 'CANCELLED'));
+  });
+
   it('pollDelay: the interval first, a quarter of the age up to 60 s, a Retry-After never below the interval', function () {
     should([0, 2000, 4000, 8000, 100_000, 240_000, 3_600_000].map((age) => pollDelay(1000, age))).eql([1000, 1000, 1000, 2000, 25_000, 60_000, 60_000]);
     should(pollDelay(1000, 3_600_000, 120_000)).equal(120_000);
