@@ -141,7 +141,7 @@ export function handleInputs(node: Node, handler: InputHandler, def?: MapOutputD
       },
       sendPart: (part, map) => send(withMap ? withMap(part, map) : part),
     };
-    // Delivered once the work settles, with no async frame held meanwhile (a job waits for hours, in thousands).
+    // Delivered once the work settles, with no async frame held meanwhile: a node may wait for thousands of jobs.
     // deliver() reports every failure of the message itself; what is left is a fault of the runner's own, logged rather than left unhandled.
     const deliverOutcome = (outcome: Outcome) =>
       deliver(msg, outcome, message, job, send, done, withMap).catch((err: unknown) => node.error(describeCause(err)));

@@ -69,7 +69,7 @@ export class PlatformClient {
 
   /**
    * Sends a request to the platform, with the retries its policy allows; CONFIG_INVALID at once when the configuration
-   * cannot serve it. One async frame for all attempts: a request waiting for a rate slot holds it (and a job's poll waits so).
+   * cannot serve it. One async frame for all its attempts, as a request waiting for a rate slot holds it all that time.
    */
   async request<T = unknown>(req: PlatformRequest): Promise<PlatformResponse<T>> {
     const family = endpointFamily(req);

@@ -175,10 +175,9 @@ function jobTimedOut(job: JobState, awaiting: CatalogText, polling: Polling, las
 const FAILED_STATUS = /fail|error|cancel|abort|reject|expire/i;
 
 /**
- * Status requests under way (queued for a rate slot, or sent) per rate gate: the jobs past it wait for their turn in
- * `Turns`, holding next to nothing, instead of queueing at the gate with a request each (at 10,000 jobs polled faster
- * than the rate allows, the gate's queue held most of them, each for tens of seconds); new requests are not queued
- * behind them either. Enough to keep the gate's concurrency busy.
+ * Status requests under way (queued for a rate slot, or sent) per rate gate: enough to keep its concurrency busy. Polls
+ * due beyond it wait for their turn in `Turns`, holding next to nothing rather than a queued request each, and new
+ * requests are not queued behind them (docs/decisions.md, "Job polls take turns").
  */
 const STATUS_REQUESTS_PER_GATE = 16;
 const statusTurns = new WeakMap<RequestGate, Turns>();
