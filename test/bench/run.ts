@@ -36,6 +36,7 @@ import { INSTRUCTION_PARTS, InstructionsResult, instructionsPerMessage } from '.
  * test/bench/results/bench-<time>.json.
  *
  * BENCH_QUICK=1 shortens every measurement (for trying it out; not the issue's figures).
+ * BENCH_WEBHOOK_FILL_SECONDS=<s> fills svc-webhook-in's replay record for that long before its measurement (sections.ts).
  * BENCH_ONLY=throughput,cpu,instructions,storm,bulk,bulk-file,webhooks,rate,families,shared,soak runs only those.
  * BENCH_NODE_FLAGS="--max-old-space-size=256" adds Node flags to Node-RED's process (that one is what
  * Node-RED's Raspberry Pi start script, node-red-pi, passes on small hosts).
@@ -420,7 +421,7 @@ function markdown(report: Report): string {
         '4',
         `signed webhooks at concurrency ${w.concurrency}: svc-webhook-in vs core http in`,
         '≥ 0.8',
-        `${n0(w.webhookIn.requestsPerSecond)} vs ${n0(w.coreHttpIn.requestsPerSecond)} req/s = ${n2(w.ratio)} (p99 ${n2(w.webhookIn.p99Ms)} vs ${n2(w.coreHttpIn.p99Ms)} ms, ${w.webhookIn.failures} refused) ${yesNo(w.ratio >= 0.8 && w.webhookIn.failures === 0, `${n0(100 * (1 - w.ratio / 0.8))}% short`)}`,
+        `${n0(w.webhookIn.requestsPerSecond)} vs ${n0(w.coreHttpIn.requestsPerSecond)} req/s = ${n2(w.ratio)} (p99 ${n2(w.webhookIn.p99Ms)} vs ${n2(w.coreHttpIn.p99Ms)} ms, ${w.webhookIn.failures} refused${w.filled ? `; after ${n0(w.filled.accepted)} deliveries in ${n0(w.filled.seconds)} s: ${JSON.stringify(w.filled.statuses)}` : ''}) ${yesNo(w.ratio >= 0.8 && w.webhookIn.failures === 0, `${n0(100 * (1 - w.ratio / 0.8))}% short`)}`,
       ]);
     }
   }

@@ -268,7 +268,17 @@ export interface WebhookResult {
   webhookIn: LoadFigures;
   coreHttpIn: LoadFigures;
   ratio: number;
+  /** With BENCH_WEBHOOK_FILL_SECONDS: the unique deliveries svc-webhook-in accepted before the measurement, and in how long. */
+  filled?: { seconds: number; accepted: number; statuses: Record<string, number> };
 }
+
+/**
+ * BENCH_WEBHOOK_FILL_SECONDS=<s>: before measuring, unique signed deliveries are sent to svc-webhook-in for that long, at
+ * BENCH_WEBHOOK_FILL_RATE a second (as fast as it takes them without), so that its replay record holds what it holds at
+ * that rate: 4,000 a second over the default 300 s tolerance is 1.2 M entries, near the default cap of 1.5 M.
+ */
+const WEBHOOK_FILL_SECONDS = Number(process.env.BENCH_WEBHOOK_FILL_SECONDS ?? 0);
+const WEBHOOK_FILL_RATE = process.env.BENCH_WEBHOOK_FILL_RATE ? Number(process.env.BENCH_WEBHOOK_FILL_RATE) : undefined;
 
 /** 4. Signed POSTs to svc-webhook-in against the same POSTs to a core `http in` → `http response` that checks nothing. */
 export async function webhooks(bench: Bench): Promise<WebhookResult> {
@@ -285,10 +295,21 @@ export async function webhooks(bench: Bench): Promise<WebhookResult> {
     { name: 'core http in', origin: bench.nodeRedUrl, template: template('/bench/plain') },
   ];
   await expectWorking(bench, targets);
+  let filled: WebhookResult['filled'];
+  if (WEBHOOK_FILL_SECONDS > 0) {
+    const fill = await bench.load({
+      origin: bench.nodeRedUrl,
+      templates: [targets[0].template],
+      concurrency,
+      durationMs: WEBHOOK_FILL_SECONDS * 1000,
+      ratePerSecond: WEBHOOK_FILL_RATE,
+    });
+    filled = { seconds: WEBHOOK_FILL_SECONDS, accepted: fill.statuses['200'] ?? 0, statuses: { ...fill.statuses, ...fill.errors } };
+  }
   const figures = await interleaved(bench, targets, concurrency);
   const webhookIn = figures.get('svc-webhook-in') as LoadFigures;
   const coreHttpIn = figures.get('core http in') as LoadFigures;
-  return { concurrency, webhookIn, coreHttpIn, ratio: webhookIn.requestsPerSecond / coreHttpIn.requestsPerSecond };
+  return { concurrency, webhookIn, coreHttpIn, ratio: webhookIn.requestsPerSecond / coreHttpIn.requestsPerSecond, ...(filled ? { filled } : {}) };
 }
 
 export interface RateLimitResult {
